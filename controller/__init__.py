@@ -1,0 +1,1 @@
+"""A Python edge controller wire-compatible with the OpenZiti Edge APIs."""

@@ -1,0 +1,95 @@
+"""One request as a handler sees it: parsed body, parameters, session."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from controller.errors import BadRequest
+
+
+@dataclass
+class Listing:
+    """A list reply: items plus ``meta.pagination`` and ``meta.filterableFields``."""
+
+    items: list
+    pagination: dict
+    filterable: list[str] | None = None
+
+
+@dataclass
+class Created:
+    """A create reply: 201 with ``{_links, id}``."""
+
+    collection: str
+    id: str
+    status: int = 201
+
+
+class Call:
+    """The request context handed to every operation handler."""
+
+    __slots__ = ("ctl", "op", "api", "req", "resp", "params", "body", "session", "identity", "request_id")
+
+    def __init__(self, ctl, op, api: str, req, resp, params: dict):
+        self.ctl, self.op, self.api = ctl, op, api
+        self.req, self.resp, self.params = req, resp, params
+        self.body: Any = None
+        self.session: dict | None = None
+        self.identity: dict | None = None
+        self.request_id: str = req.context.request_id
+
+    # -- parameters -------------------------------------------------------
+    def param(self, name: str = "id") -> str:
+        return self.params[name]
+
+    def query(self, name: str, default: str | None = None) -> str | None:
+        value = self.req.get_param(name)
+        return default if value is None else value
+
+    def query_list(self, name: str) -> list[str]:
+        """A repeatable query parameter; comma-separated values are split too."""
+        values = self.req.get_param_as_list(name) or []
+        out: list[str] = []
+        for value in values:
+            out.extend(part for part in value.split(",") if part != "")
+        return out
+
+    def query_bool(self, name: str) -> bool | None:
+        value = self.query(name)
+        if value is None:
+            return None
+        if value.lower() in ("true", "1"):
+            return True
+        if value.lower() in ("false", "0"):
+            return False
+        raise BadRequest("COULD_NOT_VALIDATE", cause={"field": name, "reason": f"{name} in query must be of type boolean", "value": value})
+
+    def list_args(self) -> dict:
+        """``filter``, ``limit``, ``offset`` and ``sort`` as ``list_page`` takes them."""
+        return {
+            "filter": self.query("filter"),
+            "limit": self.query("limit"),
+            "offset": self.query("offset"),
+            "sort": self.query("sort"),
+        }
+
+    def header(self, name: str) -> str | None:
+        return self.req.get_header(name)
+
+    def set_header(self, name: str, value: str) -> None:
+        self.resp.set_header(name, value)
+
+    # -- connection facts -------------------------------------------------
+    @property
+    def peer_certs(self) -> list:
+        # APPSEC(lead): the client chain comes only from the TLS layer (or the
+        # in-process harness wrapper), never from a request header.
+        return self.req.env.get("controller.peer_certs") or []
+
+    @property
+    def client_ip(self) -> str:
+        return self.req.remote_addr or ""
+
+    @property
+    def is_admin(self) -> bool:
+        return bool(self.identity and self.identity.get("is_admin"))

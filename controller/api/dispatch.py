@@ -1,0 +1,107 @@
+"""Falcon glue: one resource per path, dispatching by method to operations."""
+from __future__ import annotations
+
+import logging
+
+import falcon
+import orjson
+
+from controller import errors
+from controller.api import envelope
+from controller.api.call import Call, Created, Listing
+from controller.api.operations import ADMIN, PARTIAL, PUBLIC, SESSION, Operation
+from controller.api.validation import validate
+
+log = logging.getLogger("controller.api")
+
+MAX_BODY = 1024 * 1024
+JSON_TYPES = ("application/json", "")
+
+
+class PathResource:
+    """Serves every method registered for one path of one API."""
+
+    def __init__(self, ctl, api: str, ops: list[Operation]):
+        self._ctl, self._api = ctl, api
+        for op in ops:
+            setattr(self, "on_" + op.method.lower(), self._responder(op))
+
+    def _responder(self, op: Operation):
+        def respond(req, resp, **params):
+            dispatch(self._ctl, op, self._api, req, resp, params)
+
+        respond.__name__ = op.op_id
+        respond.__doc__ = op.summary
+        return respond
+
+
+def dispatch(ctl, op: Operation, api: str, req, resp, params: dict) -> None:
+    call = Call(ctl, op, api, req, resp, params)
+    authorize(call)
+    if op.body is not None or op.content_types:
+        call.body = read_body(call)
+    result = op.handler(call)
+    render(call, result)
+
+
+def authorize(call: Call) -> None:
+    level = call.op.auth
+    if level == PUBLIC:
+        call.ctl.api_sessions.attach_optional(call)
+        return
+    call.ctl.api_sessions.attach_required(call, allow_partial=(level == PARTIAL))
+    if level == ADMIN and not call.is_admin:
+        raise errors.Unauthorized()
+    if level not in (PARTIAL, SESSION, ADMIN):  # pragma: no cover - table mistake
+        raise errors.ControllerError("UNHANDLED", f"unknown auth level {level}")
+
+
+def read_body(call: Call):
+    req, op = call.req, call.op
+    length = req.content_length
+    if length is not None and length > MAX_BODY:
+        raise errors.TooLarge()
+    raw = req.bounded_stream.read(MAX_BODY + 1)
+    if len(raw) > MAX_BODY:
+        raise errors.TooLarge()
+    media = (req.content_type or "").split(";")[0].strip().lower()
+    if media in op.content_types:
+        return raw.decode("utf-8", errors="replace")
+    if media not in JSON_TYPES and not media.endswith("+json"):
+        if not raw.strip():
+            media = ""
+        else:
+            raise errors.UnsupportedMedia(message=f"content type {media!r} is not supported by this operation")
+    if not raw.strip():
+        body = {} if op.body is not None else None
+    else:
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError as ex:
+            raise errors.BadRequest("COULD_NOT_PARSE_BODY", cause={"code": "UNHANDLED", "message": str(ex)}) from ex
+    if op.body is not None:
+        validate(op.body, body)
+    return body
+
+
+def render(call: Call, result) -> None:
+    resp, op = call.resp, call.op
+    if op.reply == "raw":
+        return
+    if isinstance(result, Listing):
+        body = envelope.listed(result.items, result.pagination, result.filterable)
+        status = op.status
+    elif isinstance(result, Created):
+        body = envelope.created(result.collection, result.id)
+        status = result.status
+    elif result is None:
+        body, status = envelope.empty(), op.status
+    else:
+        body, status = envelope.ok(result), op.status
+    write_json(resp, body, status)
+
+
+def write_json(resp, body, status: int = 200) -> None:
+    resp.status = falcon.code_to_http_status(status)
+    resp.content_type = "application/json"
+    resp.data = orjson.dumps(body)

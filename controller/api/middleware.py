@@ -1,0 +1,86 @@
+"""Request middleware and the one error path."""
+from __future__ import annotations
+
+import logging
+
+import falcon
+
+from controller import errors
+from controller.api import envelope
+from controller.api.dispatch import write_json
+from controller.api.status import status_of
+from controller.config import VERSION
+
+log = logging.getLogger("controller.api")
+
+CLIENT_PREFIX = "/edge/client/v1"
+KNOWN_ROOTS = ("/edge/", "/fabric/", "/.well-known/")
+
+
+def alias_path(path: str) -> str:
+    """The real controller's client-listener aliases.
+
+    Paths not under ``/edge``, ``/fabric`` or ``/.well-known`` are client API
+    paths (``/version``, ``/authenticate``), and ``/edge/v1/...`` is the client API.
+    """
+    if path.startswith("/edge/v1/") or path == "/edge/v1":
+        return CLIENT_PREFIX + path[len("/edge/v1"):]
+    if path in ("/edge", "/fabric", "/.well-known"):
+        return path
+    if path.startswith(KNOWN_ROOTS):
+        if path.startswith("/.well-known/"):
+            return CLIENT_PREFIX + path
+        return path
+    if path == "/":
+        return CLIENT_PREFIX
+    return CLIENT_PREFIX + path
+
+
+class RequestMiddleware:
+    def __init__(self, ctl):
+        self.ctl = ctl
+
+    def process_request(self, req, resp):
+        req.context.request_id = self.ctl.ids.short()
+        path = alias_path(req.path)
+        if path != req.path:
+            req.path = path
+        resp.set_header("ziti-instance-id", self.ctl.instance_id)
+        resp.set_header("server", f"ziti-controller/{VERSION}")
+        self.ctl.before_request(req, resp)
+
+
+def install_error_handlers(app, ctl) -> None:
+    def on_controller_error(req, resp, ex, params):
+        status = status_of(ex)
+        if isinstance(ex, errors.Unauthorized) and ex.www_authenticate:
+            resp.set_header("WWW-Authenticate", ex.www_authenticate)
+        request_id = getattr(req.context, "request_id", "")
+        write_json(resp, envelope.error(ex.code, ex.message, request_id, ex.cause), status)
+
+    def on_unexpected(req, resp, ex, params):
+        if isinstance(ex, falcon.HTTPError):
+            return on_http_error(req, resp, ex, params)
+        request_id = getattr(req.context, "request_id", "")
+        log.exception("unhandled error in request %s %s (requestId %s)", req.method, req.path, request_id)
+        write_json(resp, envelope.error("UNHANDLED", errors.message_for("UNHANDLED"), request_id), 500)
+
+    def on_http_error(req, resp, ex, params):
+        code = _code_for_http_error(ex)
+        request_id = getattr(req.context, "request_id", "") or ctl.ids.short()
+        cause = {"code": "UNHANDLED", "message": ex.description} if ex.description else None
+        for name, value in (ex.headers or {}).items():
+            resp.set_header(name, value)
+        write_json(resp, envelope.error(code, errors.message_for(code, ex.title), request_id, cause), ex.status_code)
+
+    app.add_error_handler(Exception, on_unexpected)
+    app.add_error_handler(falcon.HTTPError, on_http_error)
+    app.add_error_handler(errors.ControllerError, on_controller_error)
+
+
+def _code_for_http_error(ex) -> str:
+    status = ex.status_code
+    return {
+        400: "COULD_NOT_VALIDATE", 401: "UNAUTHORIZED", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
+        406: "NOT_ACCEPTABLE", 413: "REQUEST_ENTITY_TOO_LARGE", 415: "UNSUPPORTED_MEDIA", 429: "RATE_LIMITED",
+    }.get(status, "UNHANDLED")

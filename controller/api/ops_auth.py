@@ -1,0 +1,81 @@
+"""Authentication, the current API session and the current identity (both APIs)."""
+from __future__ import annotations
+
+from controller import errors
+from controller.api.call import Call, Listing
+from controller.api.crud import LIST_QUERY
+from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
+from controller.model import authenticator as auth_model
+from controller.model import schema as s
+
+AUTHENTICATE = s.obj({
+    "configTypes": {"type": ["array", "null"], "items": {"type": "string"}},
+    "envInfo": {"type": ["object", "null"]},
+    "sdkInfo": {"type": ["object", "null"]},
+    "username": s.USERNAME,
+    "password": s.PASSWORD,
+})
+METHOD_QUERY = {"method": {"type": "string", "enum": ["password", "cert", "ext-jwt"]}}
+
+
+def authenticate(call: Call) -> dict:
+    method = call.query("method")
+    if method not in ("password", "cert", "ext-jwt"):
+        raise errors.FieldError("method", "method in query should be one of [password cert ext-jwt]", method)
+    return call.ctl.auth.authenticate(call)
+
+
+def current_api_session(call: Call) -> dict:
+    return call.ctl.api_sessions.view(call.session, current=True)
+
+
+def delete_current_api_session(call: Call) -> None:
+    call.ctl.api_sessions.close(call.session["id"])
+
+
+def current_identity(call: Call) -> dict:
+    return call.ctl.identities.view(call.identity)
+
+
+def own_authenticators(call: Call) -> Listing:
+    mgr = call.ctl.authenticators
+    return mgr.listing(call.list_args(), candidates=mgr.of_identity(call.identity["id"]))
+
+
+def own_authenticator(call: Call) -> dict:
+    mgr = call.ctl.authenticators
+    return mgr.view(mgr.get_own(call.identity["id"], call.param()))
+
+
+def update_own_authenticator(call: Call) -> None:
+    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=False)
+
+
+def patch_own_authenticator(call: Call) -> None:
+    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=True)
+
+
+def operations() -> list[Operation]:
+    tag = "Current API Session"
+    return [
+        Operation("authenticate", "POST", "/authenticate", authenticate, apis=BOTH, auth=PUBLIC, body=AUTHENTICATE,
+                  body_optional=True, tag="Authentication", summary="Authenticate and open an API session",
+                  query=METHOD_QUERY),
+        Operation("getCurrentAPISession", "GET", "/current-api-session", current_api_session, apis=BOTH, auth=PARTIAL,
+                  tag=tag, summary="Return the current API session"),
+        Operation("deleteCurrentApiSession", "DELETE", "/current-api-session", delete_current_api_session, apis=BOTH,
+                  auth=PARTIAL, reply="empty", tag=tag, summary="Log out: delete the current API session"),
+        Operation("getCurrentIdentity", "GET", "/current-identity", current_identity, apis=BOTH, auth=SESSION,
+                  tag="Current Identity", summary="Return the identity of the current API session"),
+        Operation("listCurrentIdentityAuthenticators", "GET", "/current-identity/authenticators", own_authenticators,
+                  apis=BOTH, auth=SESSION, reply="list", tag="Current Identity", query=LIST_QUERY,
+                  summary="List the authenticators of the current identity"),
+        Operation("detailCurrentIdentityAuthenticator", "GET", "/current-identity/authenticators/{id}", own_authenticator,
+                  apis=BOTH, auth=SESSION, tag="Current Identity", summary="Retrieve one of the current identity's authenticators"),
+        Operation("updateCurrentIdentityAuthenticator", "PUT", "/current-identity/authenticators/{id}", update_own_authenticator,
+                  apis=BOTH, auth=SESSION, body=auth_model.UPDATE_OWN, reply="empty", tag="Current Identity",
+                  summary="Replace the username and password of one's own authenticator"),
+        Operation("patchCurrentIdentityAuthenticator", "PATCH", "/current-identity/authenticators/{id}", patch_own_authenticator,
+                  apis=BOTH, auth=SESSION, body=auth_model.PATCH_OWN, reply="empty", tag="Current Identity",
+                  summary="Update the username or password of one's own authenticator"),
+    ]

@@ -1,0 +1,28 @@
+"""Builds the route table of every operation and mounts it on a Falcon app."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from controller.api import ops_auth, ops_identities, ops_system
+from controller.api.dispatch import PathResource
+from controller.api.operations import PREFIXES, RouteTable
+
+#: modules contributing operations, in documentation order
+OPERATION_MODULES = [ops_system, ops_auth, ops_identities]
+
+
+def build_route_table(extra_modules=()) -> RouteTable:
+    table = RouteTable()
+    for module in [*OPERATION_MODULES, *extra_modules]:
+        table.extend(module.operations())
+    return table
+
+
+def mount(app, ctl, table: RouteTable) -> None:
+    """One Falcon resource per (API, path), serving the methods declared for it."""
+    grouped: dict[tuple[str, str], list] = defaultdict(list)
+    for op in table:
+        for api in op.apis:
+            grouped[(api, op.path)].append(op)
+    for (api, path), ops in grouped.items():
+        app.add_route(PREFIXES[api] + ("" if path == "/" else path), PathResource(ctl, api, ops))

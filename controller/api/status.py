@@ -1,0 +1,59 @@
+"""The one place that decides an error's HTTP status."""
+from __future__ import annotations
+
+from controller import errors
+
+#: statuses by error code, from the real controller's error table
+STATUS_BY_CODE = {
+    "UNAUTHORIZED": 401,
+    "INVALID_AUTH": 401,
+    "NOT_FOUND": 404,
+    "MFA_ENROLLMENT_NOT_STARTED": 404,
+    "METHOD_NOT_ALLOWED": 405,
+    "NOT_ACCEPTABLE": 406,
+    "ENROLLMENT_IDENTITY_ALREADY_ENROLLED": 409,
+    "INVALID_ENROLLMENT_NOT_ALLOWED": 409,
+    "CERT_IN_USE": 409,
+    "CA_ALREADY_VERIFIED": 409,
+    "CAN_NOT_UPDATE_AUTHENTICATOR": 409,
+    "CAN_NOT_UPDATE_ROUTER": 409,
+    "MAX_AUTHENTICATOR_METHODS_REACHED": 409,
+    "INVALID_POSTURE": 409,
+    "MFA_EXISTS": 409,
+    "MFA_NOT_ENROLLED": 409,
+    "CAN_NOT_DELETE_REFERENCED_ENTITY": 409,
+    "ENROLLMENT_EXISTS": 409,
+    "INVALID_ENROLLMENT_ALREADY_ENROLLED": 410,
+    "REQUEST_ENTITY_TOO_LARGE": 413,
+    "UNSUPPORTED_MEDIA": 415,
+    "RATE_LIMITED": 429,
+    "SERVER_TOO_MANY_REQUESTS": 429,
+    "UNHANDLED": 500,
+    "NOT_IMPLEMENTED": 501,
+    "TIMEOUT": 503,
+    "STORE_UNAVAILABLE": 503,
+}
+
+STATUS_BY_CLASS = [
+    (errors.InvalidAuth, 401),
+    (errors.Unauthorized, 401),
+    (errors.NotFound, 404),
+    (errors.Forbidden, 403),
+    (errors.Conflict, 409),
+    (errors.RateLimited, 429),
+    (errors.Unavailable, 503),
+    (errors.UnsupportedMedia, 415),
+    (errors.TooLarge, 413),
+    (errors.NotImplementedYet, 501),
+    (errors.BadRequest, 400),
+]
+
+
+def status_of(ex: errors.ControllerError) -> int:
+    """HTTP status of a domain error: by code first, then by class."""
+    if ex.code in STATUS_BY_CODE:
+        return STATUS_BY_CODE[ex.code]
+    for cls, status in STATUS_BY_CLASS:
+        if isinstance(ex, cls):
+            return status
+    return 500

@@ -1,0 +1,20 @@
+"""Wire rendering helpers shared by every entity view."""
+from __future__ import annotations
+
+
+def links(collection: str, entity_id: str, names: tuple[str, ...] = ()) -> dict:
+    out = {"self": {"href": f"./{collection}/{entity_id}"}}
+    for name in names:
+        out[name] = {"href": f"./{collection}/{entity_id}/{name}"}
+    return out
+
+
+def base_view(record: dict, collection: str, link_names: tuple[str, ...] = ()) -> dict:
+    """The common fields of every stored entity."""
+    return {
+        "_links": links(collection, record["id"], link_names),
+        "createdAt": record.get("created_at"),
+        "id": record["id"],
+        "tags": record.get("tags") or {},
+        "updatedAt": record.get("updated_at"),
+    }

@@ -1,0 +1,135 @@
+"""``create_app``: wires config, clock, ids and store into a Falcon WSGI app."""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import falcon
+
+from controller.api.middleware import RequestMiddleware, install_error_handlers
+from controller.api.openapi import document
+from controller.api.routes import build_route_table, mount
+from controller.auth.methods import Authenticator, PasswordMethod
+from controller.bootstrap import bootstrap
+from controller.clock import Clock, rfc3339
+from controller.config import Config
+from controller.ids import Ids
+from controller.model.api_session import ApiSessionManager
+from controller.model.auth_policy import AuthPolicyManager
+from controller.model.authenticator import AuthenticatorManager
+from controller.model.cascades import Cascades
+from controller.model.enrollment import EnrollmentManager
+from controller.model.identity import IdentityManager
+from controller.model.identity_type import IdentityTypeManager
+from controller.store.db import Store
+
+log = logging.getLogger("controller")
+
+
+class Controller:
+    """Every service of one controller: store, clock, ids, managers and routes."""
+
+    def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
+        self.config, self.store, self.clock, self.ids = config, store, clock, ids
+        self.instance_id = ids.short()
+        self.started_at = rfc3339(clock.now())
+        self.cascades = Cascades()
+        self.pki = None
+        self.identity_types = IdentityTypeManager(self)
+        self.auth_policies = AuthPolicyManager(self)
+        self.identities = IdentityManager(self)
+        self.authenticators = AuthenticatorManager(self)
+        self.enrollments = EnrollmentManager(self)
+        self.api_sessions = ApiSessionManager(self)
+        self.auth = Authenticator(self, [PasswordMethod(self)])
+        self._register_cascades()
+        self.routes = build_route_table()
+        self._openapi: dict[str, dict] = {}
+
+    def _register_cascades(self) -> None:
+        self.cascades.register("identities", self.authenticators.delete_for_identity)
+        self.cascades.register("identities", self.enrollments.delete_for_identity)
+        self.cascades.register("identities", lambda r: self.api_sessions.delete_for_identity(r["id"]))
+
+    # -- hooks the later feature areas fill in ---------------------------------
+    def before_request(self, req, resp) -> None:
+        """Per-request hook (fault injection, rate limits)."""
+
+    def mfa_enabled(self, identity_id: str) -> bool:
+        record = self.store.get("mfas", identity_id)
+        return bool(record and record.get("is_verified"))
+
+    def extra_auth_queries(self, session: dict, identity: dict, policy: dict) -> list[dict]:
+        return []
+
+    def resolve_config_types(self, names: list[str]) -> list[str]:
+        """Config type names or ids -> ids; ``all`` stays ``["all"]``; unknown ones are ignored."""
+        if "all" in names:
+            return ["all"]
+        out = []
+        for name in names:
+            if self.store.get("config_types", name) is not None:
+                out.append(name)
+                continue
+            match = next((r["id"] for r in self.store.values("config_types") if r.get("name") == name), None)
+            if match:
+                out.append(match)
+        return out
+
+    def enrollment_jwt(self, record: dict) -> str | None:
+        return None
+
+    def ref(self, table_or_collection: str, entity_id: str | None) -> dict | None:
+        if entity_id is None:
+            return None
+        table = table_or_collection.replace("-", "_")
+        record = self.store.get(table, entity_id)
+        collection = table_or_collection.replace("_", "-")
+        return {"_links": {"self": {"href": f"./{collection}/{entity_id}"}}, "entity": collection, "id": entity_id,
+                "name": record.get("name") if record else None}
+
+    def controller_view(self) -> dict:
+        base = self.config.base_url
+        return {
+            "_links": {"self": {"href": f"./controllers/{self.instance_id}"}}, "id": self.instance_id,
+            "name": self.config.extra.get("controller_name", "controller"), "createdAt": self.started_at,
+            "updatedAt": self.started_at, "tags": {}, "isOnline": True, "lastJoinedAt": self.started_at,
+            "ctrlAddress": None, "certPem": "", "fingerprint": "",
+            "apiAddresses": {
+                "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
+                "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
+            },
+        }
+
+    def openapi(self, api: str) -> dict:
+        if api not in self._openapi:
+            self._openapi[api] = document(self.routes, api)
+        return self._openapi[api]
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class ControllerApp(falcon.App):
+    """The WSGI app; ``app.controller`` reaches the services behind it."""
+
+    controller: Controller
+
+
+def create_app(config: Config | None = None, *, clock: Clock | None = None, ids: Ids | None = None,
+               store: Store | None = None) -> ControllerApp:
+    """Build a controller WSGI app. Inject clock, ids and store in tests; patch nothing."""
+    config = config or Config()
+    clock = clock or Clock()
+    ids = ids or Ids()
+    if store is None:
+        store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
+    ctl = Controller(config, store, clock, ids)
+    bootstrap(ctl)
+    app = ControllerApp(middleware=[RequestMiddleware(ctl)], cors_enable=False)
+    app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.auto_parse_qs_csv = False
+    install_error_handlers(app, ctl)
+    mount(app, ctl, ctl.routes)
+    app.controller = ctl
+    return app

@@ -1,0 +1,31 @@
+"""First-start records, as the real controller creates them."""
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger("controller")
+
+
+def bootstrap(ctl) -> None:
+    """Create what a fresh database needs; idempotent on every start."""
+    ctl.identity_types.bootstrap()
+    ctl.auth_policies.bootstrap()
+    for extra in getattr(ctl, "bootstrappers", ()):
+        extra(ctl)
+    ensure_default_admin(ctl)
+
+
+def ensure_default_admin(ctl) -> None:
+    """The default admin: isAdmin, isDefaultAdmin, with a updb authenticator."""
+    with ctl.store.lock:
+        if any(r.get("is_default_admin") for r in ctl.store.values("identities")):
+            return
+        config = ctl.config
+        if not config.admin_password:
+            log.warning("no default admin exists and no admin password was given: none created")
+            return
+        with ctl.store.transaction():
+            identity_id = ctl.identities.create_system({
+                "name": config.admin_name, "is_admin": True, "is_default_admin": True, "type_id": "Default",
+            })
+            ctl.authenticators.create_updb(identity_id, config.admin_username, config.admin_password)

@@ -1,0 +1,64 @@
+"""Controller configuration: one dataclass, defaults like the real quickstart."""
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VERSION = "v1.6.0-py"
+REVISION = "pyctrl"
+BUILD_DATE = "2026-11-21 00:00:00"
+
+
+@dataclass
+class Config:
+    """Everything ``create_app`` needs to know.
+
+    ``data_dir`` None keeps everything in memory (tests); a folder makes the
+    store durable and keeps the PKI there.
+    """
+
+    data_dir: Path | None = None
+    host: str = "127.0.0.1"
+    #: the public address clients use (``edge.api.address`` in the real config)
+    api_address: str = "127.0.0.1:1280"
+    #: extra names the TLS server certificate must cover
+    hostnames: tuple[str, ...] = ("localhost",)
+    session_timeout_seconds: int = 30 * 60
+    admin_username: str = "admin"
+    admin_password: str | None = "admin"
+    admin_name: str = "Default Admin"
+    totp_issuer: str = "openziti.io"
+    enrollment_duration_minutes: int = 180
+    router_enrollment_duration_minutes: int = 180
+    trust_domain: str | None = None
+    #: seconds between snapshots (real controller: one a minute)
+    snapshot_min_interval_seconds: int = 60
+    simulation: bool = False
+    fsync: bool = True
+    extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.data_dir is not None:
+            self.data_dir = Path(self.data_dir)
+        if self.session_timeout_seconds < 60:
+            # NOTE: the real controller treats a timeout under a minute as the default.
+            self.session_timeout_seconds = 30 * 60
+
+    @property
+    def base_url(self) -> str:
+        return f"https://{self.api_address}"
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback(self.host)
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,57 @@
+"""Identifiers in the real controller's styles."""
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+import time
+import uuid
+
+SHORT_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-"
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(value: int, width: int) -> str:
+    out = []
+    while value:
+        value, rem = divmod(value, 36)
+        out.append(_BASE36[rem])
+    text = "".join(reversed(out)) or "0"
+    return text.rjust(width, "0")[-width:]
+
+
+class Ids:
+    """Generator of short ids, cuids and UUIDs. Inject a seeded one in tests."""
+
+    def __init__(self, seed: int | None = None):
+        import random
+
+        self._rand = random.Random(seed) if seed is not None else secrets.SystemRandom()
+        self._counter = 0
+        self._lock = threading.Lock()
+        self._fingerprint = _base36(os.getpid() * 31 + int(self._rand.random() * 1e6), 4)
+
+    def short(self) -> str:
+        """A short id like ``g7cIWbcGg``: 9 characters over ``0-9a-zA-Z.-``.
+
+        The first character is alphanumeric so ids never look like options or roles.
+        """
+        first = self._rand.choice(SHORT_ID_ALPHABET[:62])
+        return first + "".join(self._rand.choice(SHORT_ID_ALPHABET) for _ in range(8))
+
+    def cuid(self) -> str:
+        """A 25-character cuid starting with ``c``."""
+        with self._lock:
+            self._counter = (self._counter + 1) % (36**4)
+            counter = self._counter
+        stamp = _base36(int(time.time() * 1000), 8)
+        rand = _base36(self._rand.getrandbits(64), 8)
+        return "c" + stamp + _base36(counter, 4) + self._fingerprint + rand
+
+    def uuid(self) -> str:
+        """A UUIDv4 string."""
+        return str(uuid.UUID(int=self._rand.getrandbits(128), version=4))
+
+    def token(self, nbytes: int = 32) -> str:
+        """An unguessable secret token (always from the OS, even when seeded)."""
+        return secrets.token_urlsafe(nbytes)

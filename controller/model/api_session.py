@@ -1,0 +1,202 @@
+"""API sessions: the opaque ``zt-session`` token, its expiry and its flags."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from controller import errors
+from controller.clock import parse_rfc3339, rfc3339
+from controller.model.base import EntityManager, scalar
+from controller.store.indexes import MultiIndex, UniqueIndex
+from controller.store.query import Field
+
+INVALID_TOKEN = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
+MISSING_TOKEN = ('zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
+                 'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"')
+#: how often a session's activity reaches the store (the real controller flushes every 90 s)
+ACTIVITY_FLUSH = timedelta(seconds=90)
+TOTP_QUERY = {
+    "typeId": "MFA", "provider": "ziti", "format": "alphaNumeric", "httpMethod": "POST",
+    "httpUrl": "./authenticate/mfa", "minLength": 4, "maxLength": 6, "scopes": None,
+}
+
+
+def go_time(dt: datetime) -> str:
+    """Go's ``time.String()`` form used in the ``expires-at`` header."""
+    millis = f"{dt.microsecond // 1000:03d}".rstrip("0")
+    fraction = f".{millis}" if millis else ""
+    return dt.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"
+
+
+class ApiSessionManager(EntityManager):
+    table = "api_sessions"
+    collection = "api-sessions"
+    entity = "api-sessions"
+    label = "apiSession"
+    unique_names = False
+    filter_fields = (
+        scalar("token", "string"),
+        Field("identity", "string", lambda r: r.get("identity_id")),
+        Field("authenticator", "string", lambda r: r.get("authenticator_id")),
+        scalar("ipAddress", "string"),
+        scalar("lastActivityAt", "datetime"),
+        Field("mfaComplete", "bool", lambda r: bool(r.get("is_mfa_complete"))),
+        Field("mfaRequired", "bool", lambda r: bool(r.get("is_mfa_required"))),
+    )
+    link_names = ("sessions",)
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_token = UniqueIndex(self.store, self.table, lambda r: r.get("token"))
+        self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
+        #: session id -> last activity (in memory; flushed to the store every 90 s)
+        self._activity: dict[str, datetime] = {}
+
+    @property
+    def timeout(self) -> timedelta:
+        return timedelta(seconds=self.ctl.config.session_timeout_seconds)
+
+    # -- lifecycle ----------------------------------------------------------
+    def open(self, identity: dict, authenticator_id: str, body: dict, ip: str, **flags) -> dict:
+        """Create the API session of a successful primary authentication."""
+        now = self._now()
+        record = {
+            "id": self.ids.cuid(), "token": self.ids.uuid(), "created_at": now, "updated_at": now, "tags": {},
+            "identity_id": identity["id"], "authenticator_id": authenticator_id, "ip_address": ip,
+            "config_types": self.ctl.resolve_config_types(body.get("configTypes") or []),
+            "last_activity_at": now, "is_mfa_required": False, "is_mfa_complete": False, **flags,
+        }
+        with self.store.lock, self.store.transaction():
+            self.store.insert(self.table, record["id"], record)
+            env_changes = {k: body[w] for k, w in (("env_info", "envInfo"), ("sdk_info", "sdkInfo")) if isinstance(body.get(w), dict)}
+            if env_changes:
+                self.ctl.identities.touch(identity["id"], **env_changes)
+        return record
+
+    def close(self, session_id: str) -> None:
+        with self.store.lock, self.store.transaction():
+            record = self.find(session_id)
+            if record is not None:
+                self.ctl.cascades.run(self.table, record)
+                self.store.delete(self.table, session_id)
+                self._activity.pop(session_id, None)
+
+    def delete(self, entity_id: str) -> None:
+        self.get(entity_id)
+        self.close(entity_id)
+
+    def delete_for_identity(self, identity_id: str) -> None:
+        for session_id in list(self.by_identity.get(identity_id)):
+            self.close(session_id)
+
+    def has_session(self, identity_id: str) -> bool:
+        return bool(self.by_identity.get(identity_id))
+
+    def last_activity(self, record: dict) -> datetime:
+        cached = self._activity.get(record["id"])
+        stored = parse_rfc3339(record["last_activity_at"])
+        return max(cached, stored) if cached else stored
+
+    def is_expired(self, record: dict, now: datetime | None = None) -> bool:
+        return self.last_activity(record) + self.timeout <= (now or self.clock.now())
+
+    def sweep(self) -> int:
+        """Delete every session idle past the timeout; return how many went."""
+        now = self.clock.now()
+        expired = [r["id"] for r in self.store.all(self.table) if self.is_expired(r, now)]
+        for session_id in expired:
+            self.close(session_id)
+        return len(expired)
+
+    # -- resolving a request's token ------------------------------------------
+    def token_of(self, call) -> str | None:
+        value = call.header("zt-session") or call.header("net-session")
+        value = value.strip() if value else None
+        return value or None
+
+    def resolve(self, token: str) -> dict:
+        session_id = self.by_token.get(token)
+        record = self.find(session_id) if session_id else None
+        if record is None:
+            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
+        now = self.clock.now()
+        if self.is_expired(record, now):
+            self.close(record["id"])
+            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
+        self._mark_activity(record, now)
+        return self.find(record["id"]) or record
+
+    def _mark_activity(self, record: dict, now: datetime) -> None:
+        self._activity[record["id"]] = now
+        if now - parse_rfc3339(record["last_activity_at"]) >= ACTIVITY_FLUSH:
+            with self.store.lock:
+                if self.find(record["id"]) is not None:
+                    self.store.put(self.table, record["id"], {**record, "last_activity_at": rfc3339(now)})
+
+    def attach_required(self, call, allow_partial: bool = False) -> None:
+        token = self.token_of(call)
+        if token is None:
+            raise errors.Unauthorized(www_authenticate=MISSING_TOKEN)
+        self._attach(call, token)
+        if not allow_partial and self.auth_queries(call.session, call.identity):
+            raise errors.Unauthorized()
+
+    def attach_optional(self, call) -> None:
+        token = self.token_of(call)
+        if token is None:
+            return
+        try:
+            self._attach(call, token)
+        except errors.Unauthorized:
+            call.session = call.identity = None
+
+    def _attach(self, call, token: str) -> None:
+        session = self.resolve(token)
+        identity = self.ctl.identities.find(session["identity_id"])
+        if identity is None:
+            self.close(session["id"])
+            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
+        if self.ctl.identities.is_disabled(identity):
+            self.delete_for_identity(identity["id"])
+            raise errors.Unauthorized()
+        call.session, call.identity = session, identity
+
+    # -- second factors -------------------------------------------------------
+    def auth_queries(self, session: dict, identity: dict) -> list[dict]:
+        """Secondary factors still pending on ``session``."""
+        queries = []
+        policy = self.ctl.identities.auth_policy_of(identity)
+        secondary = policy.get("secondary", {})
+        if (session.get("is_mfa_required") or secondary.get("require_totp")) and not session.get("is_mfa_complete"):
+            queries.append(dict(TOTP_QUERY))
+        queries.extend(self.ctl.extra_auth_queries(session, identity, policy))
+        return queries
+
+    # -- views --------------------------------------------------------------
+    def view(self, record: dict, current: bool = False) -> dict:
+        identity = self.ctl.identities.find(record["identity_id"]) or {"id": record["identity_id"]}
+        last = self.last_activity(record)
+        out = {
+            "_links": {"self": {"href": f"./api-sessions/{record['id']}"},
+                       "sessions": {"href": f"./api-sessions/{record['id']}/sessions"}},
+            "id": record["id"], "createdAt": record["created_at"], "updatedAt": record["updated_at"],
+            "tags": record.get("tags") or {}, "token": record["token"],
+            "identityId": record["identity_id"], "identity": self.ctl.identities.ref(record["identity_id"]),
+            "authenticatorId": record.get("authenticator_id"), "authQueries": self.auth_queries(record, identity),
+            "configTypes": record.get("config_types") or [], "ipAddress": record.get("ip_address") or "",
+            "isMfaRequired": bool(record.get("is_mfa_required")), "isMfaComplete": bool(record.get("is_mfa_complete")),
+            "isCertExtendable": bool(record.get("is_cert_extendable")),
+            "lastActivityAt": rfc3339(last), "cachedLastActivityAt": record["last_activity_at"],
+        }
+        for flag, key in (("isCertExtendRequested", "is_cert_extend_requested"),
+                          ("isCertKeyRollRequested", "is_cert_key_roll_requested"),
+                          ("improperClientCertChain", "improper_client_cert_chain")):
+            if record.get(key):
+                out[flag] = True
+        if current:
+            out["expiresAt"] = rfc3339(last + self.timeout)
+            out["expirationSeconds"] = int(self.timeout.total_seconds())
+        return out
+
+    def listing(self, args: dict, **kwargs):
+        self.sweep()
+        return super().listing(args, **kwargs)

@@ -1,0 +1,172 @@
+"""Authenticators: how an identity proves itself (``updb`` password or ``cert``)."""
+from __future__ import annotations
+
+from controller.auth.passwords import check_rules, hash_password, verify_password
+from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, scalar
+from controller.store.indexes import MultiIndex, UniqueIndex
+
+METHODS = ("updb", "cert")
+
+CREATE = s.obj({
+    "certPem": s.string(), "identityId": s.string(), "method": s.enum(*METHODS),
+    "password": s.PASSWORD, "username": s.USERNAME, "tags": s.TAGS,
+}, required=("method", "identityId"))
+UPDATE = s.obj({"password": s.PASSWORD, "username": s.USERNAME, "tags": s.TAGS}, required=("username", "password"))
+PATCH = s.patch_of(UPDATE)
+UPDATE_OWN = s.with_props(UPDATE, required=("currentPassword",), currentPassword=s.PASSWORD)
+PATCH_OWN = s.with_props(PATCH, required=("currentPassword",), currentPassword=s.PASSWORD)
+
+
+class AuthenticatorManager(EntityManager):
+    table = "authenticators"
+    collection = "authenticators"
+    entity = "authenticators"
+    label = "authenticator"
+    unique_names = False
+    attrs = (
+        Attr("method", on_update=False),
+        Attr("identityId", on_update=False),
+        Attr("username", public=True),
+        Attr("certPem", on_update=False),
+    )
+    filter_fields = (
+        scalar("method", "string"), scalar("identityId", "string"), scalar("username", "string"),
+        scalar("fingerprint", "string"), scalar("isIssuedByNetwork", "bool"),
+    )
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
+        self.by_username = UniqueIndex(self.store, self.table, lambda r: r.get("username") if r.get("method") == "updb" else None)
+        self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
+
+    # -- reads --------------------------------------------------------------
+    def of_identity(self, identity_id: str) -> list[dict]:
+        return sorted((self.find(a) for a in self.by_identity.get(identity_id)), key=lambda r: r["id"])
+
+    def find_updb(self, username: str) -> dict | None:
+        auth_id = self.by_username.get(username)
+        return self.find(auth_id) if auth_id else None
+
+    def find_cert(self, fingerprint: str) -> dict | None:
+        auth_id = self.by_fingerprint.get(fingerprint)
+        return self.find(auth_id) if auth_id else None
+
+    def summary_for(self, identity_id: str) -> dict:
+        """The identity view's ``authenticators`` map."""
+        out: dict = {}
+        for record in self.of_identity(identity_id):
+            if record["method"] == "updb":
+                out["updb"] = {"id": record["id"], "username": record.get("username")}
+            elif record["method"] == "cert":
+                out["cert"] = {"id": record["id"], "fingerprint": record.get("fingerprint")}
+        return out
+
+    # -- writes -------------------------------------------------------------
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        identity = self.ctl.identities.get(record["identity_id"])
+        if old is None:
+            self._check_one_per_method(record)
+        if record["method"] == "updb":
+            self._prepare_updb(record, old, body, identity)
+        elif old is None:
+            self._prepare_cert(record)
+        elif body.get("password") is not None or body.get("username") is not None:
+            raise ControllerError("CAN_NOT_UPDATE_AUTHENTICATOR", "only updb authenticators have a username and password")
+
+    def _check_one_per_method(self, record: dict) -> None:
+        for other in self.of_identity(record["identity_id"]):
+            if other["method"] == record["method"]:
+                raise Conflict("MAX_AUTHENTICATOR_METHODS_REACHED",
+                               f"the identity already has an authenticator of method {record['method']}")
+
+    def _prepare_updb(self, record: dict, old: dict | None, body: dict, identity: dict) -> None:
+        username, password = record.get("username"), body.get("password")
+        if not username:
+            raise FieldError("username", "username in body is required", username)
+        holder = self.by_username.get(username)
+        if holder is not None and holder != record["id"]:
+            raise FieldError("username", f"duplicate value '{username}' in unique index on authenticators store", username)
+        if old is None and not password:
+            raise FieldError("password", "password in body is required", None)
+        if password:
+            self.check_password_rules(password, identity)
+            record.update(hash_password(password))
+        record["cert_pem"] = None
+
+    def _prepare_cert(self, record: dict) -> None:
+        from controller.pki.certs import fingerprint, load_pem_chain
+
+        pem = record.get("cert_pem")
+        if not pem:
+            raise FieldError("certPem", "certPem in body is required", pem)
+        leaf = load_pem_chain(pem)[0]
+        record["fingerprint"] = fingerprint(leaf)
+        if self.by_fingerprint.get(record["fingerprint"]) is not None:
+            raise Conflict("CERT_IN_USE", "the certificate is already in use", {"fingerprint": record["fingerprint"]})
+        record["username"] = None
+        record.setdefault("is_issued_by_network", False)
+
+    def check_password_rules(self, password: str, identity: dict) -> None:
+        policy = self.ctl.identities.auth_policy_of(identity)
+        reason = check_rules(password, policy.get("primary", {}).get("updb", {}))
+        if reason:
+            raise FieldError("password", reason, None)
+
+    def create_updb(self, identity_id: str, username: str, password: str) -> str:
+        return self.create({"identityId": identity_id, "method": "updb", "username": username, "password": password})
+
+    def create_cert(self, identity_id: str, cert_pem: str, fingerprint: str, issued_by_network: bool) -> str:
+        """Attach a certificate already checked by the caller (enrollment)."""
+        now = self._now()
+        record = {
+            "id": self.ids.short(), "created_at": now, "updated_at": now, "tags": {}, "method": "cert",
+            "identity_id": identity_id, "cert_pem": cert_pem, "fingerprint": fingerprint, "username": None,
+            "is_issued_by_network": issued_by_network,
+        }
+        with self.store.lock, self.store.transaction():
+            self._check_one_per_method(record)
+            if self.by_fingerprint.get(fingerprint) is not None:
+                raise Conflict("CERT_IN_USE", "the certificate is already in use", {"fingerprint": fingerprint})
+            self.store.insert(self.table, record["id"], record)
+        return record["id"]
+
+    def update_own(self, identity_id: str, auth_id: str, body: dict, partial: bool) -> None:
+        """Change one's own password: ``currentPassword`` must match (401 otherwise)."""
+        record = self.get_own(identity_id, auth_id)
+        if record["method"] != "updb":
+            raise ControllerError("CAN_NOT_UPDATE_AUTHENTICATOR", "only updb authenticators have a password")
+        if not verify_password(body.get("currentPassword"), record):
+            raise Unauthorized(cause={"field": "currentPassword", "reason": "invalid current password", "value": ""})
+        changes = {k: v for k, v in body.items() if k != "currentPassword"}
+        (self.patch if partial else self.update)(auth_id, changes)
+
+    def get_own(self, identity_id: str, auth_id: str) -> dict:
+        record = self.get(auth_id)
+        if record.get("identity_id") != identity_id:
+            raise NotFound(self.label, auth_id)  # the same answer as an unknown id
+        return record
+
+    def delete_for_identity(self, record: dict) -> None:
+        for auth_id in list(self.by_identity.get(record["id"])):
+            self.ctl.cascades.run(self.table, self.get(auth_id))
+            self.store.delete(self.table, auth_id)
+
+    # -- views --------------------------------------------------------------
+    def extend_view(self, record: dict, out: dict) -> None:
+        out.update({
+            "identity": self.ctl.identities.ref(record["identity_id"]),
+            "fingerprint": record.get("fingerprint"),
+            "isIssuedByNetwork": bool(record.get("is_issued_by_network")),
+            "isExtendRequested": bool(record.get("is_extend_requested")),
+            "isKeyRollRequested": bool(record.get("is_key_roll_requested")),
+            "extendRequestedAt": record.get("extend_requested_at"),
+        })
+        if record["method"] != "updb":
+            out.pop("username", None)
+        if record["method"] != "cert":
+            out.pop("certPem", None)
+            out.pop("fingerprint", None)

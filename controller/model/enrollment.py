@@ -1,0 +1,124 @@
+"""Enrollments: outstanding one-time tokens (ott, ottca, updb) and their JWTs."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller import errors
+from controller.clock import parse_rfc3339, rfc3339
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, scalar
+from controller.store.indexes import MultiIndex, UniqueIndex
+from controller.store.query import Field
+
+METHODS = ("ott", "ottca", "updb")
+CREATE = s.obj({
+    "expiresAt": s.DATETIME, "identityId": s.string(), "method": s.enum(*METHODS),
+    "caId": s.string(nullable=True), "username": s.string(nullable=True), "tags": s.TAGS,
+}, required=("expiresAt", "identityId", "method"))
+REFRESH = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
+
+
+class EnrollmentManager(EntityManager):
+    table = "enrollments"
+    collection = "enrollments"
+    entity = "enrollments"
+    label = "enrollment"
+    unique_names = False
+    attrs = (
+        Attr("method", on_update=False), Attr("identityId", on_update=False), Attr("caId", on_update=False),
+        Attr("username", on_update=False), Attr("expiresAt", on_update=False), Attr("token", on_create=False, on_update=False),
+    )
+    filter_fields = (
+        scalar("method", "string"), scalar("identityId", "string"), scalar("token", "string"),
+        scalar("expiresAt", "datetime"), Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),
+    )
+    create_schema = CREATE
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
+        self.by_token = UniqueIndex(self.store, self.table, lambda r: r.get("token"))
+
+    # -- creation -----------------------------------------------------------
+    def default_expiry(self) -> str:
+        minutes = self.ctl.config.enrollment_duration_minutes
+        return rfc3339(self.clock.now() + timedelta(minutes=max(5, minutes)))
+
+    def create_for_identity_request(self, identity_id: str, request: dict) -> None:
+        """``POST /identities`` with ``enrollment {ott | ottca | updb}``."""
+        if request.get("ott"):
+            self.create({"method": "ott", "identityId": identity_id, "expiresAt": self.default_expiry()})
+        if request.get("ottca"):
+            self.create({"method": "ottca", "identityId": identity_id, "caId": request["ottca"], "expiresAt": self.default_expiry()})
+        if request.get("updb"):
+            self.create({"method": "updb", "identityId": identity_id, "username": request["updb"], "expiresAt": self.default_expiry()})
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        identity = self.ctl.identities.get(record["identity_id"])
+        for other_id in self.by_identity.get(identity["id"]):
+            other = self.find(other_id)
+            if other and other["id"] != record["id"] and other["method"] == record["method"]:
+                raise errors.Conflict("ENROLLMENT_EXISTS", f"an enrollment of method {record['method']} is outstanding")
+        if record["method"] == "ottca":
+            ca_id = record.get("ca_id")
+            if not ca_id:
+                raise errors.FieldError("caId", "caId in body is required for method ottca", ca_id)
+            if self.ctl.store.get("cas", ca_id) is None:
+                raise errors.NotFound("ca", ca_id)
+        else:
+            record["ca_id"] = None
+        if record["method"] == "updb":
+            username = record.get("username")
+            if not username or not (4 <= len(username) <= 100):
+                raise errors.FieldError("username", "username in body should be between 4 and 100 chars long", username)
+            if self.ctl.authenticators.find_updb(username) is not None:
+                raise errors.FieldError("username", f"duplicate value '{username}' in unique index on authenticators store", username)
+        else:
+            record["username"] = None
+        expires = parse_rfc3339(record["expires_at"])
+        record["expires_at"] = rfc3339(expires)
+        record["token"] = self.ids.uuid()
+        record["jwt"] = self.ctl.enrollment_jwt(record)
+
+    def refresh(self, enrollment_id: str, expires_at: str) -> None:
+        """New expiry, new token and JWT: the earlier JWT stops working."""
+        with self.store.lock, self.store.transaction():
+            record = dict(self.get(enrollment_id))
+            record.update(expires_at=rfc3339(parse_rfc3339(expires_at)), token=self.ids.uuid(), updated_at=self._now())
+            record["jwt"] = self.ctl.enrollment_jwt(record)
+            self.store.put(self.table, enrollment_id, record)
+
+    def delete_for_identity(self, identity: dict) -> None:
+        for enrollment_id in list(self.by_identity.get(identity["id"])):
+            self.store.delete(self.table, enrollment_id)
+
+    # -- reads --------------------------------------------------------------
+    def find_by_token(self, token: str) -> dict | None:
+        enrollment_id = self.by_token.get(token)
+        return self.find(enrollment_id) if enrollment_id else None
+
+    def is_expired(self, record: dict) -> bool:
+        return parse_rfc3339(record["expires_at"]) <= self.clock.now()
+
+    def summary_for(self, identity_id: str) -> dict:
+        """The identity view's ``enrollment`` map of pending enrollments."""
+        out = {}
+        for enrollment_id in sorted(self.by_identity.get(identity_id)):
+            record = self.find(enrollment_id)
+            entry = {"id": record["id"], "jwt": record.get("jwt"), "token": record["token"], "expiresAt": record["expires_at"]}
+            if record["method"] == "ottca":
+                entry["caId"] = record["ca_id"]
+                entry["ca"] = self.ctl.ref("cas", record["ca_id"])
+            out[record["method"]] = entry
+        return out
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        identity = self.ctl.identities.find(record.get("identity_id")) if record.get("identity_id") else None
+        out.update({
+            "identity": {"_links": {"self": {"href": f"./identities/{identity['id']}"}}, "id": identity["id"],
+                         "name": identity["name"], "urlName": "identities"} if identity else None,
+            "ca": self.ctl.ref("cas", record.get("ca_id")) if record.get("ca_id") else None,
+            "jwt": record.get("jwt"),
+        })
+        if record.get("edge_router_id"):
+            out["edgeRouterId"] = record["edge_router_id"]

@@ -1,0 +1,169 @@
+"""Identities: who may log in, what roles they carry, what they may do."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller.clock import parse_rfc3339, rfc3339
+from controller.errors import FieldError, ControllerError, NotFound
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.policy.roles import validate_role_attributes
+from controller.store.query import Field
+
+IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
+#: the real controller stores User, Device and Service as Default
+STORED_TYPE = {"User": "Default", "Device": "Default", "Service": "Default", "Default": "Default", "Router": "Router"}
+DEFAULT_AUTH_POLICY = "default"
+
+_COMMON = {
+    "appData": s.FREE_MAP,
+    "authPolicyId": s.string(nullable=True),
+    "defaultHostingCost": s.COST,
+    "defaultHostingPrecedence": s.PRECEDENCE,
+    "externalId": s.string(nullable=True),
+    "isAdmin": s.BOOLEAN,
+    "name": s.string(),
+    "roleAttributes": s.ATTRIBUTES,
+    "serviceHostingCosts": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 65535}},
+    "serviceHostingPrecedences": {"type": ["object", "null"], "additionalProperties": {"type": "string", "enum": ["default", "required", "failed"]}},
+    "tags": s.TAGS,
+    "type": s.enum(*IDENTITY_TYPES),
+}
+ENROLLMENT_REQUEST = s.obj({"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)}, nullable=True)
+
+CREATE = s.obj({**_COMMON, "enrollment": ENROLLMENT_REQUEST}, required=("name", "type", "isAdmin"))
+UPDATE = s.obj(dict(_COMMON), required=("type", "name", "isAdmin"))
+PATCH = s.patch_of(UPDATE)
+DISABLE = s.obj({"durationMinutes": s.integer(minimum=0)}, required=("durationMinutes",))
+
+
+class IdentityManager(EntityManager):
+    table = "identities"
+    collection = "identities"
+    entity = "identities"
+    label = "identity"
+    attrs = (
+        Attr("name"),
+        Attr("isAdmin", default=False),
+        Attr("roleAttributes", default=list),
+        Attr("authPolicyId", default=None),
+        Attr("externalId", default=None),
+        Attr("appData", default=dict),
+        Attr("defaultHostingCost", default=0),
+        Attr("defaultHostingPrecedence", default="default"),
+        Attr("serviceHostingCosts", default=dict),
+        Attr("serviceHostingPrecedences", default=dict),
+    )
+    filter_fields = (
+        name_field(),
+        Field("type", "string", lambda r: r.get("type_id")),
+        scalar("authPolicyId", "string"),
+        scalar("externalId", "string"),
+        scalar("isAdmin", "bool"),
+        scalar("isDefaultAdmin", "bool"),
+        Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
+        set_field("roleAttributes", "role_attributes"),
+    )
+    link_names = (
+        "authenticators", "edge-router-policies", "edge-routers", "enrollments", "failed-service-requests",
+        "posture-data", "service-configs", "service-policies", "services",
+    )
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    # -- writes -------------------------------------------------------------
+    def create(self, body: dict) -> str:
+        with self.store.lock, self.store.transaction():
+            identity_id = super().create(body)
+            enrollment = body.get("enrollment") or {}
+            self.ctl.enrollments.create_for_identity_request(identity_id, enrollment)
+        return identity_id
+
+    def create_system(self, record_fields: dict) -> str:
+        """Create an identity the controller owns (default admin, router identities)."""
+        now = self._now()
+        record = {
+            "id": record_fields.get("id") or self.ids.short(), "created_at": now, "updated_at": now, "tags": {},
+            "role_attributes": [], "auth_policy_id": None, "external_id": None, "app_data": {},
+            "default_hosting_cost": 0, "default_hosting_precedence": "default", "service_hosting_costs": {},
+            "service_hosting_precedences": {}, "is_admin": False, "is_default_admin": False, "type_id": "Default",
+        }
+        record.update(record_fields)
+        with self.store.lock, self.store.transaction():
+            self.check_name(record, None)
+            self.store.insert(self.table, record["id"], record)
+        return record["id"]
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        wire_type = body.get("type")
+        if wire_type is not None:
+            if wire_type == "Router" and (old is None or old.get("type_id") != "Router"):
+                raise FieldError("typeId", "identities of type Router are created by the controller", wire_type)
+            record["type_id"] = STORED_TYPE[wire_type]
+        if old is not None and old.get("type_id") == "Router":
+            if record.get("type_id") != "Router":
+                raise FieldError("typeId", "the type of a router identity can not be changed", body.get("type"))
+            if record.get("name") != old.get("name"):
+                raise FieldError("name", "the name of a router identity can not be changed", record.get("name"))
+        record.setdefault("is_default_admin", False)
+        if old is not None and old.get("is_default_admin"):
+            record["is_admin"] = True
+        validate_role_attributes(record.get("role_attributes") or [])
+        policy_id = record.get("auth_policy_id")
+        if policy_id and self.ctl.auth_policies.find(policy_id) is None:
+            raise NotFound("authPolicy", policy_id)
+        if record.get("external_id") == "":
+            record["external_id"] = None
+
+    def before_delete(self, record: dict) -> None:
+        if record.get("is_default_admin"):
+            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "the default admin identity can not be deleted")
+        if record.get("type_id") == "Router" and self.ctl.store.get("routers", record["id"]) is not None:
+            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "a router identity is deleted with its router")
+
+    # -- disable / enable -----------------------------------------------------
+    def disable(self, identity_id: str, duration_minutes: int) -> None:
+        now = self.clock.now()
+        until = rfc3339(now + timedelta(minutes=duration_minutes)) if duration_minutes > 0 else None
+        with self.store.lock, self.store.transaction():
+            self.touch(identity_id, disabled_at=rfc3339(now), disabled_until=until)
+            self.ctl.api_sessions.delete_for_identity(identity_id)
+
+    def enable(self, identity_id: str) -> None:
+        self.get(identity_id)
+        self.touch(identity_id, disabled_at=None, disabled_until=None)
+
+    def is_disabled(self, record: dict) -> bool:
+        """Disabled = ``disabledAt`` set and ``disabledUntil`` null or in the future."""
+        if not record.get("disabled_at"):
+            return False
+        until = record.get("disabled_until")
+        return until is None or parse_rfc3339(until) > self.clock.now()
+
+    def auth_policy_of(self, record: dict) -> dict:
+        return self.ctl.auth_policies.find(record.get("auth_policy_id") or DEFAULT_AUTH_POLICY) or {}
+
+    # -- views --------------------------------------------------------------
+    def extend_view(self, record: dict, out: dict) -> None:
+        identity_id = record["id"]
+        disabled = self.is_disabled(record)
+        policy_id = record.get("auth_policy_id") or DEFAULT_AUTH_POLICY
+        out.update({
+            "authPolicyId": policy_id,
+            "authPolicy": self.ctl.auth_policies.ref(policy_id),
+            "authenticators": self.ctl.authenticators.summary_for(identity_id),
+            "enrollment": self.ctl.enrollments.summary_for(identity_id),
+            "disabled": disabled,
+            "disabledAt": record.get("disabled_at") if disabled else None,
+            "disabledUntil": record.get("disabled_until") if disabled else None,
+            "edgeRouterConnectionStatus": "offline",
+            "envInfo": record.get("env_info") or {},
+            "sdkInfo": record.get("sdk_info") or {},
+            "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
+            "hasEdgeRouterConnection": False,
+            "isDefaultAdmin": bool(record.get("is_default_admin")),
+            "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
+            "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
+            "typeId": record.get("type_id", "Default"),
+            "roleAttributes": record.get("role_attributes") or [],
+            "appData": record.get("app_data") or {},
+        })

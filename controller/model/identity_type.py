@@ -1,0 +1,24 @@
+"""Identity types: ``Default`` and ``Router`` (ids equal names), read-only."""
+from __future__ import annotations
+
+from controller.model.base import EntityManager, name_field
+
+BUILT_IN = ("Default", "Router")
+
+
+class IdentityTypeManager(EntityManager):
+    table = "identity_types"
+    collection = "identity-types"
+    entity = "identity-types"
+    label = "identityType"
+    filter_fields = (name_field(),)
+
+    def bootstrap(self) -> None:
+        now = self._now()
+        with self.store.lock, self.store.transaction():
+            for name in BUILT_IN:
+                if self.find(name) is None:
+                    self.store.insert(self.table, name, {"id": name, "name": name, "created_at": now, "updated_at": now, "tags": {}})
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out["name"] = record["name"]

@@ -1,0 +1,1 @@
+"""Harness: client, networks as code, flows and pytest plugin."""

@@ -1,0 +1,1 @@
+"""Pytest plugin of the harness (fixtures arrive with the harness issue)."""
