@@ -1,0 +1,91 @@
+"""CSR parsing with the real controller's strictness."""
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
+
+from controller.errors import BadRequest
+
+CODE = "COULD_NOT_PROCESS_CSR"
+MIN_RSA_BITS = 2048
+_CSR_TYPES = ("CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST")
+
+# One block; leading whitespace only; after the END line at most one line break
+# (Go's pem.Decode consumes it and the controller rejects any remainder).
+_ONE_BLOCK = re.compile(
+    r"\A\s*-----BEGIN ([A-Z ]+)-----\r?\n([A-Za-z0-9+/=\s]*?)-----END \1-----[ \t]*(?:\r?\n)?\Z",
+)
+
+
+def _fail(detail: str, ex: Exception | None = None) -> BadRequest:
+    error = BadRequest(CODE, f"could not process CSR: {detail}")
+    if ex is not None:
+        error.__cause__ = ex
+    return error
+
+
+def _text(data: bytes | str) -> str:
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        try:
+            return bytes(data).decode("ascii")
+        except UnicodeDecodeError as ex:
+            raise _fail("not ASCII PEM", ex) from ex
+    raise _fail("PEM text expected")
+
+
+def _check_key(csr: x509.CertificateSigningRequest) -> None:
+    """APPSEC(csr-key): refuse keys we would not trust a client to hold (tiny RSA, odd types)."""
+    try:
+        key = csr.public_key()
+    except ValueError as ex:
+        raise _fail("unsupported public key", ex) from ex
+    if isinstance(key, rsa.RSAPublicKey):
+        if key.key_size < MIN_RSA_BITS:
+            raise _fail(f"RSA key smaller than {MIN_RSA_BITS} bits")
+        return
+    if isinstance(key, (ec.EllipticCurvePublicKey, ed25519.Ed25519PublicKey, ed448.Ed448PublicKey)):
+        return
+    raise _fail(f"unsupported public key type {type(key).__name__}")
+
+
+def parse_csr(data: bytes | str) -> x509.CertificateSigningRequest:
+    """Parse exactly one PEM CSR whose self-signature verifies.
+
+    Anything else raises ``BadRequest("COULD_NOT_PROCESS_CSR")``.
+    """
+    match = _ONE_BLOCK.match(_text(data))
+    if not match:
+        raise _fail("expected exactly one PEM block followed by at most one line break")
+    if match.group(1) not in _CSR_TYPES:
+        raise _fail(f"expected a CERTIFICATE REQUEST PEM block, got {match.group(1)}")
+    try:
+        body = base64.b64decode(re.sub(r"\s+", "", match.group(2)), validate=True)
+        csr = x509.load_der_x509_csr(body)
+    except (binascii.Error, ValueError) as ex:
+        raise _fail("malformed CSR", ex) from ex
+    _check_key(csr)
+    try:
+        valid = csr.is_signature_valid
+        csr.extensions  # parse now so malformed extensions fail here, not at signing
+    except (ValueError, TypeError, UnsupportedAlgorithm) as ex:
+        raise _fail("unverifiable signature or malformed extensions", ex) from ex
+    if not valid:
+        raise _fail("signature does not verify")
+    return csr
+
+
+def csr_sans(csr: x509.CertificateSigningRequest) -> x509.SubjectAlternativeName | None:
+    """The SAN extension requested by the CSR, if any."""
+    try:
+        return csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return None
+    except ValueError as ex:
+        raise _fail("malformed extensions", ex) from ex
