@@ -1,0 +1,44 @@
+"""Transports for the harness client: in-process WSGI or a real socket."""
+from __future__ import annotations
+
+import httpx
+
+
+class PeerCertWSGI:
+    """WSGI wrapper that hands a client certificate chain to the app in-process.
+
+    APPSEC(lead): this stands in for the TLS listener in tests only; the
+    controller reads the chain from ``environ["controller.peer_certs"]``, which
+    no HTTP header can set.
+    """
+
+    def __init__(self, app, peer_certs=None):
+        self.app = app
+        self.peer_certs = list(peer_certs or [])
+
+    def __call__(self, environ, start_response):
+        environ["controller.peer_certs"] = list(self.peer_certs)
+        return self.app(environ, start_response)
+
+
+class SwappableApp:
+    """A WSGI app that forwards to whichever app is current (one server, fresh app per test)."""
+
+    def __init__(self, app=None):
+        self.app = app
+
+    def __call__(self, environ, start_response):
+        if self.app is None:
+            start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+            return [b"no app mounted"]
+        return self.app(environ, start_response)
+
+
+def inprocess(app, peer_certs=None, base_url: str = "https://controller.local") -> httpx.Client:
+    """An httpx client that calls ``app`` directly, without sockets."""
+    return httpx.Client(transport=httpx.WSGITransport(app=PeerCertWSGI(app, peer_certs)), base_url=base_url)
+
+
+def over_http(base_url: str, **kwargs) -> httpx.Client:
+    """An httpx client for a controller listening at ``base_url``."""
+    return httpx.Client(base_url=base_url, **kwargs)

@@ -1,0 +1,216 @@
+"""Password login, API sessions, expiry, lockout, disable and enable."""
+from __future__ import annotations
+
+import pytest
+
+from tests.api.test_conventions import assert_error
+
+
+def login(api, username, password, api_name="management"):
+    send = api.mgmt if api_name == "management" else api.edge
+    return send("POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password})
+
+
+@pytest.mark.parametrize("api_name", ["management", "client"])
+def test_password_login_returns_session_and_headers(api, api_name):
+    response = login(api, "admin", "admin", api_name)
+    assert response.status_code == 200
+    data = response.json()["data"]
+    assert response.headers["zt-session"] == data["token"]
+    assert response.headers["expiration-seconds"] == "1800"
+    assert response.headers["expires-at"].endswith(" +0000 UTC")
+    assert data["expirationSeconds"] == 1800
+    assert data["authQueries"] == [] and data["isMfaRequired"] is False and data["isMfaComplete"] is False
+    assert data["identity"]["entity"] == "identities" and data["identity"]["name"] == "Default Admin"
+    assert data["id"].startswith("c") and len(data["id"]) == 25
+
+
+def test_token_is_accepted_in_zt_session_and_net_session(api):
+    token = login(api, "admin", "admin").json()["data"]["token"]
+    for header in ("zt-session", "net-session"):
+        response = api.mgmt("GET", "/current-identity", headers={header: token})
+        assert response.status_code == 200
+        assert response.json()["data"]["isDefaultAdmin"] is True
+
+
+def test_bearer_token_is_not_a_session(api):
+    token = login(api, "admin", "admin").json()["data"]["token"]
+    response = api.mgmt("GET", "/current-identity", headers={"Authorization": f"Bearer {token}"})
+    assert_error(response, 401, "UNAUTHORIZED")
+
+
+@pytest.mark.parametrize("username, password", [("admin", "wrong-password"), ("nobody", "whatever")])
+def test_wrong_credentials_are_401_invalid_auth(api, username, password):
+    assert_error(login(api, username, password), 401, "INVALID_AUTH")
+
+
+@pytest.mark.parametrize("body", [{}, {"username": "admin"}, {"password": "admin"}])
+def test_missing_username_or_password_is_400(api, body):
+    response = api.mgmt("POST", "/authenticate", params={"method": "password"}, json=body)
+    assert_error(response, 400, "COULD_NOT_VALIDATE")
+
+
+@pytest.mark.parametrize("body, field", [({"username": "abc", "password": "admin"}, "username"),
+                                         ({"username": "admin", "password": "abcd"}, "password"),
+                                         ({"username": "a" * 101, "password": "admin"}, "username")])
+def test_out_of_range_lengths_are_400(api, body, field):
+    response = api.mgmt("POST", "/authenticate", params={"method": "password"}, json=body)
+    assert_error(response, 400, "COULD_NOT_VALIDATE", field)
+
+
+def test_unknown_method_is_400(api):
+    response = api.mgmt("POST", "/authenticate", params={"method": "telepathy"}, json={})
+    assert_error(response, 400, "COULD_NOT_VALIDATE", "method")
+
+
+def test_authenticate_keeps_env_and_sdk_info(api, admin, make_identity):
+    identity_id = make_identity(password="secret-1", username="envuser")
+    api.mgmt("POST", "/authenticate", params={"method": "password"},
+             json={"username": "envuser", "password": "secret-1", "envInfo": {"os": "linux", "arch": "amd64"},
+                   "sdkInfo": {"type": "ziti-sdk-c", "version": "1.18.0", "appID": "x"}})
+    data = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert data["envInfo"]["os"] == "linux" and data["sdkInfo"]["type"] == "ziti-sdk-c"
+    assert data["hasApiSession"] is True
+
+
+def test_current_api_session_and_logout(admin):
+    data = admin.mgmt_ok("GET", "/current-api-session")
+    assert data["token"] == admin.token and "expiresAt" in data
+    assert admin.mgmt("DELETE", "/current-api-session").json() == {"data": {}, "meta": {}}
+    response = admin.mgmt("GET", "/current-api-session")
+    error = assert_error(response, 401, "UNAUTHORIZED")
+    assert 'error="invalid"' in response.headers["www-authenticate"]
+    assert error["message"].startswith("The request could not be completed")
+
+
+def test_missing_token_names_both_realms(api):
+    response = api.mgmt("GET", "/current-identity")
+    assert_error(response, 401, "UNAUTHORIZED")
+    assert 'error="missing"' in response.headers["www-authenticate"]
+    assert "openziti-oidc" in response.headers["www-authenticate"]
+
+
+def test_session_expires_after_inactivity_and_activity_slides_it(admin, clock):
+    clock.advance(minutes=29)
+    assert admin.mgmt("GET", "/current-identity").status_code == 200
+    clock.advance(minutes=29)
+    assert admin.mgmt("GET", "/current-identity").status_code == 200
+    clock.advance(minutes=30, seconds=1)
+    assert_error(admin.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
+
+
+def test_session_timeout_is_configurable(api, controller_app, clock):
+    controller_app.controller.config.session_timeout_seconds = 120
+    session = api.login("admin", "admin")
+    assert session.mgmt_ok("GET", "/current-api-session")["expirationSeconds"] == 120
+    clock.advance(seconds=121)
+    assert session.mgmt("GET", "/current-identity").status_code == 401
+
+
+def test_expired_sessions_leave_the_api_session_list(admin, api, clock):
+    other = api.login("admin", "admin")
+    clock.advance(minutes=31)
+    fresh = api.login("admin", "admin")
+    ids = {s["id"] for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500})}
+    other_id = other.token
+    assert not any(s["token"] == other_id for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500}))
+    assert ids
+
+
+def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_identity, clock, unique):
+    policy_id = admin.create("auth-policies", policy_body(unique("lock"), max_attempts=3, lockout=10))
+    make_identity(password="right-pass", username="lockme", authPolicyId=policy_id)
+    for _ in range(3):
+        assert_error(login(api, "lockme", "wrong-pass"), 401, "INVALID_AUTH")
+    # locked: even the right password gets the same answer
+    assert_error(login(api, "lockme", "right-pass"), 401, "INVALID_AUTH")
+    clock.advance(minutes=10, seconds=1)
+    assert login(api, "lockme", "right-pass").status_code == 200
+
+
+def test_success_resets_the_failure_count(api, admin, make_identity, unique):
+    policy_id = admin.create("auth-policies", policy_body(unique("reset"), max_attempts=2, lockout=10))
+    make_identity(password="right-pass", username="resetme", authPolicyId=policy_id)
+    login(api, "resetme", "wrong-pass")
+    assert login(api, "resetme", "right-pass").status_code == 200
+    login(api, "resetme", "wrong-pass")
+    assert login(api, "resetme", "right-pass").status_code == 200
+
+
+def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, clock, unique):
+    policy_id = admin.create("auth-policies", policy_body(unique("forever"), max_attempts=1, lockout=0))
+    identity_id = make_identity(password="right-pass", username="foreverme", authPolicyId=policy_id)
+    login(api, "foreverme", "wrong-pass")
+    clock.advance(days=365)
+    assert_error(login(api, "foreverme", "right-pass"), 401, "INVALID_AUTH")
+    admin = api.login("admin", "admin")  # the year also expired the admin's session
+    detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert detail["disabled"] is True and detail["disabledUntil"] is None
+    admin.mgmt_ok("POST", f"/identities/{identity_id}/enable")
+    assert login(api, "foreverme", "right-pass").status_code == 200
+
+
+def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_identity, clock):
+    identity_id = make_identity(password="pass-word", username="disableme")
+    session = api.login("disableme", "pass-word")
+    admin.mgmt_ok("POST", f"/identities/{identity_id}/disable", json={"durationMinutes": 5})
+    assert session.mgmt("GET", "/current-identity").status_code == 401
+    assert_error(login(api, "disableme", "pass-word"), 401, "INVALID_AUTH")
+    detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert detail["disabled"] is True and detail["disabledUntil"] is not None
+    clock.advance(minutes=5, seconds=1)
+    assert login(api, "disableme", "pass-word").status_code == 200
+    assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["disabled"] is False
+
+
+def test_disable_requires_duration(admin, make_identity):
+    response = admin.mgmt("POST", f"/identities/{make_identity()}/disable", json={})
+    assert_error(response, 400, "COULD_NOT_VALIDATE", "durationMinutes")
+
+
+def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, unique):
+    body = policy_body(unique("noupdb"))
+    body["primary"]["updb"]["allowed"] = False
+    policy_id = admin.create("auth-policies", body)
+    make_identity(password="pass-word", username="noupdb", authPolicyId=policy_id)
+    assert_error(login(api, "noupdb", "pass-word"), 401, "INVALID_AUTH")
+
+
+def test_change_own_password_requires_current_password(api, make_identity):
+    make_identity(password="old-pass", username="changer")
+    session = api.login("changer", "old-pass")
+    auth_id = session.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
+    response = session.mgmt("PATCH", f"/current-identity/authenticators/{auth_id}",
+                            json={"password": "new-pass", "currentPassword": "wrong-one"})
+    assert_error(response, 401, "UNAUTHORIZED", "currentPassword")
+    assert session.mgmt("PATCH", f"/current-identity/authenticators/{auth_id}",
+                        json={"password": "new-pass", "currentPassword": "old-pass"}).status_code == 200
+    assert login(api, "changer", "new-pass").status_code == 200
+    assert login(api, "changer", "old-pass").status_code == 401
+
+
+def test_own_authenticators_hide_password_hashes(api, make_identity):
+    make_identity(password="pass-word", username="hashless")
+    session = api.login("hashless", "pass-word")
+    listed = session.mgmt("GET", "/current-identity/authenticators").text
+    assert "password" not in listed.lower().replace("passwordless", "") and "salt" not in listed
+
+
+def test_someone_elses_authenticator_is_404(api, admin, make_identity):
+    make_identity(password="pass-word", username="nosy-one")
+    session = api.login("nosy-one", "pass-word")
+    admin_auth = admin.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
+    assert_error(session.mgmt("GET", f"/current-identity/authenticators/{admin_auth}"), 404, "NOT_FOUND")
+
+
+def policy_body(name, *, max_attempts=0, lockout=0):
+    return {
+        "name": name,
+        "primary": {
+            "cert": {"allowed": True, "allowExpiredCerts": True},
+            "extJwt": {"allowed": True, "allowedSigners": []},
+            "updb": {"allowed": True, "minPasswordLength": 5, "requireMixedCase": False, "requireNumberChar": False,
+                     "requireSpecialChar": False, "maxAttempts": max_attempts, "lockoutDurationMinutes": lockout},
+        },
+        "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
+    }
