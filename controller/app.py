@@ -21,6 +21,9 @@ from controller.model.cascades import Cascades
 from controller.model.enrollment import EnrollmentManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
+from controller.enroll.jwt import sign_enrollment_jwt
+from controller.pki.certs import cert_pem, fingerprint
+from controller.pki.loader import load_pki
 from controller.store.db import Store
 
 log = logging.getLogger("controller")
@@ -34,7 +37,7 @@ class Controller:
         self.instance_id = ids.short()
         self.started_at = rfc3339(clock.now())
         self.cascades = Cascades()
-        self.pki = None
+        self.pki = load_pki(config)
         self.identity_types = IdentityTypeManager(self)
         self.auth_policies = AuthPolicyManager(self)
         self.identities = IdentityManager(self)
@@ -76,8 +79,9 @@ class Controller:
                 out.append(match)
         return out
 
-    def enrollment_jwt(self, record: dict) -> str | None:
-        return None
+    def enrollment_jwt(self, record: dict) -> str:
+        """The enrollment JWT, signed with the TLS server certificate's key like the real one."""
+        return sign_enrollment_jwt(self, record)
 
     def ref(self, table_or_collection: str, entity_id: str | None) -> dict | None:
         if entity_id is None:
@@ -94,7 +98,8 @@ class Controller:
             "_links": {"self": {"href": f"./controllers/{self.instance_id}"}}, "id": self.instance_id,
             "name": self.config.extra.get("controller_name", "controller"), "createdAt": self.started_at,
             "updatedAt": self.started_at, "tags": {}, "isOnline": True, "lastJoinedAt": self.started_at,
-            "ctrlAddress": None, "certPem": "", "fingerprint": "",
+            "ctrlAddress": None, "certPem": cert_pem(self.pki.server_cert),
+            "fingerprint": fingerprint(self.pki.server_cert),
             "apiAddresses": {
                 "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
                 "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
