@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import logging
 
+from controller.model.builtin import bootstrap_builtins
+
 log = logging.getLogger("controller")
 
 
@@ -10,6 +12,7 @@ def bootstrap(ctl) -> None:
     """Create what a fresh database needs; idempotent on every start."""
     ctl.identity_types.bootstrap()
     ctl.auth_policies.bootstrap()
+    bootstrap_builtins(ctl)
     for extra in getattr(ctl, "bootstrappers", ()):
         extra(ctl)
     ensure_default_admin(ctl)
