@@ -26,7 +26,8 @@ class Ids:
     def __init__(self, seed: int | None = None):
         import random
 
-        self._rand = random.Random(seed) if seed is not None else secrets.SystemRandom()
+        self._seeded = seed is not None
+        self._rand = random.Random(seed) if self._seeded else secrets.SystemRandom()
         self._counter = 0
         self._lock = threading.Lock()
         self._fingerprint = _base36(os.getpid() * 31 + int(self._rand.random() * 1e6), 4)
@@ -36,8 +37,14 @@ class Ids:
 
         The first character is alphanumeric so ids never look like options or roles.
         """
-        first = self._rand.choice(SHORT_ID_ALPHABET[:62])
-        return first + "".join(self._rand.choice(SHORT_ID_ALPHABET) for _ in range(8))
+        raw = self._random_bytes(9)
+        # 64 symbols: one byte masked to 6 bits picks one without bias.
+        return SHORT_ID_ALPHABET[raw[0] % 62] + "".join(SHORT_ID_ALPHABET[b & 63] for b in raw[1:])
+
+    def _random_bytes(self, count: int) -> bytes:
+        if self._seeded:
+            return bytes(self._rand.getrandbits(8) for _ in range(count))
+        return os.urandom(count)
 
     def cuid(self) -> str:
         """A 25-character cuid starting with ``c``."""
@@ -50,6 +57,8 @@ class Ids:
 
     def uuid(self) -> str:
         """A UUIDv4 string."""
+        if not self._seeded:
+            return str(uuid.uuid4())
         return str(uuid.UUID(int=self._rand.getrandbits(128), version=4))
 
     def token(self, nbytes: int = 32) -> str:
