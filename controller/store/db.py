@@ -1,0 +1,279 @@
+"""The Store: TinyDB tables in memory behind one RLock, made durable by a journal.
+
+Reads are dict lookups. Each commit appends one CRC-guarded line to a journal
+segment and fsyncs it before returning, so a durable write costs the same at
+1,000 or 50,000 records. When the journal outgrows max(``compact_min_bytes``,
+snapshot size) a background thread writes a new snapshot (a TinyDB JSON file)
+from a shallow copy and swaps it in by atomic rename; writes go on meanwhile.
+Records are immutable once stored: writers replace dicts, never mutate them,
+which is what makes the shallow copy consistent.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from contextlib import contextmanager
+from types import MappingProxyType
+from typing import Callable, Iterable, Iterator, Mapping
+
+from controller.errors import Unavailable
+from controller.store import journal
+from controller.store.journal import (
+    StoreCorruptError,
+    StoreError,
+    StoreFormatError,
+    StoreInUseError,
+)
+from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
+
+__all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
+
+log = logging.getLogger(__name__)
+_NO_RECORDS: Mapping[str, dict] = MappingProxyType({})  # stands in for a missing table
+Listener = Callable[[list[Change]], None]
+
+
+class Store:
+    """Tables of JSON records keyed by id; thread-safe, durable and transactional.
+
+    ``path=None`` keeps everything in memory (for tests), with the same API.
+    """
+
+    FORMAT_VERSION = journal.FORMAT_VERSION
+
+    def __init__(self, path: str | os.PathLike | None = None, *, fsync: bool = True,
+                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES):
+        self.lock = threading.RLock()
+        self._compacting = threading.Lock()  # one compaction at a time; held by its thread
+        self._pending: list[Change] = []
+        self._depth = 0
+        self._listeners: list[Listener] = []
+        self._closed = False
+        self._compact_min = compact_min_bytes
+        self._retry_at = 0  # journal size at which to retry after a failed compaction
+        self._journal: journal.Journal | None = None
+        tables: dict[str, dict[str, dict]] = {}
+        if path is not None:
+            self._journal, tables = journal.Journal.open(path, fsync=fsync)
+        self._storage = LiveStorage(tables, self.transaction, self._pending.append)
+        self.db = KeyedTinyDB(self._storage)
+        if self._journal is not None and self._needs_compaction():
+            self._compact_on_open()
+
+    # -- reads ---------------------------------------------------------------
+
+    def get(self, table: str, key: str) -> dict | None:
+        """The stored record (never mutate it), or None."""
+        with self.lock:
+            return self._storage.tables.get(table, _NO_RECORDS).get(key)
+
+    def all(self, table: str) -> list[dict]:
+        """A list of the table's records, safe to iterate while others write."""
+        with self.lock:
+            return list(self._storage.tables.get(table, _NO_RECORDS).values())
+
+    def values(self, table: str) -> Iterable[dict]:
+        """A live view of the records, for callers that hold ``lock``."""
+        return self._storage.tables.get(table, _NO_RECORDS).values()
+
+    def count(self, table: str) -> int:
+        with self.lock:
+            return len(self._storage.tables.get(table, _NO_RECORDS))
+
+    def tables(self) -> list[str]:
+        """Names of the tables holding at least one record, sorted."""
+        with self.lock:
+            return sorted(self._storage.tables)
+
+    def table(self, name: str) -> KeyedTable:
+        """The TinyDB table, for stock queries (``search(Query().name == 'x')``); hold ``lock``."""
+        return self.db.table(name)
+
+    # -- writes --------------------------------------------------------------
+
+    def insert(self, table: str, key: str, record: dict) -> None:
+        """Store a new record; KeyError if ``key`` exists."""
+        doc = _checked(table, key, record)
+        with self.transaction():
+            if key in self._storage.tables.get(table, _NO_RECORDS):
+                raise KeyError(f"{table}/{key} already exists")
+            self.db.table(table).put_doc(key, doc)
+
+    def put(self, table: str, key: str, record: dict) -> None:
+        """Insert or replace the whole record."""
+        doc = _checked(table, key, record)
+        with self.transaction():
+            self.db.table(table).put_doc(key, doc)
+
+    def delete(self, table: str, key: str) -> dict | None:
+        """Remove a record; returns it, or None if there was none."""
+        _checked(table, key, {})
+        with self.transaction():
+            change = self.db.table(table).remove_doc(key)
+        return change.old if change is not None else None
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group the writes inside into one atomic, durable commit.
+
+        Nestable: only the outermost commits. An exception leaving any level
+        undoes that level's changes (so an inner one caught by the caller is a
+        savepoint). Raises Unavailable, with everything undone, if the commit
+        cannot be written.
+        """
+        with self.lock:
+            if self._closed:
+                raise Unavailable(message="The data store is closed")
+            mark = len(self._pending)
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._undo(self._pending[mark:])
+                del self._pending[mark:]
+                raise
+            finally:
+                self._depth -= 1
+            if self._depth == 0:
+                self._commit()
+
+    def add_listener(self, fn: Listener) -> None:
+        """Call ``fn(changes)`` after each successful commit, still under the lock.
+
+        A listener that raises is logged and skipped: the commit is durable by then.
+        """
+        with self.lock:
+            self._listeners.append(fn)
+
+    def _commit(self) -> None:
+        changes = self._pending[:]
+        self._pending.clear()  # cleared in place: LiveStorage holds its append
+        if not changes:
+            return
+        if self._journal is not None:
+            try:
+                self._journal.append(journal.encode_entry(changes))
+            except BaseException as ex:
+                self._undo(changes)  # memory must match the journal, whatever went wrong
+                if not isinstance(ex, OSError):
+                    raise
+                log.error("store: commit of %d changes failed and was undone: %s", len(changes), ex)
+                raise Unavailable() from ex
+        for fn in list(self._listeners):
+            try:
+                fn(changes)
+            except Exception:
+                log.exception("store: listener %r failed", fn)
+        self._maybe_compact()
+
+    def _undo(self, changes: list[Change]) -> None:
+        for change in reversed(changes):
+            self._storage.revert(change)
+
+    # -- compaction and copies -----------------------------------------------
+
+    def compact(self) -> None:
+        """Write a snapshot covering every commit so far, now; drop the journal it covers."""
+        if self._journal is None:
+            return
+        with self._compacting:
+            with self.lock:
+                self._require_idle("compact")
+                upto, tables = self._begin_compaction()
+            try:
+                self._finish_compaction(upto, tables)
+            except OSError as ex:
+                raise Unavailable() from ex
+
+    def snapshot_to(self, dest: str | os.PathLike) -> None:
+        """Write a consistent copy of the store into the new or empty folder ``dest``."""
+        with self.lock:
+            self._require_idle("snapshot_to")
+            tables = self._shallow_copy()
+        journal.write_copy(dest, tables, fsync=self._journal is None or self._journal.fsync)
+
+    def _needs_compaction(self) -> bool:
+        pending = self._journal.pending_bytes
+        return pending > max(self._compact_min, self._journal.snapshot_bytes, self._retry_at)
+
+    def _maybe_compact(self) -> None:
+        """After a commit: start a background compaction if the journal is due one."""
+        if self._journal is None or not self._needs_compaction():
+            return
+        if not self._compacting.acquire(blocking=False):
+            return  # one is running already
+        try:
+            upto, tables = self._begin_compaction()
+            threading.Thread(target=self._compact_in_background, args=(upto, tables),
+                             name="store-compaction", daemon=True).start()
+        except Exception:  # the commit is durable: a compaction that cannot start is retried later
+            self._compacting.release()
+            log.exception("store: cannot start a compaction")
+
+    def _compact_in_background(self, upto: int, tables: dict) -> None:
+        try:
+            self._finish_compaction(upto, tables)
+        except OSError as ex:
+            log.error("store: compaction failed, the journal keeps every commit: %s", ex)
+        except Exception:
+            log.exception("store: compaction failed; the journal keeps every commit")
+        finally:
+            self._compacting.release()
+
+    def _compact_on_open(self) -> None:
+        try:
+            self.compact()
+        except Unavailable as ex:  # e.g. a read-only folder: reads still work
+            log.warning("store: cannot compact on open: %s", ex.__cause__)
+
+    def _begin_compaction(self) -> tuple[int, dict]:
+        """Under the lock, at a commit boundary: cut the journal and copy the tables."""
+        return self._journal.rotate(), self._shallow_copy()
+
+    def _finish_compaction(self, upto: int, tables: dict) -> None:
+        """Outside the lock: write the snapshot, then retire what it covers."""
+        try:
+            size = self._journal.write_snapshot(upto, tables)
+        except OSError:
+            self._retry_at = self._journal.pending_bytes + self._compact_min
+            raise
+        self._journal.retire(upto, size)
+        self._retry_at = 0
+
+    def _shallow_copy(self) -> dict[str, dict[str, dict]]:
+        # O(n) dict copies of shared, immutable records: fast, unlike serialising them.
+        return {name: dict(docs) for name, docs in self._storage.tables.items()}
+
+    def _require_idle(self, what: str) -> None:
+        if self._closed:
+            raise Unavailable(message="The data store is closed")
+        if self._depth:
+            raise RuntimeError(f"{what} cannot run inside a transaction")
+
+    # -- lifecycle -----------------------------------------------------------
+
+    def close(self) -> None:
+        """Wait for a running compaction, then release the folder."""
+        with self._compacting:
+            with self.lock:
+                if self._closed:
+                    return
+                self._require_idle("close")
+                self._closed = True
+                if self._journal is not None:
+                    self._journal.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _checked(table: str, key: str, record: Mapping) -> dict:
+    if not isinstance(table, str) or not table:
+        raise TypeError("a table name must be a non-empty str")
+    if not isinstance(key, str):
+        raise TypeError(f"a key must be a str, not {type(key).__name__}")
+    return copy_record(record)

@@ -1,0 +1,410 @@
+"""The files of a store folder: format marker, snapshot and journal segments.
+
+Layout of a folder::
+
+    format.json              {"format": "ziti-edge-controller-store", "version": 1}
+    store.lock               flock'd while a Store has the folder open
+    snapshot-00000007.json   TinyDB JSON ({table: {key: record}}); covers segments < 7
+    journal-00000007.log     one line per commit: "<crc32 hex> <json ops>\\n"
+    journal-00000008.log
+
+A commit is durable once its line is written and fsynced. A line without its
+newline or with a bad CRC at the end of a segment is a torn write and is dropped
+on load; a bad line followed by whole lines is real damage and refuses to load.
+Ops are whole-record puts and deletes, so replaying a segment twice is harmless.
+"""
+from __future__ import annotations
+
+import fcntl
+import gc
+import logging
+import os
+import re
+import threading
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+FORMAT_NAME = "ziti-edge-controller-store"
+FORMAT_VERSION = 1
+FORMAT_FILE = "format.json"
+LOCK_FILE = "store.lock"
+COMPACT_MIN_BYTES = 4 << 20
+_SNAPSHOT_RE = re.compile(r"snapshot-(\d{8})\.json")
+_SEGMENT_RE = re.compile(r"journal-(\d{8})\.log")
+_CHUNK = 1000  # records per orjson call while writing a snapshot: lets writers take the GIL in between
+
+Tables = dict[str, dict[str, dict]]
+
+
+class StoreError(RuntimeError):
+    """A store folder cannot be opened."""
+
+
+class StoreFormatError(StoreError):
+    """The folder is not a store, or one of a format this code does not read."""
+
+
+class StoreCorruptError(StoreError):
+    """A store file is damaged beyond a torn last write."""
+
+
+class StoreInUseError(StoreError):
+    """Another Store (in this or another process) has the folder open."""
+
+
+def snapshot_name(upto: int) -> str:
+    return f"snapshot-{upto:08d}.json"
+
+
+def segment_name(number: int) -> str:
+    return f"journal-{number:08d}.log"
+
+
+def encode_entry(changes: Iterable[Any]) -> bytes:
+    """One journal line for the changes of one commit."""
+    payload = orjson.dumps([[c.table, c.key, c.new] for c in changes])
+    return b"%08x %b\n" % (zlib.crc32(payload), payload)
+
+
+def decode_segment(data: bytes, name: str) -> list[list]:
+    """The op lists of a segment's whole lines; a torn tail is dropped."""
+    body, newline, _torn = data.rpartition(b"\n")
+    lines = body.split(b"\n") if newline else []
+    entries: list[list] = []
+    damaged = None
+    for number, line in enumerate(lines, 1):
+        ops = _decode_line(line, name, number)
+        if ops is None:
+            damaged = damaged or number
+        elif damaged is not None:
+            raise StoreCorruptError(f"{name}: line {damaged} is damaged but later lines are whole")
+        else:
+            entries.append(ops)
+    return entries
+
+
+def _decode_line(line: bytes, name: str, number: int) -> list | None:
+    if len(line) < 10 or line[8:9] != b" ":
+        return None
+    try:
+        crc = int(line[:8], 16)
+    except ValueError:
+        return None
+    payload = line[9:]
+    if zlib.crc32(payload) != crc:
+        return None
+    try:
+        ops = orjson.loads(payload)
+    except orjson.JSONDecodeError as ex:
+        raise StoreCorruptError(f"{name}: line {number} has a valid CRC but is not JSON") from ex
+    if not isinstance(ops, list) or not all(_is_op(op) for op in ops):
+        raise StoreCorruptError(f"{name}: line {number} is not a list of [table, key, record] ops")
+    return ops
+
+
+def _is_op(op: Any) -> bool:
+    return (isinstance(op, list) and len(op) == 3 and isinstance(op[0], str)
+            and isinstance(op[1], str) and (op[2] is None or isinstance(op[2], dict)))
+
+
+def apply_ops(tables: Tables, ops: list) -> None:
+    """Apply one commit's ops to plain tables (used while loading)."""
+    for table, key, record in ops:
+        if record is not None:
+            tables.setdefault(table, {})[key] = record
+        elif key in tables.get(table, ()):
+            del tables[table][key]
+            if not tables[table]:
+                del tables[table]
+
+
+def load_snapshot(path: Path) -> Tables:
+    try:
+        data = orjson.loads(path.read_bytes())
+    except orjson.JSONDecodeError as ex:
+        raise StoreCorruptError(f"{path.name} is not valid JSON") from ex
+    if not isinstance(data, dict) or not all(isinstance(docs, dict) for docs in data.values()):
+        raise StoreCorruptError(f"{path.name} is not a TinyDB file of tables")
+    for docs in data.values():
+        if not all(isinstance(doc, dict) for doc in docs.values()):
+            raise StoreCorruptError(f"{path.name} holds a record that is not an object")
+    return {name: docs for name, docs in data.items() if docs}
+
+
+def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
+    """A new store folder at ``dest`` holding ``tables`` (which must not be written meanwhile)."""
+    folder = Path(dest)
+    folder.mkdir(parents=True, exist_ok=True)
+    if _significant(os.listdir(folder)):
+        raise FileExistsError(f"{folder} is not empty")
+    _write_format(folder, fsync)
+    _write_snapshot(folder, 0, tables, fsync)
+
+
+class Journal:
+    """The open files of one store folder. Appends come under the Store lock."""
+
+    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None):
+        self.folder = folder
+        self.fsync = fsync
+        self.snapshot_bytes = 0
+        self._lock = threading.Lock()  # guards the bookkeeping below against the compaction thread
+        self._lock_fd = lock_fd
+        self._file = None
+        self._seg = 0  # the segment the next append goes to
+        self._sizes: dict[int, int] = {}  # bytes of each segment not yet covered by the snapshot
+        self._snapshot: int | None = None  # ``upto`` of the snapshot file on disk
+
+    @classmethod
+    def open(cls, path: str | os.PathLike, *, fsync: bool) -> tuple[Journal, Tables]:
+        """Open (or initialise) a folder; returns the journal and the loaded tables."""
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        _check_format(folder, fsync)  # before locking: leave no lock file in a foreign folder
+        lock_fd = _lock_folder(folder)
+        try:
+            journal = cls(folder, fsync=fsync, lock_fd=lock_fd)
+            return journal, journal._load(os.listdir(folder))
+        except BaseException:
+            if lock_fd is not None:
+                os.close(lock_fd)
+            raise
+
+    @property
+    def pending_bytes(self) -> int:
+        """Journal bytes the snapshot does not cover yet."""
+        with self._lock:
+            return sum(self._sizes.values())
+
+    def _load(self, names: list[str]) -> Tables:
+        with _gc_paused():
+            return self._load_files(names)
+
+    def _load_files(self, names: list[str]) -> Tables:
+        snaps, segs = _numbered(names, _SNAPSHOT_RE), _numbered(names, _SEGMENT_RE)
+        tables: Tables = {}
+        upto = max(snaps, default=0)
+        if snaps:
+            path = self.folder / snapshot_name(upto)
+            tables, self._snapshot = load_snapshot(path), upto
+            self.snapshot_bytes = path.stat().st_size
+        for number in sorted(n for n in segs if n >= upto):
+            data = (self.folder / segment_name(number)).read_bytes()
+            for ops in decode_segment(data, segment_name(number)):
+                apply_ops(tables, ops)
+            self._sizes[number] = len(data)
+        # NOTE: never append to a segment from an earlier run: it may end in a torn line.
+        self._seg = max([upto, *(n + 1 for n in segs)])
+        stale = [snapshot_name(n) for n in snaps if n < upto] + [segment_name(n) for n in segs if n < upto]
+        _unlink_all(self.folder, stale + [n for n in names if n.endswith(".tmp")])
+        return tables
+
+    def append(self, line: bytes) -> None:
+        """Write one commit line durably, or raise OSError leaving the files as they were."""
+        with self._lock:
+            if self._file is None:
+                self._file = self._create_segment()
+            start = self._sizes.get(self._seg, 0)
+            try:
+                _write_all(self._file, line)
+                if self.fsync:
+                    os.fsync(self._file.fileno())
+            except BaseException:  # also e.g. KeyboardInterrupt: the caller undoes the commit
+                self._undo(start)
+                raise
+            self._sizes[self._seg] = start + len(line)
+
+    def _create_segment(self):
+        path = self.folder / segment_name(self._seg)
+        handle = self._open_file(path)
+        self._sizes.setdefault(self._seg, 0)
+        try:
+            if self.fsync:
+                _fsync_dir(self.folder)  # the new name must survive a power cut too
+        except OSError:
+            handle.close()
+            raise
+        return handle
+
+    def _open_file(self, path: Path):
+        return open(path, "ab", buffering=0)
+
+    def _undo(self, start: int) -> None:
+        """Cut a failed write off the segment; if that fails too, never append to it again."""
+        try:
+            self._file.truncate(start)
+        except OSError as ex:
+            log.warning("store: cannot cut a failed write from %s (%s); starting a new segment",
+                        segment_name(self._seg), ex)
+            self._close_file()
+            self._seg += 1
+
+    def rotate(self) -> int:
+        """Start a new segment; returns ``upto``: the segments below it are closed."""
+        with self._lock:
+            if self._file is not None:
+                self._close_file()
+                self._seg += 1
+            return self._seg
+
+    def write_snapshot(self, upto: int, tables: Tables) -> int:
+        """Write the snapshot covering segments < ``upto``; returns its size. No lock needed."""
+        return _write_snapshot(self.folder, upto, tables, self.fsync)
+
+    def retire(self, upto: int, size: int) -> None:
+        """Adopt the snapshot ``upto`` and delete the files it covers."""
+        with self._lock:
+            covered = [n for n in self._sizes if n < upto]
+            dead = [segment_name(n) for n in covered]
+            for number in covered:
+                del self._sizes[number]
+            if self._snapshot is not None and self._snapshot != upto:
+                dead.append(snapshot_name(self._snapshot))
+            self._snapshot, self.snapshot_bytes = upto, size
+        _unlink_all(self.folder, dead)  # outside the lock: unlinking a big file takes a while
+
+    def close(self) -> None:
+        with self._lock:
+            self._close_file()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    def _close_file(self) -> None:
+        handle, self._file = self._file, None
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError as ex:  # every line in it was fsynced already
+                log.warning("store: closing %s: %s", segment_name(self._seg), ex)
+
+
+def _lock_folder(folder: Path) -> int | None:
+    path = folder / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None  # a read-only folder without a lock file: nobody can write to it anyway
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as ex:
+        os.close(fd)
+        raise StoreInUseError(f"{folder} is already open in another store") from ex
+    return fd
+
+
+def _check_format(folder: Path, fsync: bool) -> None:
+    """Check (or, in an empty folder, write) the format marker."""
+    if not _significant(os.listdir(folder)):
+        _write_format(folder, fsync)
+        return
+    path = folder / FORMAT_FILE
+    try:
+        info = orjson.loads(path.read_bytes())
+    except FileNotFoundError as ex:
+        raise StoreFormatError(f"{folder} is not empty and has no {FORMAT_FILE}: not a store folder") from ex
+    except orjson.JSONDecodeError as ex:
+        raise StoreFormatError(f"{path} is not valid JSON") from ex
+    if not isinstance(info, dict) or info.get("format") != FORMAT_NAME:
+        raise StoreFormatError(f"{path} does not name the format {FORMAT_NAME!r}")
+    version = info.get("version")
+    if type(version) is not int or version < 1:
+        raise StoreFormatError(f"{path} has an unknown format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise StoreFormatError(f"{folder} uses store format version {version}, newer than version "
+                               f"{FORMAT_VERSION} that this controller reads: upgrade the controller")
+
+
+def _write_format(folder: Path, fsync: bool) -> None:
+    data = orjson.dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION})
+    _replace_atomically(folder, FORMAT_FILE, lambda handle: handle.write(data), fsync)
+
+
+def _write_snapshot(folder: Path, upto: int, tables: Tables, fsync: bool) -> int:
+    _replace_atomically(folder, snapshot_name(upto), lambda handle: _dump_tables(handle, tables), fsync)
+    return (folder / snapshot_name(upto)).stat().st_size
+
+
+def _replace_atomically(folder: Path, name: str, write, fsync: bool) -> None:
+    """Write ``name`` via a temp file, fsync, rename over, fsync the folder."""
+    tmp = folder / (name + ".tmp")
+    handle = open(tmp, "wb")
+    try:
+        with handle:
+            write(handle)
+            handle.flush()
+            if fsync:
+                os.fsync(handle.fileno())
+        os.replace(tmp, folder / name)
+    except BaseException:
+        _unlink_all(folder, [tmp.name])
+        raise
+    if fsync:
+        _fsync_dir(folder)
+
+
+def _dump_tables(handle, tables: Tables) -> None:
+    """TinyDB JSON, written in chunks so no single call holds the GIL for long."""
+    handle.write(b"{")
+    for index, (name, docs) in enumerate(tables.items()):
+        handle.write(b"%b%b:{" % (b"," if index else b"", orjson.dumps(name)))
+        items = list(docs.items())
+        for start in range(0, len(items), _CHUNK):
+            part = orjson.dumps(dict(items[start:start + _CHUNK]))
+            handle.write((b"," if start else b"") + part[1:-1])
+        handle.write(b"}")
+    handle.write(b"}")
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC: parsed JSON has no cycles, and the GC would scan it 4x over."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _write_all(handle, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = handle.write(view)
+        view = view[written:]
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _significant(names: list[str]) -> list[str]:
+    return [name for name in names if name != LOCK_FILE and not name.endswith(".tmp")]
+
+
+def _numbered(names: list[str], pattern: re.Pattern) -> list[int]:
+    return [int(match.group(1)) for match in map(pattern.fullmatch, names) if match]
+
+
+def _unlink_all(folder: Path, names: list[str]) -> None:
+    for name in names:
+        try:
+            os.unlink(folder / name)
+        except FileNotFoundError:
+            pass
+        except OSError as ex:  # harmless: the next open removes it
+            log.warning("store: cannot remove %s: %s", name, ex)

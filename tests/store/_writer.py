@@ -1,0 +1,65 @@
+"""Helper process of the kill -9 test: writes until killed, reporting acknowledged writes.
+
+Usage: python _writer.py FOLDER MODE RUN SEED, MODE being "write" or "compact".
+
+Prints ``ready`` once the store is open, then per commit, only after it returned:
+``ack KEY...`` for a transaction of inserts, ``try-del KEY`` before a delete and
+``del KEY`` after it. In "compact" mode a second thread compacts non-stop and the
+journal threshold is tiny, so kills often land inside a compaction.
+"""
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+import zlib
+
+from controller.store.db import Store
+
+LIFETIME = 30.0  # seconds: the process ends itself if the test never kills it
+
+
+def record(key: str, tx: str, size: int, rng: random.Random) -> dict:
+    body = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz0123456789", k=rng.randint(10, 1200)))
+    return {"id": key, "tx": tx, "size": size, "body": body, "crc": zlib.crc32(body.encode())}
+
+
+def say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def compact_forever(store: Store) -> None:
+    while True:
+        store.compact()
+
+
+def main(folder: str, mode: str, run: str, seed: int) -> None:
+    rng = random.Random(seed)
+    store = Store(folder, compact_min_bytes=16_000 if mode == "compact" else 4 << 20)
+    if mode == "compact":
+        threading.Thread(target=compact_forever, args=(store,), daemon=True).start()
+    mine: list[str] = []
+    say("ready")
+    deadline = time.monotonic() + LIFETIME
+    for number in range(10**9):
+        if time.monotonic() > deadline:
+            return
+        if mine and rng.random() < 0.15:
+            key = mine.pop(rng.randrange(len(mine)))
+            say(f"try-del {key}")
+            store.delete("records", key)
+            say(f"del {key}")
+            continue
+        tx, size = f"{run}-{number}", rng.randint(1, 4)
+        keys = [f"{tx}-{index}" for index in range(size)]
+        with store.transaction():
+            for key in keys:
+                store.insert("records", key, record(key, tx, size, rng))
+        say("ack " + " ".join(keys))
+        mine.extend(keys)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))

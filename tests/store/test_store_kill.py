@@ -1,0 +1,110 @@
+"""kill -9 at random moments: acknowledged writes survive and the folder stays whole.
+
+Set STORE_KILL_SEED to replay a failing sequence of kill times.
+"""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+from tinydb import TinyDB
+
+from controller.store.db import Store
+
+WRITER = Path(__file__).with_name("_writer.py")
+RUNS = 24
+
+
+class Ledger:
+    """What the writers reported: acknowledged inserts, attempted and finished deletes."""
+
+    def __init__(self):
+        self.acked: set[str] = set()
+        self.tried_delete: set[str] = set()
+        self.deleted: set[str] = set()
+
+    def read(self, lines: list[bytes]) -> None:
+        for raw in lines:
+            if not raw.endswith(b"\n"):
+                continue  # killed while printing: that write was never reported
+            verb, *keys = raw.decode().split()
+            if verb == "ack":
+                self.acked.update(keys)
+            elif verb == "try-del":
+                self.tried_delete.update(keys)
+            elif verb == "del":
+                self.deleted.update(keys)
+
+
+def run_and_kill(folder: Path, mode: str, run: int, rng: random.Random) -> list[bytes]:
+    """Start a writer, SIGKILL it at a random moment; returns its output lines."""
+    command = [sys.executable, str(WRITER), str(folder), mode, f"r{run}", str(rng.randrange(2**32))]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines: list[bytes] = []
+    ready = threading.Event()
+
+    def drain():  # keeps the pipe empty so the writer never blocks on a print
+        for line in process.stdout:
+            lines.append(line)
+            ready.set()
+        ready.set()
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    try:
+        if not ready.wait(20) or lines[:1] != [b"ready\n"]:
+            raise RuntimeError(f"writer did not start: {process.stderr.read1(4096)!r}")
+        time.sleep(rng.uniform(0.02, 0.4))  # the random moment of the kill is the point of this test
+        if process.poll() is not None:
+            raise RuntimeError(f"writer ended early: {process.stderr.read1(4096)!r}")
+    finally:
+        process.kill()
+        process.wait(10)
+        reader.join(10)
+        process.stderr.close()
+    return lines
+
+
+def check(folder: Path, ledger: Ledger, where: str) -> int:
+    """Reopen the folder and check the ledger against it; returns the record count."""
+    with Store(folder) as store:  # opening cleanly is part of the check
+        records = {record["id"]: record for record in store.all("records")}
+    for key, record in records.items():
+        assert record["crc"] == zlib.crc32(record["body"].encode()), f"{where}: {key} is not whole"
+        members = (f"{record['tx']}-{index}" for index in range(record["size"]))
+        partial = [key for key in members if key not in records and key not in ledger.tried_delete]
+        assert not partial, f"{where}: transaction {record['tx']} is missing {sorted(partial)}"
+    lost = ledger.acked - ledger.tried_delete - records.keys()
+    assert not lost, f"{where}: acknowledged writes lost: {sorted(lost)[:10]}"
+    back = ledger.deleted & records.keys()
+    assert not back, f"{where}: deleted records came back: {sorted(back)[:10]}"
+    return len(records)
+
+
+@pytest.mark.slow
+def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
+    seed = int(os.environ.get("STORE_KILL_SEED", random.randrange(2**32)))
+    rng, folder, ledger = random.Random(seed), tmp_path / "data", Ledger()
+    killed_mid_snapshot = 0
+
+    for run in range(RUNS):
+        mode = "compact" if run % 2 else "write"
+        ledger.read(run_and_kill(folder, mode, run, rng))
+        killed_mid_snapshot += mode == "compact" and any(folder.glob("snapshot-*.tmp"))
+        check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} ({mode})")
+
+    assert len(ledger.acked) > RUNS, "the writers hardly wrote anything"
+    assert killed_mid_snapshot > 0, "no kill landed inside a snapshot write"
+    with Store(folder) as store:
+        store.compact()
+        expected = store.count("records")
+    [snapshot] = folder.glob("snapshot-*.json")
+    with TinyDB(snapshot, access_mode="r") as stock:
+        assert len(stock.table("records")) == expected
