@@ -1,0 +1,206 @@
+"""``ZitiClient``: one method per operation of both APIs.
+
+Methods are named after the operations (``listIdentities`` becomes
+``client.management.list_identities``); path parameters are positional, the
+JSON body is ``body=``, query parameters are keywords. Enveloped answers return
+``data``; non-2xx answers raise :class:`~harness.clients.ApiError`. The same
+client runs in-process (no sockets) or against a URL over HTTP or HTTPS, with a
+client certificate or an identity file.
+"""
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import quote
+
+import httpx
+
+from harness.clients import ApiError
+from harness.operations import OPERATIONS
+from harness.transport import inprocess
+
+PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
+_PARAM = re.compile(r"{(\w+)}")
+
+
+def snake(op_id: str) -> str:
+    """``listAPISessions`` -> ``list_api_sessions``."""
+    text = re.sub(r"([A-Z]{2,})s(?=[A-Z]|$)", lambda m: m.group(1) + "S", op_id)  # JWTs, CAs
+    text = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", text)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text).lower()
+
+
+class SessionAuth(httpx.Auth):
+    """Send ``zt-session``; on a 401, log in again once with the stored credentials."""
+
+    def __init__(self, client: "ZitiClient"):
+        self.client = client
+
+    def auth_flow(self, request):
+        token = self.client.token
+        if token and "zt-session" not in request.headers:
+            request.headers["zt-session"] = token
+        response = yield request
+        if response.status_code == 401 and token and self.client.relogin is not None and not request.url.path.endswith("/authenticate"):
+            self.client.token = None
+            self.client.relogin()
+            if self.client.token:
+                request.headers["zt-session"] = self.client.token
+                yield request
+
+
+class OperationGroup:
+    """The operations of one API as methods."""
+
+    def __init__(self, client: "ZitiClient", api: str):
+        self._client, self._api = client, api
+
+    def call(self, op_id: str, *path_args: str, body: Any = None, headers: dict | None = None,
+             raw: bool = False, content: bytes | str | None = None, **query) -> Any:
+        """Send operation ``op_id``; return its ``data`` (or the response when ``raw``)."""
+        method, path, _, _ = OPERATIONS[self._api][op_id]
+        names = _PARAM.findall(path)
+        if len(path_args) != len(names):
+            raise TypeError(f"{op_id} takes {len(names)} path argument(s): {names}")
+        for name, value in zip(names, path_args):
+            path = path.replace("{" + name + "}", quote(str(value), safe=""))
+        params = {k: v for k, v in query.items() if v is not None}
+        kwargs: dict[str, Any] = {"params": params, "headers": headers or {}}
+        if content is not None:
+            kwargs["content"] = content
+        elif body is not None:
+            kwargs["json"] = body
+        response = self._client.http.request(method, PREFIXES[self._api] + ("" if path == "/" else path), **kwargs)
+        if raw:
+            return response
+        if response.status_code >= 300:
+            raise ApiError(response)
+        if not response.content:
+            return None
+        if not response.headers.get("content-type", "").startswith("application/json"):
+            return response.text
+        payload = response.json()
+        return payload.get("data") if isinstance(payload, dict) and "data" in payload else payload
+
+    def iterate(self, op_id: str, *path_args: str, page_size: int = 100, **query) -> Iterator[dict]:
+        """Yield every item of a list operation, page by page."""
+        offset = 0
+        while True:
+            response = self.call(op_id, *path_args, raw=True, limit=page_size, offset=offset, **query)
+            if response.status_code >= 300:
+                raise ApiError(response)
+            payload = response.json()
+            yield from payload["data"]
+            page = payload["meta"]["pagination"]
+            offset = page["offset"] + page["limit"]
+            if page["totalCount"] <= offset or not payload["data"]:
+                return
+
+
+def _method(op_id: str, method: str, path: str):
+    def operation(self: OperationGroup, *path_args, **kwargs):
+        return self.call(op_id, *path_args, **kwargs)
+
+    operation.__name__ = snake(op_id)
+    operation.__doc__ = f"{method} {path} ({op_id})."
+    return operation
+
+
+def _group_class(api: str) -> type:
+    namespace = {snake(op_id): _method(op_id, method, path) for op_id, (method, path, _, _) in OPERATIONS[api].items()}
+    return type(f"{api.title()}Operations", (OperationGroup,), namespace)
+
+
+ClientOperations = _group_class("client")
+ManagementOperations = _group_class("management")
+
+
+class ZitiClient:
+    """Both APIs of one controller, in-process or over the network."""
+
+    def __init__(self, http: httpx.Client):
+        self.http = http
+        self.token: str | None = None
+        self.relogin = None
+        self.http.auth = SessionAuth(self)
+        self.management = ManagementOperations(self, "management")
+        self.edge = ClientOperations(self, "client")
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def in_process(cls, app, peer_certs=None) -> "ZitiClient":
+        """A client that calls the WSGI ``app`` directly, optionally presenting a certificate chain."""
+        return cls(inprocess(app, peer_certs))
+
+    @classmethod
+    def connect(cls, url: str, *, ca: str | None = None, cert: tuple[str, str] | None = None,
+                verify: bool = True, timeout: float = 10.0) -> "ZitiClient":
+        """A client for a controller at ``url``; ``ca`` is a PEM bundle path, ``cert`` (chain file, key file)."""
+        if url.startswith("https"):
+            context = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
+            if not verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+            if cert:
+                context.load_cert_chain(*cert)
+            return cls(httpx.Client(base_url=url, verify=context, timeout=timeout))
+        return cls(httpx.Client(base_url=url, timeout=timeout))
+
+    @classmethod
+    def from_identity_file(cls, path: str | Path, timeout: float = 10.0) -> "ZitiClient":
+        """A client built from an SDK identity file ``{ztAPI, id: {cert, key, ca}}``."""
+        identity = json.loads(Path(path).read_text())
+        folder = Path(tempfile.mkdtemp(prefix="ziti-id-"))
+        files = {}
+        for name in ("cert", "key", "ca"):
+            value = identity["id"][name]
+            value = value[len("pem:"):] if value.startswith("pem:") else Path(value).read_text() if "\n" not in value else value
+            files[name] = folder / f"{name}.pem"
+            files[name].write_text(value)
+            files[name].chmod(0o600)
+        return cls.connect(identity["ztAPI"], ca=str(files["ca"]), cert=(str(files["cert"]), str(files["key"])),
+                           timeout=timeout)
+
+    # -- sessions -------------------------------------------------------------
+    def login(self, username: str, password: str, *, api: str = "management", **body) -> dict:
+        """Authenticate by password; the client then carries the session (and logs in again on 401)."""
+        group = self.management if api == "management" else self.edge
+
+        def again():
+            data = group.call("authenticate", method="password", body={"username": username, "password": password, **body})
+            self.token = data["token"]
+            return data
+
+        self.relogin = again
+        return again()
+
+    def login_cert(self, *, api: str = "client", **body) -> dict:
+        """Authenticate with the client certificate presented on the connection."""
+        group = self.management if api == "management" else self.edge
+
+        def again():
+            data = group.call("authenticate", method="cert", body=body or {})
+            self.token = data["token"]
+            return data
+
+        self.relogin = again
+        return again()
+
+    def logout(self) -> None:
+        if self.token:
+            self.edge.call("deleteCurrentApiSession")
+        self.token = None
+        self.relogin = None
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

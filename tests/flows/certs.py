@@ -1,0 +1,104 @@
+"""Setup steps shared by the certificate flows: they return or raise, never assert.
+
+Everything goes through the HTTP API and ``harness.pki`` (never ``controller.pki``).
+"""
+from __future__ import annotations
+
+from cryptography import x509
+
+from harness import pki as hp
+from harness.clients import ApiError
+from harness.enroll import ott_csr
+
+CLIENT = "/edge/client/v1"
+CONTROLLER_URL = "https://127.0.0.1:1280"
+SDK_INFO = {"type": "ziti-sdk-c", "version": "1.18.0", "revision": "abc", "branch": "main"}
+ENV_INFO = {"os": "linux", "osRelease": "6.1", "osVersion": "1", "arch": "x86_64", "hostname": "h", "domain": ""}
+
+
+def ok(response):
+    """The ``data`` of a 2xx reply; ApiError otherwise."""
+    if response.status_code >= 300:
+        raise ApiError(response)
+    return response.json()["data"] if response.content else None
+
+
+def new_identity(admin, name: str, enrollment: dict | None = None, **fields) -> str:
+    body = {"name": name, "type": "User", "isAdmin": False, **fields}
+    if enrollment is not None:
+        body["enrollment"] = enrollment
+    return admin.create("identities", body)
+
+
+def pending(admin, identity_id: str, method: str) -> dict:
+    """The identity's outstanding enrollment of ``method`` (``{id, jwt, token, expiresAt}``)."""
+    return admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"][method]
+
+
+def post_csr(api, token: str, csr_pem: str, *, content_type: str = "text/plain", accept: str = "application/json",
+             path: str = CLIENT + "/enroll"):
+    return api.request("POST", path, params={"method": "ott", "token": token}, content=csr_pem.encode("ascii"),
+                       headers={"content-type": content_type, "accept": accept})
+
+
+def enroll_ott(api, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
+    """Enroll like the C SDK (text/plain CSR); return the issued chain with its key."""
+    csr_pem, key = ott_csr(subject, CONTROLLER_URL, key_type=key_type)
+    data = ok(post_csr(api, token, csr_pem))
+    chain = x509.load_pem_x509_certificates(data["cert"].encode("ascii"))
+    return hp.CertKey(chain[0], key, chain[1:])
+
+
+def enrolled(admin, api, name: str, **fields) -> tuple[str, hp.CertKey]:
+    """A new identity enrolled by ott: ``(identity id, client cert)``."""
+    identity_id = new_identity(admin, name, {"ott": True}, **fields)
+    return identity_id, enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id)
+
+
+def cert_login(api, path: str = "/authenticate", **body):
+    """``POST /authenticate?method=cert`` (the legacy root path by default); the raw response."""
+    return api.request("POST", path, params={"method": "cert"},
+                       json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO, **body})
+
+
+def session_of(api, response):
+    return api.with_token(ok(response)["token"])
+
+
+def third_party(now=None, name: str = "Third Party") -> tuple[hp.CertKey, hp.CertKey]:
+    """A third-party root and intermediate, dated around ``now`` (the controller clock)."""
+    root = hp.make_root_ca(f"{name} Root", now=now)
+    return root, hp.make_intermediate_ca(root, f"{name} Intermediate", now=now)
+
+
+def create_ca(admin, name: str, root: hp.CertKey, **fields) -> str:
+    body = {"name": name, "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
+            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": [], **fields}
+    return admin.create("cas", body)
+
+
+def verify_ca(admin, ca_id: str, root: hp.CertKey, now=None):
+    """Post the proof of possession: a cert signed by the CA whose CN is the verification token."""
+    token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
+    proof = hp.make_leaf(root, token, now=now)
+    return admin.mgmt("POST", f"/cas/{ca_id}/verify", content=proof.cert_pem.encode("ascii"),
+                      headers={"content-type": "text/plain"})
+
+
+def verified_ca(admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
+    ca_id = create_ca(admin, name, root, **fields)
+    ok(verify_ca(admin, ca_id, root, now))
+    return ca_id
+
+
+def policy(admin, name: str, *, cert_allowed: bool = True, allow_expired: bool = True) -> str:
+    return admin.create("auth-policies", {
+        "name": name,
+        "primary": {
+            "cert": {"allowed": cert_allowed, "allowExpiredCerts": allow_expired},
+            "extJwt": {"allowed": True, "allowedSigners": []},
+            "updb": {"allowed": True, "minPasswordLength": 5, "requireMixedCase": False, "requireNumberChar": False,
+                     "requireSpecialChar": False, "maxAttempts": 0, "lockoutDurationMinutes": 0},
+        },
+        "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
+    })

@@ -1,0 +1,145 @@
+"""One-time-token enrollment: CSR formats, replies, the issued certificate, token rules."""
+from __future__ import annotations
+
+import jwt
+import pytest
+from cryptography import x509
+from cryptography.x509.oid import ExtendedKeyUsageOID
+
+from harness import pki as hp
+from harness.enroll import ott_csr
+from tests.api.test_conventions import assert_error
+from tests.flows.certs import (CLIENT, CONTROLLER_URL, cert_login, enroll_ott, new_identity, ok, pending, post_csr,
+                               session_of)
+
+
+@pytest.fixture
+def api(make_cert_api):
+    return make_cert_api()
+
+
+@pytest.fixture
+def admin(cert_admin):
+    return cert_admin
+
+
+def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, make_cert_api, unique):
+    identity_id = new_identity(admin, unique("ott"), {"ott": True})
+    client = enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id)
+
+    assert len(client.chain) == 1 and client.chain[0].subject != client.chain[0].issuer  # leaf + intermediate, no root
+    sans = client.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    uris = sans.get_values_for_type(x509.UniformResourceIdentifier)
+    assert len(list(sans)) == 1 and uris[0].startswith("spiffe://") and uris[0].endswith(f"/identity/{identity_id}")
+    assert ExtendedKeyUsageOID.CLIENT_AUTH in client.cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert detail["enrollment"] == {}
+    assert detail["authenticators"]["cert"]["fingerprint"] == client.fingerprint
+    authenticator = admin.mgmt_ok("GET", f"/authenticators/{detail['authenticators']['cert']['id']}")
+    assert authenticator["isIssuedByNetwork"] is True and authenticator["method"] == "cert"
+
+    session = session_of(api, cert_login(make_cert_api(client)))
+    assert session.edge_ok("GET", "/current-identity")["id"] == identity_id
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-pem-file", "application/pkcs7"])
+def test_csr_is_accepted_as_a_text_body(admin, api, unique, content_type):
+    identity_id = new_identity(admin, unique("ctype"), {"ott": True})
+    csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
+    response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem, content_type=content_type)
+    assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
+    assert response.json()["data"]["cert"].startswith("-----BEGIN CERTIFICATE-----")
+    assert response.json()["meta"] == {}
+
+
+def test_json_client_csr_and_the_explicit_ott_path(admin, api, unique):
+    first = new_identity(admin, unique("json"), {"ott": True})
+    csr_pem, _ = ott_csr(first, CONTROLLER_URL)
+    response = api.request("POST", CLIENT + "/enroll", params={"method": "ott", "token": pending(admin, first, "ott")["token"]},
+                           json={"clientCsr": csr_pem})
+    assert ok(response)["cert"]
+    second = new_identity(admin, unique("explicit"), {"ott": True})
+    response = api.request("POST", CLIENT + "/enroll/ott", json={"token": pending(admin, second, "ott")["token"],
+                                                                 "clientCsr": csr_pem})
+    assert ok(response)["cert"]
+
+
+def test_accepting_only_pem_gets_the_chain_as_pem(admin, api, unique):
+    identity_id = new_identity(admin, unique("pem"), {"ott": True})
+    csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
+    response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem, accept="application/x-pem-file")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/x-pem-file")
+    assert len(x509.load_pem_x509_certificates(response.content)) == 2
+
+
+def test_rsa_csr_enrolls_and_logs_in(admin, api, make_cert_api, unique):
+    identity_id = new_identity(admin, unique("rsa"), {"ott": True})
+    client = enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id, key_type="rsa")
+    assert ok(cert_login(make_cert_api(client)))["identityId"] == identity_id
+
+
+def test_token_is_single_use(admin, api, unique):
+    identity_id = new_identity(admin, unique("once"), {"ott": True})
+    token = pending(admin, identity_id, "ott")["token"]
+    enroll_ott(api, token)
+    csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
+    assert_error(post_csr(api, token, csr_pem), 400, "INVALID_ENROLLMENT_TOKEN")
+
+
+def test_expired_token_is_enrollment_expired(admin, api, clock, unique):
+    identity_id = new_identity(admin, unique("late"), {"ott": True})
+    token = pending(admin, identity_id, "ott")["token"]
+    clock.advance(minutes=180, seconds=1)
+    csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
+    assert_error(post_csr(api, token, csr_pem), 400, "ENROLLMENT_EXPIRED")
+
+
+def test_unknown_token_and_wrong_method_are_rejected(admin, api, unique):
+    csr_pem, _ = ott_csr("x", CONTROLLER_URL)
+    assert_error(post_csr(api, "4b1f0c55-0000-4000-8000-000000000000", csr_pem), 400, "INVALID_ENROLLMENT_TOKEN")
+    identity_id = new_identity(admin, unique("method"), {"ott": True})
+    token = pending(admin, identity_id, "ott")["token"]
+    response = api.request("POST", CLIENT + "/enroll", params={"method": "updb", "token": token},
+                           json={"password": "some-pass"})
+    assert_error(response, 400, "INVALID_ENROLL_METHOD")
+    response = api.request("POST", CLIENT + "/enroll", params={"method": "telepathy", "token": token}, json={})
+    assert_error(response, 400, "INVALID_ENROLL_METHOD")
+
+
+@pytest.mark.parametrize("csr", ["not a csr", "", "twice"], ids=["garbage", "empty", "two-blocks"])
+def test_bad_csr_is_could_not_process_csr_and_keeps_the_token(admin, api, unique, csr):
+    identity_id = new_identity(admin, unique("badcsr"), {"ott": True})
+    token = pending(admin, identity_id, "ott")["token"]
+    good, _ = ott_csr(identity_id, CONTROLLER_URL)
+    body = good + good if csr == "twice" else csr
+    assert_error(post_csr(api, token, body), 400, "COULD_NOT_PROCESS_CSR")
+    assert enroll_ott(api, token).cert is not None
+
+
+def test_weak_rsa_csr_is_refused(admin, api, unique):
+    identity_id = new_identity(admin, unique("weak"), {"ott": True})
+    csr, _ = hp.make_csr(identity_id, key_type="rsa1024")
+    assert_error(post_csr(api, pending(admin, identity_id, "ott")["token"], hp.csr_pem(csr)), 400, "COULD_NOT_PROCESS_CSR")
+
+
+def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, api, unique):
+    identity_id = new_identity(admin, unique("claims"), {"ott": True})
+    ott = pending(admin, identity_id, "ott")
+    header = jwt.get_unverified_header(ott["jwt"])
+    jwk = next(k for k in api.request("GET", CLIENT + "/enroll/jwks").json()["keys"] if k["kid"] == header["kid"])
+    key = jwt.PyJWK(jwk).key
+    claims = jwt.decode(ott["jwt"], key, algorithms=[header["alg"]], options={"verify_aud": False, "verify_exp": False})
+    assert claims["sub"] == identity_id and claims["jti"] == ott["token"] and claims["em"] == "ott"
+    assert claims["aud"] == [""] and claims["iss"] == CONTROLLER_URL and "iat" not in claims
+    assert header["typ"] == "JWT" and header["alg"] in ("ES256", "RS256")
+
+
+def test_identity_already_holding_a_cert_cannot_enroll_a_second(admin, api, unique):
+    identity_id = new_identity(admin, unique("twice"), {"ott": True})
+    enroll_ott(api, pending(admin, identity_id, "ott")["token"])
+    admin.mgmt_ok("POST", "/enrollments", json={"method": "ott", "identityId": identity_id,
+                                                "expiresAt": "2099-01-01T00:00:00.000Z"})
+    csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
+    response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem)
+    assert_error(response, 409, "MAX_AUTHENTICATOR_METHODS_REACHED")
