@@ -35,9 +35,11 @@ def render(table: dict) -> str:
 
 def main() -> int:
     from controller.app import create_app
+    from controller.config import Config
     from harness.transport import inprocess
 
-    with inprocess(create_app()) as http:
+    # Simulation mode serves every route (its control endpoints are extra).
+    with inprocess(create_app(Config(simulation=True))) as http:
         text = render(served_operations(http))
     target = Path(__file__).with_name("operations.py")
     target.write_text(text)

@@ -34,9 +34,21 @@ class SwappableApp:
         return self.app(environ, start_response)
 
 
+class InProcessTransport(httpx.WSGITransport):
+    """WSGI transport that turns the app's "drop this connection" mark into a transport error."""
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = super().handle_request(request)
+        if response.headers.get("content-length"):
+            body = response.read()
+            if len(body) < int(response.headers["content-length"]):
+                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body", request=request)
+        return response
+
+
 def inprocess(app, peer_certs=None, base_url: str = "https://controller.local") -> httpx.Client:
     """An httpx client that calls ``app`` directly, without sockets."""
-    return httpx.Client(transport=httpx.WSGITransport(app=PeerCertWSGI(app, peer_certs)), base_url=base_url)
+    return httpx.Client(transport=InProcessTransport(app=PeerCertWSGI(app, peer_certs)), base_url=base_url)
 
 
 def over_http(base_url: str, **kwargs) -> httpx.Client:

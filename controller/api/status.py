@@ -36,11 +36,30 @@ STATUS_BY_CODE = {
     "MFA_NOT_ENROLLED": 409,
     "CAN_NOT_DELETE_REFERENCED_ENTITY": 409,
     "ENROLLMENT_EXISTS": 409,
+    # enrollment and PKI (400 unless listed above)
+    "ENROLLMENT_EXPIRED": 400,
+    "INVALID_ENROLLMENT_TOKEN": 400,
+    "INVALID_ENROLL_METHOD": 400,
+    "COULD_NOT_PROCESS_CSR": 400,
+    "MISSING_OR_INVALID_CSR": 400,
+    "ENROLLMENT_CA_NOT_VALID": 400,
+    "ENROLLMENT_NO_VALID_CAS": 400,
+    "CERT_FAILED_VALIDATION": 400,
+    "CERTIFICATE_FAILED_VALIDATION": 400,
+    "CERTIFICATE_IS_NOT_CA": 400,
+    "MISSING_CERT_CLAIM": 400,
+    "INVALID_CLIENT_CERT": 400,
+    "INVALID_COMMON_NAME": 400,
+    "EXPECTED_PEM_CERTIFICATE": 400,
+    "COULD_NOT_PARSE_DER_BLOCK": 400,
+    "COULD_NOT_PARSE_PEM_BLOCK": 400,
+    "INVALID_CERT_PEM": 400,
     "INVALID_ENROLLMENT_ALREADY_ENROLLED": 410,
     "REQUEST_ENTITY_TOO_LARGE": 413,
     "UNSUPPORTED_MEDIA": 415,
     "RATE_LIMITED": 429,
     "SERVER_TOO_MANY_REQUESTS": 429,
+    "FORBIDDEN": 403,
     "UNHANDLED": 500,
     "NOT_IMPLEMENTED": 501,
     "TIMEOUT": 503,
@@ -63,7 +82,10 @@ STATUS_BY_CLASS = [
 
 
 def status_of(ex: errors.ControllerError) -> int:
-    """HTTP status of a domain error: by code first, then by class."""
+    """HTTP status of a domain error: carried (injected faults), by code, then by class."""
+    carried = getattr(ex, "status", None)
+    if isinstance(carried, int):
+        return carried
     if ex.code in STATUS_BY_CODE:
         return STATUS_BY_CODE[ex.code]
     for cls, status in STATUS_BY_CLASS:

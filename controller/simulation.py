@@ -1,0 +1,139 @@
+"""Time and fault control for tests of client resilience.
+
+In-process, tests reach ``ctl.clock`` and ``ctl.faults`` directly. A controller
+started in simulation mode also serves control endpoints (``ops_simulation``) so
+that out-of-process clients can move its clock and inject faults; in its
+default mode those routes do not exist.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from controller import errors
+from controller.clock import Clock
+
+DROP_ENV_KEY = "controller.drop_connection"
+
+
+class SimulatedClock(Clock):
+    """Real time plus an offset that only moves forward."""
+
+    def __init__(self):
+        self._offset = timedelta()
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        with self._lock:
+            return datetime.now(timezone.utc) + self._offset
+
+    def advance(self, seconds: float = 0, **kwargs) -> datetime:
+        with self._lock:
+            self._offset += timedelta(seconds=seconds, **kwargs)
+        return self.now()
+
+
+@dataclass
+class Fault:
+    """One injected fault: what it matches and what it does."""
+
+    id: str
+    path: str = ".*"  # regular expression over the request path
+    method: str | None = None
+    status: int | None = None  # 429 or 503 (or any 4xx/5xx) in the error envelope
+    latency_ms: int = 0
+    drop: bool = False
+    remaining: int | None = None  # None = until removed
+    hits: int = field(default=0)
+
+    def matches(self, method: str, path: str) -> bool:
+        return (self.method is None or self.method.upper() == method) and re.search(self.path, path) is not None
+
+    def view(self) -> dict:
+        return {"id": self.id, "path": self.path, "method": self.method, "status": self.status,
+                "latencyMs": self.latency_ms, "drop": self.drop, "remaining": self.remaining, "hits": self.hits}
+
+
+FAULT_CODES = {429: "RATE_LIMITED", 503: "TIMEOUT", 500: "UNHANDLED", 502: "UNHANDLED", 504: "TIMEOUT"}
+
+
+class FaultInjector:
+    """Faults per route, checked before each request is routed."""
+
+    def __init__(self, ids, sleep=time.sleep):
+        self._ids, self._sleep = ids, sleep
+        self._faults: dict[str, Fault] = {}
+        self._lock = threading.Lock()
+
+    def add(self, path: str = ".*", *, method: str | None = None, status: int | None = None, latency_ms: int = 0,
+            drop: bool = False, count: int | None = None) -> Fault:
+        """Inject a fault on requests whose path matches ``path`` (a regular expression)."""
+        re.compile(path)
+        if status is not None and not 400 <= status <= 599:
+            raise errors.FieldError("status", "status must be between 400 and 599", status)
+        fault = Fault(self._ids.short(), path, method, status, latency_ms, drop, count)
+        with self._lock:
+            self._faults[fault.id] = fault
+        return fault
+
+    def remove(self, fault_id: str | None = None) -> None:
+        with self._lock:
+            if fault_id is None:
+                self._faults.clear()
+            elif self._faults.pop(fault_id, None) is None:
+                raise errors.NotFound("fault", fault_id)
+
+    def list(self) -> list[Fault]:
+        with self._lock:
+            return list(self._faults.values())
+
+    def _take(self, method: str, path: str) -> Fault | None:
+        with self._lock:
+            for fault in self._faults.values():
+                if fault.matches(method, path):
+                    fault.hits += 1
+                    if fault.remaining is not None:
+                        fault.remaining -= 1
+                        if fault.remaining <= 0:
+                            del self._faults[fault.id]
+                    return fault
+        return None
+
+    def apply(self, req) -> None:
+        """Sleep, raise an error envelope, or mark the connection to be dropped."""
+        if not self._faults or "/simulation/" in req.path:
+            return
+        fault = self._take(req.method, req.path)
+        if fault is None:
+            return
+        if fault.latency_ms:
+            self._sleep(fault.latency_ms / 1000)
+        if fault.drop:
+            req.env[DROP_ENV_KEY] = True
+            raise DroppedConnection()
+        if fault.status:
+            code = FAULT_CODES.get(fault.status, "UNHANDLED" if fault.status >= 500 else "COULD_NOT_VALIDATE")
+            raise InjectedError(fault.status, code)
+
+
+class InjectedError(errors.ControllerError):
+    """An error answer chosen by a test; its status is carried, not derived."""
+
+    def __init__(self, status: int, code: str):
+        self.status = status
+        super().__init__(code, f"injected fault ({status})")
+
+
+class DroppedConnection(Exception):
+    """The connection should end without a complete answer."""
+
+
+def on_dropped(req, resp, ex, params) -> None:
+    """Promise more body than is sent: the server closes, every HTTP client sees a broken connection."""
+    resp.status = 200
+    resp.content_type = "application/json"
+    resp.content_length = 4096
+    resp.stream = iter([b"{"])  # not file-like: waitress would recompute the length
