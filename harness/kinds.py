@@ -34,6 +34,10 @@ class Kind:
     system: Callable[[dict], bool] = lambda record: bool(record.get("isSystem"))
     #: field -> test(desired value, current record) for fields stored differently than sent
     equivalent: dict[str, Callable] = field(default_factory=dict)
+    #: values that mean "not set": left out of exports and ignored by diff
+    quiet: dict = field(default_factory=dict)
+    #: declared but never read back (secrets, create-time requests): ignored by diff
+    write_only: tuple[str, ...] = ()
 
     @property
     def list_op(self) -> str:
@@ -75,10 +79,13 @@ KINDS: list[Kind] = [
           "semantic", "timeoutSeconds", "promptOnWake", "promptOnUnlock", "ignoreLegacyEndpoints")),
     Kind("services", "Service", "Services", ("roleAttributes", "terminatorStrategy", "maxIdleTimeMillis"),
          defaults={"encryptionRequired": True}, refs={"configs": Ref("configs", "configs", many=True)},
-         create_only=("encryptionRequired",)),
+         create_only=("encryptionRequired",),
+         quiet={"encryptionRequired": (True,), "terminatorStrategy": ("smartrouting",), "maxIdleTimeMillis": (0,)}),
     Kind("edgeRouters", "EdgeRouter", "EdgeRouters",
-         ("roleAttributes", "isTunnelerEnabled", "cost", "noTraversal", "disabled", "appData")),
-    Kind("routers", "TransitRouter", "TransitRouters", ("cost", "noTraversal", "disabled")),
+         ("roleAttributes", "isTunnelerEnabled", "cost", "noTraversal", "disabled", "appData"),
+         quiet={"isTunnelerEnabled": (False,), "cost": (0,), "noTraversal": (False,), "disabled": (False,)}),
+    Kind("routers", "TransitRouter", "TransitRouters", ("cost", "noTraversal", "disabled"),
+         quiet={"cost": (0,), "noTraversal": (False,), "disabled": (False,)}),
     Kind("identities", "Identity", "Identities",
          ("type", "isAdmin", "roleAttributes", "externalId", "appData", "defaultHostingCost",
           "defaultHostingPrecedence", "serviceHostingCosts", "serviceHostingPrecedences"),
@@ -86,13 +93,30 @@ KINDS: list[Kind] = [
          create_only=("enrollment",),
          system=lambda r: bool(r.get("isDefaultAdmin")) or r.get("typeId") == "Router",
          # NOTE: the controller stores User, Device and Service as Default.
-         equivalent={"type": lambda want, have: (want if want == "Router" else "Default") == have.get("typeId")}),
+         equivalent={"type": lambda want, have: (want if want == "Router" else "Default") == have.get("typeId")},
+         quiet={"type": ("User", "Device", "Service", "Default"), "isAdmin": (False,), "defaultHostingCost": (0,),
+                "defaultHostingPrecedence": ("default",)},
+         write_only=("password", "username", "enrollment")),
     Kind("servicePolicies", "ServicePolicy", "ServicePolicies", ("type", "semantic"),
-         defaults={"semantic": "AnyOf", "type": "Dial"},
+         defaults={"semantic": "AnyOf", "type": "Dial"}, quiet={"semantic": ("AnyOf",)},
          roles={"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"}),
     Kind("edgeRouterPolicies", "EdgeRouterPolicy", "EdgeRouterPolicies", ("semantic",), defaults={"semantic": "AnyOf"},
+         quiet={"semantic": ("AnyOf",)},
          roles={"identityRoles": "identities", "edgeRouterRoles": "edgeRouters"}, system=POLICY_SYSTEM),
     Kind("serviceEdgeRouterPolicies", "ServiceEdgeRouterPolicy", "ServiceEdgeRouterPolicies", ("semantic",),
-         defaults={"semantic": "AnyOf"}, roles={"serviceRoles": "services", "edgeRouterRoles": "edgeRouters"}),
+         defaults={"semantic": "AnyOf"}, quiet={"semantic": ("AnyOf",)},
+         roles={"serviceRoles": "services", "edgeRouterRoles": "edgeRouters"}),
 ]
 BY_KEY = {kind.key: kind for kind in KINDS}
+
+
+def canonical(kind: Kind, item: dict) -> dict:
+    """An entity as diff compares it: no empty, default-valued or write-only fields."""
+    out = {}
+    for key, value in item.items():
+        if key in kind.write_only or value in (None, [], {}, ""):
+            continue
+        if value in kind.quiet.get(key, ()):
+            continue
+        out[key] = sorted(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
+    return out

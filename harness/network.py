@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from harness.kinds import BY_KEY, KINDS, Kind
+from harness.kinds import BY_KEY, KINDS, Kind, canonical
 
 
 class NetworkError(ValueError):
@@ -277,8 +277,7 @@ def _export_one(kind: Kind, record: dict, resolver: _Resolver) -> dict:
         item[name] = [("@" + (resolver.name_of(target, r[1:]) or r[1:])) if r.startswith("@") else r for r in roles]
     if record.get("tags"):
         item["tags"] = record["tags"]
-    item.pop("enrollment", None)
-    return item
+    return {key: value for key, value in item.items() if key == "name" or key in canonical(kind, item)}
 
 
 @dataclass
@@ -297,8 +296,8 @@ def diff(before: Network, after: Network) -> list[Difference]:
     """What changes from ``before`` to ``after``, by kind and name."""
     out: list[Difference] = []
     for kind in KINDS:
-        old = {item["name"]: item for item in before.entities.get(kind.key, [])}
-        new = {item["name"]: item for item in after.entities.get(kind.key, [])}
+        old = {item["name"]: canonical(kind, item) for item in before.entities.get(kind.key, [])}
+        new = {item["name"]: canonical(kind, item) for item in after.entities.get(kind.key, [])}
         for name in sorted(set(old) | set(new)):
             if name not in new:
                 out.append(Difference(kind.key, name, "removed"))
@@ -306,16 +305,10 @@ def diff(before: Network, after: Network) -> list[Difference]:
                 out.append(Difference(kind.key, name, "added"))
             else:
                 fields = {k: (old[name].get(k), new[name].get(k)) for k in set(old[name]) | set(new[name])
-                          if _normal(old[name].get(k)) != _normal(new[name].get(k))}
+                          if old[name].get(k) != new[name].get(k)}
                 if fields:
                     out.append(Difference(kind.key, name, "changed", fields))
     return out
-
-
-def _normal(value: Any) -> Any:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return sorted(value)
-    return value
 
 
 def load(path: str | Path) -> Network:
