@@ -15,6 +15,7 @@ SECTIONS = {
     "storage": "benchmarks.storage",
     "policy": "benchmarks.policy_engine",
     "pki": "benchmarks.pki",
+    "network": "benchmarks.network",
 }
 
 

@@ -20,6 +20,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=1280, help="HTTPS port for both APIs (default 1280)")
     parser.add_argument("--http-port", type=int, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
     parser.add_argument("--advertise", default=None, help="public host:port clients use (default host:port)")
+    parser.add_argument("--hostname", action="append", default=[], metavar="NAME",
+                        help="an extra DNS name or IP the TLS server certificate must cover (repeatable)")
     parser.add_argument("--admin-user", default=os.environ.get("ZITI_CTRL_ADMIN_USER", "admin"))
     parser.add_argument("--admin-password", default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
                         help="password of the default admin (default 'admin', allowed on loopback only)")
@@ -40,7 +42,9 @@ def main(argv=None) -> int:
             return 2
         password = "admin"
     advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
-    config = Config(data_dir=Path(args.data), host=args.host, api_address=advertise, admin_username=args.admin_user,
+    hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
+    config = Config(data_dir=Path(args.data), host=args.host, api_address=advertise, hostnames=hostnames,
+                    admin_username=args.admin_user,
                     admin_password=password, session_timeout_seconds=args.session_timeout * 60,
                     simulation=args.simulation)
     from controller.serve import run

@@ -6,24 +6,42 @@ from pathlib import Path
 
 import falcon
 
+from controller.api import ops_simulation
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
 from controller.api.routes import build_route_table, mount
+from controller.auth.cert import CertMethod
+from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.methods import Authenticator, PasswordMethod
 from controller.bootstrap import bootstrap
 from controller.clock import Clock, rfc3339
 from controller.config import Config
+from controller.events import Events
 from controller.ids import Ids
 from controller.model.api_session import ApiSessionManager
+from controller.model.api_session_certificate import ApiSessionCertificateManager
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.authenticator import AuthenticatorManager
+from controller.model.authenticator_lifecycle import CertLifecycle
+from controller.model.ca import CaManager
 from controller.model.cascades import Cascades
 from controller.model.enrollment import EnrollmentManager
+from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
+from controller.model.mfa import MfaManager
+from controller.model.network import install as install_network
+from controller.model.settings import ControllerSettingManager
+from controller.ops.database import Database
+from controller.ops.integrity import Integrity
+from controller.ops.requests import RequestGuard
+from controller.ops.trace import TraceManager
 from controller.enroll.jwt import sign_enrollment_jwt
+from controller.enroll.methods import enrollment_methods
 from controller.pki.certs import cert_pem, fingerprint
 from controller.pki.loader import load_pki
+from controller.policy.sync import PolicySync, ServiceUpdates
+from controller.simulation import DroppedConnection, FaultInjector, SimulatedClock, on_dropped
 from controller.store.db import Store
 
 log = logging.getLogger("controller")
@@ -37,6 +55,7 @@ class Controller:
         self.instance_id = ids.short()
         self.started_at = rfc3339(clock.now())
         self.cascades = Cascades()
+        self.events = Events(self)
         self.pki = load_pki(config)
         self.identity_types = IdentityTypeManager(self)
         self.auth_policies = AuthPolicyManager(self)
@@ -44,26 +63,52 @@ class Controller:
         self.authenticators = AuthenticatorManager(self)
         self.enrollments = EnrollmentManager(self)
         self.api_sessions = ApiSessionManager(self)
-        self.auth = Authenticator(self, [PasswordMethod(self)])
+        self.policy = PolicySync(store)
+        self.engine = self.policy.engine
+        self.service_updates = ServiceUpdates(clock)
+        self.engine.add_listener(self.service_updates.bump)
+        install_network(self)
+        self.cas = CaManager(self)
+        self.api_session_certificates = ApiSessionCertificateManager(self)
+        self.cert_lifecycle = CertLifecycle(self)
+        self.enroll_methods = enrollment_methods(self)
+        self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self)])
+        self.mfas = MfaManager(self)
+        self.external_jwt_signers = ExternalJwtSignerManager(self)
+        self.ext_jwt = ExtJwtVerifier(self)
+        self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
+        self.auth.register(ExtJwtMethod(self, self.ext_jwt))
+        self.controller_settings = ControllerSettingManager(self)
+        self.bootstrappers = [*getattr(self, "bootstrappers", ()), lambda ctl: ctl.controller_settings.bootstrap()]
+        self.database = Database(self)
+        self.integrity = Integrity(self)
+        self.traces = TraceManager(self)
+        self.request_guard = RequestGuard(self)
         self._register_cascades()
-        self.routes = build_route_table()
+        self.faults = FaultInjector(ids)
+        self.routes = build_route_table(extra_modules=[ops_simulation] if config.simulation else [])
         self._openapi: dict[str, dict] = {}
 
     def _register_cascades(self) -> None:
         self.cascades.register("identities", self.authenticators.delete_for_identity)
         self.cascades.register("identities", self.enrollments.delete_for_identity)
         self.cascades.register("identities", lambda r: self.api_sessions.delete_for_identity(r["id"]))
+        self.cascades.register("cas", self.cas.delete_dependents)
+        self.cascades.register("api_sessions", self.api_session_certificates.delete_for_session)
+        self.cascades.register("identities", self.mfas.delete_for_identity)
 
     # -- hooks the later feature areas fill in ---------------------------------
     def before_request(self, req, resp) -> None:
         """Per-request hook (fault injection, rate limits)."""
+        self.request_guard.before_request(req, resp)
+        self.faults.apply(req)
 
     def mfa_enabled(self, identity_id: str) -> bool:
         record = self.store.get("mfas", identity_id)
         return bool(record and record.get("is_verified"))
 
     def extra_auth_queries(self, session: dict, identity: dict, policy: dict) -> list[dict]:
-        return []
+        return self.ext_jwt_secondary.auth_queries(session, identity, policy)
 
     def resolve_config_types(self, names: list[str]) -> list[str]:
         """Config type names or ids -> ids; ``all`` stays ``["all"]``; unknown ones are ignored."""
@@ -112,6 +157,9 @@ class Controller:
         return self._openapi[api]
 
     def close(self) -> None:
+        self.integrity.close()
+        self.database.close()
+        self.events.close()
         self.store.close()
 
 
@@ -125,7 +173,7 @@ def create_app(config: Config | None = None, *, clock: Clock | None = None, ids:
                store: Store | None = None) -> ControllerApp:
     """Build a controller WSGI app. Inject clock, ids and store in tests; patch nothing."""
     config = config or Config()
-    clock = clock or Clock()
+    clock = clock or (SimulatedClock() if config.simulation else Clock())
     ids = ids or Ids()
     if store is None:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
@@ -135,6 +183,7 @@ def create_app(config: Config | None = None, *, clock: Clock | None = None, ids:
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     install_error_handlers(app, ctl)
+    app.add_error_handler(DroppedConnection, on_dropped)
     mount(app, ctl, ctl.routes)
     app.controller = ctl
     return app

@@ -27,6 +27,8 @@ MESSAGES = {
     "UNSUPPORTED_MEDIA": "The content type of the request is not supported",
     "INVALID_AUTH_METHOD": "The authentication method is not supported",
     "STORE_UNAVAILABLE": "The data store cannot accept writes at this time",
+    "INVALID_POSTURE": "The supplied posture did not meet the criteria required for this operation",
+    "NO_EDGE_ROUTERS_AVAILABLE": "No edge routers are assigned and online to handle the requested connection",
 }
 
 

@@ -1,50 +1,13 @@
-"""Shared fixtures: a fresh in-process app per test, one real waitress server per session."""
+"""Project fixtures on top of the harness plugin (controller_app, clock, http_server, mode, unique...)."""
 from __future__ import annotations
-
-import itertools
 
 import pytest
 
-from controller.app import create_app
-from controller.clock import FrozenClock
 from controller.config import Config
-from controller.serve import ThreadedServer
 from harness.clients import Api
 from harness.transport import SwappableApp, inprocess, over_http
 
 ADMIN = ("admin", "admin")
-_names = itertools.count()
-
-
-@pytest.fixture(scope="session")
-def http_server():
-    """One waitress server on 127.0.0.1 whose app each test swaps in."""
-    holder = SwappableApp()
-    server = ThreadedServer(holder, "127.0.0.1", 0).start()
-    yield holder, server
-    server.stop()
-
-
-@pytest.fixture
-def clock():
-    return FrozenClock("2025-06-01T12:00:00Z")
-
-
-@pytest.fixture
-def config():
-    return Config()
-
-
-@pytest.fixture
-def controller_app(config, clock):
-    app = create_app(config, clock=clock)
-    yield app
-    app.controller.close()
-
-
-@pytest.fixture(params=["inprocess", "http"])
-def mode(request):
-    return request.param
 
 
 @pytest.fixture
@@ -67,12 +30,6 @@ def admin(api):
 
 
 @pytest.fixture
-def unique():
-    """A unique name prefix for this test."""
-    return lambda stem="x": f"{stem}-{next(_names):05d}"
-
-
-@pytest.fixture
 def make_identity(admin, unique):
     """Create an identity (optionally with a password login); return its id."""
 
@@ -85,3 +42,138 @@ def make_identity(admin, unique):
         return identity_id
 
     return make
+
+
+# -- certificate clients: in-process peer chains or real TLS on 127.0.0.1 ------------
+
+
+@pytest.fixture(scope="session")
+def https_server():
+    """One TLS listener (client certs requested, never verified in the handshake) whose app each test swaps in."""
+    from controller.pki.loader import load_pki
+    from controller.tls import TLSServer
+
+    holder = SwappableApp()
+    server = TLSServer(holder, "127.0.0.1", 0, load_pki(Config()), threads=4).start()
+    yield holder, server, {}
+    server.stop()
+
+
+def _trust_pem(server, cache: dict, roots_only: bool = False) -> str:
+    """The CA bundle as an SDK learns it: ``cacerts`` over a first, unverified connection.
+
+    ``roots_only`` keeps the self-signed certificates alone, so OpenSSL cannot
+    complete a client chain from its trust store (a client sending its leaf only).
+    """
+    if "pem" not in cache:
+        import httpx
+
+        from harness.enroll import parse_cacerts, pem_bundle
+
+        with httpx.Client(verify=False, timeout=10) as http:  # noqa: S501 - the SDK's first look, on purpose
+            body = http.get(f"https://127.0.0.1:{server.port}/.well-known/est/cacerts").text
+        certs = parse_cacerts(body)
+        cache["pem"] = pem_bundle(certs)
+        cache["roots"] = pem_bundle([c for c in certs if c.subject == c.issuer])
+    return cache["roots" if roots_only else "pem"]
+
+
+@pytest.fixture(params=["inprocess", "tls"])
+def cert_mode(request):
+    return request.param
+
+
+@pytest.fixture
+def make_cert_api(controller_app, cert_mode, request):
+    """Factory: an ``Api`` whose connection presents ``client``'s chain (or no certificate).
+
+    ``send_chain=False`` presents the leaf alone (no intermediates).
+    """
+    import httpx
+
+    from harness import pki as hp
+
+    opened = []
+
+    def make(client=None, *, send_chain: bool = True) -> Api:
+        presented = None if client is None else hp.CertKey(client.cert, client.key, list(client.chain) if send_chain else [])
+        if cert_mode == "inprocess":
+            http = inprocess(controller_app, peer_certs=[] if presented is None else [presented.cert, *presented.chain])
+        else:
+            holder, server, cache = request.getfixturevalue("https_server")
+            holder.app = controller_app
+            ctx = hp.client_ssl_context(_trust_pem(server, cache, roots_only=not send_chain), presented)
+            http = httpx.Client(base_url=f"https://127.0.0.1:{server.port}", verify=ctx, timeout=10)
+        opened.append(http)
+        return Api(http)
+
+    yield make
+    for http in opened:
+        http.close()
+
+
+@pytest.fixture
+def cert_admin(make_cert_api):
+    """The default admin's session on a certificate-capable connection (same mode as ``make_cert_api``)."""
+    return make_cert_api().login(*ADMIN)
+
+
+# -- network model: services, edge routers, policies, client sessions ----------------
+
+
+@pytest.fixture
+def make_service(admin, unique):
+    """Create a service; return its id."""
+
+    def make(name=None, *, attrs=(), configs=(), **fields):
+        body = {"name": name or unique("svc"), "encryptionRequired": True, "roleAttributes": list(attrs),
+                "configs": list(configs), **fields}
+        return admin.create("services", body)
+
+    return make
+
+
+@pytest.fixture
+def make_edge_router(admin, unique):
+    """Create an edge router; return its id."""
+
+    def make(name=None, *, attrs=(), **fields):
+        return admin.create("edge-routers", {"name": name or unique("er"), "roleAttributes": list(attrs), **fields})
+
+    return make
+
+
+@pytest.fixture
+def make_policy(admin, unique):
+    """Create a policy of ``collection`` (``service-policies`` needs ``type``); return its id."""
+
+    def make(collection, *, semantic="AnyOf", name=None, **fields):
+        return admin.create(collection, {"name": name or unique("policy"), "semantic": semantic, **fields})
+
+    return make
+
+
+@pytest.fixture
+def make_client(api, make_identity, unique):
+    """Create an identity with a password and log it in on the client API; return ``(identity_id, Api)``."""
+
+    def make(*, attrs=(), config_types=None, is_admin=False, **fields):
+        name = unique("client")
+        identity_id = make_identity(name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields)
+        body = {} if config_types is None else {"configTypes": list(config_types)}
+        return identity_id, api.login(name, "client-pass", api="client", **body)
+
+    return make
+
+
+# -- external JWT signers: a JWKS endpoint on 127.0.0.1 ----------------------------------
+
+
+@pytest.fixture(scope="session")
+def jwks_server():
+    """One JWKS endpoint (``http.server`` in a thread) for the whole session; tests publish under unique paths."""
+    from tests.api.jwt_support import JwksServer
+
+    server = JwksServer().start()
+    yield server
+    server.stop()

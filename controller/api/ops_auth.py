@@ -31,6 +31,7 @@ def current_api_session(call: Call) -> dict:
 
 def delete_current_api_session(call: Call) -> None:
     call.ctl.api_sessions.close(call.session["id"])
+    call.ctl.events.logout(call.session, call.client_ip)
 
 
 def current_identity(call: Call) -> dict:

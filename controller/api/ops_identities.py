@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller import errors
 from controller.api.call import Call, Created, Listing
-from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.crud import crud, related
 from controller.api.operations import MANAGEMENT, Operation
+from controller.api.role_queries import ROLE_QUERY, role_filtered_listing
 from controller.model import enrollment, identity
 from controller.model.api_session import ApiSessionManager
 from controller.model.authenticator import AuthenticatorManager
@@ -15,39 +15,11 @@ from controller.model.auth_policy import AuthPolicyManager
 from controller.model.enrollment import EnrollmentManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
-
-ROLE_QUERY = {**LIST_QUERY, "roleFilter": {"type": "array", "items": {"type": "string"}}, "roleSemantic": {"type": "string", "enum": ["AllOf", "AnyOf"]}}
-
-
-def role_filter_predicate(call: Call):
-    """``roleFilter`` / ``roleSemantic``: ``#attr`` under the semantic, or ``@id``."""
-    roles = call.req.get_param_as_list("roleFilter") or []
-    if not roles:
-        return None
-    semantic = call.query("roleSemantic") or "AllOf"
-    if semantic not in ("AllOf", "AnyOf"):
-        raise errors.FieldError("roleSemantic", "roleSemantic in query should be one of [AllOf AnyOf]", semantic)
-    ids, attrs = set(), set()
-    for role in roles:
-        if role.startswith("@"):
-            ids.add(role[1:])
-        elif role.startswith("#"):
-            attrs.add(role[1:])
-        else:
-            raise errors.FieldError("roleFilter", "roles must start with # or @", role)
-    test = all if semantic == "AllOf" else any
-
-    def predicate(record: dict) -> bool:
-        if record["id"] in ids:
-            return True
-        held = set(record.get("role_attributes") or ())
-        return bool(attrs) and test(attr in held for attr in attrs)
-
-    return predicate
-
+from controller.policy.kinds import IDENTITIES
 
 def list_identities(call: Call) -> Listing:
-    return call.ctl.identities.listing(call.list_args(), extra=role_filter_predicate(call))
+    """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""
+    return role_filtered_listing(IDENTITIES, "identities")(call)
 
 
 def identity_authenticators(call: Call) -> Listing:

@@ -87,10 +87,17 @@ class Authenticator:
         method = self.methods.get(name)
         if method is None:
             raise errors.BadRequest("INVALID_AUTH_METHOD", cause={"field": "method", "reason": f"method {name} is not supported", "value": name})
-        proof = method.authenticate(call)
+        try:
+            proof = method.authenticate(call)
+        except errors.ControllerError as ex:
+            self.ctl.events.authentication(False, name, remote_address=call.client_ip, reason=ex.code)
+            raise
         body = _fold_keys(call.body or {})
         flags = {"is_mfa_required": self.ctl.mfa_enabled(proof.identity["id"]), **proof.flags}
         record = self.ctl.api_sessions.open(proof.identity, proof.authenticator_id, body, call.client_ip, **flags)
+        self.ctl.events.authentication(True, name, identity_id=proof.identity["id"],
+                                       authenticator_id=proof.authenticator_id, api_session_id=record["id"],
+                                       remote_address=call.client_ip)
         view = self.ctl.api_sessions.view(record, current=True)
         call.set_header("zt-session", record["token"])
         call.set_header("expiration-seconds", str(view["expirationSeconds"]))

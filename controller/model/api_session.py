@@ -130,7 +130,10 @@ class ApiSessionManager(EntityManager):
         if now - parse_rfc3339(record["last_activity_at"]) >= ACTIVITY_FLUSH:
             with self.store.lock:
                 if self.find(record["id"]) is not None:
-                    self.store.put(self.table, record["id"], {**record, "last_activity_at": rfc3339(now)})
+                    try:
+                        self.store.put(self.table, record["id"], {**record, "last_activity_at": rfc3339(now)})
+                    except errors.Unavailable:
+                        pass  # NOTE: reads go on while the store cannot write; the activity stays cached
 
     def attach_required(self, call, allow_partial: bool = False) -> None:
         token = self.token_of(call)

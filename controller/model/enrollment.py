@@ -31,6 +31,7 @@ class EnrollmentManager(EntityManager):
     filter_fields = (
         scalar("method", "string"), scalar("identityId", "string"), scalar("token", "string"),
         scalar("expiresAt", "datetime"), Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),
+        Field("transitRouterId", "string", lambda r: r.get("transit_router_id")),
     )
     create_schema = CREATE
 
@@ -52,6 +53,31 @@ class EnrollmentManager(EntityManager):
             self.create({"method": "ottca", "identityId": identity_id, "caId": request["ottca"], "expiresAt": self.default_expiry()})
         if request.get("updb"):
             self.create({"method": "updb", "identityId": identity_id, "username": request["updb"], "expiresAt": self.default_expiry()})
+
+    def create_for_router(self, router_id: str, method: str = "erott", expires_at: str | None = None) -> dict:
+        """A router's one-time enrollment (``erott`` edge router, ``trott`` transit router); returns the record.
+
+        Any outstanding enrollment of the router is replaced (re-enroll).
+        """
+        key = "edge_router_id" if method == "erott" else "transit_router_id"
+        now = self._now()
+        minutes = max(5, self.ctl.config.router_enrollment_duration_minutes)
+        record = {
+            "id": self.ids.short(), "created_at": now, "updated_at": now, "tags": {}, "method": method,
+            "identity_id": None, "ca_id": None, "username": None, key: router_id, "token": self.ids.uuid(),
+            "expires_at": expires_at or rfc3339(self.clock.now() + timedelta(minutes=minutes)),
+        }
+        record["jwt"] = self.ctl.enrollment_jwt(record)
+        with self.store.lock, self.store.transaction():
+            self.delete_for_router(router_id)
+            self.store.insert(self.table, record["id"], record)
+        return record
+
+    def delete_for_router(self, router_id: str) -> None:
+        with self.store.lock, self.store.transaction():
+            for record in self.store.all(self.table):
+                if router_id in (record.get("edge_router_id"), record.get("transit_router_id")):
+                    self.store.delete(self.table, record["id"])
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         identity = self.ctl.identities.get(record["identity_id"])
@@ -120,5 +146,11 @@ class EnrollmentManager(EntityManager):
             "ca": self.ctl.ref("cas", record.get("ca_id")) if record.get("ca_id") else None,
             "jwt": record.get("jwt"),
         })
-        if record.get("edge_router_id"):
-            out["edgeRouterId"] = record["edge_router_id"]
+        for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):
+            router_id = record.get(kind + "_id")
+            if router_id:
+                wire = "edgeRouter" if kind == "edge_router" else "transitRouter"
+                out[wire + "Id"] = router_id
+                router = self.store.get("routers", router_id)
+                out[wire] = {"_links": {"self": {"href": f"./{collection}/{router_id}"}}, "entity": collection,
+                             "id": router_id, "name": router.get("name") if router else None}

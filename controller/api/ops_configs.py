@@ -1,0 +1,31 @@
+"""Management operations on config types and configs, and the listings between them and services."""
+from __future__ import annotations
+
+from controller.api.call import Call, Listing
+from controller.api.crud import crud, related
+from controller.model.config import ConfigManager
+from controller.model.config_type import ConfigTypeManager
+
+
+def configs_of_type(call: Call) -> Listing:
+    ctl = call.ctl
+    config_type = ctl.config_types.get(call.param())
+    records = [ctl.configs.find(c) for c in ctl.configs.by_type.get(config_type["id"])]
+    return ctl.configs.listing(call.list_args(), candidates=[r for r in records if r])
+
+
+def services_of_config(call: Call) -> Listing:
+    ctl = call.ctl
+    config = ctl.configs.get(call.param())
+    records = [ctl.services.find(s) for s in ctl.services.by_config.get(config["id"])]
+    return ctl.services.listing(call.list_args(), candidates=[r for r in records if r])
+
+
+def operations():
+    ops = crud(ConfigTypeManager, "config_types", "ConfigType", "ConfigTypes", tag="Config")
+    ops.append(related("listConfigsForConfigType", "/config-types/{id}/configs", configs_of_type, tag="Config",
+                       summary="List the configs of a config type"))
+    ops += crud(ConfigManager, "configs", "Config", "Configs", tag="Config")
+    ops.append(related("listConfigServices", "/configs/{id}/services", services_of_config, tag="Config",
+                       summary="List the services holding a config"))
+    return ops

@@ -1,0 +1,21 @@
+"""External JWT signers: management CRUD and the unauthenticated client listing."""
+from __future__ import annotations
+
+from controller.api.call import Call, Listing
+from controller.api.crud import LIST_QUERY, crud
+from controller.api.operations import CLIENT, PUBLIC, Operation
+from controller.model.external_jwt_signer import ExternalJwtSignerManager
+
+
+def list_client_external_jwt_signers(call: Call) -> Listing:
+    mgr = call.ctl.external_jwt_signers
+    return mgr.listing(call.list_args(), view=mgr.client_view)
+
+
+def operations() -> list[Operation]:
+    ops = crud(ExternalJwtSignerManager, "external_jwt_signers", "ExternalJwtSigner", "ExternalJwtSigners",
+               tag="External JWT Signer")
+    ops.append(Operation("listExternalJwtSigners", "GET", "/external-jwt-signers", list_client_external_jwt_signers,
+                         apis=(CLIENT,), auth=PUBLIC, reply="list", tag="External JWT Signer", query=LIST_QUERY,
+                         summary="List the external JWT signers a client may authenticate with"))
+    return ops

@@ -1,0 +1,64 @@
+"""Posture checks and their types (management), posture responses (client), posture data and failures."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller.api.call import Call, Listing
+from controller.api.crud import crud
+from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
+from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
+from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
+from controller.model.posture_data import BULK, RESPONSE
+from controller.policy.kinds import POSTURE_CHECKS
+
+TAG = "Posture Checks"
+
+
+def submit(call: Call, responses: list[dict]) -> dict:
+    ctl, identity_id = call.ctl, call.identity["id"]
+    services: dict[str, dict] = {}
+    for response in responses:
+        for service in ctl.posture.submit(identity_id, call.session, response):
+            services.setdefault(service["id"], service)
+    ctl.sessions.enforce_posture(identity_id)
+    return {"services": list(services.values())}
+
+
+def posture_response(call: Call) -> dict:
+    return submit(call, [call.body])
+
+
+def posture_response_bulk(call: Call) -> dict:
+    return submit(call, call.body)
+
+
+def identity_posture_data(call: Call) -> dict:
+    identity = call.ctl.identities.get(call.param())
+    return call.ctl.posture.view(identity["id"])
+
+
+def identity_failed_requests(call: Call) -> Listing:
+    identity = call.ctl.identities.get(call.param())
+    entries = call.ctl.posture.failed_requests(identity["id"])
+    return Listing(entries, {"limit": len(entries), "offset": 0, "totalCount": len(entries)})
+
+
+def operations() -> list[Operation]:
+    ops = crud(PostureCheckManager, "posture_checks", "PostureCheck", "PostureChecks", tag=TAG,
+               handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks")})
+    ops[0] = replace(ops[0], query=ROLE_QUERY)
+    ops += crud(PostureCheckTypeManager, "posture_check_types", "PostureCheckType", "PostureCheckTypes",
+                kinds=("list", "detail"), tag=TAG)
+    ops += [
+        attribute_operation("listPostureCheckRoleAttributes", "/posture-check-role-attributes", POSTURE_CHECKS, "Posture Check"),
+        Operation("createPostureResponse", "POST", "/posture-response", posture_response, apis=(CLIENT,), auth=SESSION,
+                  body=RESPONSE, status=201, tag="Posture", summary="Submit one posture response"),
+        Operation("createPostureResponseBulk", "POST", "/posture-response-bulk", posture_response_bulk, apis=(CLIENT,),
+                  auth=SESSION, body=BULK, tag="Posture", summary="Submit several posture responses"),
+        Operation("getIdentityPostureData", "GET", "/identities/{id}/posture-data", identity_posture_data,
+                  apis=(MANAGEMENT,), tag="Identity", summary="The posture data an identity reported"),
+        Operation("getIdentityFailedServiceRequests", "GET", "/identities/{id}/failed-service-requests",
+                  identity_failed_requests, apis=(MANAGEMENT,), reply="list", tag="Identity",
+                  summary="The latest session requests refused for posture"),
+    ]
+    return ops

@@ -1,0 +1,81 @@
+"""Routers, edge routers and transit routers, and the listings around edge routers."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller.api.call import Call, Listing
+from controller.api.crud import crud, related
+from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
+from controller.api.role_queries import ROLE_QUERY, attribute_operation, records_of, role_filtered_listing
+from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
+from controller.policy.kinds import EDGE_ROUTER_POLICIES, EDGE_ROUTERS, SERVICE_EDGE_ROUTER_POLICIES
+
+TAG = "Edge Router"
+
+
+def router_policies_of(manager_attr: str, pkind: str):
+    def handler(call: Call) -> Listing:
+        ctl = call.ctl
+        router = ctl.edge_routers.get(call.param())
+        manager = getattr(ctl, manager_attr)
+        ids = ctl.network.engine.policies_of(EDGE_ROUTERS, router["id"], pkind)
+        return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+    return handler
+
+
+def router_identities(call: Call) -> Listing:
+    ctl = call.ctl
+    router = ctl.edge_routers.get(call.param())
+    ids = ctl.network.engine.identities_for_edge_router(router["id"])
+    return ctl.identities.listing(call.list_args(), candidates=records_of(ctl.identities, ids))
+
+
+def router_services(call: Call) -> Listing:
+    ctl = call.ctl
+    router = ctl.edge_routers.get(call.param())
+    ids = ctl.network.engine.services_for_edge_router(router["id"])
+    return ctl.services.listing(call.list_args(), candidates=records_of(ctl.services, ids))
+
+
+def re_enroll(call: Call) -> None:
+    call.ctl.edge_routers.re_enroll(call.param())
+
+
+def current_identity_edge_routers(call: Call) -> Listing:
+    """Verified edge routers the caller reaches by edge router policies (admins: every verified one)."""
+    ctl, identity = call.ctl, call.identity
+    if identity.get("is_admin"):
+        ids = ctl.edge_routers.of_kind.get(True)
+    else:
+        ids = ctl.network.engine.edge_routers_for_identity(identity["id"])
+    records = [r for r in records_of(ctl.edge_routers, ids) if r.get("is_verified")]
+    return ctl.edge_routers.listing(call.list_args(), candidates=records, view=ctl.edge_routers.client_view)
+
+
+def operations() -> list[Operation]:
+    ops = crud(RouterManager, "routers", "Router", "Routers", tag="Router")
+    ops += crud(TransitRouterManager, "transit_routers", "TransitRouter", "TransitRouters", tag="Router")
+    edge = crud(EdgeRouterManager, "edge_routers", "EdgeRouter", "EdgeRouters", tag=TAG,
+                handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers")})
+    edge[0] = replace(edge[0], query=ROLE_QUERY)
+    ops += edge
+    ops += [
+        related("listEdgeRouterEdgeRouterPolicies", "/edge-routers/{id}/edge-router-policies",
+                router_policies_of("edge_router_policies", EDGE_ROUTER_POLICIES), tag=TAG,
+                summary="List the edge router policies matching an edge router"),
+        related("listEdgeRouterIdentities", "/edge-routers/{id}/identities", router_identities, tag=TAG,
+                summary="List the identities that may use an edge router"),
+        related("listEdgeRouterServiceEdgeRouterPolicies", "/edge-routers/{id}/service-edge-router-policies",
+                router_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES), tag=TAG,
+                summary="List the service edge router policies matching an edge router"),
+        related("listEdgeRouterServices", "/edge-routers/{id}/services", router_services, tag=TAG,
+                summary="List the services an edge router serves"),
+        Operation("reEnrollEdgeRouter", "POST", "/edge-routers/{id}/re-enroll", re_enroll, apis=(MANAGEMENT,),
+                  reply="empty", tag=TAG, summary="Replace an edge router's enrollment; it must enroll again"),
+        attribute_operation("listEdgeRouterRoleAttributes", "/edge-router-role-attributes", EDGE_ROUTERS, "Edge Router"),
+        Operation("getCurrentIdentityEdgeRouters", "GET", "/current-identity/edge-routers", current_identity_edge_routers,
+                  apis=(CLIENT,), auth=SESSION, reply="list", tag="Current Identity",
+                  query={"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}},
+                  summary="List the edge routers the current identity may use"),
+    ]
+    return ops

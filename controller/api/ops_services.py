@@ -1,0 +1,168 @@
+"""Services on both APIs: management CRUD and listings, the client's view of its services."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller import errors
+from controller.api.call import Call, Listing
+from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.operations import BOTH, CLIENT, SESSION, Operation
+from controller.api.role_queries import (ROLE_QUERY, attribute_operation, id_listing, policy_type_query, records_of,
+                                        role_candidates)
+from controller.model.service import ServiceManager
+from controller.model.terminator import TerminatorManager
+from controller.policy.kinds import SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES
+
+TAG = "Service"
+CONFIG_TYPES = {"configTypes": {"type": "array", "items": {"type": "string"}}}
+MGMT_LIST_QUERY = {**ROLE_QUERY, **CONFIG_TYPES, "asIdentity": {"type": "string"}}
+CLIENT_LIST_QUERY = {**ROLE_QUERY, **CONFIG_TYPES}
+MAX_ROUTERS = 25
+
+
+# -- management ----------------------------------------------------------------------
+def list_services(call: Call) -> Listing:
+    """All services (or ``asIdentity``'s), with permissions as the caller or ``asIdentity`` sees them."""
+    ctl, access = call.ctl, call.ctl.service_access
+    candidates = role_candidates(call, SERVICES, ctl.services)
+    viewer, session = call.identity, call.session
+    as_identity = call.query("asIdentity")
+    if as_identity:
+        viewer = ctl.identities.find(as_identity) or ctl.identities.find_by_name(as_identity)
+        if viewer is None:
+            raise errors.NotFound("identity", as_identity)
+        session = None
+        visible = access.visible_ids(viewer["id"])
+        if candidates is None:
+            types = access.config_types(call.query_list("configTypes"), call.session)
+            return id_listing(ctl.services, visible, call.list_args(),
+                              view=lambda r: access.view(r, viewer["id"], None, types, invalid=True))
+        candidates = [r for r in candidates if r["id"] in visible]
+    types = access.config_types(call.query_list("configTypes"), call.session)
+    return ctl.services.listing(call.list_args(), candidates=candidates,
+                                view=lambda r: access.view(r, viewer["id"], session, types, invalid=True))
+
+
+def detail_service(call: Call) -> dict:
+    ctl = call.ctl
+    record = ctl.services.get(call.param())
+    types = ctl.service_access.config_types([], call.session)
+    return ctl.service_access.view(record, call.identity["id"], call.session, types, invalid=True)
+
+
+def service_edge_routers(call: Call) -> Listing:
+    ctl = call.ctl
+    service = ctl.services.get(call.param())
+    ids = ctl.network.engine.edge_routers_for_service(service["id"])
+    return ctl.edge_routers.listing(call.list_args(), candidates=records_of(ctl.edge_routers, ids))
+
+
+def service_identities(call: Call) -> Listing:
+    ctl = call.ctl
+    service = ctl.services.get(call.param())
+    ids = ctl.network.engine.identities_for_service(service["id"], policy_type_query(call))
+    return ctl.identities.listing(call.list_args(), candidates=records_of(ctl.identities, ids))
+
+
+def service_policies_of(manager_attr: str, pkind: str):
+    def handler(call: Call) -> Listing:
+        ctl = call.ctl
+        service = ctl.services.get(call.param())
+        manager = getattr(ctl, manager_attr)
+        ids = ctl.network.engine.policies_of(SERVICES, service["id"], pkind)
+        return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+    return handler
+
+
+def service_configs(call: Call) -> Listing:
+    ctl = call.ctl
+    service = ctl.services.get(call.param())
+    return ctl.configs.listing(call.list_args(), candidates=records_of(ctl.configs, service.get("configs") or []))
+
+
+def service_terminators(call: Call) -> Listing:
+    ctl = call.ctl
+    service = ctl.services.get(call.param())
+    return ctl.terminators.listing(call.list_args(), candidates=ctl.terminators.of_service(service["id"]))
+
+
+# -- client --------------------------------------------------------------------------
+def visible_service(call: Call) -> dict:
+    """The service of the path if the caller may dial or bind it; 404 otherwise."""
+    ctl, service_id = call.ctl, call.param()
+    record = ctl.services.find(service_id)
+    if record is None or not ctl.service_access.permissions(call.identity["id"], service_id):
+        raise errors.NotFound("service", service_id)
+    return record
+
+
+def client_list_services(call: Call) -> Listing:
+    ctl, access, identity_id = call.ctl, call.ctl.service_access, call.identity["id"]
+    visible = access.visible_ids(identity_id)
+    types = access.config_types(call.query_list("configTypes"), call.session)
+    view = lambda r: access.view(r, identity_id, call.session, types)  # noqa: E731
+    candidates = role_candidates(call, SERVICES, ctl.services)
+    if candidates is None:
+        return id_listing(ctl.services, visible, call.list_args(), view=view)
+    return ctl.services.listing(call.list_args(), candidates=[r for r in candidates if r["id"] in visible], view=view)
+
+
+def client_detail_service(call: Call) -> dict:
+    access = call.ctl.service_access
+    types = access.config_types([], call.session)
+    return access.view(visible_service(call), call.identity["id"], call.session, types)
+
+
+def client_service_edge_routers(call: Call) -> dict:
+    """``{"edgeRouters": [...]}``: routers shared by the caller's ERPs and the service's SERPs (at most 25)."""
+    ctl = call.ctl
+    service = visible_service(call)
+    token = call.header("session-token")
+    if token is not None:
+        session = ctl.sessions.find(token.strip())
+        if session is None or session["api_session_id"] != call.session["id"]:
+            raise errors.Unauthorized()
+    ids = sorted(ctl.network.engine.usable_edge_routers(call.identity["id"], service["id"]))[:MAX_ROUTERS]
+    return {"edgeRouters": [ctl.edge_routers.session_view(r) for r in records_of(ctl.edge_routers, ids)]}
+
+
+def client_service_terminators(call: Call) -> Listing:
+    ctl = call.ctl
+    service = visible_service(call)
+    return ctl.terminators.listing(call.list_args(), candidates=ctl.terminators.of_service(service["id"]))
+
+
+def operations() -> list[Operation]:
+    ops = crud(ServiceManager, "services", "Service", "Services", kinds=("list", "create", "detail"), tag=TAG,
+               handlers={"list": list_services, "detail": detail_service})
+    ops[0] = replace(ops[0], query=MGMT_LIST_QUERY)
+    ops += crud(ServiceManager, "services", "Service", "Services", kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG)
+    ops += crud(TerminatorManager, "terminators", "Terminator", "Terminators", tag="Terminator")
+    ops.append(attribute_operation("listServiceRoleAttributes", "/service-role-attributes", SERVICES, "Service"))
+    ops += [
+        related("listServiceConfig", "/services/{id}/configs", service_configs, tag=TAG, summary="List the configs of a service"),
+        related("listServiceEdgeRouters", "/services/{id}/edge-routers", service_edge_routers, tag=TAG,
+                summary="List the edge routers serving a service (service edge router policies)"),
+        related("listServiceIdentities", "/services/{id}/identities", service_identities, tag=TAG,
+                summary="List the identities that may dial or bind a service",
+                query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}}),
+        related("listServiceServiceEdgeRouterPolicies", "/services/{id}/service-edge-router-policies",
+                service_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES), tag=TAG,
+                summary="List the service edge router policies matching a service"),
+        related("listServiceServicePolicies", "/services/{id}/service-policies",
+                service_policies_of("service_policies", SERVICE_POLICIES), tag=TAG,
+                summary="List the service policies matching a service"),
+        related("listServiceTerminators", "/services/{id}/terminators", service_terminators, tag=TAG,
+                summary="List the terminators of a service"),
+        Operation("listServices", "GET", "/services", client_list_services, apis=(CLIENT,), auth=SESSION, reply="list",
+                  tag=TAG, summary="List the services the current identity may dial or bind", query=CLIENT_LIST_QUERY),
+        Operation("detailService", "GET", "/services/{id}", client_detail_service, apis=(CLIENT,), auth=SESSION, tag=TAG,
+                  summary="Retrieve a service the current identity may dial or bind"),
+        Operation("listServiceEdgeRouters", "GET", "/services/{id}/edge-routers", client_service_edge_routers,
+                  apis=(CLIENT,), auth=SESSION, tag=TAG, query=LIST_QUERY,
+                  summary="List the edge routers the current identity may use for a service"),
+        Operation("listServiceTerminators", "GET", "/services/{id}/terminators", client_service_terminators,
+                  apis=(CLIENT,), auth=SESSION, reply="list", tag=TAG, query=LIST_QUERY,
+                  summary="List the terminators of a service the current identity may use"),
+    ]
+    return ops

@@ -1,0 +1,32 @@
+"""Controller settings: the global record and per-controller overrides.
+
+NOTE: like the real API document, replace, patch and delete live on
+``/controller-settings/{id}/effective`` while detail is on ``/controller-settings/{id}``.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from controller.api.call import Call
+from controller.api.crud import crud
+from controller.api.operations import MANAGEMENT, Operation
+from controller.model.settings import ControllerSettingManager
+
+EFFECTIVE = "/controller-settings/{id}/effective"
+
+
+def detail_effective(call: Call) -> dict:
+    return call.ctl.controller_settings.effective(call.param())
+
+
+def operations() -> list[Operation]:
+    names = {"list": "listControllerSettings", "create": "createControllerSetting",
+             "detail": "detailControllerSetting", "update": "updateControllerSetting",
+             "patch": "patchControllerSetting", "delete": "deleteControllerSetting"}
+    by_kind = dict(zip(("list", "create", "detail", "update", "patch", "delete"),
+                       crud(ControllerSettingManager, "controller_settings", "ControllerSetting", "ControllerSettings",
+                            op_ids=names, tag="Settings")))
+    moved = [replace(by_kind[kind], path=EFFECTIVE) for kind in ("delete", "patch", "update")]
+    effective = Operation("detailControllerSettingEffective", "GET", EFFECTIVE, detail_effective, apis=(MANAGEMENT,),
+                          tag="Settings", summary="Retrieve a controller's effective settings")
+    return [by_kind["list"], by_kind["create"], by_kind["detail"], effective, *moved]

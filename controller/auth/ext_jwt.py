@@ -1,0 +1,211 @@
+"""``method=ext-jwt`` and the ext-jwt second factor: external JWTs as the real controller checks them.
+
+* Candidates: up to three ``Authorization: Bearer <jwt>`` values (non-JWTs ignored).
+* Signer: the enabled one whose ``issuer`` equals the token's ``iss`` exactly.
+* Checks: ``kid`` header present with a known key, a valid asymmetric
+  signature, ``exp`` and ``nbf`` (no leeway, controller clock), ``aud``
+  containing the signer's audience.
+* Identity: the ``claimsProperty`` claim (JSON pointer, default ``sub``)
+  names the identity by ``externalId`` (``useExternalId``) or by id; it must
+  be enabled, and its policy must allow ext-jwt and, when it lists signers,
+  this signer.
+
+Failures are 401 ``UNAUTHORIZED`` with a ``WWW-Authenticate: Bearer`` header
+naming the realm, the error and the candidate signers.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jwt
+
+from controller import errors
+from controller.auth.jwt_keys import SignerKeys, algorithms_for
+from controller.auth.methods import Proof
+from controller.ops.requests import current_request, current_response
+
+PRIMARY_REALM = "openziti-primary-ext-jwt"
+SECONDARY_REALM = "openziti-secondary-ext-jwt"
+MAX_CANDIDATES = 3
+DESCRIPTIONS = {"missing": "no matching token was provided", "expired": "token expired", "invalid": "token is invalid"}
+#: worst reason wins when several candidates fail
+SEVERITY = {"missing": 0, "invalid": 1, "expired": 2}
+CHALLENGED_PATHS = ("/authenticate", "/current-api-session")
+
+
+class TokenRejected(Exception):
+    """A candidate token failed; ``reason`` is missing, expired or invalid."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Verified:
+    signer: dict
+    claims: dict
+
+
+def bearer_tokens(header: str | None) -> list[str]:
+    """The first three ``Bearer`` values of an Authorization header (prefix exact)."""
+    if not header:
+        return []
+    values = [part.strip() for part in header.split(",")]
+    return [value[len("Bearer "):].strip() for value in values if value.startswith("Bearer ")][:MAX_CANDIDATES]
+
+
+def claim_at(claims: dict, pointer: str):
+    """Resolve ``claimsProperty``: a JSON pointer (``/a/b``) or a top-level claim name."""
+    if not pointer.startswith("/"):
+        return claims.get(pointer)
+    value = claims
+    for part in pointer[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def challenge(realm: str, reason: str, signers: list[dict]) -> str:
+    ids = "|".join(s["id"] for s in signers)
+    issuers = "|".join(s.get("issuer") or "" for s in signers)
+    return (f'Bearer realm="{realm}" error="{reason}" error_description="{DESCRIPTIONS[reason]}" '
+            f'id="{ids}" issuer="{issuers}"')
+
+
+class ExtJwtVerifier:
+    """Verifies candidate tokens against the configured signers."""
+
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self.keys = SignerKeys(ctl.clock)
+
+    def verify(self, token: str, signer: dict | None = None) -> Verified:
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.PyJWTError:
+            raise TokenRejected("missing") from None
+        found = self.ctl.external_jwt_signers.find_by_issuer(unverified.get("iss"))
+        if found is None or not found.get("enabled") or (signer is not None and found["id"] != signer["id"]):
+            raise TokenRejected("missing")
+        claims = self._check_signature(token, header, found)
+        self._check_claims(claims, found)
+        return Verified(found, claims)
+
+    def _check_signature(self, token: str, header: dict, signer: dict) -> dict:
+        kid = header.get("kid")
+        if not isinstance(kid, str) or not kid:
+            raise TokenRejected("invalid")
+        key = self.keys.key_for(signer, kid)
+        allowed = algorithms_for(key) if key is not None else []
+        if header.get("alg") not in allowed:
+            raise TokenRejected("invalid")
+        try:
+            return jwt.decode(token, key, algorithms=[header["alg"]], options={
+                "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False})
+        except jwt.PyJWTError:
+            raise TokenRejected("invalid") from None
+
+    def _check_claims(self, claims: dict, signer: dict) -> None:
+        now = self.ctl.clock.now().timestamp()
+        exp, nbf = claims.get("exp"), claims.get("nbf")
+        for value in (exp, nbf):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise TokenRejected("invalid")
+        if exp is not None and now >= exp:
+            raise TokenRejected("expired")
+        if nbf is not None and now < nbf:
+            raise TokenRejected("invalid")
+        audience = signer.get("audience")
+        aud = claims.get("aud")
+        audiences = aud if isinstance(aud, list) else [aud]
+        if audience and audience not in audiences:
+            raise TokenRejected("invalid")
+
+    def identity_of(self, verified: Verified) -> dict | None:
+        subject = claim_at(verified.claims, verified.signer.get("claims_property") or "sub")
+        if not isinstance(subject, str) or not subject:
+            return None
+        return self.ctl.external_jwt_signers.identity_for(verified.signer, subject)
+
+
+class ExtJwtMethod:
+    """``method=ext-jwt``: the bearer token is the primary credential."""
+
+    name = "ext-jwt"
+
+    def __init__(self, ctl, verifier: ExtJwtVerifier):
+        self.ctl = ctl
+        self.verifier = verifier
+
+    def authenticate(self, call) -> Proof:
+        signers = self.ctl.external_jwt_signers.enabled()
+        if not signers:
+            raise errors.Unauthorized()
+        worst = "missing"
+        for token in bearer_tokens(call.header("Authorization")):
+            try:
+                verified = self.verifier.verify(token)
+            except TokenRejected as ex:
+                worst = max(worst, ex.reason, key=SEVERITY.get)
+                continue
+            identity = self.verifier.identity_of(verified)
+            if identity is not None and self._allowed(identity, verified.signer):
+                return Proof(identity, f"extJwtId:{verified.signer['id']}")
+        raise errors.Unauthorized(www_authenticate=challenge(PRIMARY_REALM, worst, signers))
+
+    def _allowed(self, identity: dict, signer: dict) -> bool:
+        if self.ctl.identities.is_disabled(identity):
+            return False
+        ext_jwt = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("ext_jwt", {})
+        allowed_signers = ext_jwt.get("allowed_signers") or []
+        return bool(ext_jwt.get("allowed", True)) and (not allowed_signers or signer["id"] in allowed_signers)
+
+
+class ExtJwtSecondary:
+    """``secondary.requireExtJwtSigner``: every request carries a valid bearer of that signer."""
+
+    def __init__(self, ctl, verifier: ExtJwtVerifier):
+        self.ctl = ctl
+        self.verifier = verifier
+
+    def auth_queries(self, session: dict, identity: dict, policy: dict) -> list[dict]:
+        signer_id = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
+        if not signer_id:
+            return []
+        signer = self.ctl.external_jwt_signers.find(signer_id) or {"id": signer_id}
+        reason = self._check_request(signer, identity)
+        if reason is None:
+            return []
+        self._challenge(signer, reason)
+        return [{"typeId": "EXT-JWT", "provider": "url", "httpUrl": signer.get("external_auth_url"),
+                 "clientId": signer.get("client_id"), "scopes": signer.get("scopes") or [], "id": signer_id}]
+
+    def _check_request(self, signer: dict, identity: dict) -> str | None:
+        """None when the current request carries a valid bearer of ``signer`` for ``identity``."""
+        req = current_request()
+        if req is None or not signer.get("enabled"):
+            return "missing"
+        worst = "missing"
+        for token in bearer_tokens(req.get_header("Authorization")):
+            try:
+                verified = self.verifier.verify(token, signer)
+            except TokenRejected as ex:
+                worst = max(worst, ex.reason, key=SEVERITY.get)
+                continue
+            found = self.verifier.identity_of(verified)
+            if found is not None and found["id"] == identity.get("id"):
+                return None
+        return worst
+
+    @staticmethod
+    def _challenge(signer: dict, reason: str) -> None:
+        req, resp = current_request(), current_response()
+        if req is not None and resp is not None and req.path.endswith(CHALLENGED_PATHS):
+            resp.set_header("WWW-Authenticate", challenge(SECONDARY_REALM, reason, [signer]))

@@ -1,0 +1,37 @@
+"""``ottca``: a one-time token plus a client certificate from the enrollment's CA."""
+from __future__ import annotations
+
+from controller import errors
+from controller.enroll.registry import EnrollRequest, EnrollResult, cert_in_use, claim, invalid_token, pending
+from controller.pki.certs import cert_pem, fingerprint
+
+
+class OttCaMethod:
+    """Attach the presented certificate (not network-issued) to the enrollment's identity."""
+
+    name = "ottca"
+
+    def __init__(self, ctl):
+        self.ctl = ctl
+
+    def enroll(self, request: EnrollRequest) -> EnrollResult:
+        ctl = self.ctl
+        record = pending(ctl, request.token, self.name)
+        identity = ctl.identities.find(record.get("identity_id"))
+        ca = ctl.cas.find(record.get("ca_id")) if record.get("ca_id") else None
+        if identity is None or ca is None:
+            raise invalid_token()
+        # NOTE(enroll): an unverified CA is usable for nothing, so it fails like a disabled one.
+        if not ca.get("is_ott_ca_enrollment_enabled") or not ca.get("is_verified"):
+            raise errors.BadRequest("ENROLLMENT_CA_NOT_VALID", "the CA of this enrollment does not allow OTT-CA enrollment")
+        if not ctl.cas.verifies_with(ca, request.peers, check_leaf=True, client_auth=True):
+            raise errors.BadRequest("CERTIFICATE_FAILED_VALIDATION", "the client certificate was not issued by the CA of this enrollment")
+        leaf = request.peers[0]
+        fp = fingerprint(leaf)
+        if ctl.authenticators.find_cert(fp) is not None:
+            raise cert_in_use(fp)
+        with ctl.store.lock, ctl.store.transaction():
+            claim(ctl, record)
+            auth_id = ctl.authenticators.create_cert(identity["id"], cert_pem(leaf), fp, issued_by_network=False)
+            ctl.authenticators.touch(auth_id, ca_id=ca["id"])
+        return EnrollResult({})

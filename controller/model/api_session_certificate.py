@@ -1,0 +1,85 @@
+"""Ephemeral certificates of an API session (12 hours, ``CN=<identity id>``), from a CSR.
+
+They live and die with their API session: a cascade on ``api_sessions`` removes
+them, and every read is scoped to the caller's own session (another session's
+certificate is a 404, like an unknown id).
+"""
+from __future__ import annotations
+
+from controller.api.views import links
+from controller.clock import rfc3339
+from controller.errors import NotFound
+from controller.model import schema as s
+from controller.model.base import EntityManager, scalar
+from controller.pki.certs import fingerprint
+from controller.store.indexes import MultiIndex
+from controller.store.query import Field
+
+CREATE = s.obj({"csr": s.string()}, required=("csr",))
+
+
+class ApiSessionCertificateManager(EntityManager):
+    table = "api_session_certificates"
+    collection = "current-api-session/certificates"
+    entity = "api-session-certificates"
+    label = "apiSessionCertificate"
+    unique_names = False
+    filter_fields = (
+        scalar("subject", "string"), scalar("fingerprint", "string"),
+        scalar("validFrom", "datetime"), scalar("validTo", "datetime"),
+        Field("apiSession", "string", lambda r: r.get("api_session_id")),
+    )
+    create_schema = CREATE
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
+
+    def create_for(self, session: dict, csr_pem: str) -> dict:
+        """Sign ``csr_pem`` for ``session``; return the stored record."""
+        cert_id = self.ids.short()
+        cert = self.ctl.pki.sign_api_session_csr(csr_pem, session["identity_id"], session["id"], cert_id)
+        now = self._now()
+        record = {
+            "id": cert_id, "created_at": now, "updated_at": now, "tags": {},
+            "api_session_id": session["id"], "identity_id": session["identity_id"],
+            "subject": cert.subject.rfc4514_string(), "fingerprint": fingerprint(cert),
+            "valid_from": rfc3339(cert.not_valid_before_utc), "valid_to": rfc3339(cert.not_valid_after_utc),
+            "certificate": self.ctl.pki.chain_pem(cert),
+        }
+        with self.store.lock, self.store.transaction():
+            if self.ctl.api_sessions.find(session["id"]) is None:
+                raise NotFound("apiSession", session["id"])
+            self.store.insert(self.table, cert_id, record)
+        return record
+
+    def of_session(self, session_id: str) -> list[dict]:
+        return sorted((r for r in (self.find(i) for i in self.by_session.get(session_id)) if r), key=lambda r: r["id"])
+
+    def get_own(self, session_id: str, cert_id: str) -> dict:
+        record = self.find(cert_id)
+        if record is None or record.get("api_session_id") != session_id:
+            raise NotFound(self.label, cert_id)
+        return record
+
+    def delete_own(self, session_id: str, cert_id: str) -> None:
+        with self.store.lock, self.store.transaction():
+            self.get_own(session_id, cert_id)
+            self.store.delete(self.table, cert_id)
+
+    def delete_for_session(self, session: dict) -> None:
+        """Cascade of an API session's deletion."""
+        for cert_id in list(self.by_session.get(session["id"])):
+            self.store.delete(self.table, cert_id)
+
+    def created_view(self, record: dict) -> dict:
+        """The 201 body of ``createCurrentApiSessionCertificate``."""
+        return {"_links": links(self.collection, record["id"]), "id": record["id"],
+                "certificate": record["certificate"], "cas": self.ctl.pki.ca_bundle_pem()}
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out.update({
+            "subject": record["subject"], "fingerprint": record["fingerprint"], "validFrom": record["valid_from"],
+            "validTo": record["valid_to"], "certificate": record["certificate"],
+        })
+

@@ -1,0 +1,72 @@
+"""Config types: a name, a target and a JSON schema that configs of the type must satisfy."""
+from __future__ import annotations
+
+import orjson
+from jsonschema import Draft7Validator
+from jsonschema.exceptions import SchemaError
+
+from controller.errors import FieldError, ReferenceExists
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, name_field, scalar
+from controller.store.query import Field
+
+TARGETS = ("service", "router", "other")
+SCHEMA = {"type": ["object", "null"]}
+
+CREATE = s.obj({"name": s.string(), "schema": SCHEMA, "tags": s.TAGS, "target": s.enum(*TARGETS, nullable=True)},
+               required=("name",))
+UPDATE = s.obj({"name": s.string(), "schema": SCHEMA, "tags": s.TAGS}, required=("name",))
+PATCH = s.patch_of(UPDATE)
+
+
+def check_schema(schema: dict | None) -> None:
+    """A non-empty schema must compile and describe an object at its root (400 field ``schema``)."""
+    if not schema:
+        return
+    try:
+        Draft7Validator.check_schema(schema)
+    except SchemaError as ex:
+        raise FieldError("schema", f"invalid schema: {ex.message}", schema) from ex
+    if schema.get("type") != "object":
+        raise FieldError("schema", 'the root of a config type schema must be of "type": "object"', schema)
+
+
+class ConfigTypeManager(EntityManager):
+    table = "config_types"
+    collection = "config-types"
+    entity = "config-types"
+    label = "configType"
+    attrs = (
+        Attr("name"),
+        Attr("schema", default=dict),
+        Attr("target", default="service", on_update=False),
+    )
+    filter_fields = (
+        name_field(),
+        scalar("target", "string"),
+        Field("schema", "string", lambda r: orjson.dumps(r.get("schema") or {}).decode()),
+        Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
+    )
+    link_names = ("configs",)
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        if record.get("name") == "all":
+            raise FieldError("name", "name may not be 'all'", "all")
+        record["schema"] = record.get("schema") or {}
+        check_schema(record["schema"])
+        if old is None:
+            record["target"] = record.get("target") or "service"
+        record["is_system"] = bool(old and old.get("is_system"))
+
+    def before_delete(self, record: dict) -> None:
+        users = sorted(self.ctl.configs.by_type.get(record["id"]))
+        if users:
+            raise ReferenceExists("configTypeId", users)
+
+    def find_by_name_or_id(self, value: str) -> dict | None:
+        return self.find(value) or self.find_by_name(value)
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out["schema"] = record.get("schema") or {}
+        out["target"] = record.get("target") or "service"

@@ -1,0 +1,171 @@
+"""TOTP MFA enrollments: one per identity, in table ``mfas`` keyed by the identity id.
+
+States (the spec's MFA rows): none -> enrolled, not verified (enroll) ->
+verified (verify with a TOTP code) -> none (delete with a code, or an admin
+removal). A verified enrollment makes every later login partial
+(``isMfaRequired``) until ``POST /authenticate/mfa`` gets a TOTP or a
+recovery code. The record keeps its own ``mfa_id`` for the wire ``id``.
+"""
+from __future__ import annotations
+
+from controller import errors
+from controller.auth import totp
+from controller.model import schema as s
+from controller.model.base import EntityManager
+
+CODE = s.obj({"code": s.string()}, required=("code",))
+OPTIONAL_CODE = s.obj({"code": s.string(nullable=True)})
+SELF = "./current-identity/mfa"
+
+
+def invalid_token() -> errors.BadRequest:
+    return errors.BadRequest("MFA_INVALID_TOKEN")
+
+
+class MfaManager(EntityManager):
+    table = "mfas"
+    collection = "mfas"
+    entity = "mfas"
+    label = "mfa"
+    unique_names = False
+
+    # -- reads ----------------------------------------------------------------
+    def of(self, identity_id: str) -> dict | None:
+        return self.find(identity_id)
+
+    def require(self, identity_id: str, *, verified: bool | None = None) -> dict:
+        """The identity's enrollment; 404 when none (or not in the wanted verified state)."""
+        record = self.of(identity_id)
+        if record is None or (verified is not None and bool(record.get("is_verified")) != verified):
+            raise errors.NotFound(self.label, identity_id)
+        return record
+
+    def check_code(self, record: dict, code: str | None, *, allow_recovery: bool) -> int | None:
+        """Raise MFA_INVALID_TOKEN unless ``code`` is valid; a recovery code's index, else None."""
+        code = (code or "").strip()
+        if totp.verify_totp(record["secret"], code, self.clock.now()):
+            return None
+        if allow_recovery:
+            index = totp.match_recovery_code(record.get("recovery_codes") or [], code)
+            if index is not None:
+                return index
+        raise invalid_token()
+
+    # -- transitions ------------------------------------------------------------
+    def enroll(self, identity: dict) -> dict:
+        now = self._now()
+        record = {
+            "id": identity["id"], "mfa_id": self.ids.short(), "identity_id": identity["id"], "created_at": now,
+            "updated_at": now, "tags": {}, "is_verified": False, "secret": totp.new_secret(),
+            "recovery_codes": totp.new_recovery_codes(),
+        }
+        with self.store.lock, self.store.transaction():
+            if self.of(identity["id"]) is not None:
+                raise errors.Conflict("MFA_EXISTS", "an MFA enrollment already exists; delete it first")
+            self.store.insert(self.table, record["id"], record)
+        self.ctl.events.mfa("enrolled", identity["id"], mfa_id=record["mfa_id"])
+        return record
+
+    def verify(self, identity_id: str, code: str, session: dict | None) -> None:
+        """Complete enrollment with a TOTP code (recovery codes are refused)."""
+        with self.store.lock, self.store.transaction():
+            record = self.require(identity_id, verified=False)
+            try:
+                self.check_code(record, code, allow_recovery=False)
+            except errors.BadRequest:
+                self.ctl.events.mfa("verifyFailed", identity_id)
+                raise
+            self.touch(identity_id, is_verified=True)
+            if session is not None:
+                # NOTE: like the real controller, verifying on a session completes its MFA too.
+                self.ctl.api_sessions.touch(session["id"], is_mfa_required=True, is_mfa_complete=True)
+        self.ctl.events.mfa("verified", identity_id, mfa_id=record["mfa_id"])
+
+    def authenticate(self, session: dict, code: str) -> None:
+        """``POST /authenticate/mfa``: a TOTP or a (then spent) recovery code completes the session."""
+        with self.store.lock, self.store.transaction():
+            record = self.of(session["identity_id"])
+            if record is None:
+                raise errors.Conflict("MFA_NOT_ENROLLED", "the identity has no MFA enrollment")
+            try:
+                index = self.check_code(record, code, allow_recovery=True)
+            except errors.BadRequest:
+                self.ctl.events.mfa("authenticationFailed", session["identity_id"], api_session_id=session["id"])
+                raise
+            if index is not None:
+                codes = list(record["recovery_codes"])
+                del codes[index]
+                self.touch(record["id"], recovery_codes=codes)
+            self.ctl.api_sessions.touch(session["id"], is_mfa_complete=True)
+        self.ctl.events.mfa("authenticated", session["identity_id"], api_session_id=session["id"],
+                            used_recovery_code=index is not None)
+
+    def remove_own(self, identity_id: str, code: str | None) -> None:
+        """``DELETE /current-identity/mfa``: a verified enrollment needs a TOTP or recovery code."""
+        with self.store.lock, self.store.transaction():
+            record = self.require(identity_id)
+            if record.get("is_verified"):
+                self.check_code(record, code, allow_recovery=True)
+            self.store.delete(self.table, identity_id)
+        self.ctl.events.mfa("removed", identity_id, by="self")
+
+    def remove_by_admin(self, identity_id: str) -> None:
+        self.ctl.identities.get(identity_id)
+        with self.store.lock, self.store.transaction():
+            self.require(identity_id)
+            self.store.delete(self.table, identity_id)
+        self.ctl.events.mfa("removed", identity_id, by="admin")
+
+    def recovery_codes(self, identity_id: str, code: str | None) -> dict:
+        """The recovery codes of a verified enrollment, shown for a valid TOTP code only."""
+        record = self.require(identity_id, verified=True)
+        self.check_code(record, code, allow_recovery=False)
+        return record
+
+    def regenerate(self, identity_id: str, code: str | None) -> None:
+        with self.store.lock, self.store.transaction():
+            record = self.require(identity_id, verified=True)
+            self.check_code(record, code, allow_recovery=True)
+            self.touch(identity_id, recovery_codes=totp.new_recovery_codes())
+        self.ctl.events.mfa("recoveryCodesRegenerated", identity_id)
+
+    def delete_for_identity(self, identity: dict) -> None:
+        """Cascade: the enrollment goes with its identity."""
+        if self.of(identity["id"]) is not None:
+            self.store.delete(self.table, identity["id"])
+
+    # -- views ----------------------------------------------------------------
+    def provisioning_url(self, record: dict) -> str:
+        identity = self.ctl.identities.find(record["identity_id"]) or {}
+        return totp.provisioning_url(self.ctl.config.totp_issuer, identity.get("name") or record["identity_id"],
+                                     record["secret"])
+
+    def qr_png(self, record: dict) -> bytes:
+        return totp.qr_png(self.provisioning_url(record))
+
+    def _base(self, record: dict, links: dict) -> dict:
+        return {"_links": links, "id": record["mfa_id"], "createdAt": record["created_at"],
+                "updatedAt": record["updated_at"], "tags": record.get("tags") or {}}
+
+    def view(self, record: dict) -> dict:
+        links = {"self": {"href": SELF}, "current-identity": {"href": "./current-identity"}}
+        verified = bool(record.get("is_verified"))
+        if verified:
+            links["recovery-codes"] = {"href": SELF + "/recovery-codes"}
+        else:
+            links["verify"] = {"href": SELF + "/verify"}
+            links["qr"] = {"href": SELF + "/qr-code"}
+        out = self._base(record, links)
+        out["isVerified"] = verified
+        if not verified:
+            out["recoveryCodes"] = list(record.get("recovery_codes") or [])
+            out["provisioningUrl"] = self.provisioning_url(record)
+        return out
+
+    def recovery_view(self, record: dict) -> dict:
+        out = self._base(record, {"self": {"href": SELF + "/recovery-codes"}, "mfa": {"href": SELF}})
+        out["recoveryCodes"] = list(record.get("recovery_codes") or [])
+        return out
+
+    def created_view(self, record: dict) -> dict:
+        return {"_links": {"self": {"href": SELF}}, "id": record["mfa_id"]}

@@ -1,0 +1,143 @@
+"""Posture data reported by identities, and the failed service requests it caused.
+
+Both live in memory only, like the real controller: they are lost on restart and
+removed with their identity or API session.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from controller import errors
+from controller.api.validation import validate
+from controller.clock import rfc3339
+from controller.model import schema as s
+from controller.policy.posture import Result, evaluate
+
+RESPONSE_TYPES = ("OS", "PROCESS", "DOMAIN", "MAC", "MFA", "PROCESS_MULTI", "ENDPOINT_STATE")
+STRINGS = {"type": ["array", "null"], "items": {"type": "string"}}
+RESPONSE = s.obj({
+    "id": s.string(), "typeId": s.enum(*RESPONSE_TYPES), "type": s.string(nullable=True),
+    "version": s.string(nullable=True), "build": s.string(nullable=True), "domain": s.string(nullable=True),
+    "macAddresses": STRINGS, "path": s.string(nullable=True), "isRunning": {"type": ["boolean", "null"]},
+    "hash": s.string(nullable=True), "signerFingerprints": STRINGS, "woken": {"type": ["boolean", "null"]},
+    "unlocked": {"type": ["boolean", "null"]},
+}, required=("id", "typeId"))
+BULK = {"type": "array", "items": RESPONSE}
+REQUIRED = {"OS": ("type", "version"), "DOMAIN": ("domain",), "MAC": ("macAddresses",), "PROCESS": ("path",)}
+MAX_FAILED = 100
+
+
+class PostureData:
+    """Per identity: latest OS, domain, MAC, processes per check; per API session: MFA and endpoint state."""
+
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self._lock = threading.Lock()
+        self._identities: dict[str, dict] = {}
+        self._sessions: dict[str, dict] = {}
+        self._failed: dict[str, deque] = {}
+
+    # -- writes --------------------------------------------------------------------
+    def submit(self, identity_id: str, session: dict, response: dict) -> list[dict]:
+        """Record one posture response; returns the services an MFA re-prompt now affects."""
+        kind = response["typeId"]
+        for name in REQUIRED.get(kind, ()):
+            if response.get(name) is None:
+                raise errors.FieldError(name, f"{name} in body is required", None)
+        now = rfc3339(self.ctl.clock.now())
+        base = {"posture_check_id": response["id"], "last_updated_at": now, "timed_out": False}
+        changed: list[str] = []
+        with self._lock:
+            data = self._identities.setdefault(identity_id, {})
+            state = self._sessions.setdefault(session["id"], {"identity_id": identity_id})
+            if kind == "OS":
+                data["os"] = {**base, "type": response["type"], "version": response["version"], "build": response.get("build") or ""}
+            elif kind == "DOMAIN":
+                data["domain"] = {**base, "domain": response["domain"]}
+            elif kind == "MAC":
+                data["mac"] = {**base, "addresses": list(response["macAddresses"])}
+            elif kind in ("PROCESS", "PROCESS_MULTI"):
+                per_check = data.setdefault("processes", {}).setdefault(response["id"], {})
+                per_check[response["path"].lower()] = {
+                    **base, "path": response["path"], "is_running": bool(response.get("isRunning")),
+                    "hash": response.get("hash") or "", "signer_fingerprints": list(response.get("signerFingerprints") or [])}
+            elif kind == "ENDPOINT_STATE":
+                changed = self._endpoint_state(state, response, now)
+        # NOTE(network): outside our lock: the engine is read under the store lock, which cascades hold
+        # while they call forget_*; taking the two locks in one order only avoids a deadlock.
+        if kind == "ENDPOINT_STATE" and changed:
+            return self.ctl.service_access.mfa_reprompted(identity_id, session, changed)
+        return []
+
+    @staticmethod
+    def _endpoint_state(state: dict, response: dict, now: str) -> list[str]:
+        changed = []
+        if response.get("woken"):
+            state["woken_at"] = now
+            changed.append("prompt_on_wake")
+        if response.get("unlocked"):
+            state["unlocked_at"] = now
+            changed.append("prompt_on_unlock")
+        return changed
+
+    def record_failure(self, identity_id: str, entry: dict) -> None:
+        with self._lock:
+            self._failed.setdefault(identity_id, deque(maxlen=MAX_FAILED)).append(entry)
+        self.ctl.events.failed_service_request(identity_id, entry)
+
+    def forget_identity(self, identity: dict) -> None:
+        with self._lock:
+            self._identities.pop(identity["id"], None)
+            self._failed.pop(identity["id"], None)
+
+    def forget_session(self, session: dict) -> None:
+        with self._lock:
+            self._sessions.pop(session["id"], None)
+
+    # -- reads ---------------------------------------------------------------------
+    def evaluate(self, check: dict, identity_id: str, session: dict | None) -> Result:
+        data = self._identities.get(identity_id) or {}
+        state = self._sessions.get(session["id"], {}) if session else {}
+        return evaluate(check, data, session, state, self.ctl.clock.now())
+
+    def failed_requests(self, identity_id: str) -> list[dict]:
+        return list(self._failed.get(identity_id, ()))
+
+    def view(self, identity_id: str) -> dict:
+        data = self._identities.get(identity_id) or {}
+
+        def base(entry: dict | None) -> dict:
+            entry = entry or {}
+            return {"lastUpdatedAt": entry.get("last_updated_at"), "postureCheckId": entry.get("posture_check_id", ""),
+                    "timedOut": bool(entry.get("timed_out"))}
+
+        os_entry, domain, mac = data.get("os") or {}, data.get("domain") or {}, data.get("mac") or {}
+        processes = [{**base(p), "path": p["path"], "isRunning": p["is_running"], "binaryHash": p["hash"],
+                      "signerFingerprints": p["signer_fingerprints"]}
+                     for per_check in (data.get("processes") or {}).values() for p in per_check.values()]
+        sessions = {sid: self._session_view(sid, state) for sid, state in list(self._sessions.items())
+                    if state.get("identity_id") == identity_id}
+        return {
+            "os": {**base(os_entry), "type": os_entry.get("type", ""), "version": os_entry.get("version", ""),
+                   "build": os_entry.get("build", "")},
+            "domain": {**base(domain), "domain": domain.get("domain", "")},
+            "mac": {**base(mac), "addresses": mac.get("addresses", [])},
+            "processes": processes,
+            "apiSessionPostureData": sessions,
+        }
+
+    def _session_view(self, session_id: str, state: dict) -> dict:
+        session = self.ctl.api_sessions.find(session_id) or {}
+        return {
+            "endpointState": {"wokenAt": state.get("woken_at"), "unlockedAt": state.get("unlocked_at")},
+            "mfa": {"apiSessionId": session_id, "passedMfa": bool(session.get("is_mfa_complete")),
+                    "passedAt": state.get("mfa_passed_at") or session.get("mfa_completed_at"),
+                    "passedOnWake": False, "passedOnUnlock": False},
+            "sdkInfo": (self.ctl.identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
+        }
+
+
+def validate_bulk(body) -> list[dict]:
+    validate(BULK, body)
+    return body

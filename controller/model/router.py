@@ -1,0 +1,223 @@
+"""Routers, edge routers and transit routers: one ``routers`` table, one name space.
+
+Edge routers carry ``is_edge``, transit routers ``is_transit``; ``/routers`` shows
+them all. Creating an edge or transit router makes its one-time enrollment; a
+tunneler-enabled edge router owns an identity and a system edge router policy with
+its id (model-semantics section 2.5). ``ctl.routers`` is also the interface the
+router enrollment code uses: ``find``, ``get``, ``find_by_fingerprint``, ``mark_enrolled``.
+"""
+from __future__ import annotations
+
+from controller.api.views import base_view
+from controller.errors import FieldError
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.policy.kinds import EDGE_ROUTERS
+from controller.policy.roles import validate_role_attributes
+from controller.store.indexes import MultiIndex, UniqueIndex
+from controller.store.query import Field
+
+IDS = {"type": ["array", "null"], "items": {"type": "string"}}
+NULLABLE_BOOL = {"type": ["boolean", "null"]}
+LISTENERS = {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}}
+_ROUTER = {"name": s.string(), "cost": s.COST, "disabled": NULLABLE_BOOL, "noTraversal": NULLABLE_BOOL, "tags": s.TAGS,
+           "configs": IDS, "ctrlChanListeners": LISTENERS}
+_EDGE = {**_ROUTER, "appData": s.TAGS, "isTunnelerEnabled": NULLABLE_BOOL, "roleAttributes": s.ATTRIBUTES}
+ROUTER_CREATE = s.obj(_ROUTER, required=("name",))
+EDGE_CREATE = s.obj(_EDGE, required=("name",))
+VERSION_INFO = {"os": "", "arch": "", "version": "", "revision": "", "buildDate": ""}
+
+
+def router_id_of(enrollment: dict) -> str | None:
+    return enrollment.get("edge_router_id") or enrollment.get("transit_router_id")
+
+
+class RouterManager(EntityManager):
+    """Every router (``/routers``); subclasses narrow to one kind."""
+
+    table = "routers"
+    collection = "routers"
+    entity = "routers"
+    label = "router"
+    #: record flag of this manager's kind (None: every router)
+    kind_flag: str | None = None
+    enrollment_method: str | None = None
+    attrs = (Attr("name"), Attr("cost", default=0), Attr("disabled", default=False), Attr("noTraversal", default=False),
+             Attr("configs", default=list), Attr("ctrlChanListeners", default=dict))
+    filter_fields = (
+        name_field(), scalar("fingerprint", "string"), scalar("cost", "int"),
+        Field("noTraversal", "bool", lambda r: bool(r.get("no_traversal"))),
+        Field("disabled", "bool", lambda r: bool(r.get("disabled"))),
+        Field("connected", "bool", lambda r: False), Field("isSystem", "bool", lambda r: False),
+        set_field("configs", "configs"),
+    )
+    create_schema, update_schema, patch_schema = ROUTER_CREATE, ROUTER_CREATE, s.patch_of(ROUTER_CREATE)
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        flag = self.kind_flag
+        self.of_kind = MultiIndex(self.store, self.table, lambda r: True if flag is None or r.get(flag) else None)
+        if self.kind_flag is None:
+            self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
+            self.by_config = MultiIndex(self.store, self.table, lambda r: r.get("configs") or [], many=True)
+            self.enrollment_ids = MultiIndex(self.store, "enrollments", router_id_of)
+
+    # -- reads --------------------------------------------------------------------
+    def find(self, entity_id: str) -> dict | None:
+        record = super().find(entity_id)
+        if record is None or (self.kind_flag and not record.get(self.kind_flag)):
+            return None
+        return record
+
+    def list(self, args: dict, *, candidates=None, extra=None):
+        if candidates is None and self.kind_flag is not None:
+            candidates = [r for r in map(self.find, self.of_kind.get(True)) if r]
+        return super().list(args, candidates=candidates, extra=extra)
+
+    def find_by_fingerprint(self, fingerprint: str) -> dict | None:
+        router_id = self.ctl.routers.by_fingerprint.get(fingerprint)
+        return self.ctl.routers.find(router_id) if router_id else None
+
+    def enrollment_of(self, router_id: str) -> dict | None:
+        records = [self.store.get("enrollments", e) for e in self.ctl.routers.enrollment_ids.get(router_id)]
+        records = [r for r in records if r]
+        return max(records, key=lambda r: r["created_at"]) if records else None
+
+    # -- writes -------------------------------------------------------------------
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        if old is None:
+            record.update(is_edge=self.kind_flag == "is_edge", is_transit=self.kind_flag == "is_transit",
+                          is_verified=False, fingerprint=None, cert_pem=None)
+        record["cost"] = record.get("cost") or 0
+        record["disabled"] = bool(record.get("disabled"))
+        record["no_traversal"] = bool(record.get("no_traversal"))
+        record["configs"] = self.ctl.configs.check_refs(record.get("configs"), "router")
+        record["ctrl_chan_listeners"] = record.get("ctrl_chan_listeners") or {}
+
+    def after_create(self, record: dict, body: dict) -> None:
+        if self.enrollment_method:
+            self.ctl.enrollments.create_for_router(record["id"], self.enrollment_method)
+
+    def after_update(self, record: dict, old: dict, body: dict) -> None:
+        if record.get("is_edge"):
+            self.ctl.edge_routers.sync_tunneler(record, old)
+
+    def mark_enrolled(self, router_id: str, cert_pem: str, fingerprint: str, server_cert_pem: str) -> None:
+        """Enrollment or extension succeeded: the router is verified with this certificate."""
+        self.ctl.routers.touch(router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem,
+                               server_cert_pem=server_cert_pem)
+
+    def re_enroll(self, router_id: str) -> None:
+        """A fresh enrollment; the certificate is forgotten and the router unverified."""
+        with self.store.lock, self.store.transaction():
+            record = self.get(router_id)
+            method = "erott" if record.get("is_edge") else "trott"
+            self.ctl.enrollments.create_for_router(router_id, method)
+            self.ctl.routers.touch(router_id, is_verified=False, fingerprint=None, cert_pem=None, server_cert_pem=None)
+
+    def delete_dependents(self, record: dict) -> None:
+        """Cascade of a router delete: enrollments, terminators, ``@id`` entries, tunneler identity and policy."""
+        for enrollment_id in list(self.enrollment_ids.get(record["id"])):
+            self.store.delete("enrollments", enrollment_id)
+        self.ctl.terminators.delete_for_router(record)
+        if record.get("is_edge"):
+            self.ctl.edge_routers.remove_tunneler(record["id"])
+            self.ctl.network.forget(EDGE_ROUTERS, record["id"])
+
+    def drop_config(self, config: dict) -> None:
+        for router_id in list(self.by_config.get(config["id"])):
+            record = self.store.get(self.table, router_id)
+            configs = [c for c in record.get("configs") or [] if c != config["id"]]
+            self.store.put(self.table, router_id, {**record, "configs": configs, "updated_at": self._now()})
+
+    # -- views ----------------------------------------------------------------------
+    def enrollment_fields(self, record: dict) -> dict:
+        enrollment = self.enrollment_of(record["id"]) or {}
+        return {"enrollmentToken": enrollment.get("token"), "enrollmentJwt": enrollment.get("jwt"),
+                "enrollmentCreatedAt": enrollment.get("created_at"), "enrollmentExpiresAt": enrollment.get("expires_at")}
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out.update(self.enrollment_fields(record))
+        out.update({"fingerprint": record.get("fingerprint"), "isVerified": bool(record.get("is_verified")),
+                    "isOnline": False, "interfaces": [], "unverifiedCertPem": None, "unverifiedFingerprint": None,
+                    "ctrlChanListeners": record.get("ctrl_chan_listeners") or {}, "configs": record.get("configs") or []})
+
+
+class TransitRouterManager(RouterManager):
+    collection = "transit-routers"
+    entity = "transit-routers"
+    label = "transitRouter"
+    kind_flag = "is_transit"
+    enrollment_method = "trott"
+
+
+class EdgeRouterManager(RouterManager):
+    collection = "edge-routers"
+    entity = "edge-routers"
+    label = "edgeRouter"
+    kind_flag = "is_edge"
+    enrollment_method = "erott"
+    attrs = (*RouterManager.attrs, Attr("appData", default=dict), Attr("isTunnelerEnabled", default=False),
+             Attr("roleAttributes", default=list))
+    filter_fields = (
+        *RouterManager.filter_fields,
+        Field("isVerified", "bool", lambda r: bool(r.get("is_verified"))),
+        Field("isTunnelerEnabled", "bool", lambda r: bool(r.get("is_tunneler_enabled"))),
+        Field("online", "bool", lambda r: False), set_field("roleAttributes", "role_attributes"),
+    )
+    link_names = ("edge-router-policies", "identities", "service-edge-router-policies", "services")
+    create_schema, update_schema, patch_schema = EDGE_CREATE, EDGE_CREATE, s.patch_of(EDGE_CREATE)
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        super().prepare(record, old, body)
+        record["role_attributes"] = validate_role_attributes(record.get("role_attributes"))
+        record["is_tunneler_enabled"] = bool(record.get("is_tunneler_enabled"))
+        record["app_data"] = record.get("app_data") or {}
+
+    def after_create(self, record: dict, body: dict) -> None:
+        super().after_create(record, body)
+        self.sync_tunneler(record, None)
+
+    def sync_tunneler(self, record: dict, old: dict | None) -> None:
+        """Create, rename or remove the router's identity and system policy with the flag."""
+        enabled, was = record.get("is_tunneler_enabled"), bool(old and old.get("is_tunneler_enabled"))
+        router_id, identities = record["id"], self.ctl.identities
+        if enabled and not was:
+            if self.store.get("identities", router_id) is None:
+                identities.create_system({"id": router_id, "name": record["name"], "type_id": "Router"})
+            self.ctl.edge_router_policies.create_system(router_id)
+        elif was and not enabled:
+            self.remove_tunneler(router_id)
+        elif enabled and old and old["name"] != record["name"]:
+            holder = identities.names.get(record["name"])
+            if holder not in (None, router_id):
+                raise FieldError("name", f"duplicate value '{record['name']}' in unique index on identities store", record["name"])
+            identities.touch(router_id, name=record["name"])
+
+    def remove_tunneler(self, router_id: str) -> None:
+        self.store.delete("edge_router_policies", router_id)
+        identity = self.store.get("identities", router_id)
+        if identity is not None and identity.get("type_id") == "Router":
+            self.ctl.cascades.run("identities", identity)
+            self.store.delete("identities", router_id)
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        super().extend_view(record, out)
+        out.update(self.common_fields(record))
+        out.update({"isTunnelerEnabled": bool(record.get("is_tunneler_enabled")), "certPem": record.get("cert_pem"),
+                    "roleAttributes": record.get("role_attributes") or [], "versionInfo": dict(VERSION_INFO)})
+
+    @staticmethod
+    def common_fields(record: dict) -> dict:
+        return {"appData": record.get("app_data") or {}, "cost": record.get("cost") or 0,
+                "disabled": bool(record.get("disabled")), "hostname": "", "isOnline": False, "name": record["name"],
+                "noTraversal": bool(record.get("no_traversal")), "supportedProtocols": {}, "syncStatus": "SYNC_UNKNOWN"}
+
+    def client_view(self, record: dict) -> dict:
+        """The client API's edge router: common fields only."""
+        return {**base_view(record, self.collection), **self.common_fields(record)}
+
+    def session_view(self, record: dict) -> dict:
+        """A session's edge router: common fields plus ``urls`` (the supported protocols)."""
+        common = self.common_fields(record)
+        return {"id": record["id"], **common, "urls": dict(common["supportedProtocols"])}

@@ -1,0 +1,74 @@
+"""Services: what identities dial and bind, with their configs and role attributes."""
+from __future__ import annotations
+
+from controller.errors import FieldError
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.policy.roles import validate_role_attributes
+from controller.store.indexes import MultiIndex
+from controller.store.query import Field
+
+STRATEGIES = ("smartrouting", "weighted", "random", "ha")
+DEFAULT_STRATEGY = "smartrouting"
+IDS = {"type": ["array", "null"], "items": {"type": "string"}}
+
+_COMMON = {
+    "name": s.string(), "configs": IDS, "encryptionRequired": s.BOOLEAN, "maxIdleTimeMillis": s.integer(minimum=0, nullable=True),
+    "roleAttributes": s.ATTRIBUTES, "tags": s.TAGS, "terminatorStrategy": s.string(nullable=True),
+}
+CREATE = s.obj(_COMMON, required=("name", "encryptionRequired"))
+UPDATE = s.obj(_COMMON, required=("name",))
+PATCH = s.patch_of(UPDATE)
+
+
+class ServiceManager(EntityManager):
+    table = "services"
+    collection = "services"
+    entity = "services"
+    label = "service"
+    attrs = (
+        Attr("name"),
+        Attr("configs", default=list),
+        # NOTE(network): set at create only; PUT and PATCH ignore it like the real controller.
+        Attr("encryptionRequired", default=False, on_update=False),
+        Attr("maxIdleTimeMillis", default=0),
+        Attr("roleAttributes", default=list),
+        Attr("terminatorStrategy", default=DEFAULT_STRATEGY),
+    )
+    filter_fields = (
+        name_field(),
+        scalar("terminatorStrategy", "string"),
+        Field("isFabricOnly", "bool", lambda r: False),
+        Field("isSystem", "bool", lambda r: False),
+        set_field("roleAttributes", "role_attributes"),
+        set_field("configs", "configs"),
+    )
+    link_names = ("configs", "edge-routers", "identities", "service-edge-router-policies", "service-policies", "terminators")
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_config = MultiIndex(self.store, self.table, lambda r: r.get("configs") or [], many=True)
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        record["role_attributes"] = validate_role_attributes(record.get("role_attributes"))
+        record["configs"] = self.ctl.configs.check_refs(record.get("configs"), "service")
+        strategy = record.get("terminator_strategy") or DEFAULT_STRATEGY
+        if strategy not in STRATEGIES:
+            raise FieldError("terminatorStrategy", f"invalid terminator strategy '{strategy}'", strategy)
+        record["terminator_strategy"] = strategy
+        record["max_idle_time_millis"] = record.get("max_idle_time_millis") or 0
+        record["encryption_required"] = bool(record.get("encryption_required"))
+
+    def drop_config(self, config: dict) -> None:
+        """Cascade of a config delete: remove it from every service holding it."""
+        for service_id in list(self.by_config.get(config["id"])):
+            record = self.store.get(self.table, service_id)
+            configs = [c for c in record.get("configs") or [] if c != config["id"]]
+            self.store.put(self.table, service_id, {**record, "configs": configs, "updated_at": self._now()})
+
+    def view(self, record: dict) -> dict:
+        """The plain management view (no caller): no permissions, no posture queries."""
+        out = super().view(record)
+        out.update({"config": {}, "permissions": [], "postureQueries": []})
+        return out

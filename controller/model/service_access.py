@@ -1,0 +1,127 @@
+"""What one identity sees of a service: permissions, selected configs, posture queries.
+
+Used by the client ``/services`` listings, the management service views for a
+caller or ``asIdentity``, and session creation. Every lookup is an engine query
+or an index read, so rendering a page costs the page, not the network.
+"""
+from __future__ import annotations
+
+from controller.api.views import base_view
+
+INVALID = "Invalid"
+DUMMY_POLICY = "dummy {} policy: no posture checks defined"
+
+
+class ServiceAccess:
+    def __init__(self, ctl):
+        self.ctl = ctl
+
+    # -- access ---------------------------------------------------------------------
+    def visible_ids(self, identity_id: str) -> set[str]:
+        """Services the identity may dial or bind."""
+        return self.ctl.network.engine.services_for_identity(identity_id)
+
+    def permissions(self, identity_id: str, service_id: str) -> list[str]:
+        return self.ctl.network.engine.permissions(identity_id, service_id)
+
+    # -- configs --------------------------------------------------------------------
+    def config_types(self, requested: list[str], session: dict | None) -> list[str]:
+        """Requested type names/ids resolved to ids; none requested falls back to the login's list."""
+        if requested:
+            return self.ctl.resolve_config_types(requested)
+        return list((session or {}).get("config_types") or [])
+
+    def config_map(self, service: dict, identity_id: str | None, type_ids: list[str]) -> dict:
+        """``config``: type name -> data for the requested types; identity overrides win."""
+        if not type_ids:
+            return {}
+        wanted = None if "all" in type_ids else set(type_ids)
+        chosen: dict[str, str] = {}
+        for config_id in service.get("configs") or []:
+            config = self.ctl.configs.find(config_id)
+            if config and (wanted is None or config["config_type_id"] in wanted):
+                chosen[config["config_type_id"]] = config_id
+        if identity_id:
+            for override in self.ctl.service_configs.for_pair(identity_id, service["id"]):
+                if wanted is None or override["config_type_id"] in wanted:
+                    chosen[override["config_type_id"]] = override["config_id"]
+        out = {}
+        for type_id, config_id in chosen.items():
+            config, config_type = self.ctl.configs.find(config_id), self.ctl.config_types.find(type_id)
+            if config and config_type:
+                out[config_type["name"]] = config.get("data") or {}
+        return out
+
+    # -- posture --------------------------------------------------------------------
+    def posture_checks_exist(self) -> bool:
+        return self.ctl.store.count("posture_checks") > 0
+
+    def policy_results(self, identity_id: str, session: dict | None, service_id: str, ptype: str | None = None):
+        """[(policy record, [(check record, Result)])] for the service policies linking identity and service."""
+        engine, out = self.ctl.network.engine, []
+        for policy_id in engine.service_policies_linking(identity_id, service_id, ptype):
+            policy = self.ctl.store.get("service_policies", policy_id)
+            if policy is None:
+                continue
+            checks = []
+            for check_id in sorted(engine.posture_checks_of_policy(policy_id)):
+                check = self.ctl.store.get("posture_checks", check_id)
+                if check is not None:
+                    checks.append((check, self.ctl.posture.evaluate(check, identity_id, session)))
+            out.append((policy, checks))
+        return out
+
+    def posture_queries(self, identity_id: str, session: dict | None, service_id: str, permissions: list[str]) -> list[dict]:
+        if not self.posture_checks_exist():
+            return [{"policyId": DUMMY_POLICY.format(p.lower()), "policyType": p, "isPassing": True, "postureQueries": []}
+                    for p in permissions]
+        out = []
+        for policy, checks in self.policy_results(identity_id, session, service_id):
+            queries = [self.query_view(check, result) for check, result in checks]
+            out.append({"policyId": policy["id"], "policyType": policy["type"],
+                        "isPassing": all(q["isPassing"] for q in queries), "postureQueries": queries})
+        return out
+
+    @staticmethod
+    def query_view(check: dict, result) -> dict:
+        out = base_view(check, "posture-checks")
+        out.update({"queryType": check["type_id"], "isPassing": result.passing, "timeout": result.timeout,
+                    "timeoutRemaining": result.remaining})
+        if result.remaining >= 0 and result.timeout_at:
+            out["timeoutAt"] = result.timeout_at
+        kind = check["type_id"]
+        if kind == "PROCESS":
+            process = check.get("process") or {}
+            out["process"] = {"osType": process.get("os_type"), "path": process.get("path")}
+        elif kind == "PROCESS_MULTI":
+            out["processes"] = [{"osType": p.get("os_type"), "path": p.get("path")} for p in check.get("processes") or []]
+        elif kind == "MFA":
+            out["promptOnWake"] = bool(check.get("prompt_on_wake"))
+            out["promptOnUnlock"] = bool(check.get("prompt_on_unlock"))
+        return out
+
+    def mfa_reprompted(self, identity_id: str, session: dict, flags: list[str]) -> list[dict]:
+        """Services with MFA checks that re-prompt on the reported wake/unlock."""
+        out, seen = [], set()
+        for service_id in sorted(self.visible_ids(identity_id)):
+            for policy, checks in self.policy_results(identity_id, session, service_id):
+                for check, result in checks:
+                    if check["type_id"] == "MFA" and any(check.get(f) for f in flags) and service_id not in seen:
+                        seen.add(service_id)
+                        service = self.ctl.services.find(service_id) or {}
+                        out.append({"id": service_id, "name": service.get("name"), "postureQueryType": "MFA",
+                                    "timeout": result.timeout, "timeoutRemaining": result.remaining})
+        return out
+
+    # -- views ----------------------------------------------------------------------
+    def view(self, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str],
+             invalid: bool = False) -> dict:
+        """A service as ``identity_id`` sees it (``invalid``: ``["Invalid"]`` when it has no access)."""
+        out = self.ctl.services.view(service)
+        permissions = self.permissions(identity_id, service["id"]) if identity_id else []
+        if not permissions and invalid:
+            permissions = [INVALID]
+        out["permissions"] = permissions
+        out["config"] = self.config_map(service, identity_id, type_ids)
+        out["postureQueries"] = self.posture_queries(identity_id, session, service["id"], permissions) if identity_id else []
+        return out

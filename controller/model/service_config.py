@@ -1,0 +1,85 @@
+"""Identity service-config overrides: per (identity, service, config type), the config to use.
+
+Stored as link records in ``identity_service_configs`` keyed by the triple, so
+associating a config of a type already overridden replaces it.
+"""
+from __future__ import annotations
+
+from controller import errors
+from controller.clock import rfc3339
+from controller.store.indexes import MultiIndex
+
+TABLE = "identity_service_configs"
+PAIR = {"type": "object", "properties": {"serviceId": {"type": "string"}, "configId": {"type": "string"}},
+        "required": ["serviceId", "configId"]}
+PAIRS = {"type": "array", "items": PAIR}
+
+
+class ServiceConfigs:
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self.store = ctl.store
+        self.by_identity = MultiIndex(self.store, TABLE, lambda r: r.get("identity_id"))
+        self.by_service = MultiIndex(self.store, TABLE, lambda r: r.get("service_id"))
+        self.by_config = MultiIndex(self.store, TABLE, lambda r: r.get("config_id"))
+
+    # -- reads ----------------------------------------------------------------------
+    def of_identity(self, identity_id: str) -> list[dict]:
+        records = [self.store.get(TABLE, key) for key in self.by_identity.get(identity_id)]
+        return sorted((r for r in records if r), key=lambda r: (r["service_id"], r["config_type_id"]))
+
+    def for_pair(self, identity_id: str, service_id: str) -> list[dict]:
+        keys = self.by_identity.get(identity_id)
+        if not keys:
+            return []
+        keys = keys & self.by_service.get(service_id)
+        return [r for r in (self.store.get(TABLE, key) for key in sorted(keys)) if r]
+
+    def identities_using_config(self, config_id: str) -> set[str]:
+        return {r["identity_id"] for r in (self.store.get(TABLE, key) for key in self.by_config.get(config_id)) if r}
+
+    def view(self, record: dict) -> dict:
+        ctl = self.ctl
+        return {"serviceId": record["service_id"], "service": ctl.services.ref(record["service_id"]),
+                "configId": record["config_id"], "config": ctl.configs.ref(record["config_id"])}
+
+    # -- writes ---------------------------------------------------------------------
+    def associate(self, identity_id: str, pairs: list[dict]) -> None:
+        ctl = self.ctl
+        with self.store.lock, self.store.transaction():
+            ctl.identities.get(identity_id)
+            for pair in pairs:
+                ctl.services.get(pair["serviceId"])
+                config = ctl.configs.get(pair["configId"])
+                config_type = ctl.configs.type_of(config) or {}
+                if (config_type.get("target") or "service") != "service":
+                    raise errors.FieldError("configId", "the config's type does not target services", pair["configId"])
+                now = rfc3339(ctl.clock.now())
+                key = _key(identity_id, pair["serviceId"], config["config_type_id"])
+                old = self.store.get(TABLE, key)
+                self.store.put(TABLE, key, {
+                    "id": key, "identity_id": identity_id, "service_id": pair["serviceId"], "config_id": config["id"],
+                    "config_type_id": config["config_type_id"], "created_at": old["created_at"] if old else now,
+                    "updated_at": now, "tags": {}})
+
+    def disassociate(self, identity_id: str, pairs: list[dict]) -> None:
+        """Remove the override of each pair's service and its config's type (missing ones are ignored)."""
+        ctl = self.ctl
+        with self.store.lock, self.store.transaction():
+            ctl.identities.get(identity_id)
+            for pair in pairs:
+                config = ctl.configs.find(pair["configId"])
+                if config is not None:
+                    self.store.delete(TABLE, _key(identity_id, pair["serviceId"], config["config_type_id"]))
+
+    def delete_for_identity(self, identity: dict) -> None:
+        for key in list(self.by_identity.get(identity["id"])):
+            self.store.delete(TABLE, key)
+
+    def delete_for_service(self, service: dict) -> None:
+        for key in list(self.by_service.get(service["id"])):
+            self.store.delete(TABLE, key)
+
+
+def _key(identity_id: str, service_id: str, config_type_id: str) -> str:
+    return f"{identity_id}/{service_id}/{config_type_id}"

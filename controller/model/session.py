@@ -1,0 +1,179 @@
+"""Sessions: an API session's permission to dial or bind one service, over some edge routers.
+
+``create`` runs the real checks in the real order (model-semantics section 4) and
+returns the existing session for a repeated (API session, service, type). Sessions
+go with their service and API session (cascades) and when their identity loses the
+permission (an engine listener collects the identities, a store listener running
+after the engine's deletes what lost access once the commit is fully applied).
+"""
+from __future__ import annotations
+
+from controller import errors
+from controller.api.views import base_view
+from controller.model.base import EntityManager
+from controller.store.indexes import MultiIndex, UniqueIndex
+from controller.store.query import Field
+
+TYPES = ("Dial", "Bind")
+MAX_ROUTERS = 25
+CREATE = {"type": "object", "properties": {"serviceId": {"type": ["string", "null"]}, "tags": {"type": ["object", "null"]},
+                                           "type": {"type": ["string", "null"]}}}
+
+
+class SessionManager(EntityManager):
+    table = "sessions"
+    collection = "sessions"
+    entity = "sessions"
+    label = "session"
+    unique_names = False
+    filter_fields = (
+        Field("token", "string", lambda r: r.get("token")),
+        Field("apiSession", "string", lambda r: r.get("api_session_id")),
+        Field("service", "string", lambda r: r.get("service_id")),
+        Field("identity", "string", lambda r: r.get("identity_id")),
+        Field("type", "string", lambda r: r.get("type")),
+        Field("isSystem", "bool", lambda r: False),
+    )
+    create_schema = CREATE
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        self.by_api_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
+        self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
+        self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
+        self.by_purpose = UniqueIndex(self.store, self.table, lambda r: (r.get("api_session_id"), r.get("service_id"), r.get("type")))
+        self._dirty: set[str] = set()
+        self._enforcing = False
+        ctl.engine.add_listener(self._dirty.update)
+        self.store.add_listener(self._after_commit)
+
+    # -- creation -------------------------------------------------------------------
+    def create_for(self, identity: dict, api_session: dict, body: dict) -> dict:
+        """``createSession``: type, visibility, permission, posture, routers; then reuse or insert."""
+        ctl, engine = self.ctl, self.ctl.network.engine
+        ptype = body.get("type") or "Dial"
+        if ptype not in TYPES:
+            raise errors.FieldError("type", "type in body should be one of [Dial Bind]", ptype)
+        service_id = body.get("serviceId")
+        permissions = engine.permissions(identity["id"], service_id) if isinstance(service_id, str) else []
+        if not permissions or ctl.services.find(service_id) is None:
+            raise errors.NotFound("service", service_id)
+        if ptype not in permissions:
+            raise errors.FieldError("ServiceId", "service not found", service_id)
+        passing = self.check_posture(identity, api_session, service_id, ptype)
+        if not engine.usable_edge_routers(identity["id"], service_id):
+            raise errors.BadRequest("NO_EDGE_ROUTERS_AVAILABLE", "No edge routers are available for this service")
+        with self.store.lock, self.store.transaction():
+            existing = self.find(self.by_purpose.get((api_session["id"], service_id, ptype)) or "")
+            if existing is not None:
+                return existing
+            session_id, now = self.ids.cuid(), self._now()
+            record = {"id": session_id, "token": session_id, "created_at": now, "updated_at": now,
+                      "tags": body.get("tags") or {}, "api_session_id": api_session["id"], "identity_id": identity["id"],
+                      "service_id": service_id, "type": ptype, "service_policies": passing}
+            self.store.insert(self.table, session_id, record)
+        return record
+
+    def check_posture(self, identity: dict, api_session: dict, service_id: str, ptype: str) -> list[str]:
+        """Ids of the policies of ``ptype`` whose checks all pass; 409 ``INVALID_POSTURE`` if none does."""
+        results = self.ctl.service_access.policy_results(identity["id"], api_session, service_id, ptype)
+        passing = [policy["id"] for policy, checks in results if all(r.passing for _, r in checks)]
+        if passing or not results:
+            return passing
+        failures = {policy["id"]: [{"postureCheckId": c["id"], "postureCheckName": c.get("name"),
+                                    "postureCheckType": c["type_id"]} for c, r in checks if not r.passing]
+                    for policy, checks in results}
+        service = self.ctl.services.find(service_id) or {}
+        self.ctl.posture.record_failure(identity["id"], {
+            "apiSessionId": api_session["id"], "serviceId": service_id, "serviceName": service.get("name"),
+            "sessionType": ptype, "when": self._now(),
+            "policyFailures": [{"policyId": pid, "policyName": (self.store.get("service_policies", pid) or {}).get("name"),
+                                "checks": checks} for pid, checks in sorted(failures.items())],
+        })
+        ids = " ".join(sorted(failures))
+        raise errors.Conflict("INVALID_POSTURE", "The supplied posture did not meet the criteria required for this operation",
+                              {"message": f"failed to pass posture checks for service policies: [{ids}]", "data": failures})
+
+    # -- automatic deletion ---------------------------------------------------------------
+    def delete_for_service(self, service: dict) -> None:
+        for session_id in list(self.by_service.get(service["id"])):
+            self.store.delete(self.table, session_id)
+
+    def delete_for_api_session(self, api_session: dict) -> None:
+        for session_id in list(self.by_api_session.get(api_session["id"])):
+            self.store.delete(self.table, session_id)
+
+    def _after_commit(self, changes) -> None:
+        if self._enforcing or not self._dirty:
+            return
+        dirty = self._dirty & set(self.by_identity.keys())
+        self._dirty.clear()
+        if dirty:
+            self._enforcing = True
+            try:
+                self.enforce_access(dirty)
+            finally:
+                self._enforcing = False
+
+    def enforce_access(self, identity_ids) -> None:
+        """Delete sessions whose identity no longer holds their permission (admins keep theirs)."""
+        engine, doomed = self.ctl.network.engine, []
+        for identity_id in identity_ids:
+            identity = self.ctl.identities.find(identity_id)
+            if identity is None or identity.get("is_admin"):
+                continue
+            for session_id in self.by_identity.get(identity_id):
+                record = self.find(session_id)
+                if record and record["type"] not in engine.permissions(identity_id, record["service_id"]):
+                    doomed.append(session_id)
+        self._delete_all(doomed)
+
+    def enforce_posture(self, identity_id: str) -> None:
+        """Delete the identity's sessions that no passing policy allows any more."""
+        doomed = []
+        for session_id in self.by_identity.get(identity_id):
+            record = self.find(session_id)
+            api_session = self.ctl.api_sessions.find(record["api_session_id"]) if record else None
+            if record is None or api_session is None:
+                continue
+            results = self.ctl.service_access.policy_results(identity_id, api_session, record["service_id"], record["type"])
+            if results and not any(all(r.passing for _, r in checks) for _, checks in results):
+                doomed.append(session_id)
+        self._delete_all(doomed)
+
+    def _delete_all(self, session_ids: list[str]) -> None:
+        if session_ids:
+            with self.store.lock, self.store.transaction():
+                for session_id in session_ids:
+                    self.store.delete(self.table, session_id)
+
+    # -- reads ----------------------------------------------------------------------
+    def visible_to(self, identity: dict) -> list[dict]:
+        """Client listing: an admin sees every session, others those of their API sessions."""
+        if identity.get("is_admin"):
+            return self.store.all(self.table)
+        return [r for r in map(self.find, self.by_identity.get(identity["id"])) if r]
+
+    def get_own(self, identity: dict, session_id: str) -> dict:
+        record = self.find(session_id)
+        if record is None or record["identity_id"] != identity["id"]:
+            raise errors.NotFound(self.label, session_id)
+        return record
+
+    def edge_routers(self, record: dict) -> list[dict]:
+        ids = sorted(self.ctl.network.engine.usable_edge_routers(record["identity_id"], record["service_id"]))[:MAX_ROUTERS]
+        routers = self.ctl.edge_routers
+        return [routers.session_view(r) for r in map(routers.find, ids) if r]
+
+    def view(self, record: dict, management: bool = False) -> dict:
+        ctl = self.ctl
+        out = base_view(record, self.collection)
+        out.update({
+            "apiSessionId": record["api_session_id"], "apiSession": ctl.ref("api-sessions", record["api_session_id"]),
+            "identityId": record["identity_id"], "serviceId": record["service_id"],
+            "service": ctl.services.ref(record["service_id"]), "token": record["token"], "type": record["type"],
+            "edgeRouters": self.edge_routers(record),
+        })
+        if management:
+            out["servicePolicies"] = [ctl.service_policies.ref(p) for p in record.get("service_policies") or []]
+        return out

@@ -1,0 +1,107 @@
+"""Controller settings: the ``global`` record plus per-controller overrides.
+
+An override's id is the controller id it applies to. The effective settings
+of a controller are its override's values where set, else the global ones.
+"""
+from __future__ import annotations
+
+import copy
+
+from controller.errors import Conflict, FieldError, NotFound
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager
+
+GLOBAL = "global"
+URIS = {"type": ["array", "null"], "items": {"type": "string"}}
+OIDC = s.obj({"postLogoutUris": URIS, "redirectUris": URIS}, nullable=True)
+CREATE = s.obj({"controllerId": s.string(min_length=1), "oidc": OIDC, "tags": s.TAGS}, required=("controllerId",))
+UPDATE = s.obj({"oidc": OIDC, "tags": s.TAGS})
+PATCH = s.patch_of(UPDATE)
+OIDC_KEYS = (("postLogoutUris", "post_logout_uris"), ("redirectUris", "redirect_uris"))
+
+
+def oidc_record(wire: dict | None, base: dict | None = None) -> dict:
+    """Wire ``oidc`` -> record; keys absent or null keep ``base``'s values (None when unset)."""
+    out = dict(base or {key: None for _, key in OIDC_KEYS})
+    for wire_key, key in OIDC_KEYS:
+        value = (wire or {}).get(wire_key)
+        if value is not None:
+            out[key] = list(value)
+    return out
+
+
+def oidc_wire(record: dict | None) -> dict:
+    return {wire_key: copy.deepcopy((record or {}).get(key)) for wire_key, key in OIDC_KEYS
+            if (record or {}).get(key) is not None}
+
+
+class ControllerSettingManager(EntityManager):
+    table = "controller_settings"
+    collection = "controller-settings"
+    entity = "controller-settings"
+    label = "controllerSetting"
+    unique_names = False
+    attrs = (Attr("oidc", public=False),)
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def bootstrap(self) -> None:
+        with self.store.lock:
+            if self.find(GLOBAL) is None:
+                now = self._now()
+                self.store.insert(self.table, GLOBAL, {
+                    "id": GLOBAL, "created_at": now, "updated_at": now, "tags": {},
+                    "oidc": {"post_logout_uris": [], "redirect_uris": []},
+                })
+
+    def new_id(self, body: dict) -> str:
+        return body["controllerId"]
+
+    def create(self, body: dict) -> str:
+        return super().create({**body, "oidc": oidc_record(body.get("oidc"))})
+
+    def update(self, entity_id: str, body: dict) -> None:
+        super().update(entity_id, {**body, "oidc": oidc_record(body.get("oidc"))})
+
+    def patch(self, entity_id: str, body: dict) -> None:
+        with self.store.lock:
+            old = self.get(entity_id)
+            changes = dict(body)
+            if body.get("oidc") is not None:
+                changes["oidc"] = oidc_record(body["oidc"], old.get("oidc"))
+            super().patch(entity_id, changes)
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        if old is None and self.find(record["id"]) is not None:
+            raise FieldError("controllerId", f"controller settings for '{record['id']}' already exist", record["id"])
+        if record["id"] == GLOBAL:
+            # NOTE: global values are never "unset": a null list there means an empty one.
+            record["oidc"] = {key: value or [] for key, value in (record.get("oidc") or {}).items()}
+
+    def before_delete(self, record: dict) -> None:
+        if record["id"] == GLOBAL:
+            raise Conflict("CAN_NOT_DELETE_REFERENCED_ENTITY", "the global controller settings can not be deleted",
+                           {"field": "id", "reason": "referenced", "value": GLOBAL})
+
+    # -- views ------------------------------------------------------------------
+    def extend_view(self, record: dict, out: dict) -> None:
+        out["oidc"] = oidc_wire(record.get("oidc"))
+
+    def effective(self, controller_id: str) -> dict:
+        """``{effective, instance}`` for a controller with an override, the running one or ``global``."""
+        instance = self.find(controller_id)
+        if instance is None and controller_id != self.ctl.instance_id:
+            raise NotFound(self.label, controller_id)
+        base = self.get(GLOBAL)
+        merged = dict(base.get("oidc") or {})
+        for key, value in ((instance or {}).get("oidc") or {}).items():
+            if value is not None:
+                merged[key] = value
+        shown = instance or {"id": controller_id, "created_at": base["created_at"], "updated_at": base["updated_at"],
+                             "tags": {}}
+        out = self.view(shown) if instance else {
+            "_links": {"self": {"href": f"./controller-settings/{controller_id}"}}, "id": controller_id,
+            "createdAt": shown["created_at"], "updatedAt": shown["updated_at"], "tags": {}}
+        out.pop("oidc", None)
+        out["effective"] = {"oidc": oidc_wire(merged)}
+        out["instance"] = {"oidc": oidc_wire((instance or {}).get("oidc"))}
+        return out

@@ -1,0 +1,84 @@
+"""Terminators: where a service is hosted (a router, a binding and an address)."""
+from __future__ import annotations
+
+from controller.errors import ControllerError, NotFound
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, scalar
+from controller.store.indexes import MultiIndex
+from controller.store.query import Field
+
+PRECEDENCES = ("default", "required", "failed")
+_COMMON = {
+    "service": s.string(), "router": s.string(), "address": s.string(), "binding": s.string(),
+    "cost": s.integer(minimum=0, maximum=65535, nullable=True), "identity": s.string(nullable=True),
+    "identitySecret": s.string(nullable=True), "precedence": s.enum(*PRECEDENCES, nullable=True), "tags": s.TAGS,
+}
+CREATE = s.obj(_COMMON, required=("service", "router", "address", "binding"))
+UPDATE = CREATE
+PATCH = s.patch_of(UPDATE)
+
+
+class TerminatorManager(EntityManager):
+    table = "terminators"
+    collection = "terminators"
+    entity = "terminators"
+    label = "terminator"
+    unique_names = False
+    attrs = (
+        Attr("service", key="service_id"), Attr("router", key="router_id"), Attr("address"), Attr("binding"),
+        Attr("cost", default=0), Attr("identity", default=""), Attr("identitySecret", default=None, public=False),
+        Attr("precedence", default="default"),
+    )
+    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def __init__(self, ctl):
+        store = ctl.store
+        self.filter_fields = (
+            scalar("binding", "string"), scalar("address", "string"),
+            Field("instanceId", "string", lambda r: r.get("instance_id") or ""),
+            Field("hostId", "string", lambda r: r.get("host_id") or ""),
+            Field("sourceCtrl", "string", lambda r: r.get("source_ctrl") or ""),
+            Field("service", "string", lambda r: r.get("service_id")),
+            Field("router", "string", lambda r: r.get("router_id")),
+            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name")),
+            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name")),
+            scalar("cost", "int"), scalar("precedence", "string"), scalar("identity", "string"),
+            Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
+        )
+        super().__init__(ctl)
+        self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
+        self.by_router = MultiIndex(self.store, self.table, lambda r: r.get("router_id"))
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        if old is not None and old.get("is_system"):
+            raise ControllerError("ENTITY_CAN_NOT_BE_UPDATED", "system terminators are read only")
+        if self.ctl.services.find(record.get("service_id")) is None:
+            raise NotFound("service", record.get("service_id"))
+        if self.ctl.routers.find(record.get("router_id")) is None:
+            raise NotFound("router", record.get("router_id"))
+        record["cost"] = record.get("cost") or 0
+        record["precedence"] = record.get("precedence") or "default"
+        record["identity"] = record.get("identity") or ""
+
+    def before_delete(self, record: dict) -> None:
+        if record.get("is_system"):
+            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "system terminators are read only")
+
+    def of_service(self, service_id: str) -> list[dict]:
+        return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]
+
+    def delete_for_service(self, service: dict) -> None:
+        for terminator_id in list(self.by_service.get(service["id"])):
+            self.store.delete(self.table, terminator_id)
+
+    def delete_for_router(self, router: dict) -> None:
+        for terminator_id in list(self.by_router.get(router["id"])):
+            self.store.delete(self.table, terminator_id)
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out.update({
+            "serviceId": record["service_id"], "service": self.ctl.services.ref(record["service_id"]),
+            "routerId": record["router_id"], "router": self.ctl.routers.ref(record["router_id"]),
+            "dynamicCost": record.get("cost") or 0, "hostId": record.get("host_id") or "",
+            "instanceId": record.get("instance_id") or "",
+        })

@@ -1,0 +1,1 @@
+"""Controller operations: request context, rate limits, snapshots, integrity runs, traces."""

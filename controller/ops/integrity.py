@@ -1,0 +1,227 @@
+"""Data integrity check and fix: one background run at a time across both.
+
+The check walks every registered :class:`Reference` (a record field naming a
+record of another table) and reports each one that names nothing, plus
+records whose stored key and ``id`` differ and duplicate names in tables with
+unique names. A fix run snapshots the database first, then repairs what it
+can in one transaction: dangling owners delete the record (running its
+cascades), optional references are cleared, dangling list entries removed.
+Feature areas register their own references with :meth:`Integrity.register`.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from controller.clock import rfc3339
+from controller.errors import ControllerError, RateLimited
+from controller.model.base import EntityManager
+
+log = logging.getLogger("controller.integrity")
+
+MAX_RESULTS = 1000
+#: what a dangling reference's fix does
+DELETE, CLEAR, REMOVE_ITEM = "delete", "clear", "remove-item"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """``table.field`` (dotted for nested keys) names a record of ``target``."""
+
+    table: str
+    field: str
+    target: str
+    fix: str = DELETE
+    #: the value CLEAR writes
+    cleared: object = None
+
+
+CORE_REFERENCES = (
+    Reference("authenticators", "identity_id", "identities"),
+    Reference("enrollments", "identity_id", "identities"),
+    Reference("enrollments", "ca_id", "cas"),
+    Reference("api_sessions", "identity_id", "identities"),
+    Reference("api_session_certificates", "api_session_id", "api_sessions"),
+    Reference("mfas", "identity_id", "identities"),
+    Reference("identities", "auth_policy_id", "auth_policies", CLEAR),
+    Reference("identities", "type_id", "identity_types", CLEAR, "Default"),
+    Reference("auth_policies", "primary.ext_jwt.allowed_signers", "external_jwt_signers", REMOVE_ITEM),
+    Reference("auth_policies", "secondary.require_ext_jwt_signer", "external_jwt_signers", CLEAR),
+    # the network model
+    Reference("sessions", "api_session_id", "api_sessions"),
+    Reference("sessions", "identity_id", "identities"),
+    Reference("sessions", "service_id", "services"),
+    Reference("terminators", "service_id", "services"),
+    Reference("terminators", "router_id", "routers"),
+    Reference("configs", "config_type_id", "config_types"),
+    Reference("services", "configs", "configs", REMOVE_ITEM),
+)
+
+
+@dataclass
+class Problem:
+    description: str
+    repair: Callable[[], None] | None = None
+    fixed: bool = False
+
+
+def _get(record: dict, path: str):
+    value = record
+    for part in path.split("."):
+        if not isinstance(value, dict):
+            return None
+        value = value.get(part)
+    return value
+
+
+def _set(record: dict, path: str, new) -> dict:
+    """A copy of ``record`` with ``path`` set (records are immutable once stored)."""
+    head, _, rest = path.partition(".")
+    out = dict(record)
+    out[head] = _set(out.get(head) or {}, rest, new) if rest else new
+    return out
+
+
+class Integrity:
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self.references: list[Reference] = list(CORE_REFERENCES)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._state = {"in_progress": False, "fixing_errors": False, "start_time": None, "end_time": None,
+                       "error": None, "too_many_errors": False, "results": []}
+
+    def register(self, reference: Reference) -> None:
+        self.references.append(reference)
+
+    # -- runs -----------------------------------------------------------------
+    def start(self, fix: bool) -> None:
+        """Start a check (or fix) in the background; 429 RATE_LIMITED while one runs."""
+        with self._lock:
+            if self._state["in_progress"]:
+                raise RateLimited(message="a data integrity check or fix is already in progress")
+            self._state = {"in_progress": True, "fixing_errors": fix, "start_time": rfc3339(self.ctl.clock.now()),
+                           "end_time": None, "error": None, "too_many_errors": False, "results": []}
+            self._thread = threading.Thread(target=self._run, args=(fix,), name="data-integrity", daemon=True)
+            self._thread.start()
+
+    def _run(self, fix: bool) -> None:
+        results, too_many, error = [], False, None
+        try:
+            if fix:
+                self.ctl.database.snapshot(force=True)
+            results, too_many = self.run(fix)
+        except ControllerError as ex:
+            error = ex.message
+        except Exception as ex:  # the state reports it; the thread must not die silently
+            log.exception("data integrity run failed")
+            error = f"{type(ex).__name__}: {ex}"
+        with self._lock:
+            self._state.update(in_progress=False, end_time=rfc3339(self.ctl.clock.now()), error=error,
+                               too_many_errors=too_many, results=results)
+        self.ctl.events.emit("database", "integrityFix" if fix else "integrityCheck", problems=len(results),
+                             error=error)
+
+    def run(self, fix: bool) -> tuple[list[dict], bool]:
+        """Check (and with ``fix`` repair) now, in this thread: ``(results, too_many_errors)``."""
+        store = self.ctl.store
+        with store.lock:
+            problems = []
+            for problem in self.problems():
+                if len(problems) == MAX_RESULTS:
+                    return self._results(problems, fix), True
+                problems.append(problem)
+            return self._results(problems, fix), False
+
+    def _results(self, problems: list[Problem], fix: bool) -> list[dict]:
+        if fix and any(p.repair for p in problems):
+            with self.ctl.store.transaction():
+                for problem in problems:
+                    if problem.repair is not None:
+                        problem.repair()
+                        problem.fixed = True
+        return [{"description": p.description, "fixed": p.fixed} for p in problems]
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the current run; True when none is running afterwards."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return not self._state["in_progress"]
+
+    def close(self) -> None:
+        self.join(timeout=30)
+
+    # -- checks ---------------------------------------------------------------
+    def problems(self) -> Iterator[Problem]:
+        """Every inconsistency of the store (the caller holds the store lock)."""
+        yield from self._key_mismatches()
+        for reference in self.references:
+            yield from self._dangling(reference)
+        yield from self._duplicate_names()
+
+    def _key_mismatches(self) -> Iterator[Problem]:
+        store = self.ctl.store
+        for table in store.tables():
+            for doc in store.table(table).all():
+                key, record = doc.doc_id, dict(doc)
+                if record.get("id") != key:
+                    yield Problem(f"{table} record stored under key {key} has id {record.get('id')}",
+                                  lambda t=table, k=key, r=record: store.put(t, k, {**r, "id": k}))
+
+    def _dangling(self, ref: Reference) -> Iterator[Problem]:
+        store = self.ctl.store
+        for record in list(store.values(ref.table)):
+            value = _get(record, ref.field)
+            if value is None or value == "":
+                continue
+            if ref.fix == REMOVE_ITEM:
+                if not isinstance(value, list):
+                    continue
+                missing = [item for item in value if store.get(ref.target, item) is None]
+                if missing:
+                    kept = [item for item in value if item not in missing]
+                    yield Problem(f"{ref.table} {record['id']} field {ref.field} references missing "
+                                  f"{ref.target} {', '.join(missing)}", self._writer(ref, record, kept))
+            elif store.get(ref.target, value) is None:
+                description = f"{ref.table} {record['id']} field {ref.field} references missing {ref.target} {value}"
+                repair = self._deleter(ref.table, record["id"]) if ref.fix == DELETE else \
+                    self._writer(ref, record, ref.cleared)
+                yield Problem(description, repair)
+
+    def _writer(self, ref: Reference, record: dict, value) -> Callable[[], None]:
+        def repair() -> None:
+            current = self.ctl.store.get(ref.table, record["id"])
+            if current is not None:
+                self.ctl.store.put(ref.table, record["id"], _set(current, ref.field, value))
+        return repair
+
+    def _deleter(self, table: str, key: str) -> Callable[[], None]:
+        def repair() -> None:
+            current = self.ctl.store.get(table, key)
+            if current is not None:
+                self.ctl.cascades.run(table, current)
+                self.ctl.store.delete(table, key)
+        return repair
+
+    def _duplicate_names(self) -> Iterator[Problem]:
+        for manager in vars(self.ctl).values():
+            if not isinstance(manager, EntityManager) or manager.names is None:
+                continue
+            seen: dict[str, str] = {}
+            for record in self.ctl.store.values(manager.table):
+                name = record.get("name")
+                if name in seen:
+                    yield Problem(f"{manager.table} {record['id']} and {seen[name]} share the unique name {name!r}")
+                elif name is not None:
+                    seen[name] = record["id"]
+
+    # -- view ------------------------------------------------------------------
+    def view(self) -> dict:
+        with self._lock:
+            state = dict(self._state)
+        return {"inProgress": state["in_progress"], "fixingErrors": state["fixing_errors"],
+                "startTime": state["start_time"], "endTime": state["end_time"], "error": state["error"],
+                "tooManyErrors": state["too_many_errors"], "results": list(state["results"])}

@@ -1,0 +1,88 @@
+"""The request being served on this thread, and what runs before every request.
+
+``Controller.before_request`` records the request in a context variable, so
+hooks that get no request argument (``extra_auth_queries``, store listeners)
+can read it: the Authorization header for ext-jwt second factors, the source
+of an entity change for its event. Then it applies the authentication rate
+limit.
+
+The limit is off unless configured: ``Config.extra["auth_rate_limit"] =
+{"max_requests": 10, "window_seconds": 1, "per_ip": False}``. Authentication
+requests past the limit within the sliding window get 429
+``SERVER_TOO_MANY_REQUESTS``, the real controller's auth rate limiter answer.
+The window is measured on the controller clock, so tests advance it instead of
+sleeping.
+"""
+from __future__ import annotations
+
+import threading
+from collections import defaultdict, deque
+from contextvars import ContextVar
+from datetime import datetime, timedelta
+
+from controller.errors import ControllerError
+
+_current: ContextVar[tuple | None] = ContextVar("controller_request", default=None)
+
+
+def set_current(req, resp) -> None:
+    _current.set((req, resp))
+
+
+def current_request():
+    """The Falcon request being served, or None outside a request."""
+    pair = _current.get()
+    return pair[0] if pair else None
+
+
+def current_response():
+    pair = _current.get()
+    return pair[1] if pair else None
+
+
+AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa")
+TOO_MANY = "SERVER_TOO_MANY_REQUESTS"
+TOO_MANY_MESSAGE = ("Too many requests to alter state have been issued. "
+                    "Please slow your request rate or try again later.")
+
+
+class AuthRateLimiter:
+    """A sliding-window limit on authentication requests."""
+
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self._lock = threading.Lock()
+        self._hits: dict[str, deque[datetime]] = defaultdict(deque)
+
+    def settings(self) -> dict | None:
+        value = self.ctl.config.extra.get("auth_rate_limit")
+        if not value or not int(value.get("max_requests") or 0):
+            return None
+        return value
+
+    def check(self, req) -> None:
+        limit = self.settings()
+        if limit is None or req.method != "POST" or not req.path.endswith(AUTH_PATH_SUFFIXES):
+            return
+        window = timedelta(seconds=float(limit.get("window_seconds") or 1))
+        key = (req.remote_addr or "") if limit.get("per_ip") else "*"
+        now = self.ctl.clock.now()
+        with self._lock:
+            hits = self._hits[key]
+            while hits and hits[0] <= now - window:
+                hits.popleft()
+            if len(hits) >= int(limit["max_requests"]):
+                raise ControllerError(TOO_MANY, TOO_MANY_MESSAGE)
+            hits.append(now)
+
+
+class RequestGuard:
+    """What ``Controller.before_request`` runs for every request."""
+
+    def __init__(self, ctl):
+        self.ctl = ctl
+        self.auth_limiter = AuthRateLimiter(ctl)
+
+    def before_request(self, req, resp) -> None:
+        set_current(req, resp)
+        self.auth_limiter.check(req)

@@ -1,0 +1,103 @@
+"""Keeps the policy engine in step with the store, and the service-update markers.
+
+The engine is never persisted: :class:`PolicySync` replays every record on
+start, then mirrors each committed change (it is a store listener, so it runs
+under the store lock right after the commit). Record shapes (snake_case):
+
+* ``identities``, ``services``, ``posture_checks``: ``role_attributes``
+* ``routers`` with ``is_edge`` true are the edge routers: ``role_attributes``
+* ``service_policies``: ``type``, ``semantic``, ``identity_roles``, ``service_roles``, ``posture_check_roles``
+* ``edge_router_policies``: ``semantic``, ``identity_roles``, ``edge_router_roles``
+* ``service_edge_router_policies``: ``semantic``, ``service_roles``, ``edge_router_roles``
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from controller.clock import rfc3339
+from controller.policy.engine import PolicyEngine
+
+ENTITY_TABLES = {
+    "identities": ("upsert_identity", "remove_identity"),
+    "services": ("upsert_service", "remove_service"),
+    "posture_checks": ("upsert_posture_check", "remove_posture_check"),
+    "routers": ("upsert_edge_router", "remove_edge_router"),
+}
+POLICY_TABLES = ("service_policies", "edge_router_policies", "service_edge_router_policies")
+
+
+class ServiceUpdates:
+    """Per-identity ``lastChangeAt``: moves whenever the identity's services may have changed."""
+
+    def __init__(self, clock):
+        self.clock = clock
+        self._started = clock.now()
+        self._last: dict[str, datetime] = {}
+
+    def bump(self, identity_ids) -> None:
+        # NOTE(network): one C-level update; a broad policy change bumps ~100,000 identities.
+        self._last.update(dict.fromkeys(identity_ids, self.clock.now()))
+
+    def last_change(self, identity_id: str) -> str:
+        return rfc3339(self._last.get(identity_id, self._started))
+
+    def forget(self, identity_id: str) -> None:
+        self._last.pop(identity_id, None)
+
+
+class PolicySync:
+    """Feeds store changes into a :class:`PolicyEngine`."""
+
+    def __init__(self, store, engine: PolicyEngine | None = None):
+        self.store = store
+        self.engine = engine or PolicyEngine()
+        with store.lock:
+            self._replay()
+            store.add_listener(self.on_changes)
+
+    def _replay(self) -> None:
+        for table in ENTITY_TABLES:
+            for record in self.store.values(table):
+                self._apply(table, None, record)
+        for table in POLICY_TABLES:
+            for record in self.store.values(table):
+                self._apply(table, None, record)
+
+    def on_changes(self, changes) -> None:
+        for change in changes:
+            if change.table in ENTITY_TABLES or change.table in POLICY_TABLES:
+                self._apply(change.table, change.old, change.new)
+
+    def _apply(self, table: str, old: dict | None, new: dict | None) -> None:
+        engine = self.engine
+        if table in ENTITY_TABLES:
+            upsert, remove = (getattr(engine, name) for name in ENTITY_TABLES[table])
+            if table == "routers" and new is not None and not new.get("is_edge"):
+                new = None  # transit routers take no part in policies
+            if new is None:
+                if old is not None and (table != "routers" or old.get("is_edge")):
+                    remove(old["id"])
+            elif old is None or old.get("role_attributes") != new.get("role_attributes") or table == "routers":
+                upsert(new["id"], new.get("role_attributes") or [])
+            return
+        if new is None:
+            getattr(engine, "remove_" + table[:-len("ies")] + "y")(old["id"])
+            return
+        if old is not None and _same_policy(old, new):
+            return
+        if table == "service_policies":
+            engine.upsert_service_policy(new["id"], new["type"], new["semantic"], new.get("identity_roles") or [],
+                                         new.get("service_roles") or [], new.get("posture_check_roles") or [])
+        elif table == "edge_router_policies":
+            engine.upsert_edge_router_policy(new["id"], new["semantic"], new.get("identity_roles") or [],
+                                             new.get("edge_router_roles") or [])
+        else:
+            engine.upsert_service_edge_router_policy(new["id"], new["semantic"], new.get("service_roles") or [],
+                                                     new.get("edge_router_roles") or [])
+
+
+_POLICY_KEYS = ("type", "semantic", "identity_roles", "service_roles", "edge_router_roles", "posture_check_roles")
+
+
+def _same_policy(old: dict, new: dict) -> bool:
+    return all(old.get(key) == new.get(key) for key in _POLICY_KEYS)

@@ -1,0 +1,39 @@
+"""updb enrollment: a one-time token sets the password of a username chosen by the admin."""
+from __future__ import annotations
+
+import pytest
+
+from tests.api.test_conventions import assert_error
+from tests.flows.certs import CLIENT, new_identity, ok, pending
+
+
+def enroll_updb(api, token, path=CLIENT + "/enroll", **body):
+    params = {"token": token} if path.endswith("/updb") else {"method": "updb", "token": token}
+    return api.request("POST", path, params=params, json=body)
+
+
+@pytest.mark.parametrize("path", [CLIENT + "/enroll", CLIENT + "/enroll/updb"])
+def test_updb_enrollment_sets_the_password_of_the_chosen_username(admin, api, unique, path):
+    username = unique("user")
+    identity_id = new_identity(admin, unique("updb"), {"updb": username})
+    token = pending(admin, identity_id, "updb")["token"]
+    assert ok(enroll_updb(api, token, path, username="someone-else", password="first-pass")) == {}
+    assert api.login(username, "first-pass").edge_ok("GET", "/current-identity")["id"] == identity_id
+    detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert detail["enrollment"] == {} and detail["authenticators"]["updb"]["username"] == username
+    assert_error(enroll_updb(api, token, path, password="again-pass"), 400, "INVALID_ENROLLMENT_TOKEN")
+
+
+def test_updb_enrollment_needs_a_valid_password(admin, api, unique):
+    identity_id = new_identity(admin, unique("updb-pw"), {"updb": unique("pwuser")})
+    token = pending(admin, identity_id, "updb")["token"]
+    assert_error(enroll_updb(api, token), 400, "COULD_NOT_VALIDATE", "password")
+    assert_error(enroll_updb(api, token, password="abc"), 400, "COULD_NOT_VALIDATE", "password")
+    assert ok(enroll_updb(api, token, password="long-enough")) == {}
+
+
+def test_expired_updb_token(admin, api, clock, unique):
+    identity_id = new_identity(admin, unique("updb-late"), {"updb": unique("lateuser")})
+    token = pending(admin, identity_id, "updb")["token"]
+    clock.advance(minutes=181)
+    assert_error(enroll_updb(api, token, password="too-late-1"), 400, "ENROLLMENT_EXPIRED")
