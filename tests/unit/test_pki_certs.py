@@ -11,15 +11,17 @@ from controller.errors import BadRequest
 from controller.pki import fingerprint, is_ca, is_expired, load_pem_chain, verify_chain
 from harness import pki as hp
 
-NOW = datetime.now(timezone.utc)
+def _now() -> datetime:
+    # Per call: the certificates are dated when each test makes them, not at import.
+    return datetime.now(timezone.utc)
 
 
 def _fps(chain):
     return None if chain is None else [hp.sha1_fingerprint(c) for c in chain]
 
 
-def _verify(leaf, intermediates, roots, *, dates=False, client_auth=False, now=NOW):
-    return verify_chain(leaf, intermediates, roots, now=now, check_leaf_dates=dates, require_client_auth=client_auth)
+def _verify(leaf, intermediates, roots, *, dates=False, client_auth=False, now=None):
+    return verify_chain(leaf, intermediates, roots, now=now or _now(), check_leaf_dates=dates, require_client_auth=client_auth)
 
 
 @pytest.fixture(scope="module")
@@ -72,10 +74,10 @@ def test_load_pem_chain_rejects_truncated_der(third_party):
 def test_is_ca_and_is_expired(third_party):
     root, inter_a, _b, leaf = third_party
     assert is_ca(root.cert) and is_ca(inter_a.cert) and not is_ca(leaf.cert)
-    assert not is_expired(leaf.cert, NOW)
-    assert is_expired(leaf.cert, NOW + timedelta(days=400))
-    assert is_expired(leaf.cert, NOW - timedelta(days=1))
-    assert is_expired(hp.make_leaf(root, expired=True).cert, NOW)
+    assert not is_expired(leaf.cert, _now())
+    assert is_expired(leaf.cert, _now() + timedelta(days=400))
+    assert is_expired(leaf.cert, _now() - timedelta(days=1))
+    assert is_expired(hp.make_leaf(root, expired=True).cert, _now())
 
 
 # ------------------------------------------------------------------ verify_chain
@@ -108,7 +110,7 @@ def test_expired_leaf_only_fails_with_date_checking(third_party):
     expired = hp.make_leaf(inter_a, expired=True)
     assert _verify(expired.cert, [inter_a.cert], [root.cert], dates=False) is not None
     assert _verify(expired.cert, [inter_a.cert], [root.cert], dates=True) is None
-    future = hp.make_leaf(inter_a, not_before=NOW + timedelta(days=2), not_after=NOW + timedelta(days=9))
+    future = hp.make_leaf(inter_a, not_before=_now() + timedelta(days=2), not_after=_now() + timedelta(days=9))
     assert _verify(future.cert, [inter_a.cert], [root.cert], dates=True) is None
 
 
