@@ -12,7 +12,7 @@ under the store lock right after the commit). Record shapes (snake_case):
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from controller.clock import rfc3339
 from controller.policy.engine import PolicyEngine
@@ -31,12 +31,15 @@ class ServiceUpdates:
 
     def __init__(self, clock):
         self.clock = clock
-        self._started = clock.now()
+        self._started = self._stamp = clock.now()
         self._last: dict[str, datetime] = {}
 
     def bump(self, identity_ids) -> None:
+        # NOTE(lead): SDKs compare lastChangeAt as a string, so every bump must move it, even
+        # within one millisecond or under a frozen test clock: stamps strictly increase.
+        self._stamp = max(self.clock.now(), self._stamp + timedelta(milliseconds=1))
         # NOTE(network): one C-level update; a broad policy change bumps ~100,000 identities.
-        self._last.update(dict.fromkeys(identity_ids, self.clock.now()))
+        self._last.update(dict.fromkeys(identity_ids, self._stamp))
 
     def last_change(self, identity_id: str) -> str:
         return rfc3339(self._last.get(identity_id, self._started))

@@ -1,0 +1,112 @@
+"""The harness's flow drivers: enroll, log in, TOTP, dial, posture, extend, routers."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness import flows
+from harness.client import ZitiClient
+from harness.clients import ApiError
+from harness.network import apply
+
+DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "networks" / "demo.yaml"
+
+
+@pytest.fixture
+def admin_client(controller_app):
+    with ZitiClient.in_process(controller_app) as client:
+        client.login("admin", "admin")
+        yield client
+
+
+def new_ott_identity(admin_client, name, **fields) -> str:
+    created = admin_client.management.create_identity(body={"name": name, "type": "Device", "isAdmin": False,
+                                                            "enrollment": {"ott": True}, **fields})
+    return admin_client.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
+
+
+def test_ott_enrollment_then_certificate_login_in_process(controller_app, admin_client):
+    token = new_ott_identity(admin_client, "flow-ott")
+    with ZitiClient.in_process(controller_app) as anonymous:
+        identity = flows.enroll_ott(anonymous, token)
+    assert identity.api_url.startswith("https://") and "BEGIN CERTIFICATE" in identity.cert_pem
+    with flows.cert_client(controller_app, identity) as device:
+        flows.login_cert(device)
+        assert device.edge.get_current_identity()["name"] == "flow-ott"
+
+
+def test_identity_file_loads_over_real_tls(controller_app, admin_client, https_server, tmp_path):
+    holder, server, _ = https_server
+    holder.app = controller_app
+    url = f"https://127.0.0.1:{server.port}"
+    token = new_ott_identity(admin_client, "flow-file")
+    with ZitiClient.in_process(controller_app) as anonymous:
+        identity = flows.enroll_ott(anonymous, token)
+    identity.api_url = url
+    path = flows.write_identity_file(identity, tmp_path / "flow-file.json")
+    saved = json.loads(path.read_text())
+    assert saved["ztAPI"] == url and saved["ztAPIs"] == [url] and saved["id"]["cert"].startswith("pem:")
+    with ZitiClient.from_identity_file(path) as device:
+        flows.login_cert(device)
+        assert device.edge.get_current_identity()["name"] == "flow-file"
+
+
+def test_updb_enrollment_then_password_login(controller_app, admin_client):
+    created = admin_client.management.create_identity(body={"name": "flow-updb", "type": "User", "isAdmin": False,
+                                                            "enrollment": {"updb": "flow-updb-user"}})
+    token = admin_client.management.detail_identity(created["id"])["enrollment"]["updb"]["jwt"]
+    with ZitiClient.in_process(controller_app) as user:
+        flows.enroll_updb(user, token, "updb-pass-1")
+        assert flows.login_password(user, "flow-updb-user", "updb-pass-1")["identity"]["name"] == "flow-updb"
+
+
+def test_totp_enrollment_and_second_factor(controller_app, admin_client, clock):
+    admin_client.management.create_identity(body={"name": "flow-totp", "type": "User", "isAdmin": False})
+    identity_id = next(admin_client.management.iterate("listIdentities", filter='name = "flow-totp"'))["id"]
+    admin_client.management.create_authenticator(body={"identityId": identity_id, "method": "updb",
+                                                       "username": "flow-totp", "password": "totp-pass-1"})
+    with ZitiClient.in_process(controller_app) as user:
+        flows.login_password(user, "flow-totp", "totp-pass-1")
+        device = flows.enroll_totp(user, at=clock.now())
+        assert len(device.recovery_codes) == 20
+        session = flows.login_password(user, "flow-totp", "totp-pass-1")
+        assert [q["typeId"] for q in session["authQueries"]] == ["MFA"]
+        with pytest.raises(ApiError):
+            user.edge.list_services()
+        flows.complete_mfa(user, device, at=clock.now())
+        assert user.edge.get_current_api_session()["isMfaComplete"] is True
+
+
+def test_dial_and_posture_on_the_demo_network(controller_app, admin_client):
+    apply(admin_client, yaml.safe_load(DEMO.read_text()))
+    with ZitiClient.in_process(controller_app) as alice:
+        flows.login_password(alice, "alice", "alice-pass")
+        session = flows.dial(alice, "web")
+        assert session["type"] == "Dial" and session["edgeRouters"]
+        assert flows.dial(alice, "web")["id"] == session["id"]
+        assert flows.submit_posture(alice, {"id": "none", "typeId": "DOMAIN", "domain": "corp"}) is not None
+
+
+def test_certificate_extension_keeps_working(controller_app, admin_client):
+    token = new_ott_identity(admin_client, "flow-extend")
+    with ZitiClient.in_process(controller_app) as anonymous:
+        identity = flows.enroll_ott(anonymous, token)
+    with flows.cert_client(controller_app, identity) as device:
+        flows.login_cert(device)
+        renewed = flows.extend_certificate(device, identity)
+    assert renewed.cert_pem != identity.cert_pem
+    with flows.cert_client(controller_app, renewed) as device:
+        flows.login_cert(device)
+        assert device.edge.get_current_identity()["name"] == "flow-extend"
+
+
+def test_edge_router_enrollment(controller_app, admin_client):
+    created = admin_client.management.create_edge_router(body={"name": "flow-router"})
+    router = admin_client.management.detail_edge_router(created["id"])
+    with ZitiClient.in_process(controller_app) as anonymous:
+        certs = flows.enroll_router(anonymous, router["enrollmentJwt"])
+    assert "BEGIN CERTIFICATE" in certs.cert_pem and "BEGIN CERTIFICATE" in certs.server_cert_pem
+    assert admin_client.management.detail_edge_router(created["id"])["isVerified"] is True
