@@ -22,6 +22,20 @@ def admin_client(controller_app):
         yield client
 
 
+@pytest.fixture
+def connect(controller_app, controller_mode, request):
+    """Clients of the test's controller in the chosen mode (in-process or over a real HTTP server)."""
+
+    def make() -> ZitiClient:
+        if controller_mode == "inprocess":
+            return ZitiClient.in_process(controller_app)
+        holder, server = request.getfixturevalue("http_server")
+        holder.app = controller_app
+        return ZitiClient.connect(server.url)
+
+    return make
+
+
 def new_ott_identity(admin_client, name, **fields) -> str:
     created = admin_client.management.create_identity(body={"name": name, "type": "Device", "isAdmin": False,
                                                             "enrollment": {"ott": True}, **fields})
@@ -54,21 +68,21 @@ def test_identity_file_loads_over_real_tls(controller_app, admin_client, https_s
         assert device.edge.get_current_identity()["name"] == "flow-file"
 
 
-def test_updb_enrollment_then_password_login(controller_app, admin_client):
+def test_updb_enrollment_then_password_login(connect, admin_client):
     created = admin_client.management.create_identity(body={"name": "flow-updb", "type": "User", "isAdmin": False,
                                                             "enrollment": {"updb": "flow-updb-user"}})
     token = admin_client.management.detail_identity(created["id"])["enrollment"]["updb"]["jwt"]
-    with ZitiClient.in_process(controller_app) as user:
+    with connect() as user:
         flows.enroll_updb(user, token, "updb-pass-1")
         assert flows.login_password(user, "flow-updb-user", "updb-pass-1")["identity"]["name"] == "flow-updb"
 
 
-def test_totp_enrollment_and_second_factor(controller_app, admin_client, clock):
+def test_totp_enrollment_and_second_factor(connect, admin_client, clock):
     admin_client.management.create_identity(body={"name": "flow-totp", "type": "User", "isAdmin": False})
     identity_id = next(admin_client.management.iterate("listIdentities", filter='name = "flow-totp"'))["id"]
     admin_client.management.create_authenticator(body={"identityId": identity_id, "method": "updb",
                                                        "username": "flow-totp", "password": "totp-pass-1"})
-    with ZitiClient.in_process(controller_app) as user:
+    with connect() as user:
         flows.login_password(user, "flow-totp", "totp-pass-1")
         device = flows.enroll_totp(user, at=clock.now())
         assert len(device.recovery_codes) == 20
@@ -80,9 +94,9 @@ def test_totp_enrollment_and_second_factor(controller_app, admin_client, clock):
         assert user.edge.get_current_api_session()["isMfaComplete"] is True
 
 
-def test_dial_and_posture_on_the_demo_network(controller_app, admin_client):
+def test_dial_and_posture_on_the_demo_network(connect, admin_client):
     apply(admin_client, yaml.safe_load(DEMO.read_text()))
-    with ZitiClient.in_process(controller_app) as alice:
+    with connect() as alice:
         flows.login_password(alice, "alice", "alice-pass")
         session = flows.dial(alice, "web")
         assert session["type"] == "Dial" and session["edgeRouters"]

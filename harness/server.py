@@ -1,0 +1,73 @@
+"""``LocalController``: a real controller on free loopback ports, from Python.
+
+It serves HTTPS (client certificates requested) and plain HTTP from a temporary
+data folder, optionally in simulation mode, and stops cleanly.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+from controller.app import create_app
+from controller.config import Config
+from controller.serve import ThreadedServer
+from controller.tls import TLSServer
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+class LocalController:
+    """Start with ``start()`` (or ``with``); ``url`` is plain HTTP, ``https_url`` the TLS listener."""
+
+    def __init__(self, *, simulation: bool = False, data_dir: str | Path | None = None, host: str = "127.0.0.1",
+                 admin_password: str = "admin"):
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
+        self.host = host
+        # The enrollment JWTs name the HTTPS address, so it is chosen before the app is built.
+        self.https_port = free_port(host)
+        self.config = Config(data_dir=self.data_dir, host=host, api_address=f"{host}:{self.https_port}",
+                             simulation=simulation, admin_password=admin_password)
+        self.app = None
+        self._servers: list = []
+
+    @property
+    def controller(self):
+        return self.app.controller
+
+    @property
+    def url(self) -> str:
+        return self._servers[1].url
+
+    @property
+    def https_url(self) -> str:
+        return f"https://{self.host}:{self.https_port}"
+
+    def start(self) -> "LocalController":
+        self.app = create_app(self.config)
+        tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
+        tls.start()
+        http = ThreadedServer(self.app, self.host, 0).start()
+        self._servers = [tls, http]
+        return self
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.stop()
+        self._servers = []
+        if self.app is not None:
+            self.app.controller.close()
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
