@@ -166,13 +166,28 @@ class ZitiClient:
                            timeout=timeout)
 
     # -- sessions -------------------------------------------------------------
-    def login(self, username: str, password: str, *, api: str = "management", **body) -> dict:
-        """Authenticate by password; the client then carries the session (and logs in again on 401)."""
+    def login(self, username: str, password: str, *, api: str = "management", totp=None, **body) -> dict:
+        """Authenticate by password; the client then carries the session (and logs in again on 401).
+
+        Args:
+            username: the updb username.
+            password: its password.
+            api: ``management`` or ``client``.
+            totp: an authenticator (anything with ``code()``, e.g. ``flows.TotpDevice``) that answers
+                the session's MFA query, on this login and on every automatic re-login.
+            **body: more authenticate fields (``configTypes``, ``sdkInfo``, ``envInfo``).
+
+        Returns:
+            The API session.
+        """
         group = self.management if api == "management" else self.edge
 
         def again():
             data = group.call("authenticate", method="password", body={"username": username, "password": password, **body})
             self.token = data["token"]
+            if totp is not None and any(q.get("typeId") == "MFA" for q in data.get("authQueries") or []):
+                group.call("authenticateMfa", body={"code": totp.code()})
+                data = group.call("getCurrentAPISession")
             return data
 
         self.relogin = again

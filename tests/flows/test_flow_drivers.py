@@ -124,3 +124,25 @@ def test_edge_router_enrollment(controller_app, admin_client):
         certs = flows.enroll_router(anonymous, router["enrollmentJwt"])
     assert "BEGIN CERTIFICATE" in certs.cert_pem and "BEGIN CERTIFICATE" in certs.server_cert_pem
     assert admin_client.management.detail_edge_router(created["id"])["isVerified"] is True
+
+
+def test_client_login_answers_the_mfa_query_and_relogs_in(connect, admin_client, clock, controller_app):
+    from datetime import datetime
+
+    class ClockedDevice(flows.TotpDevice):
+        def code(self, at: datetime | None = None) -> str:
+            return super().code(at or clock.now())
+
+    admin_client.management.create_identity(body={"name": "flow-mfa-login", "type": "User", "isAdmin": False})
+    identity_id = next(admin_client.management.iterate("listIdentities", filter='name = "flow-mfa-login"'))["id"]
+    admin_client.management.create_authenticator(body={"identityId": identity_id, "method": "updb",
+                                                       "username": "flow-mfa-login", "password": "mfa-pass-1"})
+    with connect() as user:
+        user.login("flow-mfa-login", "mfa-pass-1", api="client")
+        enrolled = flows.enroll_totp(user, at=clock.now())
+        device = ClockedDevice(enrolled.secret, enrolled.recovery_codes)
+    with connect() as user:
+        session = user.login("flow-mfa-login", "mfa-pass-1", api="client", totp=device)
+        assert session["isMfaComplete"] is True and session["authQueries"] == []
+        clock.advance(minutes=31)
+        assert user.edge.list_services() == []  # expired, logged in again with a fresh code
