@@ -1,7 +1,7 @@
 """``ott``: a one-time token and a CSR buy a network-issued client certificate."""
 from __future__ import annotations
 
-from controller.enroll.registry import EnrollRequest, EnrollResult, claim, invalid_token, pending
+from controller.enroll.registry import EnrollRequest, EnrollResult, claim, pending_identity
 from controller.pki.certs import fingerprint
 from controller.pki.csr import parse_csr
 
@@ -16,10 +16,7 @@ class OttMethod:
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         ctl = self.ctl
-        record = pending(ctl, request.token, self.name)
-        identity = ctl.identities.find(record.get("identity_id"))
-        if identity is None:
-            raise invalid_token()
+        record, identity = pending_identity(ctl, request.token, self.name)
         csr = parse_csr(request.csr or "")
         cert = ctl.pki.sign_identity_csr(csr, identity["id"])
         chain = ctl.pki.chain_pem(cert)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, cert_in_use, claim, invalid_token, pending
+from controller.enroll.registry import EnrollRequest, EnrollResult, cert_in_use, claim, invalid_token, pending_identity
 from controller.pki.certs import cert_pem, fingerprint
 
 
@@ -16,10 +16,9 @@ class OttCaMethod:
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         ctl = self.ctl
-        record = pending(ctl, request.token, self.name)
-        identity = ctl.identities.find(record.get("identity_id"))
+        record, identity = pending_identity(ctl, request.token, self.name)
         ca = ctl.cas.find(record.get("ca_id")) if record.get("ca_id") else None
-        if identity is None or ca is None:
+        if ca is None:
             raise invalid_token()
         # NOTE(enroll): an unverified CA is usable for nothing, so it fails like a disabled one.
         if not ca.get("is_ott_ca_enrollment_enabled") or not ca.get("is_verified"):

@@ -73,6 +73,15 @@ def pending(ctl, token: str | None, method: str) -> dict:
     return record
 
 
+def pending_identity(ctl, token: str | None, method: str) -> tuple[dict, dict]:
+    """``pending`` plus the enrollment's identity (gone identity: the token is invalid)."""
+    record = pending(ctl, token, method)
+    identity = ctl.identities.find(record.get("identity_id"))
+    if identity is None:
+        raise invalid_token()
+    return record, identity
+
+
 def claim(ctl, record: dict) -> None:
     """Consume a one-time enrollment; call under the store lock, inside the transaction.
 

@@ -6,7 +6,7 @@ the body is ignored, as by the real controller.
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, claim, invalid_token, pending
+from controller.enroll.registry import EnrollRequest, EnrollResult, claim, pending_identity
 
 
 class UpdbMethod:
@@ -17,10 +17,7 @@ class UpdbMethod:
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         ctl = self.ctl
-        record = pending(ctl, request.token, self.name)
-        identity = ctl.identities.find(record.get("identity_id"))
-        if identity is None:
-            raise invalid_token()
+        record, identity = pending_identity(ctl, request.token, self.name)
         password = request.data.get("password")
         if not isinstance(password, str) or not password:
             raise errors.FieldError("password", "password in body is required", None)

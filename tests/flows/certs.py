@@ -4,6 +4,7 @@ Everything goes through the HTTP API and ``harness.pki`` (never ``controller.pki
 """
 from __future__ import annotations
 
+import pytest
 from cryptography import x509
 
 from harness import pki as hp
@@ -102,3 +103,14 @@ def policy(admin, name: str, *, cert_allowed: bool = True, allow_expired: bool =
         },
         "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
     })
+
+
+@pytest.fixture
+def api(make_cert_api):
+    """The test's API, in-process or over real TLS, able to present client certificates."""
+    return make_cert_api()
+
+
+@pytest.fixture
+def admin(cert_admin):
+    return cert_admin

@@ -7,18 +7,9 @@ from cryptography.x509.oid import NameOID
 
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
+from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
 from tests.flows.certs import (CLIENT, cert_login, enroll_ott, enrolled, new_identity, ok, session_of,
                                third_party, verified_ca)
-
-
-@pytest.fixture
-def api(make_cert_api):
-    return make_cert_api()
-
-
-@pytest.fixture
-def admin(cert_admin):
-    return cert_admin
 
 
 def cert_auth_id(admin, identity_id: str) -> str:

@@ -7,18 +7,9 @@ import pytest
 
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
+from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
 from tests.flows.certs import (CLIENT, cert_login, enrolled, new_identity, ok, policy, session_of, third_party,
                                verified_ca, create_ca)
-
-
-@pytest.fixture
-def api(make_cert_api):
-    return make_cert_api()
-
-
-@pytest.fixture
-def admin(cert_admin):
-    return cert_admin
 
 
 def attach_cert(admin, identity_id: str, client: hp.CertKey) -> str:

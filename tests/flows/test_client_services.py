@@ -8,19 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
 from tests.flows.certs import CLIENT, cert_login, enrolled, ok, session_of
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 443, "high": 443}]}
-
-
-@pytest.fixture
-def api(make_cert_api):
-    return make_cert_api()
-
-
-@pytest.fixture
-def admin(cert_admin):
-    return cert_admin
 
 
 @pytest.fixture

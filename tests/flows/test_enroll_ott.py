@@ -9,18 +9,9 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from harness import pki as hp
 from harness.enroll import ott_csr
 from tests.api.test_conventions import assert_error
+from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
 from tests.flows.certs import (CLIENT, CONTROLLER_URL, cert_login, enroll_ott, new_identity, ok, pending, post_csr,
                                session_of)
-
-
-@pytest.fixture
-def api(make_cert_api):
-    return make_cert_api()
-
-
-@pytest.fixture
-def admin(cert_admin):
-    return cert_admin
 
 
 def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, make_cert_api, unique):
