@@ -16,6 +16,7 @@ SECTIONS = {
     "policy": "benchmarks.policy_engine",
     "pki": "benchmarks.pki",
     "network": "benchmarks.network",
+    "analysis": "benchmarks.analysis",
 }
 
 

@@ -19,17 +19,16 @@ pandas is installed.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
-from harness.explain import Explanation, PolicyCheck, RoleCheck, judge, pandas, suggest
+from harness.access import AccessDiff, AccessMatrix, access_diff
+from harness.explain import Explanation, PolicyCheck, RoleCheck, judge, suggest
 from harness.network import Network
+from harness.populations import ALL_ROLE, BIND, DIAL, TYPES, Match, Population, mask_of, semantic_of, type_of
 from harness.posture import PostureState, evaluate
-
-DIAL, BIND = "Dial", "Bind"
-TYPES = (DIAL, BIND)
-ALL_ROLE = "#all"
 #: role lists of each policy kind -> the population they select from
 ROLE_LISTS = {
     "servicePolicies": {"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"},
@@ -37,103 +36,6 @@ ROLE_LISTS = {
     "serviceEdgeRouterPolicies": {"serviceRoles": "services", "edgeRouterRoles": "edgeRouters"},
 }
 SESSION_OK = (201, None)
-
-
-def semantic_of(value: Any) -> str:
-    text = str(value or "AnyOf").lower()
-    return {"allof": "AllOf", "anyof": "AnyOf"}.get(text, text)
-
-
-def type_of(value: Any) -> str:
-    return BIND if str(value or DIAL).lower() == "bind" else DIAL
-
-
-def bits(mask: int) -> list[int]:
-    """Indexes of the set bits of ``mask``, ascending."""
-    text, out = bin(mask)[:1:-1], []
-    index = text.find("1")
-    while index >= 0:
-        out.append(index)
-        index = text.find("1", index + 1)
-    return out
-
-
-def mask_of(indexes: Iterable[int], size: int) -> int:
-    buffer = bytearray((size + 7) // 8)
-    for index in indexes:
-        buffer[index >> 3] |= 1 << (index & 7)
-    return int.from_bytes(buffer, "little")
-
-
-@dataclass(frozen=True)
-class Match:
-    """Who a role list selects: whole attribute classes plus entities named by ``@name``."""
-
-    classes: frozenset[int]
-    named: frozenset[int]
-
-
-class Population:
-    """The entities of one kind: names, attributes and attribute classes."""
-
-    def __init__(self, items: list[dict]):
-        self.names = [item["name"] for item in items]
-        self.index = {name: i for i, name in enumerate(self.names)}
-        self.attrs = [frozenset(item.get("roleAttributes") or ()) for item in items]
-        groups: dict[frozenset, list[int]] = {}
-        for i, attrs in enumerate(self.attrs):
-            groups.setdefault(attrs, []).append(i)
-        self.classes, self.members = list(groups), list(groups.values())
-        self.class_of = [0] * len(self.names)
-        for cls, members in enumerate(self.members):
-            for i in members:
-                self.class_of[i] = cls
-        self.all_classes = frozenset(range(len(self.classes)))
-        self._class_masks: list[int] | None = None
-        self._masks: dict[Match, int] = {}
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def match(self, roles: Iterable[str] | None, semantic: str) -> Match:
-        """The reference rule: ``#all``; ``@name``; ``#attr`` entries under AllOf/AnyOf; empty is nothing."""
-        roles = list(roles or [])
-        if ALL_ROLE in roles:
-            return Match(self.all_classes, frozenset())
-        named = frozenset(self.index[r[1:]] for r in roles if r.startswith("@") and r[1:] in self.index)
-        wanted = frozenset(r[1:] for r in roles if r.startswith("#"))
-        if not wanted or semantic not in ("AllOf", "AnyOf"):
-            return Match(frozenset(), named)
-        if semantic == "AllOf":
-            return Match(frozenset(c for c, attrs in enumerate(self.classes) if wanted <= attrs), named)
-        return Match(frozenset(c for c, attrs in enumerate(self.classes) if wanted & attrs), named)
-
-    def contains(self, match: Match, index: int) -> bool:
-        return self.class_of[index] in match.classes or index in match.named
-
-    def class_mask(self, cls: int) -> int:
-        if self._class_masks is None:
-            self._class_masks = [mask_of(members, len(self.names)) for members in self.members]
-        return self._class_masks[cls]
-
-    def mask(self, match: Match) -> int:
-        if match not in self._masks:
-            mask = 0
-            for cls in match.classes:
-                mask |= self.class_mask(cls)
-            for index in match.named:
-                mask |= 1 << index
-            self._masks[match] = mask
-        return self._masks[match]
-
-    def names_of(self, mask: int) -> list[str]:
-        return [self.names[i] for i in bits(mask)]
-
-    def position(self, name: str, kind: str) -> int:
-        try:
-            return self.index[name]
-        except KeyError:
-            raise KeyError(f"unknown {kind} {name!r}") from None
 
 
 @dataclass
@@ -146,6 +48,7 @@ class CompiledPolicy:
     semantic: str
     roles: dict[str, list[str]]
     matches: dict[str, Match]
+    wanted: dict[str, frozenset[str] | None]  # the #attr entries of each role list (None: #all)
     _names: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
 
@@ -153,13 +56,15 @@ class Analysis:
     """Access decisions of one network state.
 
     Args:
-        network: a :class:`~harness.network.Network` or a network dict.
+        network: a :class:`~harness.network.Network`, a network dict, YAML text or a file path.
         posture: identity name -> posture data (a dict or
             :class:`~harness.posture.PostureState`); None leaves posture checks
             unevaluated, an identity missing from the mapping reported nothing.
     """
 
-    def __init__(self, network: Network | dict, posture: Mapping[str, Any] | None = None):
+    def __init__(self, network: Network | dict | str | Path, posture: Mapping[str, Any] | None = None):
+        if isinstance(network, (str, Path)):
+            network = Network.from_yaml(network)
         self.network = network if isinstance(network, Network) else Network.from_dict(network)
         ents = self.network.entities
         self.populations = {key: Population(ents.get(key, [])) for key in
@@ -204,7 +109,9 @@ class Analysis:
         roles = {wire: list(policy.get(wire) or []) for wire in ROLE_LISTS[kind]}
         matches = {wire: self.populations[pop].match(roles[wire], semantic) for wire, pop in ROLE_LISTS[kind].items()}
         ptype = type_of(policy.get("type")) if kind == "servicePolicies" else None
-        return CompiledPolicy(policy["name"], kind, ptype, semantic, roles, matches)
+        wanted = {wire: None if ALL_ROLE in roles[wire] else frozenset(r[1:] for r in roles[wire] if r.startswith("#"))
+                  for wire in roles}
+        return CompiledPolicy(policy["name"], kind, ptype, semantic, roles, matches, wanted)
 
     def _build(self) -> None:
         self._access = {t: ([0] * len(self._ids.classes), {}) for t in TYPES}
@@ -220,6 +127,7 @@ class Analysis:
             self._add(self._service_routers, policy.matches["serviceRoles"],
                       self._routers.mask(policy.matches["edgeRouterRoles"]))
         self._reach_cache: dict[int, int] = {}
+        self._memo: dict[tuple, Any] = {}
         self._router_groups: dict[int, int] | None = None
 
     @staticmethod
@@ -394,34 +302,44 @@ class Analysis:
     # -- counterfactuals (used to weigh suggested changes) -------------------------------------
     def access_if(self, identity: str, attrs: Iterable[str]) -> dict[str, int]:
         """Services (masks by type) ``identity`` would reach if it had exactly ``attrs``."""
-        i, attrs = self._ids.position(identity, "identity"), frozenset(attrs)
-        out = {t: 0 for t in TYPES}
-        for policy in self.policies["servicePolicies"]:
-            if _selects(policy, "identityRoles", i, attrs):
-                out[policy.type] |= self._svcs.mask(policy.matches["serviceRoles"])
-        return out
+        key = ("access", identity, frozenset(attrs))
+        if key not in self._memo:
+            i, out = self._ids.position(identity, "identity"), {t: 0 for t in TYPES}
+            for policy in self.policies["servicePolicies"]:
+                if _selects(policy, "identityRoles", i, key[2]):
+                    out[policy.type] |= self._svcs.mask(policy.matches["serviceRoles"])
+            self._remember(key, out)
+        return self._memo[key]
 
     def holders(self, service: str, type: str) -> int:
         """Identities (as a mask) that may ``type`` ``service`` now."""
-        s, ptype = self._svcs.position(service, "service"), type_of(type)
-        by_class, by_named = self._access[ptype]
-        mask = 0
-        for cls, services in enumerate(by_class):
-            if services >> s & 1:
-                mask |= self._ids.class_mask(cls)
-        for index, services in by_named.items():
-            if services >> s & 1:
-                mask |= 1 << index
-        return mask
+        key = ("holders", service, type_of(type))
+        if key not in self._memo:
+            s, (by_class, by_named), mask = self._svcs.position(service, "service"), self._access[key[2]], 0
+            for cls, services in enumerate(by_class):
+                if services >> s & 1:
+                    mask |= self._ids.class_mask(cls)
+            for index, services in by_named.items():
+                if services >> s & 1:
+                    mask |= 1 << index
+            self._remember(key, mask)
+        return self._memo[key]
 
     def holders_if(self, service: str, attrs: Iterable[str]) -> dict[str, int]:
         """Identities (masks by type) that would reach ``service`` if it had exactly ``attrs``."""
-        s, attrs = self._svcs.position(service, "service"), frozenset(attrs)
-        out = {t: 0 for t in TYPES}
-        for policy in self.policies["servicePolicies"]:
-            if _selects(policy, "serviceRoles", s, attrs):
-                out[policy.type] |= self._ids.mask(policy.matches["identityRoles"])
-        return out
+        key = ("holders_if", service, frozenset(attrs))
+        if key not in self._memo:
+            s, out = self._svcs.position(service, "service"), {t: 0 for t in TYPES}
+            for policy in self.policies["servicePolicies"]:
+                if _selects(policy, "serviceRoles", s, key[2]):
+                    out[policy.type] |= self._ids.mask(policy.matches["identityRoles"])
+            self._remember(key, out)
+        return self._memo[key]
+
+    def _remember(self, key: tuple, value: Any) -> None:
+        if len(self._memo) > 4096:  # NOTE(analysis): a bounded memo; explanations ask for a few keys each
+            self._memo.clear()
+        self._memo[key] = value
 
     # -- explanations ----------------------------------------------------------------------
     def explain(self, identity: str, service: str, type: str = DIAL) -> Explanation:
@@ -488,15 +406,14 @@ def _selects(policy: CompiledPolicy, wire: str, index: int, attrs: frozenset[str
     """Whether a role list of ``policy`` selects entity ``index`` if it had ``attrs``."""
     if index in policy.matches[wire].named:
         return True
-    roles = policy.roles[wire]
-    if ALL_ROLE in roles:
+    wanted = policy.wanted[wire]
+    if wanted is None:  # #all
         return True
-    wanted = {r[1:] for r in roles if r.startswith("#")}
     if not wanted:
         return False
     if policy.semantic == "AllOf":
         return wanted <= attrs
-    return policy.semantic == "AnyOf" and bool(wanted & attrs)
+    return policy.semantic == "AnyOf" and not wanted.isdisjoint(attrs)
 
 
 def apply_change(data: dict, change: dict) -> dict:
@@ -511,148 +428,6 @@ def apply_change(data: dict, change: dict) -> dict:
                 existing[item["name"]] = {**existing.get(item["name"], {}), **copy.deepcopy(item)}
         data[key] = list(existing.values())
     return {key: items for key, items in data.items() if items}
-
-
-class AccessMatrix(Mapping):
-    """Identity x service access of one analysis, computed from masks on demand."""
-
-    def __init__(self, analysis: Analysis, identities: list[str], services: list[str]):
-        self.analysis, self.identities, self.services = analysis, identities, services
-        ids, svcs = analysis._ids, analysis._svcs
-        self._columns = [svcs.position(name, "service") for name in services]
-        keep = mask_of(self._columns, len(svcs))
-        self._rows = [(analysis.services_mask(i, DIAL) & keep, analysis.services_mask(i, BIND) & keep)
-                      for i in (ids.position(name, "identity") for name in identities)]
-        self._column_of = {s: n for n, s in enumerate(self._columns)}
-
-    def __getitem__(self, key: tuple[str, str]) -> dict:
-        identity, service = key
-        if identity not in self.identities or service not in self.services:
-            raise KeyError(key)
-        dial, bind = self.analysis.can(identity, service, DIAL), self.analysis.can(identity, service, BIND)
-        if not (dial or bind):
-            raise KeyError(key)
-        return {"dial": dial, "bind": bind, "routers": self.analysis.routers_for(identity, service)}
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        names = self.analysis._svcs.names
-        for identity, (dial, bind) in zip(self.identities, self._rows):
-            for s in bits(dial | bind):
-                yield identity, names[s]
-
-    def __len__(self) -> int:
-        return sum((dial | bind).bit_count() for dial, bind in self._rows)
-
-    def _usable(self, row: int) -> int:
-        analysis = self.analysis
-        identity = analysis._ids.index[self.identities[row]]
-        return analysis.usable_mask(identity)
-
-    def counts(self) -> dict[str, int]:
-        """Pairs with dial, bind, either, and either plus a shared edge router."""
-        out = {"identities": len(self.identities), "services": len(self.services), "dial": 0, "bind": 0, "any": 0, "usable": 0}
-        for row, (dial, bind) in enumerate(self._rows):
-            out["dial"] += dial.bit_count()
-            out["bind"] += bind.bit_count()
-            out["any"] += (dial | bind).bit_count()
-            out["usable"] += ((dial | bind) & self._usable(row)).bit_count()
-        return out
-
-    def rows(self) -> list[dict]:
-        """Every pair with access as a plain dict (identity, service, dial, bind, routers)."""
-        return [{"identity": i, "service": s, **self[i, s]} for i, s in self]
-
-    def codes(self):
-        """A numpy array (identities x services): 1 dial, 2 bind, 3 both, plus 4 when an edge router is shared."""
-        import numpy as np
-
-        size, columns = len(self.analysis._svcs), np.asarray(self._columns, dtype=np.intp)
-        cache: dict[int, Any] = {}
-
-        def unpack(mask: int):
-            if mask not in cache:
-                raw = np.frombuffer(mask.to_bytes((size + 7) // 8 or 1, "little"), dtype=np.uint8)
-                cache[mask] = np.unpackbits(raw, bitorder="little")[:size][columns].astype(np.int8)
-            return cache[mask]
-
-        out = np.zeros((len(self.identities), len(self.services)), dtype=np.int8)
-        for row, (dial, bind) in enumerate(self._rows):
-            if dial | bind:
-                out[row] = unpack(dial) + 2 * unpack(bind) + 4 * unpack((dial | bind) & self._usable(row))
-        return out
-
-    def frame(self, with_routers: bool = False):
-        """A pandas DataFrame: identity rows, service columns, "D", "B", "DB" or ""."""
-        import numpy as np
-
-        pd = pandas()
-        marks = np.array(["", "d", "b", "db", "", "D", "B", "DB"] if with_routers else ["", "D", "B", "DB"] * 2, dtype=object)
-        return pd.DataFrame(marks[self.codes()], index=pd.Index(self.identities, name="identity"),
-                            columns=pd.Index(self.services, name="service"))
-
-    def long_frame(self):
-        """A pandas DataFrame with one row per pair with access."""
-        pd = pandas()
-        rows = [{**row, "routers": len(row["routers"])} for row in self.rows()]
-        return pd.DataFrame(rows, columns=["identity", "service", "dial", "bind", "routers"])
-
-
-@dataclass
-class AccessDiff:
-    """Who gains and loses which access between two network states."""
-
-    gained: list[tuple[str, str, str]]  # (identity, service, type)
-    lost: list[tuple[str, str, str]]
-    connected: list[tuple[str, str]] = field(default_factory=list)  # now allowed and sharing an edge router
-    disconnected: list[tuple[str, str]] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return bool(self.gained or self.lost or self.connected or self.disconnected)
-
-    def rows(self) -> list[dict]:
-        out = [{"identity": i, "service": s, "type": t, "change": "gained"} for i, s, t in self.gained]
-        out += [{"identity": i, "service": s, "type": t, "change": "lost"} for i, s, t in self.lost]
-        out += [{"identity": i, "service": s, "type": "usable", "change": "gained"} for i, s in self.connected]
-        out += [{"identity": i, "service": s, "type": "usable", "change": "lost"} for i, s in self.disconnected]
-        return out
-
-    def lines(self) -> list[str]:
-        if not self:
-            return ["no change in access"]
-        out = [f"+ {i} may {t.lower()} {s}" for i, s, t in self.gained]
-        out += [f"- {i} may no longer {t.lower()} {s}" for i, s, t in self.lost]
-        out += [f"+ {i} can now reach {s} over an edge router" for i, s in self.connected]
-        out += [f"- {i} can no longer reach {s} over an edge router" for i, s in self.disconnected]
-        return out
-
-    def __str__(self) -> str:
-        return "\n".join(self.lines())
-
-    def frame(self):
-        return pandas().DataFrame(self.rows(), columns=["identity", "service", "type", "change"])
-
-
-def access_diff(before: Analysis, after: Analysis) -> AccessDiff:
-    """Who gains and loses which access between two network states."""
-    gained, lost, connected, disconnected = [], [], [], []
-    same_services = before._svcs.names == after._svcs.names
-    for identity in sorted(set(before._ids.names) | set(after._ids.names)):
-        old_i, new_i = before._ids.index.get(identity), after._ids.index.get(identity)
-        pairs = [(before.services_mask(old_i, t) if old_i is not None else 0,
-                  after.services_mask(new_i, t) if new_i is not None else 0, t) for t in TYPES]
-        pairs.append((before.usable_mask(old_i) if old_i is not None else 0,
-                      after.usable_mask(new_i) if new_i is not None else 0, None))
-        for old, new, ptype in pairs:
-            if same_services and old == new:
-                continue
-            old_names, new_names = set(before._svcs.names_of(old)), set(after._svcs.names_of(new))
-            if ptype is None:
-                connected += [(identity, s) for s in sorted(new_names - old_names)]
-                disconnected += [(identity, s) for s in sorted(old_names - new_names)]
-            else:
-                gained += [(identity, s, ptype) for s in sorted(new_names - old_names)]
-                lost += [(identity, s, ptype) for s in sorted(old_names - new_names)]
-    return AccessDiff(sorted(gained), sorted(lost), connected, disconnected)
 
 
 __all__ = ["AccessDiff", "AccessMatrix", "Analysis", "Explanation", "PolicyCheck", "RoleCheck", "access_diff",
