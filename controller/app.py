@@ -72,14 +72,12 @@ class Controller:
         self.api_session_certificates = ApiSessionCertificateManager(self)
         self.cert_lifecycle = CertLifecycle(self)
         self.enroll_methods = enrollment_methods(self)
-        self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self)])
         self.mfas = MfaManager(self)
         self.external_jwt_signers = ExternalJwtSignerManager(self)
         self.ext_jwt = ExtJwtVerifier(self)
         self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
-        self.auth.register(ExtJwtMethod(self, self.ext_jwt))
+        self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)])
         self.controller_settings = ControllerSettingManager(self)
-        self.bootstrappers = [*getattr(self, "bootstrappers", ()), lambda ctl: ctl.controller_settings.bootstrap()]
         self.database = Database(self)
         self.integrity = Integrity(self)
         self.traces = TraceManager(self)
@@ -116,12 +114,9 @@ class Controller:
             return ["all"]
         out = []
         for name in names:
-            if self.store.get("config_types", name) is not None:
-                out.append(name)
-                continue
-            match = next((r["id"] for r in self.store.values("config_types") if r.get("name") == name), None)
-            if match:
-                out.append(match)
+            record = self.config_types.find(name) or self.config_types.find_by_name(name)
+            if record is not None:
+                out.append(record["id"])
         return out
 
     def enrollment_jwt(self, record: dict) -> str:

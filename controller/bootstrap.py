@@ -13,8 +13,7 @@ def bootstrap(ctl) -> None:
     ctl.identity_types.bootstrap()
     ctl.auth_policies.bootstrap()
     bootstrap_builtins(ctl)
-    for extra in getattr(ctl, "bootstrappers", ()):
-        extra(ctl)
+    ctl.controller_settings.bootstrap()
     ensure_default_admin(ctl)
 
 
