@@ -1,7 +1,6 @@
 """Certificate lifecycle: extend / extend-verify, request-extend, re-enroll, API-session certificates."""
 from __future__ import annotations
 
-import pytest
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 

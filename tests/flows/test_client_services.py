@@ -29,7 +29,7 @@ def network(admin, unique, services: int = 30) -> list[str]:
         config_id = admin.create("configs", {"name": unique("icpt"), "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
         ids.append(admin.create("services", {"name": unique(f"web{index}"), "encryptionRequired": True,
                                              "roleAttributes": ["sdk-services"], "configs": [config_id]}))
-    router_id = admin.create("edge-routers", {"name": unique("er"), "roleAttributes": ["sdk-routers"]})
+    admin.create("edge-routers", {"name": unique("er"), "roleAttributes": ["sdk-routers"]})
     for collection, body in (
         ("service-policies", {"type": "Dial", "identityRoles": ["#sdk-users"], "serviceRoles": ["#sdk-services"]}),
         ("edge-router-policies", {"identityRoles": ["#sdk-users"], "edgeRouterRoles": ["#sdk-routers"]}),
