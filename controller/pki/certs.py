@@ -105,15 +105,23 @@ def load_der_cert(data: bytes) -> x509.Certificate:
         raise BadRequest("COULD_NOT_PARSE_DER_BLOCK", f"could not parse certificate DER: {ex}") from ex
 
 
-def _as_text(data: str | bytes) -> str:
+def ascii_text(data) -> str | None:
+    """PEM input as text: a str as is, bytes decoded as ASCII; None when it is neither."""
     if isinstance(data, str):
         return data
     if isinstance(data, (bytes, bytearray, memoryview)):
         try:
             return bytes(data).decode("ascii")
-        except UnicodeDecodeError as ex:
-            raise BadRequest("INVALID_CERT_PEM", "PEM text must be ASCII") from ex
-    raise BadRequest("INVALID_CERT_PEM", "PEM text expected")
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def _as_text(data: str | bytes) -> str:
+    text = ascii_text(data)
+    if text is None:
+        raise BadRequest("INVALID_CERT_PEM", "PEM text (ASCII) expected")
+    return text
 
 
 def basic_constraints(cert: x509.Certificate) -> x509.BasicConstraints | None:

@@ -10,6 +10,7 @@ from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
 from controller.errors import BadRequest
+from controller.pki.certs import ascii_text
 
 CODE = "COULD_NOT_PROCESS_CSR"
 MIN_RSA_BITS = 2048
@@ -30,14 +31,10 @@ def _fail(detail: str, ex: Exception | None = None) -> BadRequest:
 
 
 def _text(data: bytes | str) -> str:
-    if isinstance(data, str):
-        return data
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        try:
-            return bytes(data).decode("ascii")
-        except UnicodeDecodeError as ex:
-            raise _fail("not ASCII PEM", ex) from ex
-    raise _fail("PEM text expected")
+    text = ascii_text(data)
+    if text is None:
+        raise _fail("PEM text (ASCII) expected")
+    return text
 
 
 def _check_key(csr: x509.CertificateSigningRequest) -> None:
