@@ -31,6 +31,7 @@ from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
 from controller.model.mfa import MfaManager
 from controller.model.network import install as install_network
+from controller.model.revocation import RevocationManager
 from controller.model.settings import ControllerSettingManager
 from controller.ops.database import Database
 from controller.ops.integrity import Integrity
@@ -78,6 +79,7 @@ class Controller:
         self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
         self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)])
         self.controller_settings = ControllerSettingManager(self)
+        self.revocations = RevocationManager(self)
         self.database = Database(self)
         self.integrity = Integrity(self)
         self.traces = TraceManager(self)

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from controller.api import ops_auth, ops_cas, ops_certs, ops_enroll, ops_identities, ops_system
-from controller.api import ops_jwt_signers, ops_mfa, ops_operations, ops_settings
-from controller.api import ops_configs, ops_identity_network, ops_policies, ops_posture, ops_routers, ops_services, ops_sessions
+from controller.api import (ops_auth, ops_cas, ops_certs, ops_configs, ops_enroll, ops_identities,
+                            ops_identity_network, ops_jwt_signers, ops_mfa, ops_operations, ops_policies, ops_posture,
+                            ops_revocations, ops_routers, ops_services, ops_sessions, ops_settings, ops_system)
 from controller.api.dispatch import PathResource
 from controller.api.operations import PREFIXES, RouteTable
 
 #: modules contributing operations, in documentation order
 OPERATION_MODULES = [ops_system, ops_auth, ops_identities, ops_enroll, ops_cas, ops_certs,
                      ops_mfa, ops_jwt_signers, ops_settings, ops_operations,
-                     ops_identity_network, ops_configs, ops_services, ops_routers, ops_policies, ops_posture, ops_sessions]
+                     ops_identity_network, ops_configs, ops_services, ops_routers, ops_policies, ops_posture, ops_sessions,
+                     ops_revocations]
 
 
 def build_route_table(extra_modules=()) -> RouteTable:

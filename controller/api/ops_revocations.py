@@ -1,0 +1,10 @@
+"""Revocations (management, admin)."""
+from __future__ import annotations
+
+from controller.api.crud import crud
+from controller.api.operations import Operation
+from controller.model.revocation import RevocationManager
+
+
+def operations() -> list[Operation]:
+    return crud(RevocationManager, "revocations", "Revocation", "Revocations", kinds=("list", "create", "detail"))

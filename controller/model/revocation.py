@@ -1,0 +1,50 @@
+"""Revocations: ``JTI``, ``IDENTITY`` and ``API_SESSION`` entries that end tokens early.
+
+This controller serves no OIDC tokens, so a ``JTI`` revocation is recorded only;
+``IDENTITY`` ends every API session of the identity and ``API_SESSION`` ends that
+session, at once. Entries expire after the longest token lifetime (a day).
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+from controller import errors
+from controller.clock import rfc3339
+from controller.model import schema as s
+from controller.model.base import Attr, EntityManager, scalar
+
+TYPES = ("JTI", "IDENTITY", "API_SESSION")
+LIFETIME = timedelta(hours=24)
+CREATE = s.obj({"id": s.string(min_length=1), "type": s.enum(*TYPES), "tags": s.TAGS}, required=("id", "type"))
+
+
+class RevocationManager(EntityManager):
+    table = "revocations"
+    collection = "revocations"
+    entity = "revocations"
+    label = "revocation"
+    unique_names = False
+    attrs = (Attr("type", on_update=False),)
+    filter_fields = (scalar("type", "string"), scalar("expiresAt", "datetime"))
+    create_schema = CREATE
+
+    def new_id(self, body: dict) -> str:
+        return body["id"]
+
+    def prepare(self, record: dict, old: dict | None, body: dict) -> None:
+        if self.find(record["id"]) is not None:
+            raise errors.FieldError("id", f"a revocation with id {record['id']} already exists", record["id"])
+        if record["type"] == "IDENTITY":
+            self.ctl.identities.get(record["id"])
+        elif record["type"] == "API_SESSION":
+            self.ctl.api_sessions.get(record["id"])
+        record["expires_at"] = rfc3339(self.clock.now() + LIFETIME)
+
+    def after_create(self, record: dict, body: dict) -> None:
+        if record["type"] == "IDENTITY":
+            self.ctl.api_sessions.delete_for_identity(record["id"])
+        elif record["type"] == "API_SESSION":
+            self.ctl.api_sessions.close(record["id"])
+
+    def extend_view(self, record: dict, out: dict) -> None:
+        out["expiresAt"] = record["expires_at"]
