@@ -164,6 +164,8 @@ class AuthenticatorManager(EntityManager):
             "isExtendRequested": bool(record.get("is_extend_requested")),
             "isKeyRollRequested": bool(record.get("is_key_roll_requested")),
             "extendRequestedAt": record.get("extend_requested_at"),
+            "lastAuthResolvedToRoot": bool(record.get("last_auth_resolved_to_root")),
+            "lastExtendRolledKeys": bool(record.get("last_extend_rolled_keys")),
         })
         if record["method"] != "updb":
             out.pop("username", None)
