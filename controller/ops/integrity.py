@@ -60,6 +60,16 @@ CORE_REFERENCES = (
 )
 
 
+#: role lists whose ``@id`` entries must name existing entities
+ROLE_REFERENCES = (
+    ("service_policies", "identity_roles", "identities"), ("service_policies", "service_roles", "services"),
+    ("service_policies", "posture_check_roles", "posture_checks"),
+    ("edge_router_policies", "identity_roles", "identities"), ("edge_router_policies", "edge_router_roles", "routers"),
+    ("service_edge_router_policies", "service_roles", "services"),
+    ("service_edge_router_policies", "edge_router_roles", "routers"),
+)
+
+
 @dataclass
 class Problem:
     description: str
@@ -161,6 +171,25 @@ class Integrity:
         for reference in self.references:
             yield from self._dangling(reference)
         yield from self._duplicate_names()
+        yield from self._dangling_role_entries()
+        yield from self._policy_links()
+
+    def _dangling_role_entries(self) -> Iterator[Problem]:
+        """``@id`` role entries naming entities that no longer exist."""
+        store = self.ctl.store
+        for table, field, target in ROLE_REFERENCES:
+            for record in store.all(table):
+                bad = [r for r in record.get(field) or [] if r.startswith("@") and store.get(target, r[1:]) is None]
+                if bad:
+                    kept = [r for r in record[field] if r not in bad]
+                    yield Problem(f"{table} {record['id']} {field} names missing {target}: {', '.join(bad)}",
+                                  lambda t=table, r=record, f=field, k=kept: store.put(t, r["id"], {**r, f: k}))
+
+    def _policy_links(self) -> Iterator[Problem]:
+        """The policy-derived links, recomputed from scratch and compared with the engine's."""
+        found = self.ctl.policy.differences()
+        if found:
+            yield Problem(f"policy-derived links out of step ({len(found)}): {found[0]}", self.ctl.policy.rebuild)
 
     def _key_mismatches(self) -> Iterator[Problem]:
         store = self.ctl.store

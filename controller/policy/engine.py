@@ -70,6 +70,13 @@ class PolicyEngine(PolicyQueries):
         self._lock = threading.RLock()
         self._changes = ChangeTracker(self)
 
+    def reset(self) -> None:
+        """Forget every entity and policy, keeping the listeners; the caller replays the store."""
+        listeners = list(self._listeners)
+        self.__init__()
+        for fn in listeners:
+            self.add_listener(fn)
+
     def add_listener(self, fn: Callable[[set[str]], None]) -> None:
         """Call ``fn(identity_ids)`` after each change that may alter those identities' access."""
         with self._lock:

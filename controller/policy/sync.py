@@ -16,6 +16,9 @@ from datetime import datetime, timedelta
 
 from controller.clock import rfc3339
 from controller.policy.engine import PolicyEngine
+from controller.policy.kinds import (EDGE_ROUTER_POLICIES, POLICY_KINDS, SERVICE_EDGE_ROUTER_POLICIES,
+                                     SERVICE_POLICIES)
+from controller.policy.verify import problems as verify_engine
 
 ENTITY_TABLES = {
     "identities": ("upsert_identity", "remove_identity"),
@@ -23,7 +26,9 @@ ENTITY_TABLES = {
     "posture_checks": ("upsert_posture_check", "remove_posture_check"),
     "routers": ("upsert_edge_router", "remove_edge_router"),
 }
-POLICY_TABLES = ("service_policies", "edge_router_policies", "service_edge_router_policies")
+POLICY_TABLE_KINDS = {"service_policies": SERVICE_POLICIES, "edge_router_policies": EDGE_ROUTER_POLICIES,
+                      "service_edge_router_policies": SERVICE_EDGE_ROUTER_POLICIES}
+POLICY_TABLES = tuple(POLICY_TABLE_KINDS)
 
 
 class ServiceUpdates:
@@ -57,6 +62,31 @@ class PolicySync:
         with store.lock:
             self._replay()
             store.add_listener(self.on_changes)
+
+    def rebuild(self) -> None:
+        """Recompute the engine from the store (the data-integrity fix for derived links)."""
+        with self.store.lock:
+            self.engine.reset()
+            self._replay()
+
+    def differences(self, limit: int = 20) -> list[str]:
+        """Where the engine's policy-derived links differ from ones recomputed from the store."""
+        with self.store.lock:
+            fresh = PolicySync.__new__(PolicySync)
+            fresh.store, fresh.engine = self.store, PolicyEngine()
+            fresh._replay()
+            found = []
+            for table, pkind in POLICY_TABLE_KINDS.items():
+                ids = self.engine.policy_ids(pkind) | fresh.engine.policy_ids(pkind)
+                for policy_id in sorted(ids):
+                    for kind in POLICY_KINDS[pkind]:
+                        ours = self.engine.policy_members(policy_id, kind, pkind)
+                        if ours != fresh.engine.policy_members(policy_id, kind, pkind):
+                            found.append(f"{table} {policy_id}: derived {kind} differ from the store's")
+                            break
+                    if len(found) >= limit:
+                        return found
+            return found + verify_engine(self.engine)[: max(0, limit - len(found))]
 
     def _replay(self) -> None:
         for table in ENTITY_TABLES:

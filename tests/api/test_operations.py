@@ -169,6 +169,29 @@ def test_check_reports_and_fix_repairs_planted_dangling_references(admin, contro
     assert controller_app.controller.events.query("database", event_type="snapshot")  # fix snapshots first
 
 
+def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, controller_app, make_identity, unique):
+    ctl = controller_app.controller
+    identity_id = make_identity()
+    policy_id = admin.create("service-policies", {"name": unique("sp"), "type": "Dial", "semantic": "AnyOf",
+                                                  "identityRoles": [f"@{identity_id}"], "serviceRoles": ["#all"]})
+    # A dangling @id planted behind the cascades' back, and derived links knocked out of step.
+    record = ctl.store.get("service_policies", policy_id)
+    ctl.store.put("service_policies", policy_id, {**record, "identity_roles": [f"@{identity_id}", "@ghost-identity"]})
+    ctl.engine.remove_service_policy(policy_id)
+
+    admin.mgmt_ok("POST", "/database/check-data-integrity")
+    descriptions = [r["description"] for r in finished_results(admin, controller_app)["results"]]
+    assert any("@ghost-identity" in d for d in descriptions)
+    assert any("policy-derived links" in d for d in descriptions)
+
+    admin.mgmt_ok("POST", "/database/fix-data-integrity")
+    assert all(r["fixed"] for r in finished_results(admin, controller_app)["results"])
+    assert admin.mgmt_ok("GET", f"/service-policies/{policy_id}")["identityRoles"] == [f"@{identity_id}"]
+    assert policy_id in ctl.engine.policies_of("identities", identity_id, "servicePolicies")
+    admin.mgmt_ok("POST", "/database/check-data-integrity")
+    assert finished_results(admin, controller_app)["results"] == []
+
+
 def test_one_integrity_run_at_a_time_across_check_and_fix(controller_app):
     # In-process on this thread: holding the store lock keeps the background run waiting.
     with inprocess(controller_app) as http:
