@@ -18,7 +18,7 @@ from controller.app import create_app
 from controller.config import Config
 from controller.tls import TLSServer
 from harness import pki as hp
-from harness.clients import Api
+from harness.wire import Api
 from harness.enroll import ott_csr, parse_cacerts, pem_bundle
 from harness.transport import inprocess
 

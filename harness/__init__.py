@@ -1,1 +1,31 @@
-"""Harness: client, networks as code, flows and pytest plugin."""
+"""The harness: client, networks as code, flows, virtual clients, analysis, pytest plugin.
+
+Start with :class:`ZitiClient` (in-process or over the network), :func:`apply`
+a :class:`Network`, drive :mod:`harness.flows`, ask :class:`Analysis` who can
+reach what, or run a real controller with :class:`LocalController`.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "ZitiClient": "harness.client",
+    "ApiError": "harness.wire",
+    "Network": "harness.network",
+    "NetworkError": "harness.network",
+    "apply": "harness.network",
+    "export": "harness.network",
+    "diff": "harness.network",
+    "Analysis": "harness.analysis",
+    "LocalController": "harness.server",
+    "Population": "harness.virtual",
+    "VirtualClient": "harness.virtual",
+    "generate": "harness.generate",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'harness' has no attribute {name!r}")

@@ -3,7 +3,7 @@
 Methods are named after the operations (``listIdentities`` becomes
 ``client.management.list_identities``); path parameters are positional, the
 JSON body is ``body=``, query parameters are keywords. Enveloped answers return
-``data``; non-2xx answers raise :class:`~harness.clients.ApiError`. The same
+``data``; non-2xx answers raise :class:`~harness.wire.ApiError`. The same
 client runs in-process (no sockets) or against a URL over HTTP or HTTPS, with a
 client certificate or an identity file.
 """
@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
-from harness.clients import ApiError
+from harness.wire import ApiError
 from harness.operations import OPERATIONS
 from harness.transport import inprocess
 

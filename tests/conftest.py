@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
-from harness.clients import Api
+from harness.wire import Api
 from harness.transport import SwappableApp, inprocess, over_http
 
 ADMIN = ("admin", "admin")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.clients import ApiError
+from harness.wire import ApiError
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
 from tests.api.test_conventions import assert_error
 from tests.api.test_mfa import TOTP_QUERY, code, secret_of

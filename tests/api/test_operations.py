@@ -8,7 +8,7 @@ from controller.app import create_app
 from controller.config import Config
 from controller.store import journal
 from controller.store.db import Store
-from harness.clients import Api
+from harness.wire import Api
 from harness.transport import inprocess
 from tests.api.test_conventions import assert_error
 from tests.api.test_password_login import login, policy_body

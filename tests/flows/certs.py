@@ -8,7 +8,7 @@ import pytest
 from cryptography import x509
 
 from harness import pki as hp
-from harness.clients import ApiError
+from harness.wire import ApiError
 from harness.enroll import ott_csr
 
 CLIENT = "/edge/client/v1"

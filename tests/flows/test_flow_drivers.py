@@ -9,7 +9,7 @@ import yaml
 
 from harness import flows
 from harness.client import ZitiClient
-from harness.clients import ApiError
+from harness.wire import ApiError
 from harness.network import apply
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "networks" / "demo.yaml"

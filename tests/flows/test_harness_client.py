@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness.client import ZitiClient, snake
-from harness.clients import ApiError
+from harness.wire import ApiError
 from harness.opgen import served_operations
 from harness.operations import OPERATIONS
 

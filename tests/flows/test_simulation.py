@@ -8,7 +8,7 @@ from controller.app import create_app
 from controller.config import Config
 from controller.serve import ThreadedServer
 from harness.client import ZitiClient
-from harness.clients import ApiError
+from harness.wire import ApiError
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.policy.roles import matches
-from harness.clients import Api
+from harness.wire import Api
 from harness.transport import inprocess
 
 EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", "25"))

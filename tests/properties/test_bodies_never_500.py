@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from controller.api.operations import PREFIXES
 from controller.app import create_app
 from controller.clock import FrozenClock
-from harness.clients import Api
+from harness.wire import Api
 from harness.transport import inprocess
 
 JSON = st.recursive(

@@ -13,7 +13,7 @@ from cryptography import x509
 
 from controller.config import Config
 from harness import pki as hp
-from harness.clients import Api
+from harness.wire import Api
 from harness.enroll import EnrolledIdentity, ott_csr, parse_cacerts, pem_bundle, served_certificate, verify_enrollment_jwt
 from harness.transport import inprocess
 from tests.flows.certs import ENV_INFO, SDK_INFO, ok

@@ -1,4 +1,4 @@
-"""The harness client: both APIs through one httpx client.
+"""Raw wire access to both APIs (for tests of the wire format) and ``ApiError``.
 
 ``Api.mgmt(...)`` and ``Api.edge(...)`` send raw requests under the management
 and client prefixes; ``login`` authenticates and returns a client carrying the
