@@ -38,6 +38,14 @@ def enroll_router(api, token, body):
     return api.request("POST", CLIENT + "/enroll", params={"method": "erott", "token": token}, json=body)
 
 
+def enrolled_router(make_cert_api, router_id: str, token: str) -> hp.CertKey:
+    """Enroll the router with fresh CSRs; return its client certificate chain and key."""
+    client_csr, client_key, server_csr = csrs(router_id)
+    data = ok(enroll_router(make_cert_api(), token, {"certCsr": client_csr, "serverCertCsr": server_csr}))
+    chain = x509.load_pem_x509_certificates(data["cert"].encode())
+    return hp.CertKey(chain[0], client_key, chain[1:])
+
+
 def test_edge_router_enrolls_with_client_and_server_csrs(admin, make_cert_api, router_token):
     router_id, record = router_token
     claims = jwt.decode(record["jwt"], options={"verify_signature": False})
@@ -86,10 +94,7 @@ def test_router_token_expires_and_is_not_an_identity_token(make_cert_api, router
 
 def test_router_extends_with_its_current_certificate(admin, make_cert_api, router_token):
     router_id, record = router_token
-    client_csr, client_key, server_csr = csrs(router_id)
-    data = ok(enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}))
-    chain = x509.load_pem_x509_certificates(data["cert"].encode())
-    current = hp.CertKey(chain[0], client_key, chain[1:])
+    current = enrolled_router(make_cert_api, router_id, record["token"])
     new_client, _, new_server = csrs(router_id)
     body = {"certCsr": new_client, "serverCertCsr": new_server}
 
@@ -116,10 +121,7 @@ def test_transit_router_enrolls_with_trott(admin, make_cert_api, unique):
 
 def test_re_enrolled_router_forgets_its_certificate_and_enrolls_again(admin, make_cert_api, router_token):
     router_id, record = router_token
-    client_csr, client_key, server_csr = csrs(router_id)
-    data = ok(enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}))
-    chain = x509.load_pem_x509_certificates(data["cert"].encode())
-    old = hp.CertKey(chain[0], client_key, chain[1:])
+    old = enrolled_router(make_cert_api, router_id, record["token"])
     ok(admin.mgmt("POST", f"/edge-routers/{router_id}/re-enroll"))
     view = router_view(admin, router_id)
     assert view["isVerified"] is False and view["fingerprint"] is None and view["enrollmentToken"] != record["token"]
