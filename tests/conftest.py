@@ -31,7 +31,11 @@ def admin(api):
 
 @pytest.fixture
 def make_identity(admin, unique):
-    """Create an identity (optionally with a password login); return its id."""
+    """Create an identity (optionally with a password login); return its id.
+
+    NOTE(lead): this overrides the harness plugin's ``make_identity`` (which returns the
+    identity's detail through ``ZitiClient``) for the project's wire-level tests.
+    """
 
     def make(name=None, *, is_admin=False, password=None, username=None, **fields):
         body = {"name": name or unique("identity"), "type": "User", "isAdmin": is_admin, **fields}
