@@ -4,6 +4,7 @@ Tests freeze and advance a :class:`FrozenClock` instead of sleeping.
 """
 from __future__ import annotations
 
+import re
 import threading
 from datetime import datetime, timedelta, timezone
 
@@ -20,20 +21,25 @@ def rfc3339(dt: datetime | None) -> str | None:
     if dt is None:
         return None
     dt = utc(dt)
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+    # NOTE(harden): strftime("%Y") does not pad years below 1000 on glibc; write all four digits.
+    return f"{dt.year:04d}-" + dt.strftime("%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d)[Tt](\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:?\d\d)", re.ASCII)
 
 
 def parse_rfc3339(text: str) -> datetime:
-    """Parse an RFC 3339 date-time; raise ValueError when it is not one."""
-    if not isinstance(text, str) or "T" not in text.upper():
+    """Parse an RFC 3339 date-time; raise ValueError when it is not one (or falls outside years 1-9999 in UTC)."""
+    match = _RFC3339.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
         raise ValueError(f"not an RFC 3339 date-time: {text!r}")
-    value = text.strip()
-    if value[-1] in "zZ":
-        value = value[:-1] + "+00:00"
-    dt = datetime.fromisoformat(value)
-    if dt.tzinfo is None:
-        raise ValueError(f"date-time needs a time zone: {text!r}")
-    return utc(dt)
+    day, clock, fraction, zone = match.groups()
+    micros = (fraction or "")[:6].ljust(6, "0")
+    zone = "+00:00" if zone in "zZ" else zone
+    try:
+        return utc(datetime.fromisoformat(f"{day}T{clock}.{micros}{zone}"))
+    except OverflowError as ex:  # e.g. 0001-01-01T00:00:00+01:00 is before year 1 in UTC
+        raise ValueError(f"date-time out of range: {text!r}") from ex
 
 
 class Clock:

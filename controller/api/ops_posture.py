@@ -8,7 +8,7 @@ from controller.api.crud import crud
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
-from controller.model.posture_data import BULK, RESPONSE
+from controller.model.posture_data import BULK, RESPONSE, check_required
 from controller.policy.kinds import POSTURE_CHECKS
 
 TAG = "Posture Checks"
@@ -17,6 +17,8 @@ TAG = "Posture Checks"
 def submit(call: Call, responses: list[dict]) -> dict:
     ctl, identity_id = call.ctl, call.identity["id"]
     services: dict[str, dict] = {}
+    for response in responses:  # all or nothing: a bad response later in a bulk records none
+        check_required(response)
     for response in responses:
         for service in ctl.posture.submit(identity_id, call.session, response):
             services.setdefault(service["id"], service)

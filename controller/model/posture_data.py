@@ -24,7 +24,8 @@ RESPONSE = s.obj({
     "unlocked": {"type": ["boolean", "null"]},
 }, required=("id", "typeId"))
 BULK = {"type": "array", "items": RESPONSE}
-REQUIRED = {"OS": ("type", "version"), "DOMAIN": ("domain",), "MAC": ("macAddresses",), "PROCESS": ("path",)}
+REQUIRED = {"OS": ("type", "version"), "DOMAIN": ("domain",), "MAC": ("macAddresses",), "PROCESS": ("path",),
+            "PROCESS_MULTI": ("path",)}
 MAX_FAILED = 100
 
 
@@ -41,10 +42,8 @@ class PostureData:
     # -- writes --------------------------------------------------------------------
     def submit(self, identity_id: str, session: dict, response: dict) -> list[dict]:
         """Record one posture response; returns the services an MFA re-prompt now affects."""
+        check_required(response)
         kind = response["typeId"]
-        for name in REQUIRED.get(kind, ()):
-            if response.get(name) is None:
-                raise errors.FieldError(name, f"{name} in body is required", None)
         now = rfc3339(self.ctl.clock.now())
         base = {"posture_check_id": response["id"], "last_updated_at": now, "timed_out": False}
         changed: list[str] = []
@@ -136,6 +135,13 @@ class PostureData:
                     "passedOnWake": False, "passedOnUnlock": False},
             "sdkInfo": (self.ctl.identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
         }
+
+
+def check_required(response: dict) -> None:
+    """The fields its type needs (the schema cannot say it: ``typeId`` picks them)."""
+    for name in REQUIRED.get(response["typeId"], ()):
+        if response.get(name) is None:
+            raise errors.FieldError(name, f"{name} in body is required", None)
 
 
 def validate_bulk(body) -> list[dict]:
