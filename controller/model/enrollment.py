@@ -101,8 +101,7 @@ class EnrollmentManager(EntityManager):
                 raise errors.FieldError("username", f"duplicate value '{username}' in unique index on authenticators store", username)
         else:
             record["username"] = None
-        expires = parse_rfc3339(record["expires_at"])
-        record["expires_at"] = rfc3339(expires)
+        record["expires_at"] = self._future(record["expires_at"])
         record["token"] = self.ids.uuid()
         record["jwt"] = self.ctl.enrollment_jwt(record)
 
@@ -110,9 +109,16 @@ class EnrollmentManager(EntityManager):
         """New expiry, new token and JWT: the earlier JWT stops working."""
         with self.store.lock, self.store.transaction():
             record = dict(self.get(enrollment_id))
-            record.update(expires_at=rfc3339(parse_rfc3339(expires_at)), token=self.ids.uuid(), updated_at=self._now())
+            record.update(expires_at=self._future(expires_at), token=self.ids.uuid(), updated_at=self._now())
             record["jwt"] = self.ctl.enrollment_jwt(record)
             self.store.put(self.table, enrollment_id, record)
+
+    def _future(self, expires_at: str) -> str:
+        """``expiresAt`` normalised, or a field error when it is already past (as the real controller)."""
+        expires = parse_rfc3339(expires_at)
+        if expires < self.clock.now():
+            raise errors.FieldError("expiresAt", "expiresAt must be in the future", expires_at)
+        return rfc3339(expires)
 
     def delete_for_identity(self, identity: dict) -> None:
         for enrollment_id in list(self.by_identity.get(identity["id"])):

@@ -1,8 +1,12 @@
 """Enrollments on the management API: create, list, detail, delete, refresh, identity views."""
 from __future__ import annotations
 
+from datetime import timedelta
+
 import jwt
 import pytest
+
+from controller.clock import rfc3339
 
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
@@ -86,6 +90,20 @@ def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, 
                         content=hp.csr_pem(csr), headers={"content-type": "text/plain"})
     assert fresh.status_code == 200
     assert_error(admin.mgmt("POST", "/enrollments/nope/refresh", json={"expiresAt": LATER}), 404, "NOT_FOUND")
+
+
+@pytest.mark.parametrize("seconds_ago", [1, 3600, 10**9])
+def test_past_expiry_is_a_400_on_create_and_refresh(admin, clock, unique, seconds_ago):
+    past = rfc3339(clock.now() - timedelta(seconds=seconds_ago))
+    identity_id = new_identity(admin, unique("past"), {"ott": True})
+    created = admin.mgmt("POST", "/enrollments", json={"method": "updb", "identityId": identity_id,
+                                                       "username": unique("pastuser"), "expiresAt": past})
+    assert "must be in the future" in assert_error(created, 400, "COULD_NOT_VALIDATE", "expiresAt")["cause"]["reason"]
+    before = pending(admin, identity_id, "ott")
+    refreshed = admin.mgmt("POST", f"/enrollments/{before['id']}/refresh", json={"expiresAt": past})
+    assert_error(refreshed, 400, "COULD_NOT_VALIDATE", "expiresAt")
+    assert pending(admin, identity_id, "ott") == before
+    assert "updb" not in admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]
 
 
 def test_expiry_follows_the_configured_duration(admin, clock, unique):

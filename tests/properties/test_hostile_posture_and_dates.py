@@ -14,7 +14,7 @@ from tests.api.test_posture_checks import BODIES as CHECK_BODIES
 
 NOW = "2025-06-01T12:00:00Z"
 HOSTILE = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=30),
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=30),
     st.lists(st.text(max_size=8) | st.integers() | st.none(), max_size=4),
     st.dictionaries(st.text(max_size=6), st.text(max_size=6) | st.integers(), max_size=3),
 )
