@@ -35,6 +35,9 @@ class Config:
     #: seconds between snapshots (real controller: one a minute)
     snapshot_min_interval_seconds: int = 60
     simulation: bool = False
+    #: ``events.jsonl`` rotates before it passes this size, keeping this many older files (``.1`` newest)
+    events_max_bytes: int = 16 * 1024 * 1024
+    events_keep_files: int = 4
     fsync: bool = True
     extra: dict = field(default_factory=dict)
 

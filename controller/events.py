@@ -26,6 +26,7 @@ from typing import Any, Callable
 import orjson
 
 from controller.clock import parse_rfc3339, rfc3339
+from controller.event_file import RotatingFile
 from controller.ops.requests import current_request
 
 log = logging.getLogger("controller.events")
@@ -68,9 +69,9 @@ class Events:
         self._lock = threading.RLock()
         self._buffer: deque[dict] = deque(maxlen=int(ctl.config.extra.get("event_buffer", DEFAULT_BUFFER)))
         self._subscribers: list[Subscriber] = []
-        self._file = None
         self._file_failed = False
         self.path = ctl.config.data_dir / EVENTS_FILE if ctl.config.data_dir else None
+        self._file = RotatingFile(self.path, ctl.config.events_max_bytes, ctl.config.events_keep_files) if self.path else None
         ctl.store.add_listener(self.on_changes)
 
     # -- emitting ------------------------------------------------------------
@@ -103,12 +104,9 @@ class Events:
         return event
 
     def _write(self, event: dict) -> None:
-        if self.path is None or self._file_failed:
+        if self._file is None or self._file_failed:
             return
         try:
-            if self._file is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._file = open(self.path, "ab", buffering=0)
             self._file.write(orjson.dumps(event) + b"\n")
         except OSError as ex:
             # NOTE(events): a full disk must not break requests; the in-process stream goes on.
@@ -227,4 +225,3 @@ class Events:
                     self._file.close()
                 except OSError:
                     pass
-                self._file = None

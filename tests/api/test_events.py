@@ -150,3 +150,40 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, cloc
         assert len(secrets) > 10 and not [s for s in secrets if s in text]
     finally:
         app.controller.close()
+
+
+def _event_files(folder):
+    return sorted(folder.glob("events.jsonl*"))
+
+
+def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_path, clock):
+    config = Config(data_dir=tmp_path, fsync=False, events_max_bytes=4_000, events_keep_files=2)
+    for run in range(2):  # a restart appends to the current file and keeps the same bounds
+        app = create_app(config, clock=clock)
+        try:
+            with inprocess(app) as http:
+                admin = Api(http).login("admin", "admin")
+                for index in range(40):
+                    admin.create("identities", {"name": f"rot-{run}-{index}", "type": "User", "isAdmin": False})
+            newest = [orjson.loads(line) for line in (tmp_path / "events.jsonl").read_bytes().splitlines()]
+            assert newest == app.controller.events.query()[-len(newest):]
+        finally:
+            app.controller.close()
+        files = _event_files(tmp_path)
+        assert [f.name for f in files] == ["events.jsonl", "events.jsonl.1", "events.jsonl.2"]
+        assert all(0 < f.stat().st_size <= 4_000 for f in files)
+    older = [orjson.loads(line) for line in (tmp_path / "events.jsonl.1").read_bytes().splitlines()]
+    assert older[-1]["timestamp"] <= newest[0]["timestamp"] and older[-1] != newest[0]
+
+
+def test_events_file_with_no_kept_files_starts_over(tmp_path, clock):
+    app = create_app(Config(data_dir=tmp_path, fsync=False, events_max_bytes=3_000, events_keep_files=0), clock=clock)
+    try:
+        with inprocess(app) as http:
+            admin = Api(http).login("admin", "admin")
+            for index in range(30):
+                admin.create("identities", {"name": f"zero-{index}", "type": "User", "isAdmin": False})
+    finally:
+        app.controller.close()
+    assert [f.name for f in _event_files(tmp_path)] == ["events.jsonl"]
+    assert (tmp_path / "events.jsonl").stat().st_size <= 3_000
