@@ -10,6 +10,7 @@ from controller.api import ops_simulation
 from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
+from controller.api.views import entity_ref
 from controller.api.routes import build_route_table, mount
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
@@ -131,9 +132,7 @@ class Controller:
             return None
         table = table_or_collection.replace("-", "_")
         record = self.store.get(table, entity_id)
-        collection = table_or_collection.replace("_", "-")
-        return {"_links": {"self": {"href": f"./{collection}/{entity_id}"}}, "entity": collection, "id": entity_id,
-                "name": record.get("name") if record else None}
+        return entity_ref(table_or_collection.replace("_", "-"), entity_id, record.get("name") if record else None)
 
     def controller_view(self) -> dict:
         base = self.config.base_url

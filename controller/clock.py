@@ -8,6 +8,9 @@ import re
 import threading
 from datetime import datetime, timedelta, timezone
 
+#: Go's zero ``time.Time`` as the real controller renders it (e.g. a signer without a certificate)
+ZERO_TIME = "0001-01-01T00:00:00.000Z"
+
 
 def utc(dt: datetime) -> datetime:
     """Return ``dt`` as an aware UTC datetime."""

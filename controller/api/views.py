@@ -9,6 +9,14 @@ def links(collection: str, entity_id: str, names: tuple[str, ...] = ()) -> dict:
     return out
 
 
+def entity_ref(collection: str, entity_id: str, name: str | None, entity: str | None = None) -> dict:
+    """An entity reference ``{_links, entity, id, name}``; ``name`` is omitted when unknown, as the real controller."""
+    out = {"_links": links(collection, entity_id), "entity": entity or collection, "id": entity_id}
+    if name is not None:
+        out["name"] = name
+    return out
+
+
 def base_view(record: dict, collection: str, link_names: tuple[str, ...] = ()) -> dict:
     """The common fields of every stored entity."""
     return {

@@ -189,6 +189,7 @@ class ApiSessionManager(EntityManager):
             "isMfaRequired": bool(record.get("is_mfa_required")), "isMfaComplete": bool(record.get("is_mfa_complete")),
             "isCertExtendable": bool(record.get("is_cert_extendable")),
             "lastActivityAt": rfc3339(last), "cachedLastActivityAt": record["last_activity_at"],
+            "cachedUpdatedAt": record["updated_at"],  # required by the official documents
         }
         for flag, key in (("isCertExtendRequested", "is_cert_extend_requested"),
                           ("isCertKeyRollRequested", "is_cert_key_roll_requested"),

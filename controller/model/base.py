@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from controller.api.call import Listing
-from controller.api.views import base_view, links
+from controller.api.views import base_view, entity_ref
 from controller.clock import rfc3339
 from controller.errors import FieldError, NotFound
 from controller.store.indexes import UniqueIndex
@@ -46,6 +46,8 @@ class Attr:
     on_update: bool = True
     #: rendered by ``view`` (False for secrets such as password hashes)
     public: bool = True
+    #: left out of ``view`` while None (the real controller's ``omitempty`` fields)
+    omit_none: bool = False
     key: str = field(default="")
 
     def __post_init__(self):
@@ -216,7 +218,7 @@ class EntityManager:
     def view(self, record: dict) -> dict:
         out = base_view(record, self.collection, self.link_names)
         for attr in self.attrs:
-            if attr.public:
+            if attr.public and not (attr.omit_none and record.get(attr.key) is None):
                 out[attr.wire] = record.get(attr.key)
         self.extend_view(record, out)
         return out
@@ -229,9 +231,4 @@ class EntityManager:
         if entity_id is None:
             return None
         record = self.find(entity_id)
-        return {
-            "_links": links(self.collection, entity_id),
-            "entity": self.entity,
-            "id": entity_id,
-            "name": record.get("name") if record else None,
-        }
+        return entity_ref(self.collection, entity_id, record.get("name") if record else None, self.entity)

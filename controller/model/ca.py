@@ -206,5 +206,6 @@ class CaManager(EntityManager):
             "isVerified": bool(record.get("is_verified")),
             "verificationToken": record.get("verification_token"),
             "identityRoles": record.get("identity_roles") or [],
-            "externalIdClaim": claims.to_wire(record.get("external_id_claim")),
         })
+        if record.get("external_id_claim"):
+            out["externalIdClaim"] = claims.to_wire(record["external_id_claim"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller import errors
+from controller.api.views import entity_ref
 from controller.clock import parse_rfc3339, rfc3339
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, scalar
@@ -25,8 +26,9 @@ class EnrollmentManager(EntityManager):
     label = "enrollment"
     unique_names = False
     attrs = (
-        Attr("method", on_update=False), Attr("identityId", on_update=False), Attr("caId", on_update=False),
-        Attr("username", on_update=False), Attr("expiresAt", on_update=False), Attr("token", on_create=False, on_update=False),
+        Attr("method", on_update=False), Attr("identityId", on_update=False, omit_none=True),
+        Attr("caId", on_update=False, omit_none=True), Attr("username", on_update=False, omit_none=True),
+        Attr("expiresAt", on_update=False), Attr("token", on_create=False, on_update=False),
     )
     filter_fields = (
         scalar("method", "string"), scalar("identityId", "string"), scalar("token", "string"),
@@ -146,17 +148,18 @@ class EnrollmentManager(EntityManager):
 
     def extend_view(self, record: dict, out: dict) -> None:
         identity = self.ctl.identities.find(record.get("identity_id")) if record.get("identity_id") else None
-        out.update({
-            "identity": {"_links": {"self": {"href": f"./identities/{identity['id']}"}}, "id": identity["id"],
-                         "name": identity["name"], "urlName": "identities"} if identity else None,
-            "ca": self.ctl.ref("cas", record.get("ca_id")) if record.get("ca_id") else None,
-            "jwt": record.get("jwt"),
-        })
+        # NOTE(harden): the official documents require ``details``; the real controller's
+        # enrollment model has no such field, so it is an empty object here.
+        out.update({"jwt": record.get("jwt"), "details": {}})
+        if identity:
+            out["identity"] = {"_links": {"self": {"href": f"./identities/{identity['id']}"}}, "id": identity["id"],
+                               "name": identity["name"], "urlName": "identities"}
+        if record.get("ca_id"):
+            out["ca"] = self.ctl.ref("cas", record["ca_id"])
         for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):
             router_id = record.get(kind + "_id")
             if router_id:
                 wire = "edgeRouter" if kind == "edge_router" else "transitRouter"
                 out[wire + "Id"] = router_id
                 router = self.store.get("routers", router_id)
-                out[wire] = {"_links": {"self": {"href": f"./{collection}/{router_id}"}}, "entity": collection,
-                             "id": router_id, "name": router.get("name") if router else None}
+                out[wire] = entity_ref(collection, router_id, router.get("name") if router else None)

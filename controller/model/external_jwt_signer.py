@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 from cryptography.x509.oid import NameOID
 
-from controller.clock import rfc3339
+from controller.clock import ZERO_TIME, rfc3339
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar
@@ -43,7 +43,8 @@ class ExternalJwtSignerManager(EntityManager):
         Attr("jwksEndpoint"), Attr("kid"), Attr("claimsProperty", default="sub"), Attr("useExternalId", default=False),
         Attr("externalAuthUrl"), Attr("clientId"), Attr("scopes", default=list), Attr("targetToken", default="ACCESS"),
         Attr("enrollToCertEnabled", default=False), Attr("enrollToTokenEnabled", default=False),
-        Attr("enrollNameClaimsSelector"), Attr("enrollAttributeClaimsSelector"), Attr("enrollAuthPolicyId"),
+        Attr("enrollNameClaimsSelector", omit_none=True), Attr("enrollAttributeClaimsSelector", omit_none=True),
+        Attr("enrollAuthPolicyId", omit_none=True),
     )
     filter_fields = (name_field(), scalar("issuer", "string"), scalar("enabled", "bool"), scalar("kid", "string"),
                      scalar("audience", "string"), scalar("externalAuthUrl", "string"))
@@ -116,7 +117,7 @@ class ExternalJwtSignerManager(EntityManager):
     # -- views ------------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
         out.update({"commonName": record.get("common_name") or "", "fingerprint": record.get("fingerprint"),
-                    "notAfter": record.get("not_after"), "notBefore": record.get("not_before"),
+                    "notAfter": record.get("not_after") or ZERO_TIME, "notBefore": record.get("not_before") or ZERO_TIME,
                     "scopes": record.get("scopes") or []})
 
     def client_view(self, record: dict) -> dict:

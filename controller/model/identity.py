@@ -14,6 +14,12 @@ IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
 #: the real controller stores User, Device and Service as Default
 STORED_TYPE = {"User": "Default", "Device": "Default", "Service": "Default", "Default": "Default", "Router": "Router"}
 DEFAULT_AUTH_POLICY = "default"
+#: the permission names the official documents list (an entity alone grants all its actions)
+_PERMISSION_ENTITIES = ("auth-policy", "ca", "config", "config-type", "edge-router-policy", "enrollment",
+                        "external-jwt-signer", "identity", "posture-check", "router", "service",
+                        "service-edge-router-policy", "service-policy", "terminator")
+PERMISSIONS = ("admin_readonly", "ops", "ops.read", "ops.update", "ops.delete", *(
+    entity + action for entity in _PERMISSION_ENTITIES for action in ("", ".read", ".create", ".update", ".delete")))
 
 _COMMON = {
     "appData": s.FREE_MAP,
@@ -23,6 +29,7 @@ _COMMON = {
     "externalId": s.string(nullable=True),
     "isAdmin": s.BOOLEAN,
     "name": s.string(),
+    "permissions": {"type": ["array", "null"], "items": s.enum(*PERMISSIONS)},
     "roleAttributes": s.ATTRIBUTES,
     "serviceHostingCosts": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 65535}},
     "serviceHostingPrecedences": {"type": ["object", "null"], "additionalProperties": {"type": "string", "enum": ["default", "required", "failed"]}},
@@ -46,6 +53,8 @@ class IdentityManager(EntityManager):
         Attr("name"),
         Attr("isAdmin", default=False),
         Attr("roleAttributes", default=list),
+        # NOTE(harden): stored and shown; admin gates still decide access (fine-grained grants not enforced).
+        Attr("permissions", default=list),
         Attr("authPolicyId", default=None),
         Attr("externalId", default=None),
         Attr("appData", default=dict),
@@ -165,5 +174,6 @@ class IdentityManager(EntityManager):
             "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
             "typeId": record.get("type_id", "Default"),
             "roleAttributes": record.get("role_attributes") or [],
+            "permissions": record.get("permissions") or [],
             "appData": record.get("app_data") or {},
         })

@@ -206,6 +206,7 @@ class EdgeRouterManager(RouterManager):
         out.update(self.common_fields(record))
         out.update({"isTunnelerEnabled": bool(record.get("is_tunneler_enabled")), "certPem": record.get("cert_pem"),
                     "roleAttributes": record.get("role_attributes") or [], "versionInfo": dict(VERSION_INFO)})
+        out.update(out["versionInfo"])  # the official documents also require these at the top level
 
     @staticmethod
     def common_fields(record: dict) -> dict:

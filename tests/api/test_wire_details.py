@@ -1,0 +1,73 @@
+"""Wire details the official documents require: permissions, omitted keys, required fields."""
+from __future__ import annotations
+
+from harness import pki as hp
+from tests.flows.certs import create_ca
+
+ZERO_TIME = "0001-01-01T00:00:00.000Z"
+LATER = "2099-01-01T00:00:00.000Z"
+
+
+def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_identity, unique):
+    name = unique("perm")
+    identity_id = make_identity(name, password="perm-pass", permissions=["service.read", "identity"])
+    assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["permissions"] == ["service.read", "identity"]
+    listed = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
+    assert [i["permissions"] for i in listed] == [["service.read", "identity"]]
+    for api_name in ("management", "client"):
+        session = api.login(name, "perm-pass", api=api_name)
+        send = session.mgmt_ok if api_name == "management" else session.edge_ok
+        assert send("GET", "/current-identity")["permissions"] == ["service.read", "identity"]
+    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"permissions": ["ops.read"]})
+    assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["permissions"] == ["ops.read"]
+    assert admin.mgmt_ok("GET", "/current-identity")["permissions"] == []
+
+
+def test_unknown_permission_is_a_field_error(admin, unique):
+    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "User", "isAdmin": False,
+                                                      "permissions": ["everything"]})
+    assert response.status_code == 400 and response.json()["error"]["cause"]["field"].startswith("permissions")
+
+
+def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, make_edge_router, unique):
+    identity_id = make_identity(unique("enr"))
+    enrollment_id = admin.create("enrollments", {"method": "ott", "identityId": identity_id, "expiresAt": LATER})
+    detail = admin.mgmt_ok("GET", f"/enrollments/{enrollment_id}")
+    assert not {"username", "caId", "ca"} & set(detail) and "details" in detail
+    assert None not in detail.values()
+    router_id = make_edge_router()
+    (router_enrollment,) = admin.mgmt_ok("GET", "/enrollments", params={"filter": f'edgeRouterId = "{router_id}"'})
+    assert not {"identity", "identityId", "username"} & set(router_enrollment)
+    updb_id = admin.create("enrollments", {"method": "updb", "identityId": make_identity(unique("enr")),
+                                           "username": unique("updbuser"), "expiresAt": LATER})
+    assert admin.mgmt_ok("GET", f"/enrollments/{updb_id}")["username"].startswith("updbuser")
+
+
+def test_entity_reference_of_a_missing_entity_has_no_name(controller_app):
+    ctl = controller_app.controller
+    assert ctl.identities.ref("missing") == {"_links": {"self": {"href": "./identities/missing"}},
+                                             "entity": "identities", "id": "missing"}
+    assert "name" not in ctl.ref("edge-routers", "missing")
+
+
+def test_ca_without_external_id_claim_omits_it(admin, clock, unique):
+    ca_id = create_ca(admin, unique("ca"), hp.make_root_ca(now=clock.now()))
+    assert "externalIdClaim" not in admin.mgmt_ok("GET", f"/cas/{ca_id}")
+
+
+def test_signer_omits_unset_selectors_and_shows_zero_times_without_a_certificate(admin, unique):
+    signer_id = admin.create("external-jwt-signers", {
+        "name": unique("sig"), "issuer": "https://issuer.example", "audience": "aud",
+        "jwksEndpoint": "https://issuer.example/jwks", "enabled": True})
+    detail = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
+    assert not {"enrollNameClaimsSelector", "enrollAttributeClaimsSelector", "enrollAuthPolicyId"} & set(detail)
+    assert detail["notAfter"] == ZERO_TIME and detail["notBefore"] == ZERO_TIME
+
+
+def test_api_session_and_edge_router_carry_the_required_fields(admin, make_edge_router):
+    (session,) = [s for s in admin.mgmt_ok("GET", "/api-sessions", params={"limit": -1})
+                  if s["token"] == admin.token]
+    assert session["cachedUpdatedAt"] == session["updatedAt"]
+    router = admin.mgmt_ok("GET", f"/edge-routers/{make_edge_router()}")
+    for key in ("os", "arch", "version", "revision", "buildDate"):
+        assert router[key] == router["versionInfo"][key]
