@@ -87,14 +87,38 @@ def _operation(op) -> dict:
     return out
 
 
+DESCRIPTIONS = {
+    400: "The supplied request contains invalid fields or could not be parsed",
+    401: "The supplied session does not have the correct access rights to request this resource",
+    403: "The operation does not apply to this kind of resource",
+    404: "The requested resource does not exist",
+    409: "The request conflicts with the state of a resource (referenced, already existing or enrolled)",
+    410: "The enrollment was already used",
+    413: "The request body is too large",
+    415: "The content type of the request is not supported",
+    429: "The resource is rate limited and the rate limit has been exceeded",
+    503: "The request timed out or the data store cannot accept it at this time",
+}
+
+
+def statuses(op) -> set[int]:
+    """Every status ``op`` can answer with (the official documents add 429 and 503 almost everywhere)."""
+    codes = {op.status}
+    if op.auth == PUBLIC and op.method == "GET":  # version, specs, CA bundle, signer list
+        return codes | ({404} if "{" in op.path else set())
+    codes |= {401, 404, 429, 503}
+    if op.body is not None or op.content_types or op.query or op.method != "GET":
+        codes.add(400)
+    if op.method != "GET":
+        codes.add(409)
+    if op.body is not None or op.content_types:
+        codes |= {413, 415}
+    if op.path.startswith("/enroll"):
+        codes.add(410)
+    if op.path.startswith("/authenticators/{id}/"):
+        codes.add(403)
+    return codes
+
+
 def _responses(op) -> dict:
-    responses = {str(op.status): {"description": "Success"}}
-    if op.body is not None or op.query:
-        responses["400"] = {"description": "The supplied request contains invalid fields or could not be parsed"}
-    if op.auth != PUBLIC:
-        responses["401"] = {"description": "The supplied session does not have the correct access rights to request this resource"}
-    if "{" in op.path:
-        responses["404"] = {"description": "The requested resource does not exist"}
-    if op.method == "DELETE":
-        responses["409"] = {"description": "The resource requested to be removed/altered cannot be as it is referenced by another object."}
-    return responses
+    return {str(code): {"description": "Success" if code < 300 else DESCRIPTIONS[code]} for code in sorted(statuses(op))}

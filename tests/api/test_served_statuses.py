@@ -1,0 +1,45 @@
+"""The served OpenAPI documents list every status an operation answers with."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from controller.api.openapi import SPEC_IDS
+from controller.api.operations import PREFIXES
+from controller.app import create_app
+
+ROUTES = [(api, op) for op in create_app().controller.routes for api in op.apis]
+PROBES = {
+    "anonymous": lambda op: {"json": {}},
+    "missing ids, empty body": lambda op: {"json": {}},
+    "garbage body": lambda op: {"content": b"{not json", "headers": {"content-type": "application/json"}},
+    "wrong content type": lambda op: {"content": b"x", "headers": {"content-type": "image/png"}},
+}
+
+
+@pytest.fixture
+def documented(api):
+    """``(api, operationId) -> set of documented statuses``, read from the served documents."""
+    out = {}
+    for name, spec_id in SPEC_IDS.items():
+        document = api.request("GET", f"{PREFIXES[name]}/specs/{spec_id}/spec").json()
+        for entry in document["paths"].values():
+            for operation in entry.values():
+                out[name, operation["operationId"]] = {int(code) for code in operation["responses"]}
+    return out
+
+
+@pytest.mark.parametrize("probe", sorted(PROBES))
+def test_every_answer_is_a_documented_status(api, admin, documented, probe):
+    undocumented = []
+    for api_name, op in ROUTES:
+        if op.op_id in ("deleteCurrentApiSession",) or "simulation" in op.path:
+            continue  # ending the admin's own session would end the probe
+        client = api if probe == "anonymous" else admin
+        path = PREFIXES[api_name] + re.sub(r"{\w+}", "nope", op.path)
+        response = client.request(op.method, path, **PROBES[probe](op))
+        assert response.status_code < 500, (op.op_id, response.text)
+        if response.status_code not in documented[api_name, op.op_id]:
+            undocumented.append((api_name, op.op_id, response.status_code))
+    assert not undocumented
