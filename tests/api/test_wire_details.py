@@ -71,3 +71,12 @@ def test_api_session_and_edge_router_carry_the_required_fields(admin, make_edge_
     router = admin.mgmt_ok("GET", f"/edge-routers/{make_edge_router()}")
     for key in ("os", "arch", "version", "revision", "buildDate"):
         assert router[key] == router["versionInfo"][key]
+
+
+def test_empty_limit_and_negative_offset_are_treated_as_the_real_controller(admin):
+    # NOTE(harden): the real controller reads an empty ``limit`` as absent and clamps a negative offset to 0.
+    for query in ("limit=", "offset=-5", "limit=&offset=", "limit=-7"):
+        pagination = admin.mgmt("GET", "/identities?" + query).json()["meta"]["pagination"]
+        assert (pagination["limit"], pagination["offset"]) == (10, 0), query
+    bad = admin.mgmt("GET", "/identities?limit=ten")
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "INVALID_PAGINATION"
