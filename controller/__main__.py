@@ -26,6 +26,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--admin-password", default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
                         help="password of the default admin (default 'admin', allowed on loopback only)")
     parser.add_argument("--session-timeout", type=int, default=30, help="API session inactivity timeout in minutes")
+    parser.add_argument("--server-key", choices=("rsa", "ec"), default=None,
+                        help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new "
+                             "data folder, as the real quickstart) or ec (ES256); an existing folder keeps its key "
+                             "unless this is given")
     parser.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
@@ -46,7 +50,7 @@ def main(argv=None) -> int:
     config = Config(data_dir=Path(args.data), host=args.host, api_address=advertise, hostnames=hostnames,
                     admin_username=args.admin_user,
                     admin_password=password, session_timeout_seconds=args.session_timeout * 60,
-                    simulation=args.simulation)
+                    simulation=args.simulation, server_key_type=args.server_key)
     from controller.serve import run
 
     return run(config, port=args.port, http_port=args.http_port, stop=_stop_event())

@@ -32,6 +32,9 @@ class Config:
     enrollment_duration_minutes: int = 180
     router_enrollment_duration_minutes: int = 180
     trust_domain: str | None = None
+    #: TLS server key of a new data folder: "rsa" (default, as the real quickstart: RS256 enrollment
+    #: JWTs that older SDKs verify) or "ec" (P-256, ES256); None keeps an existing folder's key
+    server_key_type: str | None = None
     #: seconds between snapshots (real controller: one a minute)
     snapshot_min_interval_seconds: int = 60
     simulation: bool = False

@@ -82,13 +82,15 @@ class ControllerPKI:
     @classmethod
     def load_or_create(cls, folder, *, hostnames: Iterable[str] = ("localhost",),
                        ip_addresses: Iterable[str] = ("127.0.0.1",), clock: Clock | None = None,
-                       trust_domain: str | None = None) -> "ControllerPKI":
+                       trust_domain: str | None = None, server_key_type: str | None = None) -> "ControllerPKI":
         """Load the PKI in ``folder``, creating what is missing.
 
         The server cert is regenerated when its names differ from the configured
         ones (always including localhost and 127.0.0.1), when it no longer chains
-        to the intermediate, or when it is within 30 days of expiry.
+        to the intermediate, or when it is within 30 days of expiry. Its key is
+        kept unless ``server_key_type`` names another type (None: keep, or RSA when new).
         """
+        issue.check_server_key_type(server_key_type)
         clock = clock or Clock()
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -96,7 +98,7 @@ class ControllerPKI:
         with files.locked(folder):
             now = clock.now()
             root, intermediate = _load_or_create_cas(folder, now)
-            server_cert, server_key = _load_or_create_server(folder, intermediate, sans, now)
+            server_cert, server_key = _load_or_create_server(folder, intermediate, sans, now, server_key_type)
         return cls(folder, root, intermediate, server_cert, server_key, clock=clock, trust_domain=trust_domain)
 
     # -------------------------------------------------------------- accessors
@@ -290,15 +292,19 @@ def _server_reusable(cert, key, intermediate: issue.Issuer, sans, now: datetime)
     )
 
 
-def _load_or_create_server(folder: Path, intermediate: issue.Issuer, sans, now: datetime):
+def _load_or_create_server(folder: Path, intermediate: issue.Issuer, sans, now: datetime, key_type: str | None):
     paths = _paths(folder)
     cert_path, key_path = paths["server_cert"], paths["server_key"]
-    if cert_path.exists() and key_path.exists():
-        cert, key = files.read_cert(cert_path), files.read_key(key_path)
+    key = files.read_key(key_path) if key_path.exists() else None
+    if key is not None and key_type is not None and issue.server_key_type_of(key) != key_type:
+        key = None  # an explicit other type replaces the key (and so the cert)
+    if key is not None and cert_path.exists():
+        cert = files.read_cert(cert_path)
         if _server_reusable(cert, key, intermediate, sans, now):
             return cert, key
-    key = issue.new_ec_key()
+    if key is None:
+        key = issue.new_server_key(key_type)
+        files.write_key(key_path, key)
     cert = issue.build_server(intermediate, key, sans, now=now, days=SERVER_DAYS)
-    files.write_key(key_path, key)
     files.write_cert(cert_path, cert)
     return cert, key
