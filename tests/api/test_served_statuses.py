@@ -10,11 +10,12 @@ from controller.api.operations import PREFIXES
 from controller.app import create_app
 
 ROUTES = [(api, op) for op in create_app().controller.routes for api in op.apis]
+#: request shapes sent to every operation (path ids are always unknown)
 PROBES = {
-    "anonymous": lambda op: {"json": {}},
-    "missing ids, empty body": lambda op: {"json": {}},
-    "garbage body": lambda op: {"content": b"{not json", "headers": {"content-type": "application/json"}},
-    "wrong content type": lambda op: {"content": b"x", "headers": {"content-type": "image/png"}},
+    "anonymous": {"json": {}},
+    "admin, empty body": {"json": {}},
+    "admin, garbage body": {"content": b"{not json", "headers": {"content-type": "application/json"}},
+    "admin, wrong content type": {"content": b"x", "headers": {"content-type": "image/png"}},
 }
 
 
@@ -38,7 +39,7 @@ def test_every_answer_is_a_documented_status(api, admin, documented, probe):
             continue  # ending the admin's own session would end the probe
         client = api if probe == "anonymous" else admin
         path = PREFIXES[api_name] + re.sub(r"{\w+}", "nope", op.path)
-        response = client.request(op.method, path, **PROBES[probe](op))
+        response = client.request(op.method, path, **PROBES[probe])
         assert response.status_code < 500, (op.op_id, response.text)
         if response.status_code not in documented[api_name, op.op_id]:
             undocumented.append((api_name, op.op_id, response.status_code))
