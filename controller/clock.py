@@ -19,6 +19,18 @@ def utc(dt: datetime) -> datetime:
     return dt.astimezone(timezone.utc)
 
 
+#: the last representable instant: sums past it are clamped here (an endless timeout, a forever disable)
+MAX_TIME = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def later(dt: datetime, **delta) -> datetime:
+    """``dt + timedelta(**delta)``, clamped to :data:`MAX_TIME` instead of overflowing."""
+    try:
+        return dt + timedelta(**delta)
+    except OverflowError:
+        return MAX_TIME
+
+
 def rfc3339(dt: datetime | None) -> str | None:
     """Format as RFC 3339 with milliseconds, e.g. ``2024-05-01T12:34:56.789Z``."""
     if dt is None:

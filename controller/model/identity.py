@@ -1,9 +1,7 @@
 """Identities: who may log in, what roles they carry, what they may do."""
 from __future__ import annotations
 
-from datetime import timedelta
-
-from controller.clock import parse_rfc3339, rfc3339
+from controller.clock import later, parse_rfc3339, rfc3339
 from controller.errors import FieldError, ControllerError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
@@ -132,7 +130,7 @@ class IdentityManager(EntityManager):
     # -- disable / enable -----------------------------------------------------
     def disable(self, identity_id: str, duration_minutes: int) -> None:
         now = self.clock.now()
-        until = rfc3339(now + timedelta(minutes=duration_minutes)) if duration_minutes > 0 else None
+        until = rfc3339(later(now, minutes=duration_minutes)) if duration_minutes > 0 else None
         with self.store.lock, self.store.transaction():
             self.touch(identity_id, disabled_at=rfc3339(now), disabled_until=until)
             self.ctl.api_sessions.delete_for_identity(identity_id)

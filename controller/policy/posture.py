@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from controller.clock import parse_rfc3339, rfc3339
+from controller.clock import later, parse_rfc3339, rfc3339
 
 #: the grace period after a wake or unlock before an MFA re-prompt fails the check
 PROMPT_GRACE = timedelta(minutes=5)
@@ -151,7 +151,7 @@ def _mfa(check: dict, session: dict | None, state: dict, now: datetime) -> Resul
         return Result(False, timeout, 0 if timeout > 0 else -1)
     passing, remaining, timeout_at = True, -1, None
     if timeout > 0:
-        end = passed_at + timedelta(seconds=timeout)
+        end = later(passed_at, seconds=timeout)
         remaining = max(0, int((end - now).total_seconds()))
         timeout_at = rfc3339(end)
         passing = end > now

@@ -64,7 +64,9 @@ def world():
         user = Api(http).login("hostile-user", "hostile-pass", api="client")
         enrollment_id = admin.create("enrollments", {"method": "ott", "identityId": user_id,
                                                      "expiresAt": "2025-07-01T00:00:00Z"})
-        yield {"admin": admin, "user": user, "user_id": user_id, "check_ids": check_ids, "enrollment_id": enrollment_id}
+        disable_id = admin.create("identities", {"name": "hostile-disable", "type": "User", "isAdmin": False})
+        yield {"admin": admin, "user": user, "user_id": user_id, "check_ids": check_ids, "enrollment_id": enrollment_id,
+               "disable_id": disable_id}
 
 
 def assert_field_error_or_ok(response, ok: int, field: str | None = None):
@@ -125,3 +127,14 @@ def test_hostile_re_enroll_dates_are_expires_at_errors_never_5xx(world, when):
     response = admin.mgmt("POST", f"/authenticators/{auth_id}/re-enroll", json={"expiresAt": when})
     assert_field_error_or_ok(response, ok=201, field="expiresAt")
     admin.mgmt("DELETE", f"/identities/{identity_id}")
+
+
+@SETTINGS
+@given(minutes=st.integers(-(2**64), 2**64) | st.sampled_from([10**12, 2**63, 6 * 10**9]))
+def test_hostile_disable_durations_are_answered_never_5xx(world, minutes):
+    admin, user_id = world["admin"], world["disable_id"]
+    response = admin.mgmt("POST", f"/identities/{user_id}/disable", json={"durationMinutes": minutes})
+    assert_field_error_or_ok(response, ok=200, field="durationMinutes")
+    detail = admin.mgmt("GET", f"/identities/{user_id}")
+    assert detail.status_code == 200, detail.text
+    admin.mgmt("POST", f"/identities/{user_id}/enable")

@@ -44,3 +44,11 @@ def test_mfa_check_times_out_after_its_timeout():
     assert evaluate(check, {}, session, woken, NOW).passing
     assert not evaluate({**check, "timeout_seconds": -1}, {}, session, woken, NOW + timedelta(minutes=6)).passing
     assert not evaluate(check, {}, {**session, "is_mfa_complete": False}, {}, NOW).passing
+
+
+@pytest.mark.parametrize("timeout", [10**12, 2**62, 2**70])
+def test_an_mfa_timeout_past_the_calendar_never_expires(timeout):
+    check = {"id": "c", "type_id": "MFA", "timeout_seconds": timeout}
+    session = {"id": "s", "is_mfa_complete": True, "updated_at": "2025-06-01T11:59:30.000Z"}
+    result = evaluate(check, {}, session, {}, NOW)
+    assert result.passing and result.timeout_at.startswith("9999-12-31T23:59:59")
