@@ -12,6 +12,7 @@ from controller.clock import rfc3339
 from controller.errors import FieldError
 
 DEFAULT_DURATION = timedelta(minutes=10)
+MAX_NANOSECONDS = 2**63 - 1
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
@@ -26,7 +27,8 @@ def parse_go_duration(text: str) -> timedelta:
             break
         seconds += float(match.group(1)) * _UNITS[match.group(2)]
         position = match.end()
-    if position != len(text) or not text:
+    # Go's durations are int64 nanoseconds (about 292 years); longer ones are invalid there too.
+    if position != len(text) or not text or seconds * 1e9 > MAX_NANOSECONDS:
         raise FieldError("duration", f'time: invalid duration "{text}"', text)
     return timedelta(seconds=seconds)
 
