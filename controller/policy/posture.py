@@ -26,7 +26,10 @@ def parse_version(text) -> tuple[int, int, int] | None:
     match = _VERSION.match(text.strip())
     if match is None:
         return None
-    return tuple(int(part or 0) for part in match.groups())  # type: ignore[return-value]
+    try:
+        return tuple(int(part or 0) for part in match.groups())  # type: ignore[return-value]
+    except ValueError:  # more digits than int() converts (a hostile posture response)
+        return None
 
 
 def _comparator(token: str):

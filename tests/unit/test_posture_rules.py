@@ -19,6 +19,7 @@ NOW = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
     ("5.9", "5.x", True),
     ("6.1", "5.x", False),
     ("banana", ">=1.0.0", False),
+    pytest.param("1" + "0" * 5000, ">=10.0.0", False, id="more-digits-than-int-converts"),
 ])
 def test_version_ranges(version, range_text, expected):
     assert satisfies(version, range_text) is expected
