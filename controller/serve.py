@@ -1,72 +1,23 @@
-"""Serving the app: waitress for plain HTTP, the TLS listener for HTTPS.
+"""Serving the app: plain HTTP and the TLS listener, both on ``controller.httpserver``.
 
-``ThreadedController`` runs a server in a daemon thread with a readiness
-event (port 0 picks a free port), for tests and scripts; ``run`` is what the
-command line starts.
+``ThreadedServer`` (plain HTTP) and ``controller.tls.TLSServer`` (HTTPS) share
+one API: constructing binds the port (a busy port raises ``OSError`` there),
+``start()`` serves from a daemon thread and returns once accepting, ``stop()``
+closes everything within about two seconds and is idempotent. ``run`` is what
+the command line starts.
 """
 from __future__ import annotations
 
 import logging
 import threading
 
-import waitress
+from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
 
 log = logging.getLogger("controller.serve")
 
-#: waitress settings shared by the controller and the benchmark's baseline app
-WAITRESS_SETTINGS = {"threads": 8, "connection_limit": 1000, "channel_timeout": 120, "ident": None,
-                     "clear_untrusted_proxy_headers": True}
 
-
-class ThreadedServer:
-    """A waitress server in a daemon thread; ``stop`` ends it and its connections."""
-
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, **settings):
-        self._server = waitress.create_server(app, host=host, port=port, **{**WAITRESS_SETTINGS, **settings})
-        self.host = host
-        self.port = self._server.effective_port
-        self._thread = threading.Thread(target=self._run, name=f"waitress-{self.port}", daemon=True)
-        self._ready = threading.Event()
-        self.error: BaseException | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def _run(self) -> None:
-        self._ready.set()
-        try:
-            self._server.run()
-        except BaseException as ex:  # noqa: BLE001 - surfaced to the test through .error
-            if not getattr(self, "_stopping", False):
-                self.error = ex
-
-    def start(self) -> "ThreadedServer":
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self._stopping = True
-        server = self._server
-        try:
-            server.task_dispatcher.shutdown(timeout=5)
-        finally:
-            for channel in list(server._map.values()):
-                try:
-                    channel.close()
-                except OSError:
-                    pass
-            server.close()
-        self._thread.join(10)
-        if self.error is not None:
-            raise self.error
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+class ThreadedServer(HTTPServer):
+    """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
 
 def _start_tls(app, host: str, port: int):
