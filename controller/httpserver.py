@@ -10,22 +10,25 @@ run the app. Deadlines (``Limits``) bound every phase a client controls:
   of its first byte, or of connecting for a connection's first request;
 * ``idle``: a keep-alive connection with no new request is closed after this.
 
-HTTP framing is h11's. TLS, when ``tls`` is given, is a layer over memory
+Requests are parsed by httptools (llhttp, Node's C parser); responses are framed
+in ``wsgi_bridge``. TLS, when ``tls`` is given, is a layer over memory
 buffers (``controller.tls.TLSLayer``), so the handshake never blocks the loop.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import queue
 import socket
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-import h11
+import httptools
+import orjson
 
-from controller.wsgi_bridge import PEER_CERTS_KEY, build_environ, run_app
+from controller.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response, run_app
 
 log = logging.getLogger("controller.serve")
 
@@ -63,7 +66,9 @@ class HTTPServer:
         self.host = host
         self._sock = socket.create_server((host, port), backlog=1024)
         self.port = self._sock.getsockname()[1]
-        self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"http-{self.port}")
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.workers = [threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True)
+                        for n in range(threads)]
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connections: set = set()
         self.error: BaseException | None = None
@@ -83,11 +88,19 @@ class HTTPServer:
             raise self.error
         return self
 
+    def _work(self) -> None:
+        """A worker: run the app for each job until told to stop (a plain queue: no futures)."""
+        while (job := self.jobs.get()) is not None:
+            run_app(self.app, *job)
+
     def _serve(self) -> None:
         self.loop = asyncio.new_event_loop()
         try:
             self._listener = self.loop.run_until_complete(
                 self.loop.create_server(lambda: Connection(self), sock=self._sock, backlog=1024))
+            for worker in self.workers:
+                worker.start()
+            self.loop.call_later(self._tick, self._sweep)
             self._ready.set()
             self.loop.run_forever()
         except BaseException as ex:  # noqa: BLE001 - surfaced through .error and stop()
@@ -106,10 +119,25 @@ class HTTPServer:
                 pass
             thread.join(2)
         self._sock.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        for _ in self.workers:
+            self.jobs.put(None)
         if self.error is not None:
             error, self.error = self.error, None
             raise error
+
+    @property
+    def _tick(self) -> float:
+        """How often deadlines are checked: a fraction of the shortest one."""
+        limits = self.limits
+        return min(0.5, limits.handshake / 4, limits.request / 4, limits.idle / 4)
+
+    def _sweep(self) -> None:
+        """Close every connection whose deadline has passed (one timer for all of them)."""
+        now = self.loop.time()
+        for connection in [c for c in self.connections if c.deadline < now]:
+            log.debug("closing a connection: %s deadline passed", connection.phase)
+            connection.abort()
+        self.loop.call_later(self._tick, self._sweep)
 
     def _shutdown(self) -> None:
         self._listener.close()
@@ -125,20 +153,25 @@ class HTTPServer:
 
 
 class Connection(asyncio.Protocol):
-    """One client connection: TLS (optional), h11 framing, deadlines, one request at a time."""
+    """One client connection: TLS (optional), parsing, deadlines, one request in the app at a time."""
 
     def __init__(self, server: HTTPServer):
         self.server = server
         self.limits = server.limits
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_head)
+        self.parser = httptools.HttpRequestParser(self)
         self.transport = None
         self.tls = None
         self.peer_certs = None
-        self.timer = None
-        self.busy = False
-        self.fresh = True
-        self.body = bytearray()
-        self.request = None
+        self.deadline, self.phase = float("inf"), ""
+        self.busy = False  # a request is in the app, or its response is being written
+        self.fresh = True  # no request yet: the connect-time deadline still runs
+        self.in_head = False
+        self.head_bytes = 0
+        self.head = self.body = None
+        self.skip_body = False
+        self.ready: deque = deque()  # complete requests (pipelined) waiting for the app
+        self.pending = bytearray()  # bytes received while busy, parsed after the response
+        self.reading_paused = False
 
     # -- transport callbacks ---------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -147,6 +180,9 @@ class Connection(asyncio.Protocol):
             transport.abort()
             return
         self.server.connections.add(self)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # answers are small: send each at once, never wait for an ACK (Nagle)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.server.tls is not None:
             self.tls = self.server.tls()
             self._arm(self.limits.handshake, "handshake")
@@ -160,19 +196,18 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.tls is not None:
             data = self._decrypt(data)
-            if data is None:
-                return
         if data:
             self._receive(data)
 
     def eof_received(self):
         # Keep the socket: a client may half-close after its request and still read the answer.
-        self._receive(b"")
+        if not self.busy:
+            self.close()
         return True
 
     # -- TLS -----------------------------------------------------------------------
-    def _decrypt(self, data: bytes) -> bytes | None:
-        """Plaintext from ``data``; None when the handshake failed or has not finished."""
+    def _decrypt(self, data: bytes) -> bytes:
+        """Plaintext from ``data`` (b"" while the handshake runs, or when it failed)."""
         was_established = self.tls.established
         try:
             plain = self.tls.receive(data)
@@ -180,17 +215,14 @@ class Connection(asyncio.Protocol):
             log.debug("TLS handshake or record failed: %s", ex)
             self._flush_tls()
             self.close()
-            return None
+            return b""
         self._flush_tls()
-        if not self.tls.established:
-            return None
-        if not was_established:
+        if self.tls.established and not was_established:
             # APPSEC(peer-certs-from-tls): the chain of this handshake, for every request on it.
             self.peer_certs = self.tls.peer_certs()
             self._arm(self.limits.request, "request")
-        if self.tls.closed and not plain:
-            self._receive(b"")
-            return None
+        if self.tls.closed and not self.busy:
+            self.close()
         return plain
 
     def _flush_tls(self) -> None:
@@ -207,125 +239,125 @@ class Connection(asyncio.Protocol):
             self.tls.send(data)
             self._flush_tls()
 
-    # -- requests --------------------------------------------------------------------
+    # -- parsing (httptools calls these from feed_data) ------------------------------
     def _receive(self, data: bytes) -> None:
-        if data and not self.busy and self.request is None and not self.fresh and self.h11.their_state is h11.IDLE:
-            self._arm(self.limits.request, "request")  # first byte of a keep-alive request
-        try:
-            self.h11.receive_data(data)
-        except RuntimeError:  # data after the peer closed: nothing more to read
+        if self.busy:
+            self.pending += data  # parsed once the current response is written
+            if len(self.pending) > self.limits.max_head and not self.reading_paused:
+                self.reading_paused = True  # a client racing ahead waits for its answers
+                self.transport.pause_reading()
             return
-        self._advance()
+        if not self.fresh and not self.in_head and self.head is None and not self.ready:
+            self._arm(self.limits.request, "request")  # first byte of a keep-alive request
+        if self.head is None or self.in_head:
+            self.head_bytes += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            pass  # no protocol upgrades: the request is answered as a plain one
+        except httptools.HttpParserError as ex:
+            self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
+            return
+        if self.in_head and self.head_bytes > self.limits.max_head:
+            self._reject(431, "Request Header Fields Too Large", "the request head is too large")
+            return
+        self._next_request()
 
-    def _advance(self) -> None:
-        while not self.busy:
-            try:
-                event = self.h11.next_event()
-            except h11.RemoteProtocolError as ex:
-                self._reject(ex)
-                return
-            if event is h11.NEED_DATA or event is h11.PAUSED:
-                self._continue_if_expected()
-                return
-            if isinstance(event, h11.Request):
-                self._on_request(event)
-            elif isinstance(event, h11.Data):
-                self.body += event.data
-                if len(self.body) > self.limits.max_body:
-                    self._dispatch(bytes(self.body[: self.limits.max_body + 1]))
-            elif isinstance(event, h11.EndOfMessage):
-                self._dispatch(bytes(self.body))
-            elif isinstance(event, h11.ConnectionClosed):
-                self.close()
-                return
+    def on_message_begin(self) -> None:
+        self.in_head, self.head, self.body, self.skip_body = True, RequestHead(), bytearray(), False
+        self.url = b""
 
-    def _on_request(self, request: h11.Request) -> None:
-        self.request, self.body = request, bytearray()
-        declared = _content_length(request)
-        if declared is not None and declared > self.limits.max_body:
-            self._dispatch(b"", declared)  # the app answers 413 without the body being read
+    def on_url(self, url: bytes) -> None:
+        self.url += url
 
-    def _continue_if_expected(self) -> None:
-        if self.request is not None and self.h11.they_are_waiting_for_100_continue:
-            self._write(self.h11.send(h11.InformationalResponse(status_code=100, headers=[])))
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head.headers.append((name, value))
 
-    def _dispatch(self, body: bytes, declared: int | None = None) -> None:
-        """The request is complete (or too large to read): run the app in a worker."""
-        self.busy, self.fresh = True, False
+    def on_headers_complete(self) -> None:
+        parser, head = self.parser, self.head
+        self.in_head, self.head_bytes = False, 0
+        head.method, head.target = parser.get_method().decode("ascii"), self.url
+        head.version, head.keep_alive = parser.get_http_version(), parser.should_keep_alive()
+        head.declared_length = _content_length(head.headers)
+        if head.declared_length is not None and head.declared_length > self.limits.max_body:
+            self._complete(too_large=True)  # the app answers 413 without the body being read
+        elif head.version == "1.1" and _expects_continue(head.headers):
+            self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, data: bytes) -> None:
+        if self.skip_body:
+            return
+        self.body += data
+        if len(self.body) > self.limits.max_body:
+            self._complete(too_large=True)
+
+    def on_message_complete(self) -> None:
+        if not self.skip_body:
+            self._complete(too_large=False)
+        self.head = None
+
+    def _complete(self, too_large: bool) -> None:
+        body = bytes(self.body[: self.limits.max_body + 1])
+        self.ready.append((self.head, body, too_large))
+        self.skip_body = True
+
+    # -- running the app ---------------------------------------------------------------
+    def _next_request(self) -> None:
+        if self.busy or not self.ready or self.transport.is_closing():
+            return
+        head, body, too_large = self.ready.popleft()
+        self.busy, self.fresh, self.too_large = True, False, too_large
         self._disarm()
-        self.transport.pause_reading()
-        environ = build_environ(self.request, body, server=(self.server.host, self.server.port),
+        environ = build_environ(head, body, server=(self.server.host, self.server.port),
                                 peer=self.transport.get_extra_info("peername") or ("", 0),
-                                scheme=self.server.scheme, declared_length=declared)
+                                scheme=self.server.scheme, too_large=too_large)
         if self.tls is not None:
             environ[PEER_CERTS_KEY] = list(self.peer_certs)
         loop = self.server.loop
 
-        def emit(events: list, done: bool | None) -> None:
-            loop.call_soon_threadsafe(self._respond, events, done)
+        def emit(data: bytes, outcome: str) -> None:
+            loop.call_soon_threadsafe(self._respond, data, outcome)
 
-        try:
-            self.server.pool.submit(run_app, self.server.app, environ, emit)
-        except RuntimeError:  # the pool is shutting down
-            self.abort()
+        self.server.jobs.put((environ, head, emit))
 
-    def _respond(self, events: list, done: bool | None) -> None:
-        """Write events a worker emitted; ``done`` True ends the response, False aborts."""
+    def _respond(self, data: bytes, outcome: str) -> None:
+        """Write what a worker emitted; after the last part, close or take the next request."""
         if self.transport.is_closing():
             return
-        try:
-            for event in events:
-                self._write(self.h11.send(event))
-        except h11.LocalProtocolError as ex:  # e.g. fewer bytes than the declared length
-            log.debug("response does not match its framing: %s", ex)
-            done = False
-        if done is False:
+        self._write(data)
+        if outcome == ABORT:
             self.abort()
-        elif done:
-            self._next_cycle()
-
-    def _next_cycle(self) -> None:
-        if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
-            self.h11.start_next_cycle()
-            self.busy, self.request, self.body = False, None, bytearray()
+        elif outcome == CLOSE or (outcome == DONE and self.too_large):
+            self.close()  # a body we did not read cannot be skipped safely
+        elif outcome == DONE:
+            self.busy = False
             self._arm(self.limits.idle, "idle")
-            self.transport.resume_reading()
-            self._advance()  # a pipelined request may already be buffered
-        else:
-            self.close()  # MUST_CLOSE, or a body we did not read
+            if self.reading_paused:
+                self.reading_paused = False
+                self.transport.resume_reading()
+            pending, self.pending = bytes(self.pending), bytearray()
+            if pending:
+                self._receive(pending)
+            else:
+                self._next_request()
 
-    def _reject(self, ex: h11.RemoteProtocolError) -> None:
-        """A malformed request: a 4xx if a response can still be sent, then close."""
-        if self.h11.our_state in (h11.IDLE, h11.SEND_RESPONSE):
-            status = ex.error_status_hint
-            body = b'{"error":{"code":"INVALID_REQUEST","message":"malformed HTTP request"},"meta":{}}'
-            try:
-                self._write(self.h11.send(h11.Response(status_code=status, headers=[
-                    (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close")])))
-                self._write(self.h11.send(h11.Data(body)) + self.h11.send(h11.EndOfMessage()))
-            except h11.LocalProtocolError:
-                pass
+    def _reject(self, status: int, reason: str, message: str) -> None:
+        """A request the parser refused: an error envelope, then close."""
+        body = orjson.dumps({"error": {"code": "INVALID_REQUEST", "message": message}, "meta": {}})
+        self._write(plain_response(status, reason, body))
         self.close()
 
     # -- deadlines and closing -------------------------------------------------------
     def _arm(self, seconds: float, phase: str) -> None:
-        self._disarm()
-        self.timer = self.server.loop.call_later(seconds, self._expired, phase)
+        self.deadline, self.phase = self.server.loop.time() + seconds, phase
 
     def _disarm(self) -> None:
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-
-    def _expired(self, phase: str) -> None:
-        log.debug("closing a connection: %s deadline passed", phase)
-        self.abort()
+        self.deadline = float("inf")
 
     def close(self) -> None:
         """Close after the buffered writes are sent."""
         self._disarm()
-        if self.tls is not None and self.tls.established:
+        if self.tls is not None and self.tls.established and not self.transport.is_closing():
             self.tls.shutdown()
             self._flush_tls()
         self.transport.close()
@@ -335,8 +367,12 @@ class Connection(asyncio.Protocol):
         self.transport.abort()
 
 
-def _content_length(request: h11.Request) -> int | None:
-    for name, value in request.headers:
-        if name == b"content-length":
+def _content_length(headers: list) -> int | None:
+    for name, value in headers:
+        if name.lower() == b"content-length":
             return int(value)
     return None
+
+
+def _expects_continue(headers: list) -> bool:
+    return any(name.lower() == b"expect" and value.lower() == b"100-continue" for name, value in headers)
