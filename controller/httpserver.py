@@ -166,12 +166,13 @@ class Connection(asyncio.Protocol):
         self.busy = False  # a request is in the app, or its response is being written
         self.fresh = True  # no request yet: the connect-time deadline still runs
         self.in_head = False
-        self.head_bytes = 0
+        self.head_bytes = self.head_size = 0
         self.head = self.body = None
         self.skip_body = False
         self.ready: deque = deque()  # complete requests (pipelined) waiting for the app
         self.pending = bytearray()  # bytes received while busy, parsed after the response
         self.reading_paused = False
+        self.eof = False  # the client sent all it will send
 
     # -- transport callbacks ---------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -201,7 +202,8 @@ class Connection(asyncio.Protocol):
 
     def eof_received(self):
         # Keep the socket: a client may half-close after its request and still read the answer.
-        if not self.busy:
+        self.eof = True
+        if not self.busy and not self.ready:
             self.close()
         return True
 
@@ -258,20 +260,22 @@ class Connection(asyncio.Protocol):
         except httptools.HttpParserError as ex:
             self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
             return
-        if self.in_head and self.head_bytes > self.limits.max_head:
+        if (self.in_head and self.head_bytes > self.limits.max_head) or self.head_size > self.limits.max_head:
             self._reject(431, "Request Header Fields Too Large", "the request head is too large")
             return
         self._next_request()
 
     def on_message_begin(self) -> None:
         self.in_head, self.head, self.body, self.skip_body = True, RequestHead(), bytearray(), False
-        self.url = b""
+        self.url, self.head_size = b"", 0
 
     def on_url(self, url: bytes) -> None:
         self.url += url
+        self.head_size += len(url)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self.head.headers.append((name, value))
+        self.head_size += len(name) + len(value) + 4
 
     def on_headers_complete(self) -> None:
         parser, head = self.parser, self.head
@@ -340,6 +344,8 @@ class Connection(asyncio.Protocol):
                 self._receive(pending)
             else:
                 self._next_request()
+            if self.eof and not self.busy:
+                self.close()
 
     def _reject(self, status: int, reason: str, message: str) -> None:
         """A request the parser refused: an error envelope, then close."""
