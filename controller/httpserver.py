@@ -22,13 +22,22 @@ import queue
 import socket
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import httptools
 import orjson
 
-from controller.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response, run_app
+from controller.wsgi_bridge import (
+    ABORT,
+    CLOSE,
+    DONE,
+    PEER_CERTS_KEY,
+    RequestHead,
+    build_environ,
+    plain_response,
+    run_app,
+)
 
 log = logging.getLogger("controller.serve")
 
@@ -79,7 +88,7 @@ class HTTPServer:
     def url(self) -> str:
         return f"{self.scheme}://{self.host}:{self.port}"
 
-    def start(self) -> "HTTPServer":
+    def start(self) -> HTTPServer:
         """Serve from a daemon thread; returns once the listener accepts connections."""
         self._thread = threading.Thread(target=self._serve, name=f"http-loop-{self.port}", daemon=True)
         self._thread.start()

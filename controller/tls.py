@@ -17,8 +17,7 @@ from OpenSSL import SSL
 from controller.httpserver import HTTPServer, Limits
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import der
-from controller.wsgi_bridge import PEER_CERTS_KEY
-
+from controller.wsgi_bridge import PEER_CERTS_KEY  # noqa: F401 - the key, where callers look for it
 
 SESSION_ID_CONTEXT = b"ziti-edge-controller"
 

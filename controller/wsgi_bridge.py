@@ -12,9 +12,9 @@ import io
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import formatdate
-from typing import Callable
 from urllib.parse import unquote_to_bytes
 
 import orjson
@@ -195,7 +195,7 @@ def run_app(app, environ: dict, head: RequestHead, emit: Emit) -> None:
     response = Response(head, emit)
     try:
         result = app(environ, response)
-    except Exception:  # noqa: BLE001 - the app's own handler failed: answer 500, keep serving
+    except Exception:
         log.exception("unhandled error in the WSGI app")
         emit(_server_error(), CLOSE)
         return
@@ -204,7 +204,7 @@ def run_app(app, environ: dict, head: RequestHead, emit: Emit) -> None:
             response.whole(b"".join(result))
         else:
             response.stream(result)
-    except Exception:  # noqa: BLE001 - a body that fails mid-way ends the connection
+    except Exception:
         log.exception("the WSGI app's body failed")
         emit(b"" if response.head_sent else _server_error(), ABORT if response.head_sent else CLOSE)
     finally:

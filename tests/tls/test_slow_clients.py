@@ -72,7 +72,7 @@ def closed_by_server(sock: socket.socket, limit: float = 5.0, trickle: bytes = b
         try:
             if sock.recv(4096) == b"":
                 return True
-        except socket.timeout:
+        except TimeoutError:
             with contextlib.suppress(OSError):
                 sock.sendall(trickle)
         except OSError:  # reset by the server
