@@ -10,12 +10,18 @@ slow-client figure holds 200 slow connections per port while a probe is timed.
 """
 from __future__ import annotations
 
+import importlib.util
+import shutil
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 from pathlib import Path
 
 from cryptography import x509
 
-from benchmarks.load import Request, TLSFiles, drive, wrk_rate
+from benchmarks.load import _ROOT, Request, TLSFiles, drive, wrk_rate
 from benchmarks.slow import hold
 from controller.serve import ThreadedServer
 from harness import pki as hp
@@ -41,6 +47,43 @@ def anchors(seconds: float) -> dict:
             figures[f"hello x{level}"] = drive(hello.url, Request("GET", "/"), connections=level, seconds=seconds).rate
             figures[f"hello wrk x{level}"] = wrk_rate(hello.url + "/", connections=level, seconds=seconds)
     return figures
+
+
+def granian_reference(seconds: float) -> dict:
+    """``wrk`` against the same hello on granian (Rust), when installed: the ceiling we chose not to use.
+
+    Not used by the controller: on a GIL build granian serves from worker processes
+    (the controller is one process: one store, one policy engine) or, threaded,
+    only from the main thread with its own signal handling; and its TLS cannot hand
+    the unverified client chain to the app.
+    """
+    if importlib.util.find_spec("granian") is None or shutil.which("wrk") is None:
+        return {}
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "wsgi", "--port", str(port),
+                               "--workers", "1", "benchmarks.serving:hello_app"], cwd=_ROOT,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        if not _wait_for_port(port, 15):
+            return {}
+        return {f"granian hello wrk x{level}": wrk_rate(f"http://127.0.0.1:{port}/", connections=level, seconds=seconds)
+                for level in LEVELS}
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _wait_for_port(port: int, limit: float) -> bool:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.1)  # a child server starting up
+    return False
 
 
 class Rig:
@@ -137,7 +180,7 @@ def slow_client_figures(rig: Rig, seconds: float) -> dict:
 
 def main(quick: bool = False) -> dict:
     seconds, batch, hold_seconds = (2.0, 150, 5.0) if quick else (4.0, 600, 30.0)
-    base = anchors(seconds)
+    base = anchors(seconds) | granian_reference(seconds)
     with tempfile.TemporaryDirectory() as folder:
         rig = Rig(Path(folder))
         try:
@@ -156,6 +199,8 @@ def _table(base: dict, measured: dict) -> dict:
         figures[f"bare hello x{level} conns, http.client driver (req/s)"] = hello
         if hello_wrk:
             figures[f"bare hello x{level} conns, wrk (req/s)"] = hello_wrk
+        if base.get(f"granian hello wrk x{level}"):
+            figures[f"granian hello x{level} conns, wrk (req/s; reference)"] = base[f"granian hello wrk x{level}"]
         for name in ("GET /version", "cert logins", "password logins", "enrollments", "durable creates"):
             rate = measured[f"{name} x{level}"]
             figures[f"{name} x{level} conns (/s; ratio to hello)"] = f"{rate:,.0f}  ({rate / hello:.2f})"
