@@ -21,6 +21,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,7 +74,8 @@ class HTTPServer:
         self.limits = limits or Limits()
         self.tls = tls  # a factory of one TLS layer per connection
         self.host = host
-        self._sock = socket.create_server((host, port), backlog=1024)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.create_server((host, port), family=family, backlog=1024)
         self.port = self._sock.getsockname()[1]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
         self.workers = [threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True)
@@ -118,18 +120,26 @@ class HTTPServer:
         finally:
             self.loop.close()
 
-    def stop(self) -> None:
-        """Stop accepting, close every connection, wait briefly for workers; idempotent."""
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop accepting, close every connection, let running requests finish; idempotent.
+
+        Returns within ``timeout`` seconds; a request still in the app then is left
+        to its daemon thread (its answer has nowhere to go).
+        """
+        deadline = time.monotonic() + timeout
         thread, self._thread = self._thread, None
         if thread is not None and self.loop is not None and not self.loop.is_closed():
             try:
                 self.loop.call_soon_threadsafe(self._shutdown)
             except RuntimeError:  # the loop closed in between
                 pass
-            thread.join(2)
+            thread.join(max(0.0, deadline - time.monotonic()))
         self._sock.close()
         for _ in self.workers:
             self.jobs.put(None)
+        for worker in self.workers:
+            if worker.is_alive():
+                worker.join(max(0.0, deadline - time.monotonic()))
         if self.error is not None:
             error, self.error = self.error, None
             raise error
@@ -329,7 +339,10 @@ class Connection(asyncio.Protocol):
         loop = self.server.loop
 
         def emit(data: bytes, outcome: str) -> None:
-            loop.call_soon_threadsafe(self._respond, data, outcome)
+            try:
+                loop.call_soon_threadsafe(self._respond, data, outcome)
+            except RuntimeError:  # the server stopped while the app ran: nobody to answer
+                pass
 
         self.server.jobs.put((environ, head, emit))
 
