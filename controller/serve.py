@@ -20,16 +20,36 @@ class ThreadedServer(HTTPServer):
     """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
 
+def bind_listeners(app, host: str, port: int, http_port: int) -> list[HTTPServer]:
+    """Every listener bound and none serving yet: a busy port raises ``OSError`` before anything serves.
+
+    HTTPS on ``port`` when the app has a PKI, and plain HTTP on ``http_port``
+    (or on ``port`` when there is no HTTPS listener); ``0`` picks a free port.
+    """
+    servers: list[HTTPServer] = []
+    try:
+        if app.controller.pki is not None:
+            from controller.tls import TLSServer
+
+            servers.append(TLSServer(app, host, port, app.controller.pki))
+        if not servers:
+            servers.append(ThreadedServer(app, host, http_port or port))
+        elif http_port:
+            servers.append(ThreadedServer(app, host, http_port))
+    except OSError:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
+
+
 def _start_tls(app, host: str, port: int):
-    """The HTTPS listener for both APIs, when the PKI is available."""
-    ctl = app.controller
-    if ctl.pki is None:
+    """The HTTPS listener, started (``harness/cli.py`` still uses it; prefer ``bind_listeners``)."""
+    if app.controller.pki is None:
         return None
     from controller.tls import TLSServer
 
-    server = TLSServer(app, host, port, ctl.pki)
-    server.start()
-    return server
+    return TLSServer(app, host, port, app.controller.pki).start()
 
 
 def banner(config, https_port: int | None, http_port: int | None) -> str:
@@ -50,16 +70,16 @@ def run(config, *, port: int, http_port: int, stop: threading.Event) -> int:
 
     app = create_app(config)
     ctl = app.controller
-    tls = _start_tls(app, config.host, port)
-    http_port = http_port if tls is not None else (http_port or port)
-    http = ThreadedServer(app, config.host, http_port).start() if http_port else None
-    print(banner(config, tls.port if tls else None, http.port if http else None), flush=True)
+    servers = bind_listeners(app, config.host, port, http_port)
     try:
+        for server in servers:
+            server.start()
+        ports = {server.scheme: server.port for server in servers}
+        print(banner(config, ports.get("https"), ports.get("http")), flush=True)
         while not stop.wait(5):
             ctl.api_sessions.sweep()
     finally:
-        for server in (tls, http):
-            if server is not None:
-                server.stop()
+        for server in servers:
+            server.stop()
         ctl.close()
     return 0
