@@ -39,9 +39,8 @@ def test_https_and_http_are_bound_then_served(app):
 
 def test_a_busy_http_port_raises_and_releases_the_https_port(app):
     https_port = _free_port()
-    with socket.create_server(("127.0.0.1", 0)) as busy:
-        with pytest.raises(OSError):
-            bind_listeners(app, "127.0.0.1", https_port, busy.getsockname()[1])
+    with socket.create_server(("127.0.0.1", 0)) as busy, pytest.raises(OSError):
+        bind_listeners(app, "127.0.0.1", https_port, busy.getsockname()[1])
     with socket.create_server(("127.0.0.1", https_port)):
         pass  # the HTTPS port was released
 
