@@ -49,6 +49,7 @@ class Connection(asyncio.Protocol):
         self.pending = bytearray()  # bytes received while busy, parsed after the response
         self.reading_paused = False
         self.eof = False  # the client sent all it will send
+        self.write_paused = False  # the socket's send buffer is full
 
     # -- transport callbacks ---------------------------------------------------------
     def connection_made(self, transport) -> None:
@@ -119,7 +120,7 @@ class Connection(asyncio.Protocol):
 
     # -- parsing (httptools calls these from feed_data) ------------------------------
     def _receive(self, data: bytes) -> None:
-        if self.busy:
+        if self.busy or self.write_paused:
             self.pending += data  # parsed once the current response is written
             if len(self.pending) > self.limits.max_head and not self.reading_paused:
                 self.reading_paused = True  # a client racing ahead waits for its answers
@@ -215,16 +216,30 @@ class Connection(asyncio.Protocol):
         elif outcome == DONE:
             self.busy = False
             self._arm(self.limits.idle, "idle")
-            if self.reading_paused:
-                self.reading_paused = False
-                self.transport.resume_reading()
-            pending, self.pending = bytes(self.pending), bytearray()
-            if pending:
-                self._receive(pending)
-            else:
-                self._next_request()
-            if self.eof and not self.busy:
-                self.close()
+            if not self.write_paused:
+                self._take_next()
+
+    def _take_next(self) -> None:
+        """Parse what arrived meanwhile and start the next request, or close after a half-close."""
+        if self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        pending, self.pending = bytes(self.pending), bytearray()
+        if pending:
+            self._receive(pending)
+        else:
+            self._next_request()
+        if self.eof and not self.busy:
+            self.close()
+
+    def pause_writing(self) -> None:
+        # A client that does not read its answers gets no new ones until it does.
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if not self.busy and not self.transport.is_closing():
+            self._take_next()
 
     def _reject(self, status: int, reason: str, message: str) -> None:
         """A request the parser refused: an error envelope, then close."""

@@ -13,7 +13,13 @@ import pytest
 from controller.serve import Limits, ThreadedServer
 
 
+BIG = b"x" * 65536
+
+
 def echo_app(environ, start_response):
+    if environ["PATH_INFO"] == "/big":
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(BIG)))])
+        return [BIG]
     if environ["PATH_INFO"] == "/stream":
         start_response("200 OK", [("Content-Type", "text/plain")])
         return iter([b"one,", b"", b"two"])
@@ -122,3 +128,19 @@ def test_header_with_underscore_cannot_alias_a_dashed_one(server):
     assert body_of(reply)["session"] is None
     reply = exchange(server, b"GET / HTTP/1.1\r\nHost: x\r\nzt-session: real\r\nConnection: close\r\n\r\n")
     assert body_of(reply)["session"] == "real"
+
+
+def test_a_client_that_does_not_read_is_paused_then_gets_every_answer(server):
+    count = 300  # ~20 MB of answers: far more than the socket buffers hold
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as reader:
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+        reader.sendall(b"GET /big HTTP/1.1\r\nHost: x\r\n\r\n" * count)
+        probe = exchange(server, b"GET /probe HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        assert body_of(probe)["path"] == "/probe"
+        received, answers = bytearray(), 0
+        while answers < count:
+            chunk = reader.recv(1 << 20)
+            assert chunk, "the server closed before answering every request"
+            received += chunk
+            answers = received.count(b"HTTP/1.1 200 OK")
+    assert answers == count
