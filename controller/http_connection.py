@@ -133,7 +133,7 @@ class Connection(asyncio.Protocol):
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            pass  # no protocol upgrades: the request is answered as a plain one
+            self.eof = True  # no protocol upgrades: answered as a plain request, then closed
         except httptools.HttpParserError as ex:
             self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
             return
