@@ -151,7 +151,8 @@ class HTTPServer:
         self._listener.close()
         for connection in list(self.connections):
             connection.abort()
-        self.loop.stop()
+        # The aborts close their sockets in callbacks of the next iteration: stop after those.
+        self.loop.call_soon(self.loop.stop)
 
     def __enter__(self):
         return self.start()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import threading
 import time
 
 import httpx
@@ -130,3 +131,26 @@ def test_idle_keep_alive_connection_is_closed_at_the_idle_deadline(make_server, 
         sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
         assert closed_by_server(sock)
+
+
+def test_stop_is_bounded_with_slow_clients_and_a_request_stuck_in_the_app(pki):
+    release = threading.Event()
+
+    def stuck_app(environ, start_response):
+        release.wait(30)
+        start_response("200 OK", [("Content-Length", "0")])
+        return [b""]
+
+    server = TLSServer(stuck_app, "127.0.0.1", 0, pki, threads=1).start()
+    hostile = [socket.create_connection(("127.0.0.1", server.port), timeout=5) for _ in range(50)]
+    try:
+        with connect(server, pki) as sock:
+            sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            started = time.monotonic()
+            server.stop(timeout=1.0)
+            assert time.monotonic() - started < 3  # the bound the command line relies on, with slack
+            assert closed_by_server(sock)
+    finally:
+        release.set()
+        for sock in hostile:
+            sock.close()
