@@ -5,13 +5,15 @@ Raw sockets send exactly the bytes under test; the app echoes what it saw.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import socket
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from controller.serve import Limits, ThreadedServer
-
 
 BIG = b"x" * 65536
 
@@ -144,3 +146,24 @@ def test_a_client_that_does_not_read_is_paused_then_gets_every_answer(server):
             received += chunk
             answers = received.count(b"HTTP/1.1 200 OK")
     assert answers == count
+
+
+PIPELINE = (b"POST /one HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+            b"GET /two?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"POST /three HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwxyz")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(min_value=1, max_value=len(PIPELINE) - 1), max_size=12, unique=True))
+def test_requests_split_anywhere_are_parsed_the_same(server, cuts):
+    with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        bounds = [0, *sorted(cuts), len(PIPELINE)]
+        for start, end in itertools.pairwise(bounds):
+            sock.sendall(PIPELINE[start:end])
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    bodies = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in reply.split(b"HTTP/1.1 200 OK")[1:]]
+    assert [(b["path"], b["query"], b["body"]) for b in bodies] == [("/one", "", "abcde"), ("/two", "x=1", ""),
+                                                                     ("/three", "", "wxyz")]
