@@ -14,7 +14,7 @@ SECTIONS = {
     "api": "benchmarks.api",
     "storage": "benchmarks.storage",
     "policy": "benchmarks.policy_engine",
-    "pki": "benchmarks.pki",
+    "serving": "benchmarks.serving",
     "network": "benchmarks.network",
     "analysis": "benchmarks.analysis",
 }

@@ -2,27 +2,23 @@
 
 * durable create of an identity at 1,000 and 50,000 stored entities, and the ratio;
 * a filtered list over 50,000 identities;
-* in-process ``GET /current-identity`` per second;
-* over-HTTP loopback ``GET /current-identity`` per second beside a bare Falcon
-  hello-world app on the same waitress settings, measured in the same run.
+* in-process ``GET /current-identity`` per second.
+
+Over-the-socket figures are in ``benchmarks.serving`` (load from another process).
 """
 from __future__ import annotations
 
-import http.client
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 import falcon
 import falcon.testing
-import orjson
 
 from controller.app import create_app
 from controller.clock import rfc3339
 from controller.config import Config
-from controller.serve import ThreadedServer
 
 ADMIN = {"username": "admin", "password": "admin"}
 
@@ -101,47 +97,6 @@ def inprocess_rate(seconds: float = 2.0) -> float:
     return count / (time.perf_counter() - started)
 
 
-class Hello:
-    def on_get(self, req, resp):
-        resp.content_type = "application/json"
-        resp.data = orjson.dumps({"data": {"hello": "world"}, "meta": {}})
-
-
-def _http_rate(port: int, path: str, headers: dict, seconds: float, clients: int = 2) -> float:
-    counts = [0] * clients
-    deadline = time.perf_counter() + seconds
-
-    def worker(slot: int) -> None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        while time.perf_counter() < deadline:
-            conn.request("GET", path, headers=headers)
-            response = conn.getresponse()
-            response.read()
-            counts[slot] += 1
-        conn.close()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(clients)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.perf_counter() - started)
-
-
-def http_rates(seconds: float = 3.0) -> tuple[float, float]:
-    """(controller rate, bare Falcon rate) for GET over loopback keep-alive connections."""
-    app = create_app(Config())
-    _, headers = _session(app)
-    hello = falcon.App()
-    hello.add_route("/hello", Hello())
-    with ThreadedServer(app) as server:
-        ours = _http_rate(server.port, "/edge/management/v1/current-identity", headers, seconds)
-    with ThreadedServer(hello) as server:
-        bare = _http_rate(server.port, "/hello", {}, seconds)
-    return ours, bare
-
-
 def main(quick: bool = False) -> dict:
     small, large = (1_000, 20_000) if quick else (1_000, 50_000)
     figures = {}
@@ -152,8 +107,4 @@ def main(quick: bool = False) -> dict:
     figures["durable create ratio large/small"] = cost_large / cost_small
     figures[f"filtered list @{large // 1000}k p50 (ms)"] = filtered_list_cost(large) * 1000
     figures["in-process GET /current-identity (req/s)"] = inprocess_rate(1.0 if quick else 2.0)
-    ours, bare = http_rates(1.5 if quick else 3.0)
-    figures["HTTP GET /current-identity (req/s)"] = ours
-    figures["HTTP bare Falcon hello (req/s)"] = bare
-    figures["HTTP ratio controller/bare"] = ours / bare
     return figures

@@ -5,14 +5,19 @@ Shapes follow the real controller's performance scenarios: eight attributes over
 1/2, 1/2, 1/3, 1/4, 1/5, 1/8, 1/10 and 1/10 of each population (assigned with the
 same stepping as its generator), two ``#all``/``@id`` policies per policy kind,
 then AnyOf permutations of the attributes that also name the first entity by id.
-Targets for "large": load well under 60 s, peak RSS well under 1.5 GB.
+Targets for "large": load well under 60 s, peak RSS well under 1.5 GB. Memory is
+measured in a fresh process (the engine alone, and that process's peak).
 """
 from __future__ import annotations
 
 import argparse
+import gc
+import json
+import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -130,20 +135,56 @@ def timed_ms(call: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+def rss_mb() -> float:
+    """This process's resident memory now (Linux), in MB."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_mb() -> float:
+    """This process image's peak resident memory (VmHWM: unlike ru_maxrss, not inherited over exec)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # pragma: no cover - not Linux
+
+
+def engine_memory(shape: str, spread: str) -> dict:
+    """Build the shape, then load the engine, in a fresh process: RSS the engine adds, and the peak."""
+    gc.collect()
+    net = build_shape(shape, spread)
+    gc.collect()
+    before = rss_mb()
+    engine = PolicyEngine()
+    load(engine, net)
+    gc.collect()
+    return {"engine_mb": rss_mb() - before, "peak_mb": peak_mb(),
+            "size": len(engine.services_for_identity(next(iter(net["identities"]))))}
+
+
+def engine_memory_in_fresh_process(shape: str, spread: str) -> dict:
+    """``engine_memory`` in a child process, so earlier sections' memory does not count."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-m", "benchmarks.policy_engine", "--memory-of", shape, "--spread", spread],
+                          capture_output=True, text=True, cwd=root, timeout=600, check=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])})
+    return json.loads(done.stdout)
 
 
 def measure(shape: str, spread: str = "real") -> dict[str, float]:
     """Load one shape into a fresh engine and time its queries and writes."""
-    net = build_shape(shape, spread)
+    net, net_shape = build_shape(shape, spread), shape
     if spread != "real":
         shape = f"{shape}/{spread}"
     engine = PolicyEngine()
     started = time.perf_counter()
     load(engine, net)
-    figures = {f"{shape}: load (s)": time.perf_counter() - started,
-               f"{shape}: peak RSS (MB)": peak_rss_mb()}
+    loaded = time.perf_counter() - started
+    memory = engine_memory_in_fresh_process(net_shape, spread)
+    figures = {f"{shape}: load (s)": loaded,
+               f"{shape}: engine memory, fresh process (MB)": memory["engine_mb"],
+               f"{shape}: fresh process peak RSS (MB)": memory["peak_mb"]}
     figures.update(query_figures(shape, engine, net))
     figures.update(change_figures(shape, engine, net))
     return figures
@@ -214,7 +255,11 @@ def _cli(argv=None) -> int:
     parser.add_argument("--shape", choices=sorted(SHAPES), action="append")
     parser.add_argument("--spread", choices=sorted(SPREADS), default="real",
                         help="attribute assignment: the real generator's stepping, or independent draws")
+    parser.add_argument("--memory-of", choices=sorted(SHAPES), help="print the engine memory of one shape as JSON")
     args = parser.parse_args(argv)
+    if args.memory_of:
+        print(json.dumps(engine_memory(args.memory_of, args.spread)))
+        return 0
     for key, value in main(args.quick, args.shape, args.spread).items():
         shown = f"{value:,.3f}" if isinstance(value, float) else f"{value}"
         print(f"{key:<58} {shown}", flush=True)

@@ -1,84 +1,55 @@
-"""Serving the app: waitress for plain HTTP, the TLS listener for HTTPS.
+"""Serving the app: plain HTTP and the TLS listener, both on ``controller.httpserver``.
 
-``ThreadedController`` runs a server in a daemon thread with a readiness
-event (port 0 picks a free port), for tests and scripts; ``run`` is what the
-command line starts.
+``ThreadedServer`` (plain HTTP) and ``controller.tls.TLSServer`` (HTTPS) share
+one API: constructing binds the port (a busy port raises ``OSError`` there),
+``start()`` serves from a daemon thread and returns once accepting, ``stop()``
+closes everything within about two seconds and is idempotent. ``run`` is what
+the command line starts.
 """
 from __future__ import annotations
 
 import logging
 import threading
 
-import waitress
+from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
 
 log = logging.getLogger("controller.serve")
 
-#: waitress settings shared by the controller and the benchmark's baseline app
-WAITRESS_SETTINGS = {"threads": 8, "connection_limit": 1000, "channel_timeout": 120, "ident": None,
-                     "clear_untrusted_proxy_headers": True}
+
+class ThreadedServer(HTTPServer):
+    """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
 
-class ThreadedServer:
-    """A waitress server in a daemon thread; ``stop`` ends it and its connections."""
+def bind_listeners(app, host: str, port: int, http_port: int) -> list[HTTPServer]:
+    """Every listener bound and none serving yet: a busy port raises ``OSError`` before anything serves.
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, **settings):
-        self._server = waitress.create_server(app, host=host, port=port, **{**WAITRESS_SETTINGS, **settings})
-        self.host = host
-        self.port = self._server.effective_port
-        self._thread = threading.Thread(target=self._run, name=f"waitress-{self.port}", daemon=True)
-        self._ready = threading.Event()
-        self.error: BaseException | None = None
+    HTTPS on ``port`` when the app has a PKI, and plain HTTP on ``http_port``
+    (or on ``port`` when there is no HTTPS listener); ``0`` picks a free port.
+    """
+    servers: list[HTTPServer] = []
+    try:
+        if app.controller.pki is not None:
+            from controller.tls import TLSServer
 
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def _run(self) -> None:
-        self._ready.set()
-        try:
-            self._server.run()
-        except BaseException as ex:  # noqa: BLE001 - surfaced to the test through .error
-            if not getattr(self, "_stopping", False):
-                self.error = ex
-
-    def start(self) -> "ThreadedServer":
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def stop(self) -> None:
-        self._stopping = True
-        server = self._server
-        try:
-            server.task_dispatcher.shutdown(timeout=5)
-        finally:
-            for channel in list(server._map.values()):
-                try:
-                    channel.close()
-                except OSError:
-                    pass
-            server.close()
-        self._thread.join(10)
-        if self.error is not None:
-            raise self.error
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+            servers.append(TLSServer(app, host, port, app.controller.pki))
+        if not servers:
+            servers.append(ThreadedServer(app, host, http_port or port))
+        elif http_port:
+            servers.append(ThreadedServer(app, host, http_port))
+    except OSError:
+        for server in servers:
+            server.stop()
+        raise
+    return servers
 
 
 def _start_tls(app, host: str, port: int):
-    """The HTTPS listener for both APIs, when the PKI is available."""
-    ctl = app.controller
-    if ctl.pki is None:
+    """The HTTPS listener, started (``harness/cli.py`` still uses it; prefer ``bind_listeners``)."""
+    if app.controller.pki is None:
         return None
     from controller.tls import TLSServer
 
-    server = TLSServer(app, host, port, ctl.pki)
-    server.start()
-    return server
+    return TLSServer(app, host, port, app.controller.pki).start()
 
 
 def banner(config, https_port: int | None, http_port: int | None) -> str:
@@ -99,16 +70,16 @@ def run(config, *, port: int, http_port: int, stop: threading.Event) -> int:
 
     app = create_app(config)
     ctl = app.controller
-    tls = _start_tls(app, config.host, port)
-    http_port = http_port if tls is not None else (http_port or port)
-    http = ThreadedServer(app, config.host, http_port).start() if http_port else None
-    print(banner(config, tls.port if tls else None, http.port if http else None), flush=True)
+    servers = bind_listeners(app, config.host, port, http_port)
     try:
+        for server in servers:
+            server.start()
+        ports = {server.scheme: server.port for server in servers}
+        print(banner(config, ports.get("https"), ports.get("http")), flush=True)
         while not stop.wait(5):
             ctl.api_sessions.sweep()
     finally:
-        for server in (tls, http):
-            if server is not None:
-                server.stop()
+        for server in servers:
+            server.stop()
         ctl.close()
     return 0

@@ -136,4 +136,4 @@ def on_dropped(req, resp, ex, params) -> None:
     resp.status = 200
     resp.content_type = "application/json"
     resp.content_length = 4096
-    resp.stream = iter([b"{"])  # not file-like: waitress would recompute the length
+    resp.stream = iter([b"{"])  # an iterator: the server cannot recompute the length

@@ -1,6 +1,6 @@
 """The harness's pytest plugin (registered by entry point ``pytest11``).
 
-Fixtures, as in pytest-httpserver a pair: one real waitress server per session
+Fixtures, as in pytest-httpserver a pair: one real HTTP server per session
 (``http_server``) whose app each test swaps for a fresh in-process controller
 (``controller_app``, in memory, with a ``FrozenClock``). ``controller_mode``
 chooses how tests talk to it:
@@ -59,7 +59,7 @@ def _external(request) -> str | None:
 
 @pytest.fixture(scope="session")
 def http_server():
-    """One waitress server on 127.0.0.1 whose app each test swaps in."""
+    """One HTTP server on 127.0.0.1 whose app each test swaps in."""
     holder = SwappableApp()
     server = ThreadedServer(holder, "127.0.0.1", 0).start()
     yield holder, server

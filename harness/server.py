@@ -46,10 +46,14 @@ class LocalController:
         return self._servers[1].url
 
     @property
+    def http_port(self) -> int:
+        return self._servers[1].port
+
+    @property
     def https_url(self) -> str:
         return f"https://{self.host}:{self.https_port}"
 
-    def start(self) -> "LocalController":
+    def start(self) -> LocalController:
         self.app = create_app(self.config)
         tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
         tls.start()

@@ -1,0 +1,177 @@
+"""Drive N keep-alive connections against a URL from *another process*.
+
+The figures of a server are only honest when the load does not share its
+process (and GIL). ``drive`` writes a plan to a temporary file, runs
+``python -m benchmarks.load PLAN`` and reads the result back::
+
+    from benchmarks.load import Request, drive
+    result = drive("http://127.0.0.1:8080", Request("GET", "/version"), connections=8, seconds=3)
+    result.rate, result.p50_ms, result.p99_ms
+
+Each connection is one thread with its own ``http.client`` connection (TLS with
+an optional client certificate for ``https://`` URLs). ``requests`` is one
+request repeated until ``seconds`` pass, or, with ``once=True``, a list whose
+every request is sent exactly once, shared among the connections (for
+operations that consume a token, such as enrollments). ``wrk_rate`` runs ``wrk``
+(when installed) for a plain GET, the client-side ceiling to compare against.
+"""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from urllib.parse import urlsplit
+
+#: the project folder: the child process imports this very copy of ``benchmarks.load``
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    body: str = ""
+    headers: dict = field(default_factory=dict)
+
+
+@dataclass
+class TLSFiles:
+    """PEM files for an ``https://`` URL: the CAs to trust, and an optional client certificate."""
+
+    ca: str
+    cert: str | None = None
+    key: str | None = None
+
+
+@dataclass
+class Result:
+    requests: int
+    errors: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    first_error: str = ""
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+
+def drive(url: str, requests: Request | list[Request], *, connections: int = 1, seconds: float = 3.0,
+          once: bool = False, tls: TLSFiles | None = None, timeout: float = 60) -> Result:
+    """Run the load in a child process and return what it measured."""
+    plan = {"url": url, "requests": [asdict(r) for r in (requests if isinstance(requests, list) else [requests])],
+            "connections": connections, "seconds": seconds, "once": once, "tls": asdict(tls) if tls else None}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
+        json.dump(plan, handle)
+    try:
+        done = subprocess.run([sys.executable, "-m", "benchmarks.load", handle.name], capture_output=True,
+                              text=True, timeout=seconds + timeout, cwd=_ROOT,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")])})
+    finally:
+        os.unlink(handle.name)
+    if done.returncode != 0:
+        raise RuntimeError(f"load generator failed: {done.stderr.strip()[-500:]}")
+    return Result(**json.loads(done.stdout))
+
+
+def wrk_rate(url: str, *, connections: int = 1, seconds: float = 3.0) -> float | None:
+    """GET requests per second that ``wrk`` sustains against ``url`` (None when not installed)."""
+    if shutil.which("wrk") is None:
+        return None
+    done = subprocess.run(["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds:g}s", url],
+                          capture_output=True, text=True, timeout=seconds + 30)
+    for line in done.stdout.splitlines():
+        if line.startswith("Requests/sec:"):
+            return float(line.split()[1])
+    raise RuntimeError(f"wrk failed: {done.stdout[-300:]} {done.stderr[-300:]}")
+
+
+# -- the child process ---------------------------------------------------------------
+
+
+def _connect(url: str, tls: dict | None) -> http.client.HTTPConnection:
+    parts = urlsplit(url)
+    if parts.scheme != "https":
+        return http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    ctx = ssl.create_default_context(cafile=tls["ca"])
+    ctx.check_hostname = False
+    if tls.get("cert"):
+        ctx.load_cert_chain(tls["cert"], tls["key"])
+    return http.client.HTTPSConnection(parts.hostname, parts.port, context=ctx, timeout=30)
+
+
+class _Worker(threading.Thread):
+    def __init__(self, plan: dict, work, gate: threading.Barrier):
+        super().__init__(daemon=True)
+        self.plan, self.work, self.gate = plan, work, gate
+        self.samples: list[float] = []
+        self.errors: list[str] = []
+
+    def run(self) -> None:
+        conn = _connect(self.plan["url"], self.plan["tls"])
+        conn.connect()  # the TCP (and TLS) handshake happens before the clock starts
+        self.gate.wait()
+        self.stop_at = time.perf_counter() + (3600 if self.plan["once"] else self.plan["seconds"])
+        for request in self.work:
+            if time.perf_counter() >= self.stop_at:
+                break
+            started = time.perf_counter()
+            try:
+                conn.request(request["method"], request["path"], body=request["body"].encode() or None,
+                             headers=request["headers"])
+                response = conn.getresponse()
+                response.read()
+                if response.status >= 400:
+                    self.errors.append(f"{response.status} {request['method']} {request['path']}")
+            except (OSError, http.client.HTTPException) as ex:
+                self.errors.append(f"{type(ex).__name__}: {ex}")
+                conn.close()
+                conn = _connect(self.plan["url"], self.plan["tls"])
+            self.samples.append(time.perf_counter() - started)
+        conn.close()
+
+
+def _work_for(plan: dict, slot: int):
+    requests = plan["requests"]
+    if plan["once"]:
+        return requests[slot :: plan["connections"]]
+    return _repeat(requests)
+
+
+def _repeat(requests):
+    while True:
+        yield from requests
+
+
+def _run(plan: dict) -> dict:
+    gate = threading.Barrier(plan["connections"] + 1)
+    workers = [_Worker(plan, _work_for(plan, slot), gate) for slot in range(plan["connections"])]
+    for worker in workers:
+        worker.start()
+    gate.wait(60)
+    started = time.perf_counter()
+    for worker in workers:
+        worker.join()
+    elapsed = time.perf_counter() - started
+    samples = sorted(s for w in workers for s in w.samples)
+    errors = [e for w in workers for e in w.errors]
+
+    def pct(q: float) -> float:
+        return samples[min(len(samples) - 1, int(q * len(samples)))] * 1000 if samples else 0.0
+
+    return {"requests": len(samples) - len(errors), "errors": len(errors), "seconds": elapsed,
+            "p50_ms": pct(0.5), "p99_ms": pct(0.99), "first_error": errors[0] if errors else ""}
+
+
+if __name__ == "__main__":
+    with open(sys.argv[1]) as plan_file:
+        print(json.dumps(_run(json.load(plan_file))))

@@ -1,0 +1,278 @@
+"""One client connection of ``controller.httpserver``: TLS, parsing, deadlines, answers.
+
+The connection lives on the event loop. httptools calls the ``on_*`` methods as
+it parses; a complete request (or one whose body is too large to read) goes to
+the server's worker queue, and the worker's framed answer comes back through
+``_respond``. While a request is in the app, further bytes wait in ``pending``.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections import deque
+
+import httptools
+import orjson
+
+from controller.wsgi_bridge import (
+    ABORT,
+    CLOSE,
+    DONE,
+    PEER_CERTS_KEY,
+    RequestHead,
+    build_environ,
+    plain_response,
+)
+
+log = logging.getLogger("controller.serve")
+
+
+class Connection(asyncio.Protocol):
+    """One client connection: TLS (optional), parsing, deadlines, one request in the app at a time."""
+
+    def __init__(self, server):
+        self.server = server
+        self.limits = server.limits
+        self.parser = httptools.HttpRequestParser(self)
+        self.transport = None
+        self.tls = None
+        self.peer_certs = None
+        self.deadline, self.phase = float("inf"), ""
+        self.busy = False  # a request is in the app, or its response is being written
+        self.fresh = True  # no request yet: the connect-time deadline still runs
+        self.in_head = False
+        self.head_bytes = self.head_size = 0
+        self.head = self.body = None
+        self.skip_body = False
+        self.ready: deque = deque()  # complete requests (pipelined) waiting for the app
+        self.pending = bytearray()  # bytes received while busy, parsed after the response
+        self.reading_paused = False
+        self.eof = False  # the client sent all it will send
+        self.write_paused = False  # the socket's send buffer is full
+
+    # -- transport callbacks ---------------------------------------------------------
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        if len(self.server.connections) >= self.limits.max_connections:
+            transport.abort()
+            return
+        self.server.connections.add(self)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # answers are small: send each at once, never wait for an ACK (Nagle)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.server.tls is not None:
+            self.tls = self.server.tls()
+            self._arm(self.limits.handshake, "handshake")
+        else:
+            self._arm(self.limits.request, "request")
+
+    def connection_lost(self, exc) -> None:
+        self.server.connections.discard(self)
+        self._disarm()
+
+    def data_received(self, data: bytes) -> None:
+        if self.tls is not None:
+            data = self._decrypt(data)
+        if data:
+            self._receive(data)
+
+    def eof_received(self):
+        # Keep the socket: a client may half-close after its request and still read the answer.
+        self.eof = True
+        if not self.busy and not self.ready:
+            self.close()
+        return True
+
+    # -- TLS -----------------------------------------------------------------------
+    def _decrypt(self, data: bytes) -> bytes:
+        """Plaintext from ``data`` (b"" while the handshake runs, or when it failed)."""
+        was_established = self.tls.established
+        try:
+            plain = self.tls.receive(data)
+        except ConnectionError as ex:
+            log.debug("TLS handshake or record failed: %s", ex)
+            self._flush_tls()
+            self.close()
+            return b""
+        self._flush_tls()
+        if self.tls.established and not was_established:
+            # APPSEC(peer-certs-from-tls): the chain of this handshake, for every request on it.
+            self.peer_certs = self.tls.peer_certs()
+            self._arm(self.limits.request, "request")
+        if self.tls.closed and not self.busy:
+            self.close()
+        return plain
+
+    def _flush_tls(self) -> None:
+        out = self.tls.outgoing()
+        if out and not self.transport.is_closing():
+            self.transport.write(out)
+
+    def _write(self, data: bytes) -> None:
+        if not data or self.transport.is_closing():
+            return
+        if self.tls is None:
+            self.transport.write(data)
+        else:
+            self.tls.send(data)
+            self._flush_tls()
+
+    # -- parsing (httptools calls these from feed_data) ------------------------------
+    def _receive(self, data: bytes) -> None:
+        if self.busy or self.write_paused:
+            self.pending += data  # parsed once the current response is written
+            if len(self.pending) > self.limits.max_head and not self.reading_paused:
+                self.reading_paused = True  # a client racing ahead waits for its answers
+                self.transport.pause_reading()
+            return
+        if not self.fresh and not self.in_head and self.head is None and not self.ready:
+            self._arm(self.limits.request, "request")  # first byte of a keep-alive request
+        if self.head is None or self.in_head:
+            self.head_bytes += len(data)
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.eof = True  # no protocol upgrades: answered as a plain request, then closed
+        except httptools.HttpParserError as ex:
+            self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
+            return
+        if (self.in_head and self.head_bytes > self.limits.max_head) or self.head_size > self.limits.max_head:
+            self._reject(431, "Request Header Fields Too Large", "the request head is too large")
+            return
+        self._next_request()
+
+    def on_message_begin(self) -> None:
+        self.in_head, self.head, self.body, self.skip_body = True, RequestHead(), bytearray(), False
+        self.url, self.head_size = b"", 0
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+        self.head_size += len(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.head.headers.append((name, value))
+        self.head_size += len(name) + len(value) + 4
+
+    def on_headers_complete(self) -> None:
+        parser, head = self.parser, self.head
+        self.in_head, self.head_bytes = False, 0
+        head.method, head.target = parser.get_method().decode("ascii"), self.url
+        head.version, head.keep_alive = parser.get_http_version(), parser.should_keep_alive()
+        head.declared_length = _content_length(head.headers)
+        if head.declared_length is not None and head.declared_length > self.limits.max_body:
+            self._complete(too_large=True)  # the app answers 413 without the body being read
+        elif head.version == "1.1" and _expects_continue(head.headers):
+            self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, data: bytes) -> None:
+        if self.skip_body:
+            return
+        self.body += data
+        if len(self.body) > self.limits.max_body:
+            self._complete(too_large=True)
+
+    def on_message_complete(self) -> None:
+        if not self.skip_body:
+            self._complete(too_large=False)
+        self.head = None
+
+    def _complete(self, too_large: bool) -> None:
+        body = bytes(self.body[: self.limits.max_body + 1])
+        self.ready.append((self.head, body, too_large))
+        self.skip_body = True
+
+    # -- running the app ---------------------------------------------------------------
+    def _next_request(self) -> None:
+        if self.busy or not self.ready or self.transport.is_closing():
+            return
+        head, body, too_large = self.ready.popleft()
+        self.busy, self.fresh, self.too_large = True, False, too_large
+        self._disarm()
+        environ = build_environ(head, body, server=(self.server.host, self.server.port),
+                                peer=self.transport.get_extra_info("peername") or ("", 0),
+                                scheme=self.server.scheme, too_large=too_large)
+        if self.tls is not None:
+            environ[PEER_CERTS_KEY] = list(self.peer_certs)
+        loop = self.server.loop
+
+        def emit(data: bytes, outcome: str) -> None:
+            try:
+                loop.call_soon_threadsafe(self._respond, data, outcome)
+            except RuntimeError:  # the server stopped while the app ran: nobody to answer
+                pass
+
+        self.server.jobs.put((environ, head, emit))
+
+    def _respond(self, data: bytes, outcome: str) -> None:
+        """Write what a worker emitted; after the last part, close or take the next request."""
+        if self.transport.is_closing():
+            return
+        self._write(data)
+        if outcome == ABORT:
+            self.abort()
+        elif outcome == CLOSE or (outcome == DONE and self.too_large):
+            self.close()  # a body we did not read cannot be skipped safely
+        elif outcome == DONE:
+            self.busy = False
+            self._arm(self.limits.idle, "idle")
+            if not self.write_paused:
+                self._take_next()
+
+    def _take_next(self) -> None:
+        """Parse what arrived meanwhile and start the next request, or close after a half-close."""
+        if self.reading_paused:
+            self.reading_paused = False
+            self.transport.resume_reading()
+        pending, self.pending = bytes(self.pending), bytearray()
+        if pending:
+            self._receive(pending)
+        else:
+            self._next_request()
+        if self.eof and not self.busy:
+            self.close()
+
+    def pause_writing(self) -> None:
+        # A client that does not read its answers gets no new ones until it does.
+        self.write_paused = True
+
+    def resume_writing(self) -> None:
+        self.write_paused = False
+        if not self.busy and not self.transport.is_closing():
+            self._take_next()
+
+    def _reject(self, status: int, reason: str, message: str) -> None:
+        """A request the parser refused: an error envelope, then close."""
+        body = orjson.dumps({"error": {"code": "INVALID_REQUEST", "message": message}, "meta": {}})
+        self._write(plain_response(status, reason, body))
+        self.close()
+
+    # -- deadlines and closing -------------------------------------------------------
+    def _arm(self, seconds: float, phase: str) -> None:
+        self.deadline, self.phase = self.server.loop.time() + seconds, phase
+
+    def _disarm(self) -> None:
+        self.deadline = float("inf")
+
+    def close(self) -> None:
+        """Close after the buffered writes are sent."""
+        self._disarm()
+        if self.tls is not None and self.tls.established and not self.transport.is_closing():
+            self.tls.shutdown()
+            self._flush_tls()
+        self.transport.close()
+
+    def abort(self) -> None:
+        self._disarm()
+        self.transport.abort()
+
+
+def _content_length(headers: list) -> int | None:
+    for name, value in headers:
+        if name.lower() == b"content-length":
+            return int(value)
+    return None
+
+
+def _expects_continue(headers: list) -> bool:
+    return any(name.lower() == b"expect" and value.lower() == b"100-continue" for name, value in headers)

@@ -1,0 +1,161 @@
+"""HTTP/1.1 server: one event loop does all socket I/O, a thread pool runs the WSGI app.
+
+Why not a thread per connection (waitress, cheroot): a client that connects and
+sends nothing, or trickles bytes, must not hold a worker. Here a connection costs
+the loop a few objects until its request is complete; only then does a worker
+run the app. Deadlines (``Limits``) bound every phase a client controls:
+
+* ``handshake``: TLS handshake finished within this many seconds of connecting;
+* ``request``: the whole request (head and body) arrives within this many seconds
+  of its first byte, or of connecting for a connection's first request;
+* ``idle``: a keep-alive connection with no new request is closed after this.
+
+Requests are parsed by httptools (llhttp, Node's C parser) in
+``http_connection``; responses are framed in ``wsgi_bridge``. TLS, when ``tls``
+is given, is a layer over memory buffers (``controller.tls.TLSLayer``), so the
+handshake never blocks the loop.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from controller.http_connection import Connection
+from controller.wsgi_bridge import run_app
+
+log = logging.getLogger("controller.serve")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Deadlines (seconds) and sizes a client cannot exceed."""
+
+    handshake: float = 10.0
+    request: float = 10.0
+    idle: float = 30.0
+    #: bodies are read before the app runs; past this the app sees this much and the connection closes
+    max_body: int = 2 * 1024 * 1024
+    max_head: int = 64 * 1024
+    max_connections: int = 10_000
+
+
+class HTTPServer:
+    """An HTTP (or, with ``tls``, HTTPS) server for a WSGI app.
+
+    Construction binds the port (so a busy port fails here, before anything
+    serves); ``start`` serves from a daemon thread; ``stop`` closes the listener
+    and every connection and returns within about two seconds. ``error`` holds an
+    exception from the serving thread, re-raised by ``stop``. ``tls`` makes one
+    TLS layer per connection (see ``controller.tls.TLSServer``).
+    """
+
+    scheme = "http"
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, *, threads: int = 8,
+                 limits: Limits | None = None, tls: Callable[[], object] | None = None):
+        self.app = app
+        self.limits = limits or Limits()
+        self.tls = tls  # a factory of one TLS layer per connection
+        self.host = host
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.create_server((host, port), family=family, backlog=1024)
+        self.port = self._sock.getsockname()[1]
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.workers = [threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True)
+                        for n in range(threads)]
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.connections: set = set()
+        self.error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
+
+    def start(self) -> HTTPServer:
+        """Serve from a daemon thread; returns once the listener accepts connections."""
+        self._thread = threading.Thread(target=self._serve, name=f"http-loop-{self.port}", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def _work(self) -> None:
+        """A worker: run the app for each job until told to stop (a plain queue: no futures)."""
+        while (job := self.jobs.get()) is not None:
+            run_app(self.app, *job)
+
+    def _serve(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        try:
+            self._listener = self.loop.run_until_complete(
+                self.loop.create_server(lambda: Connection(self), sock=self._sock, backlog=1024))
+            for worker in self.workers:
+                worker.start()
+            self.loop.call_later(self._tick, self._sweep)
+            self._ready.set()
+            self.loop.run_forever()
+        except BaseException as ex:  # noqa: BLE001 - surfaced through .error and stop()
+            self.error = ex
+            self._ready.set()
+        finally:
+            self.loop.close()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop accepting, close every connection, let running requests finish; idempotent.
+
+        Returns within ``timeout`` seconds; a request still in the app then is left
+        to its daemon thread (its answer has nowhere to go).
+        """
+        deadline = time.monotonic() + timeout
+        thread, self._thread = self._thread, None
+        if thread is not None and self.loop is not None and not self.loop.is_closed():
+            try:
+                self.loop.call_soon_threadsafe(self._shutdown)
+            except RuntimeError:  # the loop closed in between
+                pass
+            thread.join(max(0.0, deadline - time.monotonic()))
+        self._sock.close()
+        for _ in self.workers:
+            self.jobs.put(None)
+        for worker in self.workers:
+            if worker.is_alive():
+                worker.join(max(0.0, deadline - time.monotonic()))
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+
+    @property
+    def _tick(self) -> float:
+        """How often deadlines are checked: a fraction of the shortest one."""
+        limits = self.limits
+        return min(0.5, limits.handshake / 4, limits.request / 4, limits.idle / 4)
+
+    def _sweep(self) -> None:
+        """Close every connection whose deadline has passed (one timer for all of them)."""
+        now = self.loop.time()
+        for connection in [c for c in self.connections if c.deadline < now]:
+            log.debug("closing a connection: %s deadline passed", connection.phase)
+            connection.abort()
+        self.loop.call_later(self._tick, self._sweep)
+
+    def _shutdown(self) -> None:
+        self._listener.close()
+        for connection in list(self.connections):
+            connection.abort()
+        # The aborts close their sockets in callbacks of the next iteration: stop after those.
+        self.loop.call_soon(self.loop.stop)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
