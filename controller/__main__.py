@@ -4,64 +4,94 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
+import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
-from controller.config import Config, is_loopback
+from controller.config import VERSION, Config, is_loopback
+from controller.console import EXIT_CODES, USAGE, CliError, run
+
+LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="ziti-controller", description="Run a Python edge controller.")
-    parser.add_argument("--data", default=os.environ.get("ZITI_CTRL_DATA", "./data"),
-                        help="data folder (TinyDB files and PKI); default ./data")
-    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=1280, help="HTTPS port for both APIs (default 1280)")
-    parser.add_argument("--http-port", type=int, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
-    parser.add_argument("--advertise", default=None, help="public host:port clients use (default host:port)")
-    parser.add_argument("--hostname", action="append", default=[], metavar="NAME",
-                        help="an extra DNS name or IP the TLS server certificate must cover (repeatable)")
-    parser.add_argument("--admin-user", default=os.environ.get("ZITI_CTRL_ADMIN_USER", "admin"))
-    parser.add_argument("--admin-password", default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
-                        help="password of the default admin (default 'admin', allowed on loopback only)")
-    parser.add_argument("--session-timeout", type=int, default=30, help="API session inactivity timeout in minutes")
-    parser.add_argument("--server-key", choices=("rsa", "ec"), default=None,
-                        help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new "
-                             "data folder, as the real quickstart) or ec (ES256); an existing folder keeps its key "
-                             "unless this is given")
-    parser.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
-    parser.add_argument("--log-level", default="INFO")
+    parser = argparse.ArgumentParser(prog="ziti-controller", description="Run a Python edge controller.",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add = parser.add_argument
+    add("--version", action="version", version=f"ziti-controller {VERSION}")
+    add("--data", default=os.environ.get("ZITI_CTRL_DATA", "./data"),
+        help="data folder (TinyDB files and PKI); default ./data (env ZITI_CTRL_DATA)")
+    add("--temp", action="store_true", help="use a fresh temporary data folder, removed on exit")
+    add("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    add("--port", type=int, default=1280, help="HTTPS port for both APIs (default 1280)")
+    add("--http-port", type=int, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
+    add("--advertise", default=None, help="public host:port clients use (default host:port)")
+    add("--hostname", action="append", default=[], metavar="NAME",
+        help="an extra DNS name or IP the TLS server certificate must cover (repeatable; default none)")
+    add("--admin-user", default=os.environ.get("ZITI_CTRL_ADMIN_USER", "admin"),
+        help="username of the default admin (default admin; env ZITI_CTRL_ADMIN_USER)")
+    add("--admin-password", default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
+        help="password of the default admin (default 'admin', allowed on loopback only; env ZITI_CTRL_ADMIN_PASSWORD)")
+    add("--session-timeout", type=int, default=30, help="API session inactivity timeout in minutes (default 30)")
+    add("--server-key", choices=("rsa", "ec"), default=None,
+        help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new data folder, "
+             "as the real quickstart) or ec (ES256); an existing folder keeps its key unless this is given")
+    add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
+    add("--log-level", default="info", type=str.lower, choices=LOG_LEVELS,
+        help="debug, info (one access-log line per request), warning, error or critical (default info)")
+    add("--debug", action="store_true", help="show the traceback of a failure instead of one line")
     return parser.parse_args(argv)
+
+
+def build_config(args, data_dir: Path) -> Config:
+    """The Config the options describe; CliError when they contradict each other."""
+    password = args.admin_password
+    if password is None:
+        if not is_loopback(args.host):
+            raise CliError("an admin password is required when binding to a non-loopback address "
+                           "(--admin-password or ZITI_CTRL_ADMIN_PASSWORD)", USAGE)
+        password = "admin"
+    advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
+    hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
+    return Config(data_dir=data_dir, host=args.host, api_address=advertise, hostnames=hostnames,
+                  admin_username=args.admin_user, admin_password=password,
+                  session_timeout_seconds=args.session_timeout * 60, simulation=args.simulation,
+                  server_key_type=args.server_key)
+
+
+def serve(args) -> int:
+    from controller.lifecycle import stop_on_signals
+    from controller.serve import run as run_server
+
+    data_dir = Path(tempfile.mkdtemp(prefix="ziti-controller-")) if args.temp else Path(args.data)
+    try:
+        config = build_config(args, data_dir)
+        stop = threading.Event()
+        stop_on_signals(stop)
+        return run_server(config, port=args.port, http_port=args.http_port, stop=stop, temporary=args.temp)
+    finally:
+        if args.temp:
+            shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    password = args.admin_password
-    if password is None:
-        if not is_loopback(args.host):
-            print("error: an admin password is required when binding to a non-loopback address "
-                  "(--admin-password or ZITI_CTRL_ADMIN_PASSWORD)", file=sys.stderr)
-            return 2
-        password = "admin"
-    advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
-    hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
-    config = Config(data_dir=Path(args.data), host=args.host, api_address=advertise, hostnames=hostnames,
-                    admin_username=args.admin_user,
-                    admin_password=password, session_timeout_seconds=args.session_timeout * 60,
-                    simulation=args.simulation, server_key_type=args.server_key)
-    from controller.serve import run
-
-    return run(config, port=args.port, http_port=args.http_port, stop=_stop_event())
+    return run(lambda: serve(args), debug=args.debug)
 
 
-def _stop_event() -> threading.Event:
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    return stop
+def entry() -> None:
+    """The console script: exit with ``main``'s code even if a listener thread is stuck."""
+    code = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if stuck:  # NOTE(cli): a listener that did not stop within the deadline must not keep the process up
+        os._exit(code or 1)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

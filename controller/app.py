@@ -7,6 +7,7 @@ from pathlib import Path
 import falcon
 
 from controller.api import ops_simulation
+from controller.api.access_log import AccessLogMiddleware
 from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
@@ -176,7 +177,7 @@ def create_app(config: Config | None = None, *, clock: Clock | None = None, ids:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     ctl = Controller(config, store, clock, ids)
     bootstrap(ctl)
-    app = ControllerApp(middleware=[CorsMiddleware(), RequestMiddleware(ctl)], cors_enable=False)
+    app = ControllerApp(middleware=[CorsMiddleware(), RequestMiddleware(ctl), AccessLogMiddleware()], cors_enable=False)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     install_error_handlers(app, ctl)

@@ -1,39 +1,95 @@
-"""``ziti-harness``: start a local network, apply, export, diff, run scenarios.
+"""``ziti-harness``: start a local network, apply, export, diff, inspect, run scenarios.
 
-* ``ziti-harness up network.yaml``: a controller (data folder, PKI, HTTPS and HTTP)
-  with the network applied, enrollment JWTs written to ``--out``, the admin login printed.
-* ``ziti-harness apply network.yaml --url URL [--prune] [--dry-run]``
-* ``ziti-harness export --url URL`` (YAML on standard output)
-* ``ziti-harness diff a.yaml b.yaml`` (either side may be a controller URL)
-* ``ziti-harness scenario scenario.yaml --url URL`` (or in-process without ``--url``)
+* ``ziti-harness up [network.yaml]``: a controller with the network applied (temporary data
+  folder unless ``--data``), enrollment JWTs written, the admin login printed;
+* ``ziti-harness apply network.yaml [--dry-run] [--prune]``, ``export``, ``diff a b``;
+* ``ziti-harness list|show|delete KIND [NAME]``, ``explain IDENTITY SERVICE``,
+  ``policy-advisor identities|services``, ``generate SHAPE``;
+* ``ziti-harness scenario scenario.yaml`` (in-process without ``--url``).
+
+Each subcommand is a ``register(sub, common)`` function in :data:`SUBCOMMANDS`;
+adding one is a module and one line there.
 """
 from __future__ import annotations
 
 import argparse
-import signal
+import shutil
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
+from controller.config import VERSION
+from controller.console import EXIT_CODES, FAILED, INTERRUPTED, UNREACHABLE, USAGE, CliError, controller_errors, run
 from harness.client import ZitiClient
-from harness.network import Network, apply, diff, export
-from harness.scenario import ScenarioError, ScenarioRunner, load_scenario
+from harness.wire import ApiError
+
+DEFAULT_URL = "http://127.0.0.1:1281"
 
 
-def _connect(args) -> ZitiClient:
-    client = ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure)
-    client.login(args.user, args.password)
+# -- talking to a controller -------------------------------------------------------
+
+def client_for(args) -> ZitiClient:
+    """A client of ``--url`` (not logged in), trusting ``--ca`` for HTTPS."""
+    return ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure)
+
+
+def connect(args) -> ZitiClient:
+    """A client of ``--url`` logged in as ``--user``; CliError when the login is refused."""
+    client = client_for(args)
+    try:
+        client.login(args.user, args.password)
+    except ApiError as ex:
+        client.close()
+        reason = ex.code if ex.status == 401 else (ex.cause or {}).get("reason", ex.message)
+        raise CliError(f"the controller at {args.url} refused the login of {args.user!r} ({reason}): "
+                       "check --user and --password", UNREACHABLE) from ex
     return client
 
 
-def _network_or_url(value: str, args) -> Network:
-    if value.startswith(("http://", "https://")):
-        client = ZitiClient.connect(value, ca=args.ca, verify=not args.insecure)
-        client.login(args.user, args.password)
-        with client:
-            return export(client)
-    return Network.from_yaml(Path(value))
+def harness_errors(ex: BaseException) -> CliError | None:
+    """One line for what goes wrong talking to a controller or reading a file."""
+    import httpx
 
+    from harness.netcheck import ApplyInterrupted, NetworkProblems
+    from harness.network import NetworkError
+
+    if isinstance(ex, httpx.ConnectError):
+        return _connect_error(ex)
+    if isinstance(ex, httpx.TimeoutException):
+        return CliError(f"the controller at {_url(ex)} did not answer in time; is it overloaded or stopped?",
+                        UNREACHABLE)
+    if isinstance(ex, ApplyInterrupted):
+        return CliError(str(ex), INTERRUPTED if isinstance(ex.cause, KeyboardInterrupt) else FAILED)
+    if isinstance(ex, (NetworkProblems, NetworkError)):
+        return CliError(str(ex), USAGE)
+    if isinstance(ex, ApiError):
+        return CliError(f"the controller answered {ex.status} {ex.code}: {ex.message}"
+                        + (f" ({ex.cause})" if ex.cause else ""), FAILED)
+    if isinstance(ex, FileNotFoundError):
+        return CliError(f"no such file: {ex.filename}", USAGE)
+    return controller_errors(ex)
+
+
+def _connect_error(ex) -> CliError:
+    url = _url(ex)
+    if "CERTIFICATE_VERIFY_FAILED" in str(ex):
+        return CliError(f"the TLS certificate of {url} is not signed by a CA this command trusts: pass the "
+                        "controller's CA bundle with --ca FILE (the controller names it at start, e.g. "
+                        "DATA/pki/root-ca.cert.pem)", UNREACHABLE)
+    return CliError(f"nothing is listening at {url}: start a controller (ziti-controller or ziti-harness up) "
+                    "or give its address with --url", UNREACHABLE)
+
+
+def _url(ex) -> str:
+    try:
+        request = ex.request
+    except RuntimeError:
+        return "the controller"
+    return f"{request.url.scheme}://{request.url.netloc.decode()}"
+
+
+# -- up ----------------------------------------------------------------------------
 
 def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
     """Write ``<identity name>.jwt`` for every identity with a pending ott enrollment."""
@@ -49,39 +105,65 @@ def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
 
 
 def cmd_up(args) -> int:
-    from controller.app import create_app
     from controller.config import Config
-    from controller.serve import ThreadedServer, _start_tls, banner
+    from harness.netcheck import check_file
+    from harness.server import free_port
 
-    config = Config(data_dir=Path(args.data), api_address=f"127.0.0.1:{args.port}", simulation=args.simulation)
-    app = create_app(config)
-    with ZitiClient.in_process(app) as client:
-        client.login(config.admin_username, config.admin_password)
-        if args.network:
-            steps = apply(client, Path(args.network), progress=True)
-            print(f"applied {args.network}: {len(steps)} change(s)")
-        for path in write_enrollment_jwts(client, Path(args.out)):
-            print(f"  enrollment JWT: {path}")
-    tls = _start_tls(app, config.host, args.port)
-    http = ThreadedServer(app, config.host, args.http_port).start()
-    print(banner(config, tls.port if tls else None, http.port), flush=True)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    if args.exit_after_start:
-        stop.set()
-    while not stop.wait(5):
-        app.controller.api_sessions.sweep()
-    for server in (tls, http):
-        if server is not None:
-            server.stop()
-    app.controller.close()
+    network = check_file(args.network) if args.network else None
+    temporary = args.data is None
+    data = Path(tempfile.mkdtemp(prefix="ziti-harness-")) if temporary else Path(args.data)
+    https_port = args.port or free_port()  # the JWTs name the HTTPS address: chosen before the app is built
+    config = Config(data_dir=data, api_address=f"127.0.0.1:{https_port}", simulation=args.simulation)
+    try:
+        return _serve_up(args, config, network, https_port, args.http_port or free_port(), temporary)
+    finally:
+        if temporary:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+def _serve_up(args, config, network, https_port: int, http_port: int, temporary: bool) -> int:
+    from controller.app import create_app
+    from controller.lifecycle import Listeners, stop_on_signals, wait_for_stop
+    from controller.serve import banner, listeners
+    from harness.network import apply
+
+    built: list = []
+    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=https_port, http_port=http_port))
+    group.check()  # before anything is applied or written
+    built.append(app := create_app(config))
+    try:
+        with ZitiClient.in_process(app) as client:
+            client.login(config.admin_username, config.admin_password)
+            if network is not None:
+                steps = apply(client, network, progress=True)
+                print(f"applied {args.network}: {len(steps)} change(s)")
+            jwts = write_enrollment_jwts(client, Path(args.out) if args.out else config.data_dir / "identities")
+        group.start()
+        print(banner(config, group.port("HTTPS"), group.port("HTTP"), temporary=temporary, identities=jwts),
+              flush=True)
+        stop = threading.Event()
+        stop_on_signals(stop)
+        if args.exit_after_start:
+            stop.set()
+        wait_for_stop(stop, app.controller.api_sessions.sweep)
+    finally:
+        group.stop()
+        app.controller.close()
     return 0
 
 
+# -- apply, export, diff, scenario -------------------------------------------------
+
 def cmd_apply(args) -> int:
-    with _connect(args) as client:
-        steps = apply(client, Path(args.network), prune=args.prune, dry_run=args.dry_run, progress=not args.quiet)
+    from harness.netcheck import check_file
+    from harness.network import apply
+
+    say = (lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr, flush=True))
+    say(f"reading {args.network}")
+    with connect(args) as client:
+        network = check_file(args.network, client)
+        say(f"checked {args.network}: {sum(len(v) for v in network.entities.values())} entities")
+        steps = apply(client, network, prune=args.prune, dry_run=args.dry_run, progress=not args.quiet)
     for step in steps:
         print(("plan   " if args.dry_run else "") + str(step))
     print(f"{len(steps)} change(s){' planned' if args.dry_run else ''}")
@@ -89,12 +171,26 @@ def cmd_apply(args) -> int:
 
 
 def cmd_export(args) -> int:
-    with _connect(args) as client:
+    from harness.network import export
+
+    with connect(args) as client:
         sys.stdout.write(export(client).to_yaml())
     return 0
 
 
+def _network_or_url(value: str, args):
+    from harness.network import Network, export
+
+    if value.startswith(("http://", "https://")):
+        args.url = value
+        with connect(args) as client:
+            return export(client)
+    return Network.from_yaml(Path(value))
+
+
 def cmd_diff(args) -> int:
+    from harness.network import diff
+
     changes = diff(_network_or_url(args.before, args), _network_or_url(args.after, args))
     for change in changes:
         print(change)
@@ -102,11 +198,12 @@ def cmd_diff(args) -> int:
 
 
 def cmd_scenario(args) -> int:
+    from harness.scenario import ScenarioError, ScenarioRunner, load_scenario
+
     scenario = load_scenario(args.scenario)
     base = Path(args.scenario).parent
     if args.url:
-        admin = _connect(args)
-        runner = ScenarioRunner(admin, make_client=lambda: ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure), base=base)
+        runner = ScenarioRunner(connect(args), make_client=lambda: client_for(args), base=base)
     else:
         from controller.app import create_app
         from controller.config import Config
@@ -114,7 +211,8 @@ def cmd_scenario(args) -> int:
         app = create_app(Config(simulation=True))  # a clock the scenario can move
         admin = ZitiClient.in_process(app)
         admin.login("admin", "admin")
-        runner = ScenarioRunner(admin, make_client=lambda: ZitiClient.in_process(app), base=base, controller=app.controller)
+        runner = ScenarioRunner(admin, make_client=lambda: ZitiClient.in_process(app), base=base,
+                                controller=app.controller)
     try:
         for line in runner.run(scenario):
             print(line)
@@ -124,56 +222,79 @@ def cmd_scenario(args) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="ziti-harness", description=__doc__.split("\n")[0])
-    sub = top.add_subparsers(dest="command", required=True)
+# -- the parser --------------------------------------------------------------------
 
-    def remote(p):
-        p.add_argument("--url", default="http://127.0.0.1:1281", help="controller URL (default the local plain-HTTP port)")
-        p.add_argument("--user", default="admin")
-        p.add_argument("--password", default="admin")
-        p.add_argument("--ca", default=None, help="CA bundle to trust for HTTPS")
-        p.add_argument("--insecure", action="store_true", help="do not verify the controller's TLS certificate")
+def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL) -> None:
+    """The options that reach a controller."""
+    parser.add_argument("--url", default=url, help=f"controller URL (default {url or 'in-process'})")
+    parser.add_argument("--user", default="admin", help="admin username (default admin)")
+    parser.add_argument("--password", default="admin", help="admin password (default admin)")
+    parser.add_argument("--ca", default=None, help="CA bundle (PEM file) to trust for HTTPS (default the system's)")
+    parser.add_argument("--insecure", action="store_true", help="do not verify the controller's TLS certificate")
 
-    up = sub.add_parser("up", help="start a controller with a network applied")
-    up.add_argument("network", nargs="?")
-    up.add_argument("--data", default="./data")
-    up.add_argument("--port", type=int, default=1280)
-    up.add_argument("--http-port", type=int, default=1281)
-    up.add_argument("--out", default="./identities", help="where enrollment JWTs are written")
-    up.add_argument("--simulation", action="store_true")
+
+def register_core(sub, common) -> None:
+    up = sub.add_parser("up", parents=[common], help="start a controller with a network applied")
+    up.add_argument("network", nargs="?", help="network file to apply first (default none)")
+    up.add_argument("--data", default=None, help="data folder to keep (default a temporary one, removed on exit)")
+    up.add_argument("--port", type=int, default=1280, help="HTTPS port (default 1280; 0 picks a free one)")
+    up.add_argument("--http-port", type=int, default=1281, help="plain HTTP port (default 1281; 0 picks a free one)")
+    up.add_argument("--out", default=None, help="where enrollment JWTs are written (default DATA/identities)")
+    up.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
     up.set_defaults(func=cmd_up)
 
-    ap = sub.add_parser("apply", help="make a controller match a network file")
-    ap.add_argument("network")
-    ap.add_argument("--prune", action="store_true")
-    ap.add_argument("--dry-run", action="store_true")
-    ap.add_argument("--quiet", action="store_true")
+    ap = sub.add_parser("apply", parents=[common], help="make a controller match a network file")
+    ap.add_argument("network", help="network file (YAML)")
+    ap.add_argument("--prune", action="store_true", help="delete what the file does not name (never system entities)")
+    ap.add_argument("--dry-run", action="store_true", help="check and plan only; nothing is written")
+    ap.add_argument("--quiet", action="store_true", help="no progress output")
     remote(ap)
     ap.set_defaults(func=cmd_apply)
 
-    ex = sub.add_parser("export", help="print a controller's network as YAML")
+    ex = sub.add_parser("export", parents=[common], help="print a controller's network as YAML")
     remote(ex)
     ex.set_defaults(func=cmd_export)
 
-    df = sub.add_parser("diff", help="compare two networks (files or controller URLs)")
-    df.add_argument("before")
-    df.add_argument("after")
-    remote(df)
+    df = sub.add_parser("diff", parents=[common], help="compare two networks (files or controller URLs); exit 1 if they differ")
+    df.add_argument("before", help="network file or controller URL")
+    df.add_argument("after", help="network file or controller URL")
+    remote(df, url=None)
     df.set_defaults(func=cmd_diff)
 
-    sc = sub.add_parser("scenario", help="run a scenario file")
-    sc.add_argument("scenario")
-    remote(sc)
-    sc.set_defaults(url=None)
+    sc = sub.add_parser("scenario", parents=[common], help="run a scenario file (exit 1 if a check fails)")
+    sc.add_argument("scenario", help="scenario file (YAML); fixtures/scenarios/ holds an example")
+    remote(sc, url=None)
     sc.set_defaults(func=cmd_scenario)
+
+
+def _register_queries(sub, common) -> None:
+    from harness.cli_query import register
+
+    register(sub, common)
+
+
+#: each adds its subcommands: ``register(sub, common)``
+SUBCOMMANDS = [register_core, _register_queries]
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the traceback of a failure instead of one line")
+    top = argparse.ArgumentParser(prog="ziti-harness", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
+                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"ziti-harness {VERSION}")
+    top.add_argument("--debug", action="store_true", help="show the traceback of a failure instead of one line")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in SUBCOMMANDS:
+        register(sub, common)
     return top
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    return run(lambda: args.func(args), debug=args.debug, translators=(harness_errors,))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ class Network:
     """A declared network: ``{kind key: [entity dicts]}``."""
 
     entities: dict[str, list[dict]]
+    #: where it was read from, for messages
+    source: str = "<network>"
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Network":
@@ -65,8 +67,24 @@ class Network:
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":
-        text = Path(source).read_text() if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).exists()) else source
-        return cls.from_dict(yaml.safe_load(text))
+        """Parse YAML text or a file, checked against the network schema (every problem at once)."""
+        from harness import netcheck
+
+        is_file = isinstance(source, Path) or ("\n" not in source and Path(source).exists())
+        data = netcheck.parse(source) if is_file else yaml.load(source, Loader=netcheck.LOADER)  # noqa: S506
+        return cls.checked(data, str(source) if is_file else "<network>")
+
+    @classmethod
+    def checked(cls, data, source: str = "<network>") -> "Network":
+        """``from_dict`` after checking ``data`` against the network schema."""
+        from harness import netcheck
+
+        found = netcheck.problems(data, source)
+        if found:
+            raise netcheck.NetworkProblems(source, found)
+        network = cls.from_dict(data)
+        network.source = source
+        return network
 
     def to_dict(self) -> dict:
         return {key: copy.deepcopy(items) for key, items in self.entities.items() if items}
@@ -159,7 +177,7 @@ def plan_and_apply(client, network: Network, *, prune: bool = False, dry_run: bo
     resolver = _Resolver()
     steps: list[Step] = []
     currents: dict[str, dict[str, dict]] = {}
-    bar = _progress(network) if progress else None
+    bar = progress if hasattr(progress, "update") else (_progress(network) if progress else None)
     for kind in KINDS:
         if network.entities.get(kind.key) and not _served(kind):
             raise NetworkError(f"this controller does not serve {kind.key}")
@@ -237,9 +255,13 @@ def apply(client, network: Network | dict | str | Path, *, prune: bool = False, 
     Returns:
         The steps taken, or planned when ``dry_run``; empty when already in step.
     """
+    from harness.netcheck import Tally, check
+
     if not isinstance(network, Network):
-        network = Network.from_yaml(network) if isinstance(network, (str, Path)) else Network.from_dict(network)
-    return plan_and_apply(client, network, prune=prune, dry_run=dry_run, progress=progress)
+        network = Network.from_yaml(network) if isinstance(network, (str, Path)) else Network.checked(network)
+    check(network.entities, network.source, client)  # every reference resolves before the first write
+    with Tally(network, show=progress) as tally:
+        return plan_and_apply(client, network, prune=prune, dry_run=dry_run, progress=tally)
 
 
 def export(client) -> Network:

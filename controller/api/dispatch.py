@@ -38,6 +38,7 @@ class PathResource:
 def dispatch(ctl, op: Operation, api: str, req, resp, params: dict) -> None:
     call = Call(ctl, op, api, req, resp, params)
     authorize(call)
+    req.context.identity = call.identity  # for the access log
     if op.body is not None or op.content_types:
         call.body = read_body(call)
     result = op.handler(call)

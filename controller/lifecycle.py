@@ -1,0 +1,145 @@
+"""Listeners as a list: check every port, start in order, stop them all.
+
+This layer sits above the individual servers (waitress for HTTP, the TLS
+listener, the router), so a new listener is one more :class:`Listener` in the
+list. A server here is anything with ``.port``, ``.start()`` and ``.stop()``
+that a ``bind(port)`` callable returns once it is bound and not yet serving
+(raising ``OSError`` when it cannot bind).
+
+* :func:`check_ports` refuses before anything starts or is written;
+* :meth:`Listeners.start` binds every listener in order, then starts them all;
+  if one cannot bind, it stops those already bound and raises
+  :class:`ListenerError` naming the listener and its option;
+* :meth:`Listeners.stop` stops them all in parallel within a deadline.
+"""
+from __future__ import annotations
+
+import errno
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+log = logging.getLogger("controller.lifecycle")
+
+#: how long stopping every listener may take (SIGTERM and Ctrl-C)
+STOP_DEADLINE = 2.0
+
+
+class ListenerError(OSError):
+    """A listener that cannot start: ``str()`` is the one line a person reads."""
+
+    def __init__(self, listener: "Listener", host: str, reason: str):
+        self.listener = listener
+        super().__init__(f"{listener.name} port {listener.port} on {host} {reason}; "
+                         f"stop what uses it or pick another port with {listener.option} PORT"
+                        )
+
+
+@dataclass
+class Listener:
+    """One listening server: its name, the option that sets its port, how to bind it."""
+
+    name: str
+    option: str
+    port: int
+    bind: Callable[[int], Any]
+
+
+def check_ports(host: str, listeners: list[Listener]) -> None:
+    """Raise :class:`ListenerError` for the first fixed port that cannot be bound."""
+    for listener in listeners:
+        if listener.port:
+            reason = _bind_problem(host, listener.port)
+            if reason:
+                raise ListenerError(listener, host, reason)
+
+
+def _bind_problem(host: str, port: int) -> str | None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # NOTE(cli): the servers set SO_REUSEADDR too, so a port in TIME_WAIT is not "in use".
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as ex:
+            return _reason(ex)
+    return None
+
+
+def _reason(ex: OSError) -> str:
+    if ex.errno == errno.EADDRINUSE:
+        return "is in use"
+    if ex.errno == errno.EACCES:
+        return "needs privileges (ports under 1024)"
+    if ex.errno == errno.EADDRNOTAVAIL:
+        return "cannot be bound: the address is not on this machine"
+    return f"cannot be bound ({ex.strerror or ex})"
+
+
+class Listeners:
+    """The process's listeners, started in order and stopped together."""
+
+    def __init__(self, host: str, listeners: list[Listener]):
+        self.host = host
+        self.listeners = [listener for listener in listeners if listener is not None]
+        self.servers: list[tuple[Listener, Any]] = []
+
+    def check(self) -> None:
+        check_ports(self.host, self.listeners)
+
+    def start(self) -> "Listeners":
+        """Bind all in order, then serve; on a failure stop every one and raise."""
+        try:
+            for listener in self.listeners:
+                try:
+                    server = listener.bind(listener.port)
+                except OSError as ex:
+                    raise ListenerError(listener, self.host, _reason(ex)) from ex
+                if server is not None:
+                    self.servers.append((listener, server))
+            for _, server in self.servers:
+                server.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def port(self, name: str) -> int | None:
+        """The bound port of the listener called ``name`` (None when it is off)."""
+        return next((server.port for listener, server in self.servers if listener.name == name), None)
+
+    def stop(self, deadline: float = STOP_DEADLINE) -> bool:
+        """Stop every server in parallel; False when one is still stopping after ``deadline`` s."""
+        threads = [threading.Thread(target=_stop_quietly, args=(listener, server), daemon=True,
+                                    name=f"stop-{listener.name}") for listener, server in self.servers]
+        self.servers = []
+        for thread in threads:
+            thread.start()
+        end = time.monotonic() + deadline
+        for thread in threads:
+            thread.join(max(0.0, end - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
+
+
+def _stop_quietly(listener: Listener, server) -> None:
+    try:
+        server.stop()
+    except Exception as ex:  # noqa: BLE001 - stopping the others matters more
+        log.warning("stopping the %s listener: %s", listener.name, ex)
+
+
+def wait_for_stop(stop: threading.Event, tick: Callable[[], None], every: float = 5.0) -> None:
+    """Run ``tick`` every ``every`` seconds until ``stop`` is set."""
+    while not stop.wait(every):
+        tick()
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """SIGINT and SIGTERM set ``stop`` (the main thread then stops the listeners)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())

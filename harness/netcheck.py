@@ -1,0 +1,258 @@
+"""Check a network file before anything is written.
+
+The JSON Schema of a network file is derived from the request schemas the
+controller serves (its route table) and the harness's kinds: the fields of an
+entity are the API's create fields, references by name (``configType``,
+``authPolicy``, ``configs``) and role lists take names, and an identity may
+carry ``password``/``username``. Unknown fields are errors with a "did you
+mean"; every enum and every ``@name`` is checked, and all problems are
+reported at once as ``file: kind/name: field: what is wrong``.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+from pathlib import Path
+from typing import Callable, Iterable
+
+import yaml
+
+from harness.kinds import BUILT_IN_CONFIG_TYPES, BY_KEY, KINDS, Kind
+from harness.network import NetworkError
+
+#: YAML loader: the C one when PyYAML was built with libyaml (large files parse ~10x faster)
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+NAMES = {"type": "array", "items": {"type": "string"}}
+EXTRA_FIELDS = {"identities": {"password": {"type": "string", "minLength": 5, "maxLength": 100},
+                               "username": {"type": "string", "minLength": 4, "maxLength": 100}}}
+
+
+class NetworkProblems(NetworkError):
+    """A network that cannot be applied as written: every problem, one per line."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source, self.problems = source, problems
+        super().__init__(f"{len(problems)} problem(s) in {source}:\n" + "\n".join(f"  {p}" for p in problems))
+
+
+# -- the schema -------------------------------------------------------------------
+
+@functools.cache
+def _api_bodies() -> dict[str, dict]:
+    from controller.api.routes import build_route_table
+
+    return {op.op_id: op.body for op in build_route_table() if op.body}
+
+
+def kind_schema(kind: Kind) -> dict:
+    """The JSON Schema of one entity of ``kind`` in a network file."""
+    body = _api_bodies().get(kind.create_op) or {"properties": {}}
+    api = body.get("properties", {})
+    props = {"name": {"type": "string", "minLength": 1}, "tags": api.get("tags", {"type": ["object", "null"]})}
+    for name in (*kind.fields, *kind.create_only):
+        props[name] = copy.deepcopy(api.get(name, {}))
+    if "semantic" in props and "enum" not in props["semantic"]:
+        props["semantic"] = {"type": "string", "enum": ["AllOf", "AnyOf"]}
+    for name, ref in kind.refs.items():
+        props[name] = NAMES if ref.many else {"type": "string"}
+    for name in kind.roles:
+        props[name] = NAMES
+    props.update(EXTRA_FIELDS.get(kind.key, {}))
+    return {"type": "object", "properties": props, "required": ["name"], "additionalProperties": False}
+
+
+@functools.cache
+def network_schema() -> dict:
+    """The JSON Schema of a whole network file (one list per kind)."""
+    return {"type": ["object", "null"], "additionalProperties": False,
+            "properties": {kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS}}
+
+
+# -- reading and checking ---------------------------------------------------------
+
+def parse(path: str | Path) -> dict:
+    """Parse a YAML network file; a syntax error names ``file:line:column``."""
+    path = Path(path)
+    with path.open("rb") as stream:
+        try:
+            data = yaml.load(stream, Loader=LOADER)  # noqa: S506 - a safe loader
+        except yaml.MarkedYAMLError as ex:
+            mark = ex.problem_mark or ex.context_mark
+            where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+            raise NetworkProblems(str(path), [f"{where}: {ex.problem or ex.context}"]) from None
+    return data
+
+
+def problems(data, source: str = "<network>") -> list[str]:
+    """Every schema problem of ``data`` (a parsed network file), with names and suggestions."""
+    from jsonschema import Draft202012Validator
+
+    if data is not None and not isinstance(data, dict):
+        return [f"{source}: a network is a mapping of kinds ({', '.join(BY_KEY)}), not {type(data).__name__}"]
+    found = []
+    for error in sorted(Draft202012Validator(network_schema()).iter_errors(data), key=lambda e: list(e.path)):
+        found.extend(_describe(error, data, source))
+    found.extend(_duplicates(data or {}, source))
+    return found
+
+
+def _describe(error, data, source: str) -> list[str]:
+    path = list(error.absolute_path)
+    where = _where(path, data, source)
+    if error.validator == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        extras = sorted(set(error.instance) - set(known))
+        what = "kind" if len(path) == 0 else "field"
+        return [f"{where}: unknown {what} {extra!r}{_did_you_mean(extra, known)}" for extra in extras]
+    if error.validator == "enum":
+        allowed = ", ".join(str(v) for v in error.validator_value if v is not None)
+        return [f"{where}: {error.instance!r} is not one of {allowed}"]
+    return [f"{where}: {error.message}"]
+
+
+def _where(path: list, data, source: str) -> str:
+    """``file: identities/alice: roleAttributes`` from a JSON path."""
+    if len(path) < 2:
+        return f"{source}: {path[0]}" if path else source
+    key, index, *rest = path
+    item = data[key][index] if isinstance(data.get(key), list) else {}
+    name = item.get("name") if isinstance(item, dict) else None
+    entity = f"{key}/{name}" if isinstance(name, str) else f"{key}[{index}]"
+    return f"{source}: {entity}" + (f": {'.'.join(str(p) for p in rest)}" if rest else "")
+
+
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _duplicates(data: dict, source: str) -> list[str]:
+    found = []
+    for key, items in data.items():
+        seen: set = set()
+        for item in items or []:
+            name = item.get("name") if isinstance(item, dict) else None
+            if isinstance(name, str) and name in seen:
+                found.append(f"{source}: {key}/{name}: the name is declared twice")
+            seen.add(name)
+    return found
+
+
+# -- references -------------------------------------------------------------------
+
+def references(entities: dict[str, list[dict]]) -> Iterable[tuple[str, str, str, str, str]]:
+    """Every name reference: ``(kind key, entity name, field, target kind key, target name)``."""
+    for kind in KINDS:
+        for item in entities.get(kind.key) or []:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                continue  # reported by the schema check
+            for field_name, ref in kind.refs.items():
+                value = item.get(field_name)
+                for target in _strings(value if ref.many else [value]):
+                    yield kind.key, item["name"], field_name, ref.kind, target
+            for field_name, target_kind in kind.roles.items():
+                for role in _strings(item.get(field_name)):
+                    if role.startswith("@"):
+                        yield kind.key, item["name"], field_name, target_kind, role[1:]
+
+
+def _strings(value) -> list[str]:
+    return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
+
+
+def unresolved(entities: dict[str, list[dict]], source: str,
+               existing: Callable[[str], set[str]] | None = None) -> list[str]:
+    """References naming nothing in the file (nor, given ``existing``, on the controller)."""
+    declared = {key: {item.get("name") for item in items or [] if isinstance(item, dict)} - {None}
+                for key, items in entities.items() if key in BY_KEY}
+    declared.setdefault("configTypes", set()).update(BUILT_IN_CONFIG_TYPES)
+    missing = [r for r in references(entities) if r[4] not in declared.get(r[3], set())]
+    on_controller: dict[str, set[str]] = {}
+    found = []
+    for key, name, field_name, target_kind, target in missing:
+        if existing is not None:
+            if target_kind not in on_controller:
+                on_controller[target_kind] = existing(target_kind)
+            if target in on_controller[target_kind]:
+                continue
+        known = declared.get(target_kind, set()) | on_controller.get(target_kind, set())
+        found.append(f"{source}: {key}/{name}: {field_name}: no {target_kind} named {target!r}"
+                     + _did_you_mean(target, known))
+    return found
+
+
+def names_on(client) -> Callable[[str], set[str]]:
+    """A lookup of the names a controller holds per kind (listed on first use)."""
+    from harness.network import _current
+
+    return lambda key: set(_current(client, BY_KEY[key]))
+
+
+def check_file(path: str | Path, client=None):
+    """Parse and check a network file: schema and references, every problem at once."""
+    from harness.network import Network
+
+    source = str(path)
+    data = parse(path)
+    found = problems(data, source)
+    if isinstance(data, dict):
+        found += unresolved(data, source, names_on(client) if client is not None else None)
+    if found:
+        raise NetworkProblems(source, found)
+    network = Network.from_dict(data)
+    network.source = source
+    return network
+
+
+def check(entities: dict[str, list[dict]], source: str, client=None) -> None:
+    """Raise :class:`NetworkProblems` unless every reference resolves."""
+    found = unresolved(entities, source, names_on(client) if client is not None else None)
+    if found:
+        raise NetworkProblems(source, found)
+
+
+# -- applying ---------------------------------------------------------------------
+
+class ApplyInterrupted(NetworkError):
+    """An apply stopped part-way (server error, Ctrl-C): re-running it finishes the job."""
+
+    def __init__(self, done: int, total: int, cause: BaseException):
+        self.done, self.total, self.cause = done, total, cause
+        reason = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{done} of {total} entities applied, then {reason}; re-run to finish "
+                         "(apply is idempotent)")
+
+
+class Tally:
+    """Counts the entities an apply has gone through, with an optional progress bar.
+
+    Leaving it on an exception after some entities raises :class:`ApplyInterrupted`.
+    """
+
+    def __init__(self, network, show: bool = False):
+        self.total = sum(len(items) for items in network.entities.values())
+        self.done = 0
+        self._bar = None
+        if show:
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=self.total, desc="apply", unit="entity", leave=False)
+
+    def update(self, count: int = 1) -> None:
+        self.done += count
+        if self._bar is not None:
+            self._bar.update(count)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> "Tally":
+        return self
+
+    def __exit__(self, kind, ex, tb) -> None:
+        self.close()
+        if ex is not None and self.done and not isinstance(ex, NetworkError):
+            raise ApplyInterrupted(self.done, self.total, ex) from ex
