@@ -182,8 +182,7 @@ def _network_or_url(value: str, args):
     from harness.network import Network, export
 
     if value.startswith(("http://", "https://")):
-        args.url = value
-        with connect(args) as client:
+        with connect(argparse.Namespace(**{**vars(args), "url": value})) as client:
             return export(client)
     return Network.from_yaml(Path(value))
 
@@ -224,9 +223,10 @@ def cmd_scenario(args) -> int:
 
 # -- the parser --------------------------------------------------------------------
 
-def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL) -> None:
+def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, with_url: bool = True) -> None:
     """The options that reach a controller."""
-    parser.add_argument("--url", default=url, help=f"controller URL (default {url or 'in-process'})")
+    if with_url:
+        parser.add_argument("--url", default=url, help=f"controller URL (default {url or 'in-process'})")
     parser.add_argument("--user", default="admin", help="admin username (default admin)")
     parser.add_argument("--password", default="admin", help="admin password (default admin)")
     parser.add_argument("--ca", default=None, help="CA bundle (PEM file) to trust for HTTPS (default the system's)")
@@ -259,7 +259,7 @@ def register_core(sub, common) -> None:
     df = sub.add_parser("diff", parents=[common], help="compare two networks (files or controller URLs); exit 1 if they differ")
     df.add_argument("before", help="network file or controller URL")
     df.add_argument("after", help="network file or controller URL")
-    remote(df, url=None)
+    remote(df, with_url=False)
     df.set_defaults(func=cmd_diff)
 
     sc = sub.add_parser("scenario", parents=[common], help="run a scenario file (exit 1 if a check fails)")

@@ -188,13 +188,13 @@ def register(sub, common) -> None:
     listing.add_argument("filter", nargs="?", help='a filter, e.g. \'name contains "sales"\' (default all)')
     show = command("show", cmd_show, "show one entity by name")
     show.add_argument("kind", help=f"one of {kinds}")
-    show.add_argument("name")
+    show.add_argument("name", help="the entity's name")
     delete = command("delete", cmd_delete, "delete one entity by name", json_output=False)
     delete.add_argument("kind", help=f"one of {kinds}")
-    delete.add_argument("name")
+    delete.add_argument("name", help="the entity's name")
     explain = command("explain", cmd_explain, "explain why an identity can or cannot reach a service")
-    explain.add_argument("identity")
-    explain.add_argument("service")
+    explain.add_argument("identity", help="identity name")
+    explain.add_argument("service", help="service name")
     explain.add_argument("--bind", action="store_true", help="explain hosting (Bind) instead of dialing")
     advisor = command("policy-advisor", cmd_policy_advisor,
                       "check that every granted identity/service pair shares an edge router (exit 1 if not)",
