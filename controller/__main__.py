@@ -17,6 +17,10 @@ LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ziti-controller", description="Run a Python edge controller.",
                                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     add = parser.add_argument
@@ -42,7 +46,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     add("--log-level", default="info", type=str.lower, choices=LOG_LEVELS,
         help="debug, info (one access-log line per request), warning, error or critical (default info)")
     add("--debug", action="store_true", help="show the traceback of a failure instead of one line")
-    return parser.parse_args(argv)
+    return parser
 
 
 def build_config(args, data_dir: Path) -> Config:

@@ -1,18 +1,21 @@
 """The harness's pytest plugin (registered by entry point ``pytest11``).
 
-Fixtures, as in pytest-httpserver a pair: one real HTTP server per session
-(``http_server``) whose app each test swaps for a fresh in-process controller
-(``controller_app``, in memory, with a ``FrozenClock``). ``controller_mode``
-chooses how tests talk to it:
+Every fixture is named ``ziti_*`` so none collides with a project's own
+``config``, ``clock`` or ``network``. As in pytest-httpserver, a pair: one real
+HTTP server per session (``ziti_http_server``) whose app each test swaps for
+a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
+``ziti_clock``). ``ziti_mode`` says how tests talk to it:
 
-* ``--controller-mode=inprocess|http|both`` (default both: each test runs twice);
+* ``--controller-mode=inprocess`` (the default: each test runs once, without
+  sockets), ``http`` (a real socket) or ``both`` (each test runs in both);
 * ``--controller-url URL`` attaches to an external controller instead (tests
   that need the clock or the app are skipped there).
 
-Client fixtures: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`),
-``ziti_admin`` (logged in as admin), ``network`` (a network file applied; mark a
-test with ``@pytest.mark.network("path.yaml")``), and factories
-``make_identity``, ``make_service``, ``make_service_policy``.
+Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
+(logged in as admin); ``ziti_network`` (a network file applied: mark the test with
+``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
+``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
+Declare factories with other defaults with :mod:`harness.fixtures`.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from controller.clock import FrozenClock
 from controller.config import Config
 from controller.serve import ThreadedServer
 from harness.client import ZitiClient
+from harness.fixtures import identity_factory, service_factory, service_policy_factory
 from harness.transport import SwappableApp
 
 _counter = itertools.count()
@@ -33,8 +37,8 @@ _counter = itertools.count()
 
 def pytest_addoption(parser):
     group = parser.getgroup("ziti", "edge controller harness")
-    group.addoption("--controller-mode", choices=["inprocess", "http", "both"], default="both",
-                    help="run controller tests in-process, over a real HTTP server, or both (default)")
+    group.addoption("--controller-mode", choices=["inprocess", "http", "both"], default="inprocess",
+                    help="run controller tests in-process (default), over a real HTTP server, or both")
     group.addoption("--controller-url", default=None, help="attach to an external controller at this URL")
     group.addoption("--controller-admin", default="admin:admin", help="admin username:password for --controller-url")
 
@@ -44,13 +48,13 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
-    if "controller_mode" in metafunc.fixturenames:
+    if "ziti_mode" in metafunc.fixturenames:
         if metafunc.config.getoption("controller_url"):
             modes = ["external"]
         else:
             chosen = metafunc.config.getoption("controller_mode")
             modes = ["inprocess", "http"] if chosen == "both" else [chosen]
-        metafunc.parametrize("controller_mode", modes, scope="function")
+        metafunc.parametrize("ziti_mode", modes, scope="function")
 
 
 def _external(request) -> str | None:
@@ -58,7 +62,7 @@ def _external(request) -> str | None:
 
 
 @pytest.fixture(scope="session")
-def http_server():
+def ziti_http_server():
     """One HTTP server on 127.0.0.1 whose app each test swaps in."""
     holder = SwappableApp()
     server = ThreadedServer(holder, "127.0.0.1", 0).start()
@@ -67,7 +71,7 @@ def http_server():
 
 
 @pytest.fixture
-def clock(request):
+def ziti_clock(request):
     """The frozen clock of the test's controller: advance it instead of sleeping."""
     if _external(request):
         pytest.skip("time travel needs an in-process controller")
@@ -75,34 +79,29 @@ def clock(request):
 
 
 @pytest.fixture
-def config():
+def ziti_config():
+    """The test controller's :class:`~controller.config.Config` (override it to change settings)."""
     return Config()
 
 
 @pytest.fixture
-def controller_app(config, clock):
+def ziti_app(ziti_config, ziti_clock):
     """A fresh controller app on in-memory storage."""
-    app = create_app(config, clock=clock)
+    app = create_app(ziti_config, clock=ziti_clock)
     yield app
     app.controller.close()
 
 
 @pytest.fixture
-def mode(controller_mode):
-    """Alias of ``controller_mode``."""
-    return controller_mode
-
-
-@pytest.fixture
-def ziti(request, controller_mode):
+def ziti(request, ziti_mode):
     """An anonymous client of the test's controller, in the chosen mode."""
-    if controller_mode == "external":
+    if ziti_mode == "external":
         client = ZitiClient.connect(_external(request), verify=False)
-    elif controller_mode == "inprocess":
-        client = ZitiClient.in_process(request.getfixturevalue("controller_app"))
+    elif ziti_mode == "inprocess":
+        client = ZitiClient.in_process(request.getfixturevalue("ziti_app"))
     else:
-        holder, server = request.getfixturevalue("http_server")
-        holder.app = request.getfixturevalue("controller_app")
+        holder, server = request.getfixturevalue("ziti_http_server")
+        holder.app = request.getfixturevalue("ziti_app")
         client = ZitiClient.connect(server.url)
     with client:
         yield client
@@ -117,19 +116,19 @@ def ziti_admin(request, ziti):
 
 
 @pytest.fixture
-def unique():
+def ziti_unique():
     """Unique name prefixes for this test (fresh fixtures, filter by prefix)."""
     return lambda stem="x": f"{stem}-{next(_counter):05d}"
 
 
 @pytest.fixture
-def network(request, ziti_admin):
+def ziti_network(request, ziti_admin):
     """Apply the network file named by ``@pytest.mark.network(path)``; return the Network."""
     from harness.network import Network, apply
 
     marker = request.node.get_closest_marker("network")
     if marker is None:
-        pytest.fail("the network fixture needs @pytest.mark.network('path.yaml')")
+        pytest.fail("the ziti_network fixture needs @pytest.mark.network('path.yaml')")
     path = Path(marker.args[0])
     if not path.is_absolute():
         path = Path(request.node.fspath).parent / path
@@ -138,41 +137,7 @@ def network(request, ziti_admin):
     return loaded
 
 
-@pytest.fixture
-def make_identity(ziti_admin, unique):
-    """Factory: create an identity (optionally with a password); return its detail."""
-
-    def make(name=None, *, password=None, username=None, **fields):
-        body = {"name": name or unique("identity"), "type": "User", "isAdmin": False, **fields}
-        created = ziti_admin.management.create_identity(body=body)
-        if password:
-            ziti_admin.management.create_authenticator(body={"identityId": created["id"], "method": "updb",
-                                                             "username": username or body["name"], "password": password})
-        return ziti_admin.management.detail_identity(created["id"])
-
-    return make
-
-
-@pytest.fixture
-def make_service(ziti_admin, unique):
-    """Factory: create a service; return its detail."""
-
-    def make(name=None, **fields):
-        body = {"name": name or unique("service"), "encryptionRequired": True, **fields}
-        created = ziti_admin.management.create_service(body=body)
-        return ziti_admin.management.detail_service(created["id"])
-
-    return make
-
-
-@pytest.fixture
-def make_service_policy(ziti_admin, unique):
-    """Factory: create a service policy (Dial, AnyOf by default); return its detail."""
-
-    def make(identity_roles=("#all",), service_roles=("#all",), *, type="Dial", name=None, **fields):
-        body = {"name": name or unique("sp"), "type": type, "semantic": "AnyOf", "identityRoles": list(identity_roles),
-                "serviceRoles": list(service_roles), **fields}
-        created = ziti_admin.management.create_service_policy(body=body)
-        return ziti_admin.management.detail_service_policy(created["id"])
-
-    return make
+#: factories creating through ``ziti_admin`` and returning details (see harness.fixtures)
+ziti_make_identity = identity_factory()
+ziti_make_service = service_factory()
+ziti_make_service_policy = service_policy_factory()

@@ -1,9 +1,10 @@
-"""Project fixtures on top of the harness plugin (controller_app, clock, http_server, mode, unique...)."""
+"""Project fixtures on top of the harness plugin (ziti_app, ziti_clock, ziti_http_server, ziti_mode, ziti_unique...)."""
 from __future__ import annotations
 
 import pytest
 
 from controller.config import Config
+from harness.fixtures import identity_factory, service_factory
 from harness.wire import Api
 from harness.transport import SwappableApp, inprocess, over_http
 
@@ -11,13 +12,13 @@ ADMIN = ("admin", "admin")
 
 
 @pytest.fixture
-def api(controller_app, mode, request):
+def api(ziti_app, ziti_mode, request):
     """Anonymous access to both APIs, in-process or over a real socket."""
-    if mode == "inprocess":
-        http = inprocess(controller_app)
+    if ziti_mode == "inprocess":
+        http = inprocess(ziti_app)
     else:
-        holder, server = request.getfixturevalue("http_server")
-        holder.app = controller_app
+        holder, server = request.getfixturevalue("ziti_http_server")
+        holder.app = ziti_app
         http = over_http(server.url)
     with http:
         yield Api(http)
@@ -29,23 +30,9 @@ def admin(api):
     return api.login(*ADMIN)
 
 
-@pytest.fixture
-def make_identity(admin, unique):
-    """Create an identity (optionally with a password login); return its id.
-
-    NOTE(lead): this overrides the harness plugin's ``make_identity`` (which returns the
-    identity's detail through ``ZitiClient``) for the project's wire-level tests.
-    """
-
-    def make(name=None, *, is_admin=False, password=None, username=None, **fields):
-        body = {"name": name or unique("identity"), "type": "User", "isAdmin": is_admin, **fields}
-        identity_id = admin.create("identities", body)
-        if password:
-            admin.create("authenticators", {"identityId": identity_id, "method": "updb",
-                                            "username": username or body["name"], "password": password})
-        return identity_id
-
-    return make
+#: the plugin's factories, declared to return ids (the project's tests compare and pass ids)
+make_identity = identity_factory(returns="id")
+make_service = service_factory(returns="id")
 
 
 # -- certificate clients: in-process peer chains or real TLS on 127.0.0.1 ------------
@@ -88,7 +75,7 @@ def cert_mode(request):
 
 
 @pytest.fixture
-def make_cert_api(controller_app, cert_mode, request):
+def make_cert_api(ziti_app, cert_mode, request):
     """Factory: an ``Api`` whose connection presents ``client``'s chain (or no certificate).
 
     ``send_chain=False`` presents the leaf alone (no intermediates).
@@ -102,10 +89,10 @@ def make_cert_api(controller_app, cert_mode, request):
     def make(client=None, *, send_chain: bool = True) -> Api:
         presented = None if client is None else hp.CertKey(client.cert, client.key, list(client.chain) if send_chain else [])
         if cert_mode == "inprocess":
-            http = inprocess(controller_app, peer_certs=[] if presented is None else [presented.cert, *presented.chain])
+            http = inprocess(ziti_app, peer_certs=[] if presented is None else [presented.cert, *presented.chain])
         else:
             holder, server, cache = request.getfixturevalue("https_server")
-            holder.app = controller_app
+            holder.app = ziti_app
             ctx = hp.client_ssl_context(_trust_pem(server, cache, roots_only=not send_chain), presented)
             http = httpx.Client(base_url=f"https://127.0.0.1:{server.port}", verify=ctx, timeout=10)
         opened.append(http)
@@ -126,43 +113,31 @@ def cert_admin(make_cert_api):
 
 
 @pytest.fixture
-def make_service(admin, unique):
-    """Create a service; return its id."""
-
-    def make(name=None, *, attrs=(), configs=(), **fields):
-        body = {"name": name or unique("svc"), "encryptionRequired": True, "roleAttributes": list(attrs),
-                "configs": list(configs), **fields}
-        return admin.create("services", body)
-
-    return make
-
-
-@pytest.fixture
-def make_edge_router(admin, unique):
+def make_edge_router(admin, ziti_unique):
     """Create an edge router; return its id."""
 
     def make(name=None, *, attrs=(), **fields):
-        return admin.create("edge-routers", {"name": name or unique("er"), "roleAttributes": list(attrs), **fields})
+        return admin.create("edge-routers", {"name": name or ziti_unique("er"), "roleAttributes": list(attrs), **fields})
 
     return make
 
 
 @pytest.fixture
-def make_policy(admin, unique):
+def make_policy(admin, ziti_unique):
     """Create a policy of ``collection`` (``service-policies`` needs ``type``); return its id."""
 
     def make(collection, *, semantic="AnyOf", name=None, **fields):
-        return admin.create(collection, {"name": name or unique("policy"), "semantic": semantic, **fields})
+        return admin.create(collection, {"name": name or ziti_unique("policy"), "semantic": semantic, **fields})
 
     return make
 
 
 @pytest.fixture
-def make_client(api, make_identity, unique):
+def make_client(api, make_identity, ziti_unique):
     """Create an identity with a password and log it in on the client API; return ``(identity_id, Api)``."""
 
     def make(*, attrs=(), config_types=None, is_admin=False, **fields):
-        name = unique("client")
+        name = ziti_unique("client")
         identity_id = make_identity(name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields)
         body = {} if config_types is None else {"configTypes": list(config_types)}
         return identity_id, api.login(name, "client-pass", api="client", **body)

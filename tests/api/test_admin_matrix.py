@@ -47,8 +47,8 @@ def test_non_admin_session_is_401(non_admin, op):
 
 
 @pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN,)))
-def test_expired_admin_session_is_401(admin, clock, op):
-    clock.advance(minutes=31)
+def test_expired_admin_session_is_401(admin, ziti_clock, op):
+    ziti_clock.advance(minutes=31)
     assert_error(send(admin, op), 401, "UNAUTHORIZED")
 
 

@@ -37,37 +37,37 @@ def test_unknown_authenticator_method_is_400(admin, make_identity):
     assert_error(response, 400, "COULD_NOT_VALIDATE", "method")
 
 
-def test_password_rules_of_the_policy_apply(admin, make_identity, unique):
-    body = policy_body(unique("strict"))
+def test_password_rules_of_the_policy_apply(admin, make_identity, ziti_unique):
+    body = policy_body(ziti_unique("strict"))
     body["primary"]["updb"].update(minPasswordLength=8, requireNumberChar=True)
     policy_id = admin.create("auth-policies", body)
     identity_id = make_identity(authPolicyId=policy_id)
     for weak in ("short1", "longbutnonumber"):
-        response = admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": unique("u"), "password": weak})
+        response = admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": ziti_unique("u"), "password": weak})
         assert_error(response, 400, "COULD_NOT_VALIDATE", "password")
-    assert admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": unique("u"), "password": "longer-pass-1"}).status_code == 201
+    assert admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": ziti_unique("u"), "password": "longer-pass-1"}).status_code == 201
 
 
-def test_auth_policy_crud_and_patch_merges_nested(admin, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("pol")))
+def test_auth_policy_crud_and_patch_merges_nested(admin, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("pol")))
     admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"primary": {"updb": {"maxAttempts": 4}}, "secondary": {"requireTotp": True}})
     data = admin.mgmt_ok("GET", f"/auth-policies/{policy_id}")
     assert data["primary"]["updb"]["maxAttempts"] == 4 and data["primary"]["updb"]["allowed"] is True
     assert data["primary"]["cert"] == {"allowed": True, "allowExpiredCerts": True}
     assert data["secondary"] == {"requireTotp": True, "requireExtJwtSigner": None}
-    replaced = policy_body(unique("pol2"))
+    replaced = policy_body(ziti_unique("pol2"))
     admin.mgmt_ok("PUT", f"/auth-policies/{policy_id}", json=replaced)
     assert admin.mgmt_ok("GET", f"/auth-policies/{policy_id}")["secondary"]["requireTotp"] is False
     admin.mgmt_ok("DELETE", f"/auth-policies/{policy_id}")
     assert admin.mgmt("GET", f"/auth-policies/{policy_id}").status_code == 404
 
 
-def test_auth_policy_requires_primary_and_secondary(admin, unique):
-    assert_error(admin.mgmt("POST", "/auth-policies", json={"name": unique()}), 400, "COULD_NOT_VALIDATE")
+def test_auth_policy_requires_primary_and_secondary(admin, ziti_unique):
+    assert_error(admin.mgmt("POST", "/auth-policies", json={"name": ziti_unique()}), 400, "COULD_NOT_VALIDATE")
 
 
-def test_auth_policy_in_use_cannot_be_deleted(admin, make_identity, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("used")))
+def test_auth_policy_in_use_cannot_be_deleted(admin, make_identity, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("used")))
     identity_id = make_identity(authPolicyId=policy_id)
     error = assert_error(admin.mgmt("DELETE", f"/auth-policies/{policy_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
     assert identity_id in error["cause"]["value"]
@@ -108,8 +108,8 @@ def test_informational_routes(api, admin):
     assert len(controllers) == 1 and controllers[0]["isOnline"] is True and controllers[0]["certPem"].startswith("-----BEGIN")
 
 
-def test_built_in_config_types_have_real_ids(controller_app):
-    store = controller_app.controller.store
+def test_built_in_config_types_have_real_ids(ziti_app):
+    store = ziti_app.controller.store
     assert store.get("config_types", "g7cIWbcGg")["name"] == "intercept.v1"
     assert store.get("config_types", "NH5p4FpGR")["name"] == "host.v1"
     assert store.get("config_types", "f2dd2df0-9c04-4b84-a91e-71437ac229f1")["name"] == "ziti-tunneler-client.v1"

@@ -17,11 +17,11 @@ def key():
 
 
 @pytest.fixture
-def make_signer(admin, jwks_server, key, unique):
+def make_signer(admin, jwks_server, key, ziti_unique):
     """Create an enabled JWKS signer; return ``(signer id, issuer)``."""
 
     def make():
-        name = unique("psigner")
+        name = ziti_unique("psigner")
         issuer = f"https://{name}.example"
         jwks = jwks_server.publish(f"/{name}/jwks", key)
         return admin.create("external-jwt-signers", signer_body(name, issuer, jwks=jwks)), issuer
@@ -30,11 +30,11 @@ def make_signer(admin, jwks_server, key, unique):
 
 
 @pytest.fixture
-def make_policy_for(admin, unique):
+def make_policy_for(admin, ziti_unique):
     """Create a policy from ``policy_body`` after ``edit(body)``; return its id."""
 
     def make(edit):
-        body = policy_body(unique("pol"))
+        body = policy_body(ziti_unique("pol"))
         edit(body)
         return admin.create("auth-policies", body)
 
@@ -63,56 +63,56 @@ def test_password_rules_of_the_policy_apply_when_passwords_are_set(admin, make_i
 
 
 def test_updb_disallowed_refuses_password_but_not_ext_jwt(api, make_identity, make_policy_for, make_signer, key,
-                                                          clock, unique):
+                                                          ziti_clock, ziti_unique):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["updb"].update(allowed=False))
-    identity_id = person(make_identity, unique, policy_id, "no-updb-user")
+    identity_id = person(make_identity, ziti_unique, policy_id, "no-updb-user")
     assert_error(login(api, "no-updb-user", "pass-word"), 401, "INVALID_AUTH")
-    assert ext_jwt_login(api, key.token(claims(issuer, identity_id, clock))).status_code == 200
+    assert ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock))).status_code == 200
 
 
 def test_ext_jwt_disallowed_refuses_tokens_but_not_passwords(api, make_identity, make_policy_for, make_signer, key,
-                                                            clock, unique):
+                                                            ziti_clock, ziti_unique):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowed=False))
-    identity_id = person(make_identity, unique, policy_id, "no-jwt-user")
-    response = ext_jwt_login(api, key.token(claims(issuer, identity_id, clock)))
+    identity_id = person(make_identity, ziti_unique, policy_id, "no-jwt-user")
+    response = ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock)))
     assert_error(response, 401, "UNAUTHORIZED")
     assert 'realm="openziti-primary-ext-jwt"' in response.headers["www-authenticate"]
     assert login(api, "no-jwt-user", "pass-word").status_code == 200
 
 
-def test_allowed_signers_limit_which_signers_log_in(api, make_identity, make_policy_for, make_signer, key, clock,
-                                                   unique):
+def test_allowed_signers_limit_which_signers_log_in(api, make_identity, make_policy_for, make_signer, key, ziti_clock,
+                                                   ziti_unique):
     (first_id, first_issuer), (_, second_issuer) = make_signer(), make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowedSigners=[first_id]))
-    identity_id = person(make_identity, unique, policy_id, "listed-user")
-    assert ext_jwt_login(api, key.token(claims(first_issuer, identity_id, clock))).status_code == 200
-    assert_error(ext_jwt_login(api, key.token(claims(second_issuer, identity_id, clock))), 401, "UNAUTHORIZED")
+    identity_id = person(make_identity, ziti_unique, policy_id, "listed-user")
+    assert ext_jwt_login(api, key.token(claims(first_issuer, identity_id, ziti_clock))).status_code == 200
+    assert_error(ext_jwt_login(api, key.token(claims(second_issuer, identity_id, ziti_clock))), 401, "UNAUTHORIZED")
 
 
 # -- second factors ------------------------------------------------------------------------
 
 
 def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(api, make_identity,
-                                                                                make_policy_for, clock, unique):
+                                                                                make_policy_for, ziti_clock, ziti_unique):
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
-    person(make_identity, unique, policy_id, "totp-required")
+    person(make_identity, ziti_unique, policy_id, "totp-required")
     session = api.login("totp-required", "pass-word", api="client")
     data = session.edge_ok("GET", "/current-api-session")
     assert data["authQueries"] == [TOTP_QUERY] and data["isMfaRequired"] is False and data["isMfaComplete"] is False
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
     session.edge_ok("POST", "/current-identity/mfa")
     secret = secret_of(session.edge_ok("GET", "/current-identity/mfa")["provisioningUrl"])
-    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock)})
+    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock)})
     data = session.edge_ok("GET", "/current-api-session")
     assert data["isMfaRequired"] is True and data["isMfaComplete"] is True and data["authQueries"] == []
     assert session.edge("GET", "/current-identity").status_code == 200
 
 
-def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, make_policy_for, unique):
+def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, make_policy_for, ziti_unique):
     policy_id = make_policy_for(lambda b: None)
-    person(make_identity, unique, policy_id, "live-policy")
+    person(make_identity, ziti_unique, policy_id, "live-policy")
     session = api.login("live-policy", "pass-word", api="client")
     assert session.edge("GET", "/current-identity").status_code == 200
     admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"secondary": {"requireTotp": True}})
@@ -120,10 +120,10 @@ def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, mak
 
 
 def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(api, make_identity, make_policy_for, make_signer,
-                                                                key, clock, unique):
+                                                                key, ziti_clock, ziti_unique):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
-    identity_id = person(make_identity, unique, policy_id, "jwt-second")
+    identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second")
     response = login(api, "jwt-second", "pass-word", "client")
     data = response.json()["data"]
     assert data["authQueries"] == [{"typeId": "EXT-JWT", "provider": "url", "httpUrl": "https://idp.example/auth",
@@ -133,61 +133,61 @@ def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(api, make_ident
     assert f'id="{signer_id}"' in header and f'issuer="{issuer}"' in header
     session = api.with_token(data["token"])
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
-    bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, clock))}"}
+    bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock))}"}
     assert session.edge("GET", "/current-identity", headers=bearer).status_code == 200
     assert session.edge_ok("GET", "/current-api-session", headers=bearer)["authQueries"] == []
 
 
 def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(api, make_identity, make_policy_for,
-                                                                       make_signer, key, clock, unique):
+                                                                       make_signer, key, ziti_clock, ziti_unique):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
-    identity_id = person(make_identity, unique, policy_id, "jwt-second-b")
+    identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-b")
     other = make_identity()
     session = api.login("jwt-second-b", "pass-word", api="client")
-    foreign = {"Authorization": f"Bearer {key.token(claims(issuer, other, clock))}"}
+    foreign = {"Authorization": f"Bearer {key.token(claims(issuer, other, ziti_clock))}"}
     assert_error(session.edge("GET", "/current-identity", headers=foreign), 401, "UNAUTHORIZED")
-    short = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, clock, lifetime=60))}"}
+    short = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock, lifetime=60))}"}
     assert session.edge("GET", "/current-identity", headers=short).status_code == 200
-    clock.advance(seconds=61)
+    ziti_clock.advance(seconds=61)
     response = session.edge("GET", "/current-api-session", headers=short)
     assert 'error="expired"' in response.headers["www-authenticate"]
     assert_error(session.edge("GET", "/current-identity", headers=short), 401, "UNAUTHORIZED")
 
 
-def test_a_bearer_sent_with_authenticate_counts(api, make_identity, make_policy_for, make_signer, key, clock, unique):
+def test_a_bearer_sent_with_authenticate_counts(api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
-    identity_id = person(make_identity, unique, policy_id, "jwt-second-c")
-    bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, clock))}"}
+    identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-c")
+    bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock))}"}
     response = api.edge("POST", "/authenticate", params={"method": "password"}, headers=bearer,
                         json={"username": "jwt-second-c", "password": "pass-word"})
     assert response.json()["data"]["authQueries"] == [] and "www-authenticate" not in response.headers
 
 
-def test_totp_and_ext_jwt_factors_are_both_listed(api, make_identity, make_policy_for, make_signer, unique):
+def test_totp_and_ext_jwt_factors_are_both_listed(api, make_identity, make_policy_for, make_signer, ziti_unique):
     signer_id, _ = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id, requireTotp=True))
-    person(make_identity, unique, policy_id, "two-factors")
+    person(make_identity, ziti_unique, policy_id, "two-factors")
     data = login(api, "two-factors", "pass-word", "client").json()["data"]
     assert [q["typeId"] for q in data["authQueries"]] == ["MFA", "EXT-JWT"]
 
 
-def test_second_factors_apply_to_ext_jwt_logins_too(api, make_identity, make_policy_for, make_signer, key, clock,
-                                                    unique):
+def test_second_factors_apply_to_ext_jwt_logins_too(api, make_identity, make_policy_for, make_signer, key, ziti_clock,
+                                                    ziti_unique):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
-    identity_id = person(make_identity, unique, policy_id, "jwt-then-totp")
-    data = ext_jwt_login(api, key.token(claims(issuer, identity_id, clock))).json()["data"]
+    identity_id = person(make_identity, ziti_unique, policy_id, "jwt-then-totp")
+    data = ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock))).json()["data"]
     assert data["authQueries"] == [TOTP_QUERY]
     assert_error(api.with_token(data["token"]).edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
-def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, unique):
-    body = policy_body(unique("cert-totp"))
+def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, ziti_unique):
+    body = policy_body(ziti_unique("cert-totp"))
     body["secondary"]["requireTotp"] = True
     policy_id = cert_admin.create("auth-policies", body)
-    _, client = enrolled(cert_admin, make_cert_api(), unique("cert-totp"), authPolicyId=policy_id)
+    _, client = enrolled(cert_admin, make_cert_api(), ziti_unique("cert-totp"), authPolicyId=policy_id)
     data = ok(cert_login(make_cert_api(client)))
     assert data["authQueries"] == [TOTP_QUERY] and data["isMfaComplete"] is False
     assert_error(make_cert_api().with_token(data["token"]).edge("GET", "/current-identity"), 401, "UNAUTHORIZED")

@@ -10,12 +10,12 @@ from tests.flows.certs import CONTROLLER_URL, create_ca, new_identity, ok, verif
 
 
 @pytest.fixture
-def root(clock):
-    return hp.make_root_ca("CA Tests Root", now=clock.now())
+def root(ziti_clock):
+    return hp.make_root_ca("CA Tests Root", now=ziti_clock.now())
 
 
-def test_created_ca_is_unverified_with_a_token_and_fingerprint(admin, root, unique):
-    ca_id = create_ca(admin, unique("ca"), root, identityRoles=["a"])
+def test_created_ca_is_unverified_with_a_token_and_fingerprint(admin, root, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("ca"), root, identityRoles=["a"])
     data = admin.mgmt_ok("GET", f"/cas/{ca_id}")
     assert data["isVerified"] is False and data["verificationToken"]
     assert data["fingerprint"] == root.fingerprint and data["certPem"] == root.cert_pem
@@ -26,23 +26,23 @@ def test_created_ca_is_unverified_with_a_token_and_fingerprint(admin, root, uniq
     assert {"isVerified", "fingerprint", "isAuthEnabled"} <= set(listed["meta"]["filterableFields"])
 
 
-def test_non_ca_certificate_is_400_not_500(admin, clock, unique):
-    leaf = hp.make_leaf(hp.make_root_ca(now=clock.now()), "leaf", now=clock.now())
-    body = {"name": unique("leafca"), "certPem": leaf.cert_pem, "isAutoCaEnrollmentEnabled": False,
+def test_non_ca_certificate_is_400_not_500(admin, ziti_clock, ziti_unique):
+    leaf = hp.make_leaf(hp.make_root_ca(now=ziti_clock.now()), "leaf", now=ziti_clock.now())
+    body = {"name": ziti_unique("leafca"), "certPem": leaf.cert_pem, "isAutoCaEnrollmentEnabled": False,
             "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "CERTIFICATE_IS_NOT_CA")
 
 
 @pytest.mark.parametrize("pem", ["garbage", "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"])
-def test_unparsable_cert_pem_is_a_field_error(admin, unique, pem):
-    body = {"name": unique("bad"), "certPem": pem, "isAutoCaEnrollmentEnabled": False,
+def test_unparsable_cert_pem_is_a_field_error(admin, ziti_unique, pem):
+    body = {"name": ziti_unique("bad"), "certPem": pem, "isAutoCaEnrollmentEnabled": False,
             "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "certPem")
 
 
-def test_same_certificate_twice_is_a_field_error(admin, root, unique):
-    create_ca(admin, unique("first"), root)
-    body = {"name": unique("second"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
+def test_same_certificate_twice_is_a_field_error(admin, root, ziti_unique):
+    create_ca(admin, ziti_unique("first"), root)
+    body = {"name": ziti_unique("second"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
             "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "certPem")
 
@@ -51,40 +51,40 @@ def test_missing_required_fields_are_400(admin, root):
     assert_error(admin.mgmt("POST", "/cas", json={"name": "x", "certPem": root.cert_pem}), 400, "COULD_NOT_VALIDATE")
 
 
-def test_verification_with_the_token_as_common_name(admin, root, clock, unique):
-    ca_id = create_ca(admin, unique("verify"), root)
-    response = verify_ca(admin, ca_id, root, clock.now())
+def test_verification_with_the_token_as_common_name(admin, root, ziti_clock, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("verify"), root)
+    response = verify_ca(admin, ca_id, root, ziti_clock.now())
     assert response.status_code == 200 and response.json() == {"data": {}, "meta": {}}
     assert admin.mgmt_ok("GET", f"/cas/{ca_id}")["isVerified"] is True
-    assert_error(verify_ca(admin, ca_id, root, clock.now()), 409, "CA_ALREADY_VERIFIED")
+    assert_error(verify_ca(admin, ca_id, root, ziti_clock.now()), 409, "CA_ALREADY_VERIFIED")
 
 
 def post_verify(admin, ca_id, text):
     return admin.mgmt("POST", f"/cas/{ca_id}/verify", content=text.encode(), headers={"content-type": "text/plain"})
 
 
-def test_verification_errors_have_the_real_codes(admin, root, clock, unique):
-    ca_id = create_ca(admin, unique("errors"), root)
+def test_verification_errors_have_the_real_codes(admin, root, ziti_clock, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("errors"), root)
     token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
     assert_error(post_verify(admin, ca_id, "not pem"), 400, "COULD_NOT_PARSE_BODY")
     csr, _ = hp.make_csr(token)
     assert_error(post_verify(admin, ca_id, hp.csr_pem(csr)), 400, "EXPECTED_PEM_CERTIFICATE")
     assert_error(post_verify(admin, ca_id, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
                  400, "COULD_NOT_PARSE_DER_BLOCK")
-    assert_error(post_verify(admin, ca_id, hp.make_leaf(root, "wrong-cn", now=clock.now()).cert_pem),
+    assert_error(post_verify(admin, ca_id, hp.make_leaf(root, "wrong-cn", now=ziti_clock.now()).cert_pem),
                  400, "INVALID_COMMON_NAME")
-    other_root = hp.make_root_ca("Other", now=clock.now())
-    assert_error(post_verify(admin, ca_id, hp.make_leaf(other_root, token, now=clock.now()).cert_pem),
+    other_root = hp.make_root_ca("Other", now=ziti_clock.now())
+    assert_error(post_verify(admin, ca_id, hp.make_leaf(other_root, token, now=ziti_clock.now()).cert_pem),
                  400, "CERTIFICATE_FAILED_VALIDATION")
     assert_error(admin.mgmt("POST", "/cas/nope/verify", content=b"x", headers={"content-type": "text/plain"}),
                  404, "NOT_FOUND")
     assert admin.mgmt_ok("GET", f"/cas/{ca_id}")["isVerified"] is False
 
 
-def test_is_verified_cannot_be_set_by_put_or_patch(admin, root, unique):
-    ca_id = create_ca(admin, unique("sneaky"), root)
+def test_is_verified_cannot_be_set_by_put_or_patch(admin, root, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("sneaky"), root)
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isVerified": True, "isAuthEnabled": True})
-    name = unique("renamed")
+    name = ziti_unique("renamed")
     admin.mgmt_ok("PUT", f"/cas/{ca_id}", json={"name": name, "isVerified": True, "isAutoCaEnrollmentEnabled": True,
                                                 "isOttCaEnrollmentEnabled": False, "isAuthEnabled": True,
                                                 "identityRoles": [], "identityNameFormat": ""})
@@ -93,10 +93,10 @@ def test_is_verified_cannot_be_set_by_put_or_patch(admin, root, unique):
     assert data["identityNameFormat"] == "[caName]-[commonName]" and data["certPem"] == root.cert_pem
 
 
-def test_external_id_claim_is_validated_and_patched_by_subfield(admin, root, unique):
+def test_external_id_claim_is_validated_and_patched_by_subfield(admin, root, ziti_unique):
     bad = {"location": "SAN_URI", "matcher": "PREFIX", "matcherCriteria": "x", "parser": "NONE",
            "parserCriteria": "", "index": 0}
-    body = {"name": unique("claim"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
+    body = {"name": ziti_unique("claim"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
             "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": [], "externalIdClaim": bad}
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "externalIdClaim")
     body["externalIdClaim"] = {**bad, "matcher": "SCHEME", "matcherCriteria": "spiffe"}
@@ -109,8 +109,8 @@ def test_external_id_claim_is_validated_and_patched_by_subfield(admin, root, uni
                  "COULD_NOT_VALIDATE", "externalIdClaim.index")
 
 
-def test_ca_jwt_is_plain_text_with_the_ca_claims(admin, api, root, unique):
-    ca_id = create_ca(admin, unique("jwt"), root)
+def test_ca_jwt_is_plain_text_with_the_ca_claims(admin, api, root, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("jwt"), root)
     response = admin.mgmt("GET", f"/cas/{ca_id}/jwt")
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/jwt")
     claims = jwt.decode(response.text, options={"verify_signature": False})
@@ -122,14 +122,14 @@ def test_ca_jwt_is_plain_text_with_the_ca_claims(admin, api, root, unique):
     assert_error(admin.mgmt("GET", "/cas/nope/jwt"), 404, "NOT_FOUND")
 
 
-def test_delete_removes_the_cas_enrollments_and_certificate_authenticators(admin, root, clock, unique):
-    ca_id = create_ca(admin, unique("doomed"), root)
-    inter = hp.make_intermediate_ca(root, now=clock.now())
-    holder = new_identity(admin, unique("holder"))
+def test_delete_removes_the_cas_enrollments_and_certificate_authenticators(admin, root, ziti_clock, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("doomed"), root)
+    inter = hp.make_intermediate_ca(root, now=ziti_clock.now())
+    holder = new_identity(admin, ziti_unique("holder"))
     by_chain = admin.create("authenticators", {"identityId": holder, "method": "cert",
-                                               "certPem": hp.make_leaf(inter, "h", now=clock.now()).chain_pem})
-    pending_id = new_identity(admin, unique("pending"), {"ottca": ca_id})
-    bystander = new_identity(admin, unique("bystander"))
+                                               "certPem": hp.make_leaf(inter, "h", now=ziti_clock.now()).chain_pem})
+    pending_id = new_identity(admin, ziti_unique("pending"), {"ottca": ca_id})
+    bystander = new_identity(admin, ziti_unique("bystander"))
     unrelated = admin.create("authenticators", {"identityId": bystander, "method": "cert",
                                                 "certPem": hp.make_leaf(None, "self").cert_pem})
 

@@ -41,8 +41,8 @@ def test_every_reply_carries_instance_id_and_server(api):
     assert first["server"].startswith("ziti-controller/")
 
 
-def test_create_answers_201_with_links_and_id(admin, unique):
-    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "User", "isAdmin": False})
+def test_create_answers_201_with_links_and_id(admin, ziti_unique):
+    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False})
     assert response.status_code == 201
     data = response.json()["data"]
     assert data["_links"]["self"]["href"] == f"./identities/{data['id']}"
@@ -111,8 +111,8 @@ def test_body_that_is_not_an_object_is_400(admin):
     assert_error(admin.mgmt("POST", "/identities", json=[1, 2]), 400, "COULD_NOT_VALIDATE")
 
 
-def test_duplicate_name_is_400_on_name(admin, unique):
-    name = unique()
+def test_duplicate_name_is_400_on_name(admin, ziti_unique):
+    name = ziti_unique()
     admin.create("identities", {"name": name, "type": "User", "isAdmin": False})
     assert_error(admin.mgmt("POST", "/identities", json={"name": name, "type": "User", "isAdmin": False}),
                  400, "COULD_NOT_VALIDATE", "name")
@@ -139,8 +139,8 @@ def test_bad_paging_is_400(admin, params, code):
     assert_error(admin.mgmt("GET", "/identities", params=params), 400, code)
 
 
-def test_list_meta_has_pagination_and_filterable_fields(admin, make_identity, unique):
-    prefix = unique("page")
+def test_list_meta_has_pagination_and_filterable_fields(admin, make_identity, ziti_unique):
+    prefix = ziti_unique("page")
     for index in range(12):
         make_identity(f"{prefix}-{index:02d}")
     body = admin.mgmt("GET", "/identities", params={"filter": f'name contains "{prefix}"'}).json()
@@ -155,8 +155,8 @@ def test_limit_is_capped_at_500_and_none_is_unlimited(admin):
     assert response.json()["meta"]["pagination"]["limit"] == 9223372036854775807
 
 
-def test_filter_sort_skip_limit_through_the_api(admin, make_identity, unique):
-    prefix = unique("sort")
+def test_filter_sort_skip_limit_through_the_api(admin, make_identity, ziti_unique):
+    prefix = ziti_unique("sort")
     for index in range(6):
         make_identity(f"{prefix}-{index}")
     data = admin.mgmt_ok("GET", "/identities", params={"filter": f'name contains "{prefix}" sort by name desc skip 1 limit 2'})

@@ -39,10 +39,10 @@ def dangling(admin) -> list[str]:
     return problems
 
 
-def test_deleting_referenced_entities_edits_policies_instead_of_failing(admin, unique, make_identity, make_service,
+def test_deleting_referenced_entities_edits_policies_instead_of_failing(admin, ziti_unique, make_identity, make_service,
                                                                         make_edge_router, make_policy):
     identity_id, service_id, router_id = make_identity(), make_service(), make_edge_router()
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "MAC", "macAddresses": ["aa"]})
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "MAC", "macAddresses": ["aa"]})
     sp = make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}", "#keep"],
                      serviceRoles=[f"@{service_id}"], postureCheckRoles=[f"@{check_id}"])
     erp = make_policy("edge-router-policies", identityRoles=[f"@{identity_id}"], edgeRouterRoles=[f"@{router_id}"])
@@ -57,10 +57,10 @@ def test_deleting_referenced_entities_edits_policies_instead_of_failing(admin, u
     assert dangling(admin) == []
 
 
-def test_identity_delete_removes_overrides_and_sessions(admin, unique, make_client, make_service, make_edge_router, make_policy):
+def test_identity_delete_removes_overrides_and_sessions(admin, ziti_unique, make_client, make_service, make_edge_router, make_policy):
     identity_id, client = make_client()
     service_id, router_id = make_service(), make_edge_router()
-    config_id = admin.create("configs", {"name": unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
+    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
     admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"])
     make_policy("edge-router-policies", identityRoles=["#all"], edgeRouterRoles=[f"@{router_id}"])
@@ -72,9 +72,9 @@ def test_identity_delete_removes_overrides_and_sessions(admin, unique, make_clie
     assert dangling(admin) == []
 
 
-def test_a_config_used_by_an_override_cannot_be_deleted(admin, unique, make_identity, make_service):
+def test_a_config_used_by_an_override_cannot_be_deleted(admin, ziti_unique, make_identity, make_service):
     identity_id, service_id = make_identity(), make_service()
-    config_id = admin.create("configs", {"name": unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
+    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
     admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
     assert_error(admin.mgmt("DELETE", f"/configs/{config_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
     admin.mgmt_ok("DELETE", f"/services/{service_id}")
@@ -82,14 +82,14 @@ def test_a_config_used_by_an_override_cannot_be_deleted(admin, unique, make_iden
     admin.mgmt_ok("DELETE", f"/configs/{config_id}")
 
 
-def test_policies_and_routers_are_always_deletable(admin, make_edge_router, make_policy, unique):
+def test_policies_and_routers_are_always_deletable(admin, make_edge_router, make_policy, ziti_unique):
     router_id = make_edge_router()
     policy_id = make_policy("edge-router-policies", identityRoles=["#all"], edgeRouterRoles=[f"@{router_id}"])
-    admin.create("terminators", {"service": admin.create("services", {"name": unique(), "encryptionRequired": False}),
+    admin.create("terminators", {"service": admin.create("services", {"name": ziti_unique(), "encryptionRequired": False}),
                                  "router": router_id, "address": "a", "binding": "b"})
     admin.mgmt_ok("DELETE", f"/routers/{router_id}")
     admin.mgmt_ok("DELETE", f"/edge-router-policies/{policy_id}")
-    transit_id = admin.create("transit-routers", {"name": unique()})
+    transit_id = admin.create("transit-routers", {"name": ziti_unique()})
     admin.mgmt_ok("DELETE", f"/transit-routers/{transit_id}")
     assert dangling(admin) == []
 

@@ -15,9 +15,9 @@ from tests.flows.certs import CLIENT, CONTROLLER_URL, create_ca, new_identity, p
 LATER = "2099-01-01T00:00:00.000Z"
 
 
-def test_identity_create_with_ott_ottca_and_updb_enrollments(admin, clock, unique):
-    ca_id = create_ca(admin, unique("ca"), hp.make_root_ca(now=clock.now()))
-    identity_id = new_identity(admin, unique("all3"), {"ott": True, "ottca": ca_id, "updb": unique("user")})
+def test_identity_create_with_ott_ottca_and_updb_enrollments(admin, ziti_clock, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("ca"), hp.make_root_ca(now=ziti_clock.now()))
+    identity_id = new_identity(admin, ziti_unique("all3"), {"ott": True, "ottca": ca_id, "updb": ziti_unique("user")})
     enrollment = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]
     assert set(enrollment) == {"ott", "ottca", "updb"}
     for method, entry in enrollment.items():
@@ -29,8 +29,8 @@ def test_identity_create_with_ott_ottca_and_updb_enrollments(admin, clock, uniqu
     assert {e["method"] for e in listed} == {"ott", "ottca", "updb"}
 
 
-def test_create_detail_list_and_delete(admin, unique):
-    identity_id = new_identity(admin, unique("crud"))
+def test_create_detail_list_and_delete(admin, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("crud"))
     response = admin.mgmt("POST", "/enrollments", json={"method": "ott", "identityId": identity_id, "expiresAt": LATER})
     assert response.status_code == 201
     enrollment_id = response.json()["data"]["id"]
@@ -44,8 +44,8 @@ def test_create_detail_list_and_delete(admin, unique):
     assert_error(admin.mgmt("GET", f"/enrollments/{enrollment_id}"), 404, "NOT_FOUND")
 
 
-def test_second_enrollment_of_a_method_is_409(admin, unique):
-    identity_id = new_identity(admin, unique("dup"), {"ott": True})
+def test_second_enrollment_of_a_method_is_409(admin, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("dup"), {"ott": True})
     response = admin.mgmt("POST", "/enrollments", json={"method": "ott", "identityId": identity_id, "expiresAt": LATER})
     assert_error(response, 409, "ENROLLMENT_EXISTS")
 
@@ -60,8 +60,8 @@ def test_invalid_enrollment_bodies_are_400(admin, body, field):
     assert_error(admin.mgmt("POST", "/enrollments", json=body), 400, "COULD_NOT_VALIDATE", field)
 
 
-def test_ottca_needs_a_ca_and_updb_a_free_username(admin, make_identity, unique):
-    identity_id = new_identity(admin, unique("needs"))
+def test_ottca_needs_a_ca_and_updb_a_free_username(admin, make_identity, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("needs"))
     response = admin.mgmt("POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "caId")
     response = admin.mgmt("POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER,
@@ -75,8 +75,8 @@ def test_ottca_needs_a_ca_and_updb_a_free_username(admin, make_identity, unique)
                  404, "NOT_FOUND")
 
 
-def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, api, unique):
-    identity_id = new_identity(admin, unique("refresh"), {"ott": True})
+def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("refresh"), {"ott": True})
     before = pending(admin, identity_id, "ott")
     response = admin.mgmt("POST", f"/enrollments/{before['id']}/refresh", json={"expiresAt": LATER})
     assert response.status_code == 200 and response.json()["data"]["id"] == before["id"]
@@ -93,11 +93,11 @@ def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, 
 
 
 @pytest.mark.parametrize("seconds_ago", [1, 3600, 10**9])
-def test_past_expiry_is_a_400_on_create_and_refresh(admin, clock, unique, seconds_ago):
-    past = rfc3339(clock.now() - timedelta(seconds=seconds_ago))
-    identity_id = new_identity(admin, unique("past"), {"ott": True})
+def test_past_expiry_is_a_400_on_create_and_refresh(admin, ziti_clock, ziti_unique, seconds_ago):
+    past = rfc3339(ziti_clock.now() - timedelta(seconds=seconds_ago))
+    identity_id = new_identity(admin, ziti_unique("past"), {"ott": True})
     created = admin.mgmt("POST", "/enrollments", json={"method": "updb", "identityId": identity_id,
-                                                       "username": unique("pastuser"), "expiresAt": past})
+                                                       "username": ziti_unique("pastuser"), "expiresAt": past})
     assert "must be in the future" in assert_error(created, 400, "COULD_NOT_VALIDATE", "expiresAt")["cause"]["reason"]
     before = pending(admin, identity_id, "ott")
     refreshed = admin.mgmt("POST", f"/enrollments/{before['id']}/refresh", json={"expiresAt": past})
@@ -106,21 +106,21 @@ def test_past_expiry_is_a_400_on_create_and_refresh(admin, clock, unique, second
     assert "updb" not in admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]
 
 
-def test_expiry_follows_the_configured_duration(admin, clock, unique):
-    identity_id = new_identity(admin, unique("duration"), {"ott": True})
+def test_expiry_follows_the_configured_duration(admin, ziti_clock, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("duration"), {"ott": True})
     claims = jwt.decode(pending(admin, identity_id, "ott")["jwt"], options={"verify_signature": False})
-    assert claims["exp"] == int(clock.now().timestamp()) + 180 * 60 and claims["iss"] == CONTROLLER_URL
+    assert claims["exp"] == int(ziti_clock.now().timestamp()) + 180 * 60 and claims["iss"] == CONTROLLER_URL
 
 
-def test_deleting_the_identity_deletes_its_enrollments(admin, unique):
-    identity_id = new_identity(admin, unique("gone"), {"ott": True})
+def test_deleting_the_identity_deletes_its_enrollments(admin, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("gone"), {"ott": True})
     enrollment_id = pending(admin, identity_id, "ott")["id"]
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     assert_error(admin.mgmt("GET", f"/enrollments/{enrollment_id}"), 404, "NOT_FOUND")
 
 
-def test_router_enrollments_name_their_router(admin, unique):
-    name = unique("er-enr")
+def test_router_enrollments_name_their_router(admin, ziti_unique):
+    name = ziti_unique("er-enr")
     router_id = admin.create("edge-routers", {"name": name})
     [enrollment] = admin.mgmt_ok("GET", "/enrollments", params={"filter": f'edgeRouterId = "{router_id}"'})
     assert enrollment["method"] == "erott" and enrollment["edgeRouterId"] == router_id

@@ -15,13 +15,13 @@ def events_of(controller_app):
     return controller_app.controller.events
 
 
-def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, controller_app, clock, unique):
-    events = events_of(controller_app)
-    clock.advance(seconds=5)
-    identity_id = admin.create("identities", {"name": unique("ev"), "type": "User", "isAdmin": False})
-    clock.advance(seconds=5)
+def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, ziti_app, ziti_clock, ziti_unique):
+    events = events_of(ziti_app)
+    ziti_clock.advance(seconds=5)
+    identity_id = admin.create("identities", {"name": ziti_unique("ev"), "type": "User", "isAdmin": False})
+    ziti_clock.advance(seconds=5)
     admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["red"]})
-    clock.advance(seconds=5)
+    ziti_clock.advance(seconds=5)
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     changes = events.query("entityChange", entityType="identities", entityId=identity_id)
     assert [e["eventType"] for e in changes] == ["created", "updated", "deleted"]
@@ -33,9 +33,9 @@ def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, c
     assert changes[0]["metadata"]["source"]["method"] == "POST"
 
 
-def test_login_failure_logout_and_api_session_events(api, controller_app, make_identity, unique):
-    events = events_of(controller_app)
-    identity_id = make_identity(unique("ev-user"), password="pass-word", username="ev-user")
+def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identity, ziti_unique):
+    events = events_of(ziti_app)
+    identity_id = make_identity(ziti_unique("ev-user"), password="pass-word", username="ev-user")
     login(api, "ev-user", "wrong-pass")
     session = api.login("ev-user", "pass-word")
     session.mgmt_ok("DELETE", "/current-api-session")
@@ -48,18 +48,18 @@ def test_login_failure_logout_and_api_session_events(api, controller_app, make_i
     assert events.query("edge.apiSessions", event_type="deleted", id=created["id"])
 
 
-def test_expired_sessions_leave_a_deleted_event(admin, api, controller_app, clock):
-    events = events_of(controller_app)
+def test_expired_sessions_leave_a_deleted_event(admin, api, ziti_app, ziti_clock):
+    events = events_of(ziti_app)
     other = api.login("admin", "admin")
     session_id = other.mgmt_ok("GET", "/current-api-session")["id"]
-    clock.advance(minutes=31)
+    ziti_clock.advance(minutes=31)
     api.login("admin", "admin").mgmt_ok("GET", "/api-sessions")
     deleted = events.query("edge.apiSessions", event_type="deleted", id=session_id)
     assert deleted and deleted[-1]["timestamp"] == "2025-06-01T12:31:00.000Z"
 
 
-def test_service_sessions_in_the_store_become_edge_sessions_events(controller_app):
-    store, events = controller_app.controller.store, events_of(controller_app)
+def test_service_sessions_in_the_store_become_edge_sessions_events(ziti_app):
+    store, events = ziti_app.controller.store, events_of(ziti_app)
     record = {"id": "sess-1", "token": "secret-session-token", "type": "Dial", "api_session_id": "as-1",
               "identity_id": "i-1", "service_id": "svc-1"}
     store.put("sessions", "sess-1", record)
@@ -70,61 +70,61 @@ def test_service_sessions_in_the_store_become_edge_sessions_events(controller_ap
     assert "secret-session-token" not in str(events.query())
 
 
-def test_mfa_changes_are_events(api, controller_app, make_identity, clock, unique):
-    events = events_of(controller_app)
-    identity_id = make_identity(unique("ev-mfa"), password="pass-word", username="ev-mfa")
+def test_mfa_changes_are_events(api, ziti_app, make_identity, ziti_clock, ziti_unique):
+    events = events_of(ziti_app)
+    identity_id = make_identity(ziti_unique("ev-mfa"), password="pass-word", username="ev-mfa")
     session = api.login("ev-mfa", "pass-word", api="client")
-    secret, _ = enroll_verified(session, clock)
+    secret, _ = enroll_verified(session, ziti_clock)
     partial = api.login("ev-mfa", "pass-word", api="client")
     partial.edge("POST", "/authenticate/mfa", json={"code": "abcdef"})
-    partial.edge_ok("POST", "/authenticate/mfa", json={"code": code(secret, clock)})
-    partial.edge_ok("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, clock)})
+    partial.edge_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
+    partial.edge_ok("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)})
     kinds = [e["event_type"] for e in events.query("edge.mfa", identity_id=identity_id)]
     assert kinds == ["enrolled", "verified", "authenticationFailed", "authenticated", "removed"]
 
 
-def test_failed_service_requests_are_events(admin, controller_app, make_service, make_policy, make_edge_router,
-                                            make_client, unique):
+def test_failed_service_requests_are_events(admin, ziti_app, make_service, make_policy, make_edge_router,
+                                            make_client, ziti_unique):
     identity_id, client = make_client(attrs=["fsr"])
     service_id = make_service(attrs=["fsr"])
     make_edge_router(attrs=["fsr"])
     make_policy("edge-router-policies", identityRoles=["#fsr"], edgeRouterRoles=["#fsr"])
     make_policy("service-edge-router-policies", serviceRoles=["#fsr"], edgeRouterRoles=["#fsr"])
-    check_id = admin.create("posture-checks", {"name": unique("domain"), "typeId": "DOMAIN", "domains": ["corp.example"]})
+    check_id = admin.create("posture-checks", {"name": ziti_unique("domain"), "typeId": "DOMAIN", "domains": ["corp.example"]})
     make_policy("service-policies", type="Dial", identityRoles=["#fsr"], serviceRoles=["#fsr"],
                 postureCheckRoles=[f"@{check_id}"])
     response = client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Dial"})
     assert response.status_code == 409, response.text
-    event = events_of(controller_app).query("edge.failedServiceRequests", identity_id=identity_id)[-1]
+    event = events_of(ziti_app).query("edge.failedServiceRequests", identity_id=identity_id)[-1]
     assert event["service_id"] == service_id and event["session_type"] == "Dial"
     assert event["policy_failures"][0]["checks"][0]["postureCheckId"] == check_id
     assert event["when"] == event["timestamp"]
 
 
-def test_subscribers_see_later_events_until_they_unsubscribe(admin, controller_app, unique):
+def test_subscribers_see_later_events_until_they_unsubscribe(admin, ziti_app, ziti_unique):
     seen = []
-    unsubscribe = events_of(controller_app).subscribe(seen.append)
-    admin.create("identities", {"name": unique("sub"), "type": "User", "isAdmin": False})
+    unsubscribe = events_of(ziti_app).subscribe(seen.append)
+    admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
     assert any(e["namespace"] == "entityChange" and e["entityType"] == "identities" for e in seen)
     unsubscribe()
     count = len(seen)
-    admin.create("identities", {"name": unique("sub"), "type": "User", "isAdmin": False})
+    admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
     assert len(seen) == count
 
 
-def test_query_filters_by_time_limit_and_predicate(admin, controller_app, clock, unique):
-    events = events_of(controller_app)
-    clock.advance(minutes=1)
+def test_query_filters_by_time_limit_and_predicate(admin, ziti_app, ziti_clock, ziti_unique):
+    events = events_of(ziti_app)
+    ziti_clock.advance(minutes=1)
     for _ in range(3):
-        admin.create("identities", {"name": unique("q"), "type": "User", "isAdmin": False})
+        admin.create("identities", {"name": ziti_unique("q"), "type": "User", "isAdmin": False})
     recent = events.query("entityChange", since="2025-06-01T12:01:00Z", entityType="identities")
     assert len(recent) == 3
     assert len(events.query("entityChange", until="2025-06-01T12:00:30Z", where=lambda e: e["entityType"] == "identities")) >= 1
     assert events.query(limit=2) == events.query()[-2:]
 
 
-def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, clock):
-    app = create_app(Config(data_dir=tmp_path, fsync=False), clock=clock)
+def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, ziti_clock):
+    app = create_app(Config(data_dir=tmp_path, fsync=False), clock=ziti_clock)
     try:
         with inprocess(app) as http:
             api = Api(http)
@@ -134,7 +134,7 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, cloc
             admin.create("authenticators", {"identityId": identity_id, "method": "updb", "username": "lines-user",
                                             "password": "lines-pass"})
             session = api.login("lines-user", "lines-pass", api="client")
-            enroll_verified(session, clock)
+            enroll_verified(session, ziti_clock)
         store = app.controller.store
         secrets = [admin.token, session.token, "lines-pass"]
         for table in ("authenticators", "mfas", "enrollments"):

@@ -13,9 +13,9 @@ def ec_key():
 
 
 @pytest.fixture
-def signer(admin, jwks_server, ec_key, unique):
+def signer(admin, jwks_server, ec_key, ziti_unique):
     """An enabled JWKS signer publishing ``ec_key``: ``(signer id, issuer, jwks path)``."""
-    name = unique("signer")
+    name = ziti_unique("signer")
     path = f"/{name}/jwks.json"
     issuer = f"https://{name}.idp.example"
     signer_id = admin.create("external-jwt-signers", signer_body(name, issuer, jwks=jwks_server.publish(path, ec_key)))
@@ -23,8 +23,8 @@ def signer(admin, jwks_server, ec_key, unique):
 
 
 @pytest.fixture
-def person(make_identity, unique):
-    return make_identity(unique("jwt-person"), externalId=unique("ext"))
+def person(make_identity, ziti_unique):
+    return make_identity(ziti_unique("jwt-person"), externalId=ziti_unique("ext"))
 
 
 def challenge(response) -> str:
@@ -44,9 +44,9 @@ def test_jwks_signer_detail_has_defaults(admin, signer):
     assert data["_links"]["self"]["href"] == f"./external-jwt-signers/{signer_id}"
 
 
-def test_cert_signer_takes_fingerprint_dates_and_kid_from_the_certificate(admin, ec_key, clock, unique):
-    name = unique("cert-signer")
-    pem = ec_key.cert_pem(clock.now(), cn="my-idp")
+def test_cert_signer_takes_fingerprint_dates_and_kid_from_the_certificate(admin, ec_key, ziti_clock, ziti_unique):
+    name = ziti_unique("cert-signer")
+    pem = ec_key.cert_pem(ziti_clock.now(), cn="my-idp")
     signer_id = admin.create("external-jwt-signers", signer_body(name, f"https://{name}", cert_pem=pem))
     data = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert data["commonName"] == "my-idp" and len(data["fingerprint"]) == 40
@@ -59,24 +59,24 @@ def test_cert_signer_takes_fingerprint_dates_and_kid_from_the_certificate(admin,
     ({"jwksEndpoint": "ftp://keys.example/jwks"}, "jwksEndpoint"),
     ({"audience": None, "name": None}, "name"),
 ])
-def test_invalid_signers_are_400(admin, unique, change, field):
-    body = signer_body(unique("bad"), f"https://{unique('iss')}", jwks="https://keys.example/jwks.json")
+def test_invalid_signers_are_400(admin, ziti_unique, change, field):
+    body = signer_body(ziti_unique("bad"), f"https://{ziti_unique('iss')}", jwks="https://keys.example/jwks.json")
     body.update(change)
     body = {key: value for key, value in body.items() if value is not None or key in ("jwksEndpoint",)}
     assert_error(admin.mgmt("POST", "/external-jwt-signers", json=body), 400, "COULD_NOT_VALIDATE", field)
 
 
-def test_issuer_is_unique(admin, signer, unique):
-    body = signer_body(unique("dup"), signer[1], jwks="https://keys.example/jwks.json")
+def test_issuer_is_unique(admin, signer, ziti_unique):
+    body = signer_body(ziti_unique("dup"), signer[1], jwks="https://keys.example/jwks.json")
     assert_error(admin.mgmt("POST", "/external-jwt-signers", json=body), 400, "COULD_NOT_VALIDATE", "issuer")
 
 
-def test_patch_put_and_delete(admin, signer, unique):
+def test_patch_put_and_delete(admin, signer, ziti_unique):
     signer_id = signer[0]
     admin.mgmt_ok("PATCH", f"/external-jwt-signers/{signer_id}", json={"enabled": False, "claimsProperty": "email"})
     data = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert data["enabled"] is False and data["claimsProperty"] == "email" and data["issuer"] == signer[1]
-    body = signer_body(unique("renamed"), "https://other.example", jwks="https://keys.example/jwks.json", enabled=True)
+    body = signer_body(ziti_unique("renamed"), "https://other.example", jwks="https://keys.example/jwks.json", enabled=True)
     admin.mgmt_ok("PUT", f"/external-jwt-signers/{signer_id}", json=body)
     data = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert data["issuer"] == "https://other.example" and data["claimsProperty"] == "sub"
@@ -95,8 +95,8 @@ def test_client_listing_needs_no_session_and_shows_the_client_view(api, signer):
 # -- primary login ---------------------------------------------------------------------------
 
 
-def test_login_by_identity_id_opens_a_session(api, signer, person, ec_key, clock):
-    token = ec_key.token(claims(signer[1], person, clock))
+def test_login_by_identity_id_opens_a_session(api, signer, person, ec_key, ziti_clock):
+    token = ec_key.token(claims(signer[1], person, ziti_clock))
     response = ext_jwt_login(api, token)
     assert response.status_code == 200, response.text
     data = response.json()["data"]
@@ -106,44 +106,44 @@ def test_login_by_identity_id_opens_a_session(api, signer, person, ec_key, clock
     assert session.edge_ok("GET", "/current-identity")["id"] == person
 
 
-def test_management_api_accepts_ext_jwt_too(api, signer, person, ec_key, clock):
-    response = ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock)), api_name="management")
+def test_management_api_accepts_ext_jwt_too(api, signer, person, ec_key, ziti_clock):
+    response = ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock)), api_name="management")
     assert response.status_code == 200
 
 
-def test_login_by_external_id_through_a_claims_pointer(api, admin, signer, person, ec_key, clock):
+def test_login_by_external_id_through_a_claims_pointer(api, admin, signer, person, ec_key, ziti_clock):
     admin.mgmt_ok("PATCH", f"/external-jwt-signers/{signer[0]}", json={"useExternalId": True,
                                                                        "claimsProperty": "/user/ids/0"})
     external_id = admin.mgmt_ok("GET", f"/identities/{person}")["externalId"]
-    token = ec_key.token(claims(signer[1], "nobody", clock, user={"ids": [external_id]}))
+    token = ec_key.token(claims(signer[1], "nobody", ziti_clock, user={"ids": [external_id]}))
     assert ext_jwt_login(api, token).json()["data"]["identityId"] == person
-    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock))).status_code == 401
+    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock))).status_code == 401
 
 
-def test_jwks_is_fetched_once_and_cached(api, signer, person, ec_key, clock, jwks_server):
+def test_jwks_is_fetched_once_and_cached(api, signer, person, ec_key, ziti_clock, jwks_server):
     for _ in range(3):
-        assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock))).status_code == 200
+        assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock))).status_code == 200
     assert jwks_server.hits[signer[2]] == 1
 
 
-def test_unknown_kid_refetches_at_most_once_a_second(api, signer, person, ec_key, clock, jwks_server):
-    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock))).status_code == 200
+def test_unknown_kid_refetches_at_most_once_a_second(api, signer, person, ec_key, ziti_clock, jwks_server):
+    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock))).status_code == 200
     rotated = SigningKey("kid-ec-2")
     jwks_server.publish(signer[2], rotated)
-    token = rotated.token(claims(signer[1], person, clock, lifetime=3600))
+    token = rotated.token(claims(signer[1], person, ziti_clock, lifetime=3600))
     assert_error(ext_jwt_login(api, token), 401, "UNAUTHORIZED")  # same instant: no refetch yet
-    clock.advance(seconds=1)
+    ziti_clock.advance(seconds=1)
     assert ext_jwt_login(api, token).status_code == 200
     assert jwks_server.hits[signer[2]] == 2
 
 
-def test_rsa_keys_and_cert_signers_work(api, admin, person, clock, unique):
+def test_rsa_keys_and_cert_signers_work(api, admin, person, ziti_clock, ziti_unique):
     key = SigningKey("rsa-1", kind="rsa")
-    name = unique("rsa-signer")
-    pem = key.cert_pem(clock.now())
+    name = ziti_unique("rsa-signer")
+    pem = key.cert_pem(ziti_clock.now())
     signer_id = admin.create("external-jwt-signers", signer_body(name, f"https://{name}", cert_pem=pem, kid="rsa-1"))
-    assert ext_jwt_login(api, key.token(claims(f"https://{name}", person, clock))).status_code == 200
-    wrong_kid = key.token(claims(f"https://{name}", person, clock), kid="other")
+    assert ext_jwt_login(api, key.token(claims(f"https://{name}", person, ziti_clock))).status_code == 200
+    wrong_kid = key.token(claims(f"https://{name}", person, ziti_clock), kid="other")
     assert 'error="invalid"' in challenge(ext_jwt_login(api, wrong_kid))
     assert signer_id
 
@@ -151,15 +151,15 @@ def test_rsa_keys_and_cert_signers_work(api, admin, person, clock, unique):
 # -- failures ------------------------------------------------------------------------------
 
 
-def test_failures_are_401_with_a_primary_challenge(api, signer, person, ec_key, clock):
+def test_failures_are_401_with_a_primary_challenge(api, signer, person, ec_key, ziti_clock):
     signer_id, issuer, _ = signer
     forged = SigningKey("kid-ec-1")  # same kid, other key
     cases = {
-        "invalid": [forged.token(claims(issuer, person, clock)), ec_key.token(claims(issuer, person, clock), kid=None),
-                    ec_key.token(claims(issuer, person, clock, audience="someone-else")),
-                    ec_key.token(claims(issuer, person, clock, nbf=int(clock.now().timestamp()) + 60))],
-        "expired": [ec_key.token(claims(issuer, person, clock, lifetime=-1))],
-        "missing": [ec_key.token(claims(issuer + "/", person, clock)), ec_key.token(claims(issuer, "no-such-id", clock)),
+        "invalid": [forged.token(claims(issuer, person, ziti_clock)), ec_key.token(claims(issuer, person, ziti_clock), kid=None),
+                    ec_key.token(claims(issuer, person, ziti_clock, audience="someone-else")),
+                    ec_key.token(claims(issuer, person, ziti_clock, nbf=int(ziti_clock.now().timestamp()) + 60))],
+        "expired": [ec_key.token(claims(issuer, person, ziti_clock, lifetime=-1))],
+        "missing": [ec_key.token(claims(issuer + "/", person, ziti_clock)), ec_key.token(claims(issuer, "no-such-id", ziti_clock)),
                     "not-a-jwt", None],
     }
     for reason, tokens in cases.items():
@@ -171,51 +171,51 @@ def test_failures_are_401_with_a_primary_challenge(api, signer, person, ec_key, 
             assert 'id="' in header and signer_id in header and issuer in header
 
 
-def test_hmac_tokens_are_refused(api, signer, person, clock):
+def test_hmac_tokens_are_refused(api, signer, person, ziti_clock):
     import jwt
 
-    token = jwt.encode(claims(signer[1], person, clock), "shared-secret-of-at-least-32-bytes!!", algorithm="HS256",
+    token = jwt.encode(claims(signer[1], person, ziti_clock), "shared-secret-of-at-least-32-bytes!!", algorithm="HS256",
                        headers={"kid": "kid-ec-1"})
     assert 'error="invalid"' in challenge(ext_jwt_login(api, token))
 
 
-def test_token_expires_and_becomes_valid_by_the_clock(api, signer, person, ec_key, clock):
-    now = int(clock.now().timestamp())
+def test_token_expires_and_becomes_valid_by_the_clock(api, signer, person, ec_key, ziti_clock):
+    now = int(ziti_clock.now().timestamp())
     token = ec_key.token({"iss": signer[1], "sub": person, "aud": ["a", "ziti"], "nbf": now + 60, "exp": now + 120})
     assert 'error="invalid"' in challenge(ext_jwt_login(api, token))
-    clock.advance(seconds=60)
+    ziti_clock.advance(seconds=60)
     assert ext_jwt_login(api, token).status_code == 200
-    clock.advance(seconds=60)
+    ziti_clock.advance(seconds=60)
     assert 'error="expired"' in challenge(ext_jwt_login(api, token))
 
 
-def test_disabled_signer_or_none_at_all_is_a_plain_401(api, admin, signer, person, ec_key, clock):
+def test_disabled_signer_or_none_at_all_is_a_plain_401(api, admin, signer, person, ec_key, ziti_clock):
     for other in admin.mgmt_ok("GET", "/external-jwt-signers", params={"limit": 500}):
         admin.mgmt_ok("PATCH", f"/external-jwt-signers/{other['id']}", json={"enabled": False})
-    response = ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock)))
+    response = ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock)))
     assert_error(response, 401, "UNAUTHORIZED")
     assert "www-authenticate" not in response.headers
 
 
-def test_disabled_identity_cannot_log_in_until_the_lock_ends(api, admin, signer, person, ec_key, clock):
+def test_disabled_identity_cannot_log_in_until_the_lock_ends(api, admin, signer, person, ec_key, ziti_clock):
     admin.mgmt_ok("POST", f"/identities/{person}/disable", json={"durationMinutes": 5})
-    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock))).status_code == 401
-    clock.advance(minutes=5, seconds=1)
-    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, clock))).status_code == 200
+    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock))).status_code == 401
+    ziti_clock.advance(minutes=5, seconds=1)
+    assert ext_jwt_login(api, ec_key.token(claims(signer[1], person, ziti_clock))).status_code == 200
 
 
-def test_a_valid_token_among_three_bearers_is_found(api, signer, person, ec_key, clock):
-    good = ec_key.token(claims(signer[1], person, clock))
-    header = f"Bearer junk, Bearer {SigningKey('x').token(claims('https://nobody', person, clock))}, Bearer {good}"
+def test_a_valid_token_among_three_bearers_is_found(api, signer, person, ec_key, ziti_clock):
+    good = ec_key.token(claims(signer[1], person, ziti_clock))
+    header = f"Bearer junk, Bearer {SigningKey('x').token(claims('https://nobody', person, ziti_clock))}, Bearer {good}"
     assert ext_jwt_login(api, None, Authorization=header).status_code == 200
     fourth = f"Bearer a, Bearer b, Bearer c, Bearer {good}"
     assert ext_jwt_login(api, None, Authorization=fourth).status_code == 401
 
 
-def test_events_never_carry_the_token(api, controller_app, signer, person, ec_key, clock):
-    token = ec_key.token(claims(signer[1], person, clock))
+def test_events_never_carry_the_token(api, ziti_app, signer, person, ec_key, ziti_clock):
+    token = ec_key.token(claims(signer[1], person, ziti_clock))
     session_token = ext_jwt_login(api, token).json()["data"]["token"]
-    logged = str(controller_app.controller.events.query())
+    logged = str(ziti_app.controller.events.query())
     assert token not in logged and session_token not in logged
-    success = controller_app.controller.events.query("authentication", event_type="success", identity_id=person)
+    success = ziti_app.controller.events.query("authentication", event_type="success", identity_id=person)
     assert success and success[-1]["auth_method"] == "ext-jwt"

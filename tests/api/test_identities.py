@@ -6,8 +6,8 @@ import pytest
 from tests.api.test_conventions import assert_error
 
 
-def test_create_and_read_back_every_field(admin, unique, api):
-    name = unique("full")
+def test_create_and_read_back_every_field(admin, ziti_unique, api):
+    name = ziti_unique("full")
     identity_id = admin.create("identities", {
         "name": name, "type": "Device", "isAdmin": False, "roleAttributes": ["sales", "eu"], "externalId": "ext-1",
         "appData": {"nested": {"deep": [1, 2]}}, "defaultHostingCost": 10, "defaultHostingPrecedence": "required",
@@ -27,29 +27,29 @@ def test_create_and_read_back_every_field(admin, unique, api):
 
 
 @pytest.mark.parametrize("wire_type", ["User", "Device", "Service", "Default"])
-def test_types_are_stored_as_default(admin, unique, wire_type):
-    identity_id = admin.create("identities", {"name": unique(), "type": wire_type, "isAdmin": False})
+def test_types_are_stored_as_default(admin, ziti_unique, wire_type):
+    identity_id = admin.create("identities", {"name": ziti_unique(), "type": wire_type, "isAdmin": False})
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["typeId"] == "Default"
 
 
-def test_router_type_is_refused(admin, unique):
-    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "Router", "isAdmin": False})
+def test_router_type_is_refused(admin, ziti_unique):
+    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "Router", "isAdmin": False})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "typeId")
 
 
-def test_unknown_auth_policy_is_404(admin, unique):
-    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "User", "isAdmin": False, "authPolicyId": "nope"})
+def test_unknown_auth_policy_is_404(admin, ziti_unique):
+    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False, "authPolicyId": "nope"})
     assert_error(response, 404, "NOT_FOUND")
 
 
-def test_role_attributes_must_not_start_with_hash_or_at(admin, unique):
-    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "User", "isAdmin": False, "roleAttributes": ["#bad"]})
+def test_role_attributes_must_not_start_with_hash_or_at(admin, ziti_unique):
+    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False, "roleAttributes": ["#bad"]})
     assert_error(response, 400, "COULD_NOT_VALIDATE")
 
 
-def test_put_clears_omitted_optional_fields(admin, make_identity, unique):
+def test_put_clears_omitted_optional_fields(admin, make_identity, ziti_unique):
     identity_id = make_identity(roleAttributes=["a"], tags={"k": "v"}, appData={"x": 1}, externalId="e")
-    name = unique("put")
+    name = ziti_unique("put")
     admin.mgmt_ok("PUT", f"/identities/{identity_id}", json={"name": name, "type": "User", "isAdmin": True})
     data = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert data["name"] == name and data["isAdmin"] is True
@@ -77,25 +77,25 @@ def test_patch_replaces_maps_whole_and_clears_with_empty(admin, make_identity):
     assert data["tags"] == {"c": True} and data["roleAttributes"] == []
 
 
-def test_update_moves_updated_at_with_the_clock(admin, make_identity, clock):
+def test_update_moves_updated_at_with_the_clock(admin, make_identity, ziti_clock):
     identity_id = make_identity()
     before = admin.mgmt_ok("GET", f"/identities/{identity_id}")
-    clock.advance(seconds=3)
+    ziti_clock.advance(seconds=3)
     admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["z"]})
     after = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert after["updatedAt"] > before["updatedAt"] and after["createdAt"] == before["createdAt"]
 
 
-def test_rename_to_an_existing_name_is_refused(admin, make_identity, unique):
-    taken = unique("taken")
+def test_rename_to_an_existing_name_is_refused(admin, make_identity, ziti_unique):
+    taken = ziti_unique("taken")
     make_identity(taken)
     other = make_identity()
     response = admin.mgmt("PATCH", f"/identities/{other}", json={"name": taken})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "name")
 
 
-def test_role_filter_all_of_and_any_of(admin, make_identity, unique):
-    prefix = unique("rf")
+def test_role_filter_all_of_and_any_of(admin, make_identity, ziti_unique):
+    prefix = ziti_unique("rf")
     both = make_identity(f"{prefix}-both", roleAttributes=["red", "blue"])
     red = make_identity(f"{prefix}-red", roleAttributes=["red"])
     plain = make_identity(f"{prefix}-plain")
@@ -106,8 +106,8 @@ def test_role_filter_all_of_and_any_of(admin, make_identity, unique):
     assert all_of == {both} and any_of == {both, red} and by_id == {plain}
 
 
-def test_filter_on_role_attributes(admin, make_identity, unique):
-    prefix = unique("fa")
+def test_filter_on_role_attributes(admin, make_identity, ziti_unique):
+    prefix = ziti_unique("fa")
     target = make_identity(f"{prefix}-a", roleAttributes=["sales", "ops"])
     make_identity(f"{prefix}-b", roleAttributes=["ops"])
     found = admin.mgmt_ok("GET", "/identities", params={"filter": f'name contains "{prefix}" and anyOf(roleAttributes) = "sales"'})
@@ -130,9 +130,9 @@ def test_default_admin_cannot_be_deleted(admin):
     assert_error(admin.mgmt("DELETE", f"/identities/{me}"), 400, "ENTITY_CAN_NOT_BE_DELETED")
 
 
-def test_create_with_enrollment_request(admin, unique):
-    identity_id = admin.create("identities", {"name": unique(), "type": "User", "isAdmin": False,
-                                              "enrollment": {"ott": True, "updb": unique("user")}})
+def test_create_with_enrollment_request(admin, ziti_unique):
+    identity_id = admin.create("identities", {"name": ziti_unique(), "type": "User", "isAdmin": False,
+                                              "enrollment": {"ott": True, "updb": ziti_unique("user")}})
     enrollment = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]
     assert set(enrollment) == {"ott", "updb"}
     assert enrollment["ott"]["jwt"].count(".") == 2 and enrollment["ott"]["token"]

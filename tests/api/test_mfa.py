@@ -57,9 +57,9 @@ def mfa_login(api, username: str, password: str, secret: str, clock):
 
 
 @pytest.fixture
-def user(api, make_identity, unique):
+def user(api, make_identity, ziti_unique):
     """A password identity and its session: ``(session, identity id, username)``."""
-    name = unique("mfa-user")
+    name = ziti_unique("mfa-user")
     identity_id = make_identity(name, password="pass-word", username=name)
     return api.login(name, "pass-word", api="client"), identity_id, name
 
@@ -86,19 +86,19 @@ def test_unverified_status_shows_provisioning_url_and_twenty_recovery_codes(user
     assert {"self", "verify", "qr"} <= set(status["_links"])
 
 
-def test_issuer_comes_from_the_totp_issuer_setting(user, controller_app):
-    controller_app.controller.config.totp_issuer = "acme.example"
+def test_issuer_comes_from_the_totp_issuer_setting(user, ziti_app):
+    ziti_app.controller.config.totp_issuer = "acme.example"
     status = start_enrollment(user[0])
     assert status["provisioningUrl"].startswith("otpauth://totp/acme.example:")
     assert "issuer=acme.example&" in status["provisioningUrl"]
 
 
-def test_enrolling_again_is_409_mfa_exists_before_and_after_verification(user, clock):
+def test_enrolling_again_is_409_mfa_exists_before_and_after_verification(user, ziti_clock):
     session, _, _ = user
     start_enrollment(session)
     assert_error(session.edge("POST", "/current-identity/mfa"), 409, "MFA_EXISTS")
     secret = secret_of(session.edge_ok("GET", "/current-identity/mfa")["provisioningUrl"])
-    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock)})
+    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock)})
     assert_error(session.edge("POST", "/current-identity/mfa"), 409, "MFA_EXISTS")
 
 
@@ -120,9 +120,9 @@ def test_enroll_accepts_an_empty_json_body(user):
 # -- verification ------------------------------------------------------------------------
 
 
-def test_verify_marks_verified_hides_secrets_and_enables_mfa_on_the_identity(user, admin, clock):
+def test_verify_marks_verified_hides_secrets_and_enables_mfa_on_the_identity(user, admin, ziti_clock):
     session, identity_id, _ = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     status = session.edge_ok("GET", "/current-identity/mfa")
     assert status["isVerified"] is True
     assert "recoveryCodes" not in status and "provisioningUrl" not in status
@@ -141,23 +141,23 @@ def test_verify_rejects_wrong_empty_and_recovery_codes(user):
     assert session.edge_ok("GET", "/current-identity/mfa")["isVerified"] is False
 
 
-def test_codes_are_accepted_two_steps_either_side_of_the_clock(user, clock):
+def test_codes_are_accepted_two_steps_either_side_of_the_clock(user, ziti_clock):
     session, _, _ = user
     secret = secret_of(start_enrollment(session)["provisioningUrl"])
     for steps in (-3, 3):
-        response = session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock, steps)})
+        response = session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock, steps)})
         assert_error(response, 400, "MFA_INVALID_TOKEN")
-    assert session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock, -2)}).status_code == 200
+    assert session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock, -2)}).status_code == 200
 
 
-def test_a_code_stops_working_when_the_clock_moves_three_steps(api, user, clock):
+def test_a_code_stops_working_when_the_clock_moves_three_steps(api, user, ziti_clock):
     session, _, name = user
-    secret, _ = enroll_verified(session, clock)
-    stale = code(secret, clock)
-    clock.advance(seconds=90)
+    secret, _ = enroll_verified(session, ziti_clock)
+    stale = code(secret, ziti_clock)
+    ziti_clock.advance(seconds=90)
     partial = api.login(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": stale}), 400, "MFA_INVALID_TOKEN")
-    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, clock)}).status_code == 200
+    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).status_code == 200
 
 
 def test_qr_code_is_a_256_pixel_png_of_the_provisioning_url(user):
@@ -174,22 +174,22 @@ def test_qr_code_is_a_256_pixel_png_of_the_provisioning_url(user):
 # -- partial sessions --------------------------------------------------------------------
 
 
-def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, clock):
+def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, ziti_clock):
     session, _, name = user
-    secret, _ = enroll_verified(session, clock)
+    secret, _ = enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaRequired"] is True and data["isMfaComplete"] is False and data["authQueries"] == [TOTP_QUERY]
     assert_error(partial.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
-    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, clock)}).json() == {"data": {}, "meta": {}}
+    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).json() == {"data": {}, "meta": {}}
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaComplete"] is True and data["authQueries"] == []
     assert partial.edge("GET", "/current-identity").status_code == 200
 
 
-def test_authenticate_reply_lists_the_totp_query(api, user, clock):
+def test_authenticate_reply_lists_the_totp_query(api, user, ziti_clock):
     session, _, name = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     response = api.edge("POST", "/authenticate", params={"method": "password"},
                         json={"username": name, "password": "pass-word"})
     data = response.json()["data"]
@@ -203,9 +203,9 @@ def test_authenticate_reply_lists_the_totp_query(api, user, clock):
     ("DELETE", "/current-identity/mfa", False), ("GET", "/current-identity/mfa/recovery-codes", False),
     ("POST", "/current-api-session/totp-token", False), ("GET", "/controllers", False),
 ])
-def test_partial_session_reaches_only_the_mfa_operations(api, user, clock, method, path, allowed):
+def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, method, path, allowed):
     session, _, name = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
     response = partial.edge(method, path, json={"code": "123456"} if method == "POST" else None)
     if allowed:
@@ -214,69 +214,69 @@ def test_partial_session_reaches_only_the_mfa_operations(api, user, clock, metho
         assert_error(response, 401, "UNAUTHORIZED")
 
 
-def test_partial_session_can_log_out(api, user, clock):
+def test_partial_session_can_log_out(api, user, ziti_clock):
     session, _, name = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
     assert partial.edge("DELETE", "/current-api-session").status_code == 200
     assert_error(partial.edge("GET", "/current-api-session"), 401, "UNAUTHORIZED")
 
 
-def test_partial_session_expires_by_the_clock(api, user, clock):
+def test_partial_session_expires_by_the_clock(api, user, ziti_clock):
     session, _, name = user
-    secret, _ = enroll_verified(session, clock)
+    secret, _ = enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
-    clock.advance(minutes=31)
-    assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, clock)}), 401, "UNAUTHORIZED")
+    ziti_clock.advance(minutes=31)
+    assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}), 401, "UNAUTHORIZED")
 
 
-def test_authenticate_mfa_errors(api, user, clock):
+def test_authenticate_mfa_errors(api, user, ziti_clock):
     session, _, name = user
     assert_error(session.edge("POST", "/authenticate/mfa", json={"code": "123456"}), 409, "MFA_NOT_ENROLLED")
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": WRONG}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": ""}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={}), 400, "COULD_NOT_VALIDATE", "code")
 
 
-def test_each_recovery_code_completes_one_login_only(api, user, clock):
+def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
     session, _, name = user
-    secret, recovery = enroll_verified(session, clock)
+    secret, recovery = enroll_verified(session, ziti_clock)
     first = api.login(name, "pass-word", api="client")
     assert first.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}).status_code == 200
     second = api.login(name, "pass-word", api="client")
     assert_error(second.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
     assert second.edge("POST", "/authenticate/mfa", json={"code": recovery[1]}).status_code == 200
-    left = first.edge_ok("GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, clock)})
+    left = first.edge_ok("GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)})
     assert left["recoveryCodes"] == recovery[2:]
 
 
-def test_management_api_serves_the_same_mfa_flow(api, make_identity, unique, clock):
-    name = unique("mgmt-mfa")
+def test_management_api_serves_the_same_mfa_flow(api, make_identity, ziti_unique, ziti_clock):
+    name = ziti_unique("mgmt-mfa")
     make_identity(name, password="pass-word", username=name)
     session = api.login(name, "pass-word")
     session.mgmt_ok("POST", "/current-identity/mfa")
     secret = secret_of(session.mgmt_ok("GET", "/current-identity/mfa")["provisioningUrl"])
-    session.mgmt_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock)})
+    session.mgmt_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock)})
     partial = api.login(name, "pass-word")
     assert_error(partial.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
-    partial.mgmt_ok("POST", "/authenticate/mfa", json={"code": code(secret, clock)})
+    partial.mgmt_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
     assert partial.mgmt("GET", "/current-identity").status_code == 200
 
 
 # -- recovery codes ------------------------------------------------------------------------
 
 
-def test_recovery_codes_need_a_totp_code_in_the_body_or_header(api, user, clock):
+def test_recovery_codes_need_a_totp_code_in_the_body_or_header(api, user, ziti_clock):
     session, _, _ = user
-    secret, recovery = enroll_verified(session, clock)
+    secret, recovery = enroll_verified(session, ziti_clock)
     path = "/current-identity/mfa/recovery-codes"
-    by_header = session.edge_ok("GET", path, headers={"mfa-validation-code": code(secret, clock)})
+    by_header = session.edge_ok("GET", path, headers={"mfa-validation-code": code(secret, ziti_clock)})
     assert by_header["recoveryCodes"] == recovery and by_header["id"]
-    by_body = session.edge("GET", path, json={"code": code(secret, clock)}, headers={"mfa-validation-code": WRONG})
+    by_body = session.edge("GET", path, json={"code": code(secret, ziti_clock)}, headers={"mfa-validation-code": WRONG})
     assert by_body.status_code == 200
-    body_wins = session.edge("GET", path, json={"code": WRONG}, headers={"mfa-validation-code": code(secret, clock)})
+    body_wins = session.edge("GET", path, json={"code": WRONG}, headers={"mfa-validation-code": code(secret, ziti_clock)})
     assert_error(body_wins, 400, "MFA_INVALID_TOKEN")
     assert_error(session.edge("GET", path), 400, "MFA_INVALID_TOKEN")
     assert_error(session.edge("GET", path, headers={"mfa-validation-code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
@@ -289,13 +289,13 @@ def test_recovery_codes_of_an_unverified_enrollment_are_404(user):
                               headers={"mfa-validation-code": "123456"}), 404, "NOT_FOUND")
 
 
-def test_regenerating_replaces_every_recovery_code(api, user, clock):
+def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
     session, _, name = user
-    secret, old = enroll_verified(session, clock)
+    secret, old = enroll_verified(session, ziti_clock)
     assert session.edge("POST", "/current-identity/mfa/recovery-codes", json={"code": WRONG}).status_code == 400
     assert session.edge("POST", "/current-identity/mfa/recovery-codes", json={"code": old[0]}).status_code == 200
     new = session.edge_ok("GET", "/current-identity/mfa/recovery-codes",
-                          headers={"mfa-validation-code": code(secret, clock)})["recoveryCodes"]
+                          headers={"mfa-validation-code": code(secret, ziti_clock)})["recoveryCodes"]
     assert len(new) == 20 and not set(new) & set(old)
     partial = api.login(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": old[5]}), 400, "MFA_INVALID_TOKEN")
@@ -305,13 +305,13 @@ def test_regenerating_replaces_every_recovery_code(api, user, clock):
 # -- removal ------------------------------------------------------------------------------
 
 
-def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, clock):
+def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_clock):
     session, identity_id, name = user
-    secret, _ = enroll_verified(session, clock)
+    secret, _ = enroll_verified(session, ziti_clock)
     assert_error(session.edge("DELETE", "/current-identity/mfa"), 400, "MFA_INVALID_TOKEN")
     assert_error(session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": WRONG}),
                  400, "MFA_INVALID_TOKEN")
-    response = session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, clock)})
+    response = session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)})
     assert response.json() == {"data": {}, "meta": {}}
     assert_error(session.edge("GET", "/current-identity/mfa"), 404, "NOT_FOUND")
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is False
@@ -319,9 +319,9 @@ def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, clock):
     assert fresh.edge_ok("GET", "/current-api-session")["isMfaRequired"] is False
 
 
-def test_a_recovery_code_also_deletes_a_verified_enrollment(user, clock):
+def test_a_recovery_code_also_deletes_a_verified_enrollment(user, ziti_clock):
     session, _, _ = user
-    _, recovery = enroll_verified(session, clock)
+    _, recovery = enroll_verified(session, ziti_clock)
     assert session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": recovery[3]}).status_code == 200
 
 
@@ -332,18 +332,18 @@ def test_deleting_an_unverified_enrollment_needs_no_code(user):
     assert session.edge("POST", "/current-identity/mfa").status_code == 201
 
 
-def test_admin_removes_an_identity_mfa(api, user, admin, clock):
+def test_admin_removes_an_identity_mfa(api, user, admin, ziti_clock):
     session, identity_id, name = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     assert admin.mgmt("DELETE", f"/identities/{identity_id}/mfa").json() == {"data": {}, "meta": {}}
     assert_error(admin.mgmt("DELETE", f"/identities/{identity_id}/mfa"), 404, "NOT_FOUND")
     assert_error(admin.mgmt("DELETE", "/identities/no-such-identity/mfa"), 404, "NOT_FOUND")
     assert api.login(name, "pass-word", api="client").edge("GET", "/current-identity").status_code == 200
 
 
-def test_deleting_the_identity_deletes_its_mfa_record(user, admin, clock):
+def test_deleting_the_identity_deletes_its_mfa_record(user, admin, ziti_clock):
     session, identity_id, _ = user
-    enroll_verified(session, clock)
+    enroll_verified(session, ziti_clock)
     before = admin.mgmt_ok("GET", "/summary")["mfas"]
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     assert admin.mgmt_ok("GET", "/summary")["mfas"] == before - 1

@@ -35,8 +35,8 @@ def test_global_settings_exist_and_cannot_be_deleted(admin):
     assert_error(admin.mgmt("DELETE", "/controller-settings/global/effective"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
 
 
-def test_override_merges_over_global_in_the_effective_view(admin, unique):
-    controller_id = unique("ctrl")
+def test_override_merges_over_global_in_the_effective_view(admin, ziti_unique):
+    controller_id = ziti_unique("ctrl")
     admin.mgmt_ok("PATCH", "/controller-settings/global/effective",
                   json={"oidc": {"postLogoutUris": ["https://out.example"]}})
     response = admin.mgmt("POST", "/controller-settings",
@@ -49,8 +49,8 @@ def test_override_merges_over_global_in_the_effective_view(admin, unique):
     assert admin.mgmt_ok("GET", f"/controller-settings/{controller_id}")["oidc"] == {"redirectUris": ["https://in.example"]}
 
 
-def test_override_replace_patch_and_delete(admin, unique):
-    controller_id = unique("ctrl")
+def test_override_replace_patch_and_delete(admin, ziti_unique):
+    controller_id = ziti_unique("ctrl")
     admin.create("controller-settings", {"controllerId": controller_id})
     path = f"/controller-settings/{controller_id}/effective"
     admin.mgmt_ok("PUT", path, json={"oidc": {"postLogoutUris": ["https://a.example"]}, "tags": {"k": "v"}})
@@ -62,8 +62,8 @@ def test_override_replace_patch_and_delete(admin, unique):
     assert_error(admin.mgmt("GET", f"/controller-settings/{controller_id}"), 404, "NOT_FOUND")
 
 
-def test_duplicate_overrides_and_unknown_controllers(admin, unique):
-    controller_id = unique("ctrl")
+def test_duplicate_overrides_and_unknown_controllers(admin, ziti_unique):
+    controller_id = ziti_unique("ctrl")
     admin.create("controller-settings", {"controllerId": controller_id})
     for duplicate in (controller_id, "global"):
         response = admin.mgmt("POST", "/controller-settings", json={"controllerId": duplicate})
@@ -77,37 +77,37 @@ def test_duplicate_overrides_and_unknown_controllers(admin, unique):
 # -- database snapshot ------------------------------------------------------------------------
 
 
-def test_snapshot_is_limited_to_one_a_minute(admin, clock):
+def test_snapshot_is_limited_to_one_a_minute(admin, ziti_clock):
     assert admin.mgmt("POST", "/database/snapshot").json() == {"data": {}, "meta": {}}
-    clock.advance(seconds=59)
+    ziti_clock.advance(seconds=59)
     assert_error(admin.mgmt("POST", "/database/snapshot"), 429, "RATE_LIMITED")
-    clock.advance(seconds=1)
+    ziti_clock.advance(seconds=1)
     assert admin.mgmt("POST", "/database/snapshot").status_code == 200
 
 
-def test_a_snapshot_restores_into_a_controller_that_answers_the_same(admin, api, controller_app, clock, config,
-                                                                    make_identity, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("snap-policy"), max_attempts=4))
-    make_identity(unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id,
+def test_a_snapshot_restores_into_a_controller_that_answers_the_same(admin, api, ziti_app, ziti_clock, ziti_config,
+                                                                    make_identity, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("snap-policy"), max_attempts=4))
+    make_identity(ziti_unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id,
                   roleAttributes=["blue"])
-    admin.create("external-jwt-signers", {"name": unique("snap-signer"), "issuer": "https://snap.example",
+    admin.create("external-jwt-signers", {"name": ziti_unique("snap-signer"), "issuer": "https://snap.example",
                                           "audience": "a", "enabled": True, "jwksEndpoint": "https://snap.example/k"})
-    admin.create("controller-settings", {"controllerId": unique("snap-ctrl")})
+    admin.create("controller-settings", {"controllerId": ziti_unique("snap-ctrl")})
     admin.mgmt_ok("POST", "/database/snapshot")
-    path = controller_app.controller.events.query("database", event_type="snapshot")[-1]["path"]
+    path = ziti_app.controller.events.query("database", event_type="snapshot")[-1]["path"]
     paths = ("/identities", "/auth-policies", "/authenticators", "/external-jwt-signers", "/controller-settings",
              "/identity-types")
     before = {p: admin.mgmt_ok("GET", p, params={"limit": 500}) for p in paths}
 
-    with controller(Config(), clock, Store(path)) as (_, restored):
+    with controller(Config(), ziti_clock, Store(path)) as (_, restored):
         restored_admin = restored.login("admin", "admin")
         for p in paths:
             assert restored_admin.mgmt_ok("GET", p, params={"limit": 500}) == before[p], p
         assert login(restored, "snap-user", "snap-pass").status_code == 200
 
 
-def test_snapshots_go_to_the_data_folder(tmp_path, clock):
-    with controller(Config(data_dir=tmp_path, fsync=False), clock) as (app, api):
+def test_snapshots_go_to_the_data_folder(tmp_path, ziti_clock):
+    with controller(Config(data_dir=tmp_path, fsync=False), ziti_clock) as (app, api):
         api.login("admin", "admin").mgmt_ok("POST", "/database/snapshot")
         folders = list((tmp_path / "snapshots").iterdir())
         assert [f.name for f in folders] == ["ctrl.db-20250601-120000"]
@@ -142,22 +142,22 @@ def finished_results(admin, controller_app) -> dict:
     return response.json()["data"]
 
 
-def test_check_reports_and_fix_repairs_planted_dangling_references(admin, controller_app, make_service, unique):
-    assert finished_results(admin, controller_app)["results"] == []
-    store = controller_app.controller.store
-    ids = plant_inconsistencies(store, unique)
+def test_check_reports_and_fix_repairs_planted_dangling_references(admin, ziti_app, make_service, ziti_unique):
+    assert finished_results(admin, ziti_app)["results"] == []
+    store = ziti_app.controller.store
+    ids = plant_inconsistencies(store, ziti_unique)
     service_id = make_service()
     store.put("services", service_id, {**store.get("services", service_id), "configs": ["gone-config"]})
 
     assert admin.mgmt("POST", "/database/check-data-integrity").status_code == 202
-    checked = finished_results(admin, controller_app)
+    checked = finished_results(admin, ziti_app)
     assert checked["inProgress"] is False and checked["fixingErrors"] is False and checked["error"] is None
     assert len(checked["results"]) == 6 and not any(r["fixed"] for r in checked["results"])
     assert any(ids["auth"] in r["description"] and "ghost" in r["description"] for r in checked["results"])
     assert admin.mgmt("GET", f"/authenticators/{ids['auth']}").status_code == 200  # a check changes nothing
 
     assert admin.mgmt("POST", "/database/fix-data-integrity").json() == {"data": {}, "meta": {}}
-    fixed = finished_results(admin, controller_app)
+    fixed = finished_results(admin, ziti_app)
     assert fixed["fixingErrors"] is True and len(fixed["results"]) == 6 and all(r["fixed"] for r in fixed["results"])
     assert_error(admin.mgmt("GET", f"/authenticators/{ids['auth']}"), 404, "NOT_FOUND")
     assert admin.mgmt_ok("GET", f"/identities/{ids['identity']}")["authPolicyId"] == "default"
@@ -165,14 +165,14 @@ def test_check_reports_and_fix_repairs_planted_dangling_references(admin, contro
     assert policy["primary"]["extJwt"]["allowedSigners"] == [] and policy["secondary"]["requireExtJwtSigner"] is None
     assert admin.mgmt_ok("GET", f"/services/{service_id}")["configs"] == []
     admin.mgmt_ok("POST", "/database/check-data-integrity")
-    assert finished_results(admin, controller_app)["results"] == []
-    assert controller_app.controller.events.query("database", event_type="snapshot")  # fix snapshots first
+    assert finished_results(admin, ziti_app)["results"] == []
+    assert ziti_app.controller.events.query("database", event_type="snapshot")  # fix snapshots first
 
 
-def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, controller_app, make_identity, unique):
-    ctl = controller_app.controller
+def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, ziti_app, make_identity, ziti_unique):
+    ctl = ziti_app.controller
     identity_id = make_identity()
-    policy_id = admin.create("service-policies", {"name": unique("sp"), "type": "Dial", "semantic": "AnyOf",
+    policy_id = admin.create("service-policies", {"name": ziti_unique("sp"), "type": "Dial", "semantic": "AnyOf",
                                                   "identityRoles": [f"@{identity_id}"], "serviceRoles": ["#all"]})
     # A dangling @id planted behind the cascades' back, and derived links knocked out of step.
     record = ctl.store.get("service_policies", policy_id)
@@ -180,43 +180,43 @@ def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, contro
     ctl.engine.remove_service_policy(policy_id)
 
     admin.mgmt_ok("POST", "/database/check-data-integrity")
-    descriptions = [r["description"] for r in finished_results(admin, controller_app)["results"]]
+    descriptions = [r["description"] for r in finished_results(admin, ziti_app)["results"]]
     assert any("@ghost-identity" in d for d in descriptions)
     assert any("policy-derived links" in d for d in descriptions)
 
     admin.mgmt_ok("POST", "/database/fix-data-integrity")
-    assert all(r["fixed"] for r in finished_results(admin, controller_app)["results"])
+    assert all(r["fixed"] for r in finished_results(admin, ziti_app)["results"])
     assert admin.mgmt_ok("GET", f"/service-policies/{policy_id}")["identityRoles"] == [f"@{identity_id}"]
     assert policy_id in ctl.engine.policies_of("identities", identity_id, "servicePolicies")
     admin.mgmt_ok("POST", "/database/check-data-integrity")
-    assert finished_results(admin, controller_app)["results"] == []
+    assert finished_results(admin, ziti_app)["results"] == []
 
 
-def test_one_integrity_run_at_a_time_across_check_and_fix(controller_app):
+def test_one_integrity_run_at_a_time_across_check_and_fix(ziti_app):
     # In-process on this thread: holding the store lock keeps the background run waiting.
-    with inprocess(controller_app) as http:
+    with inprocess(ziti_app) as http:
         admin = Api(http).login("admin", "admin")
-        with controller_app.controller.store.lock:
+        with ziti_app.controller.store.lock:
             assert admin.mgmt("POST", "/database/check-data-integrity").status_code == 202
             assert_error(admin.mgmt("POST", "/database/fix-data-integrity"), 429, "RATE_LIMITED")
             assert_error(admin.mgmt("POST", "/database/check-data-integrity"), 429, "RATE_LIMITED")
             assert admin.mgmt_ok("GET", "/database/data-integrity-results")["inProgress"] is True
-        assert controller_app.controller.integrity.join(timeout=30)
+        assert ziti_app.controller.integrity.join(timeout=30)
         assert admin.mgmt("POST", "/database/fix-data-integrity").status_code == 202
 
 
 # -- identity trace ---------------------------------------------------------------------------
 
 
-def test_trace_tags_the_identity_events_until_it_ends(api, admin, controller_app, make_identity, clock, unique):
-    identity_id = make_identity(unique("traced"), password="pass-word", username="traced-user")
+def test_trace_tags_the_identity_events_until_it_ends(api, admin, ziti_app, make_identity, ziti_clock, ziti_unique):
+    identity_id = make_identity(ziti_unique("traced"), password="pass-word", username="traced-user")
     detail = admin.mgmt_ok("PUT", f"/identities/{identity_id}/trace",
                            json={"enabled": True, "duration": "1m30s", "traceId": "trace-1", "channels": ["auth"]})
     assert detail == {"enabled": True, "traceId": "trace-1", "until": "2025-06-01T12:01:30.000Z"}
-    events = controller_app.controller.events
+    events = ziti_app.controller.events
     api.login("traced-user", "pass-word")
     assert events.query("authentication", identity_id=identity_id)[-1]["trace_id"] == "trace-1"
-    clock.advance(seconds=91)
+    ziti_clock.advance(seconds=91)
     api.login("traced-user", "pass-word")
     assert "trace_id" not in events.query("authentication", identity_id=identity_id)[-1]
 
@@ -240,14 +240,14 @@ def test_authentication_is_not_rate_limited_by_default(api):
     assert all(login(api, "admin", "wrong-pass").status_code == 401 for _ in range(25))
 
 
-def test_configured_auth_rate_limit_answers_429_until_the_window_passes(api, controller_app, clock):
-    controller_app.controller.config.extra["auth_rate_limit"] = {"max_requests": 3, "window_seconds": 10}
+def test_configured_auth_rate_limit_answers_429_until_the_window_passes(api, ziti_app, ziti_clock):
+    ziti_app.controller.config.extra["auth_rate_limit"] = {"max_requests": 3, "window_seconds": 10}
     assert [login(api, "admin", "admin").status_code for _ in range(3)] == [200, 200, 200]
     response = login(api, "admin", "admin")
     error = assert_error(response, 429, "SERVER_TOO_MANY_REQUESTS")
     assert "slow your request rate" in error["message"]
     assert api.edge("GET", "/version").status_code == 200
-    clock.advance(seconds=10)
+    ziti_clock.advance(seconds=10)
     assert login(api, "admin", "admin").status_code == 200
 
 
@@ -267,9 +267,9 @@ class FullDisk:
         return getattr(self.real, name)
 
 
-def test_full_disk_answers_503_and_loses_nothing(tmp_path, clock, unique):
+def test_full_disk_answers_503_and_loses_nothing(tmp_path, ziti_clock, ziti_unique):
     config = Config(data_dir=tmp_path, fsync=False)
-    with controller(config, clock) as (app, api):
+    with controller(config, ziti_clock) as (app, api):
         admin = api.login("admin", "admin")
         kept = admin.create("identities", {"name": "kept", "type": "User", "isAdmin": False})
         segment = app.controller.store._journal
@@ -280,24 +280,24 @@ def test_full_disk_answers_503_and_loses_nothing(tmp_path, clock, unique):
         assert not admin.mgmt_ok("GET", "/identities", params={"filter": 'name="lost"'})
         segment._file = segment._file.real  # room again
         later = admin.create("identities", {"name": "later", "type": "User", "isAdmin": False})
-    with controller(config, clock) as (_, api):
+    with controller(config, ziti_clock) as (_, api):
         admin = api.login("admin", "admin")
         names = {i["name"] for i in admin.mgmt_ok("GET", "/identities", params={"limit": 500})}
         assert {"kept", "later"} <= names and "lost" not in names and later
 
 
-def test_read_only_data_folder_serves_reads_and_answers_503_to_writes(tmp_path, clock, monkeypatch):
+def test_read_only_data_folder_serves_reads_and_answers_503_to_writes(tmp_path, ziti_clock, monkeypatch):
     config = Config(data_dir=tmp_path, fsync=False)
-    with controller(config, clock):
+    with controller(config, ziti_clock):
         pass
 
     def read_only(self, path):
         raise OSError(errno.EROFS, "Read-only file system", str(path))
 
     monkeypatch.setattr(journal.Journal, "_open_file", read_only)
-    with controller(config, clock) as (_, api):
+    with controller(config, ziti_clock) as (_, api):
         assert api.edge("GET", "/version").status_code == 200
         assert_error(login(api, "admin", "admin"), 503, "STORE_UNAVAILABLE")
     monkeypatch.undo()
-    with controller(config, clock) as (_, api):
+    with controller(config, ziti_clock) as (_, api):
         assert login(api, "admin", "admin").status_code == 200

@@ -90,26 +90,26 @@ def test_missing_token_names_both_realms(api):
     assert "openziti-oidc" in response.headers["www-authenticate"]
 
 
-def test_session_expires_after_inactivity_and_activity_slides_it(admin, clock):
-    clock.advance(minutes=29)
+def test_session_expires_after_inactivity_and_activity_slides_it(admin, ziti_clock):
+    ziti_clock.advance(minutes=29)
     assert admin.mgmt("GET", "/current-identity").status_code == 200
-    clock.advance(minutes=29)
+    ziti_clock.advance(minutes=29)
     assert admin.mgmt("GET", "/current-identity").status_code == 200
-    clock.advance(minutes=30, seconds=1)
+    ziti_clock.advance(minutes=30, seconds=1)
     assert_error(admin.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
-def test_session_timeout_is_configurable(api, controller_app, clock):
-    controller_app.controller.config.session_timeout_seconds = 120
+def test_session_timeout_is_configurable(api, ziti_app, ziti_clock):
+    ziti_app.controller.config.session_timeout_seconds = 120
     session = api.login("admin", "admin")
     assert session.mgmt_ok("GET", "/current-api-session")["expirationSeconds"] == 120
-    clock.advance(seconds=121)
+    ziti_clock.advance(seconds=121)
     assert session.mgmt("GET", "/current-identity").status_code == 401
 
 
-def test_expired_sessions_leave_the_api_session_list(admin, api, clock):
+def test_expired_sessions_leave_the_api_session_list(admin, api, ziti_clock):
     other = api.login("admin", "admin")
-    clock.advance(minutes=31)
+    ziti_clock.advance(minutes=31)
     fresh = api.login("admin", "admin")
     ids = {s["id"] for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500})}
     other_id = other.token
@@ -117,19 +117,19 @@ def test_expired_sessions_leave_the_api_session_list(admin, api, clock):
     assert ids
 
 
-def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_identity, clock, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("lock"), max_attempts=3, lockout=10))
+def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_identity, ziti_clock, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("lock"), max_attempts=3, lockout=10))
     make_identity(password="right-pass", username="lockme", authPolicyId=policy_id)
     for _ in range(3):
         assert_error(login(api, "lockme", "wrong-pass"), 401, "INVALID_AUTH")
     # locked: even the right password gets the same answer
     assert_error(login(api, "lockme", "right-pass"), 401, "INVALID_AUTH")
-    clock.advance(minutes=10, seconds=1)
+    ziti_clock.advance(minutes=10, seconds=1)
     assert login(api, "lockme", "right-pass").status_code == 200
 
 
-def test_success_resets_the_failure_count(api, admin, make_identity, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("reset"), max_attempts=2, lockout=10))
+def test_success_resets_the_failure_count(api, admin, make_identity, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("reset"), max_attempts=2, lockout=10))
     make_identity(password="right-pass", username="resetme", authPolicyId=policy_id)
     login(api, "resetme", "wrong-pass")
     assert login(api, "resetme", "right-pass").status_code == 200
@@ -137,11 +137,11 @@ def test_success_resets_the_failure_count(api, admin, make_identity, unique):
     assert login(api, "resetme", "right-pass").status_code == 200
 
 
-def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, clock, unique):
-    policy_id = admin.create("auth-policies", policy_body(unique("forever"), max_attempts=1, lockout=0))
+def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, ziti_clock, ziti_unique):
+    policy_id = admin.create("auth-policies", policy_body(ziti_unique("forever"), max_attempts=1, lockout=0))
     identity_id = make_identity(password="right-pass", username="foreverme", authPolicyId=policy_id)
     login(api, "foreverme", "wrong-pass")
-    clock.advance(days=365)
+    ziti_clock.advance(days=365)
     assert_error(login(api, "foreverme", "right-pass"), 401, "INVALID_AUTH")
     admin = api.login("admin", "admin")  # the year also expired the admin's session
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
@@ -150,7 +150,7 @@ def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, cl
     assert login(api, "foreverme", "right-pass").status_code == 200
 
 
-def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_identity, clock):
+def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_identity, ziti_clock):
     identity_id = make_identity(password="pass-word", username="disableme")
     session = api.login("disableme", "pass-word")
     admin.mgmt_ok("POST", f"/identities/{identity_id}/disable", json={"durationMinutes": 5})
@@ -158,7 +158,7 @@ def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_id
     assert_error(login(api, "disableme", "pass-word"), 401, "INVALID_AUTH")
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert detail["disabled"] is True and detail["disabledUntil"] is not None
-    clock.advance(minutes=5, seconds=1)
+    ziti_clock.advance(minutes=5, seconds=1)
     assert login(api, "disableme", "pass-word").status_code == 200
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["disabled"] is False
 
@@ -168,8 +168,8 @@ def test_disable_requires_duration(admin, make_identity):
     assert_error(response, 400, "COULD_NOT_VALIDATE", "durationMinutes")
 
 
-def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, unique):
-    body = policy_body(unique("noupdb"))
+def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, ziti_unique):
+    body = policy_body(ziti_unique("noupdb"))
     body["primary"]["updb"]["allowed"] = False
     policy_id = admin.create("auth-policies", body)
     make_identity(password="pass-word", username="noupdb", authPolicyId=policy_id)

@@ -13,30 +13,30 @@ KINDS = [
 
 
 @pytest.mark.parametrize("collection, extra, field", KINDS)
-def test_role_list_rules(admin, unique, collection, extra, field):
-    body = {"name": unique(), "semantic": "AllOf", **extra}
+def test_role_list_rules(admin, ziti_unique, collection, extra, field):
+    body = {"name": ziti_unique(), "semantic": "AllOf", **extra}
     error = assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["#all", "#x"]}), 400, "COULD_NOT_VALIDATE", field)
     assert "#all" in error["cause"]["reason"]
     assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["plain"]}), 400, "COULD_NOT_VALIDATE", field)
     error = assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["@missing"]}), 400, "COULD_NOT_VALIDATE", field)
     assert error["cause"]["value"] == '["missing"]' and "found with the given ids" in error["cause"]["reason"]
-    assert_error(admin.mgmt("POST", f"/{collection}", json={"name": unique(), **extra}), 400, "COULD_NOT_VALIDATE", "semantic")
+    assert_error(admin.mgmt("POST", f"/{collection}", json={"name": ziti_unique(), **extra}), 400, "COULD_NOT_VALIDATE", "semantic")
 
 
-def test_unknown_edge_router_id_names_routers(admin, unique):
-    response = admin.mgmt("POST", "/edge-router-policies", json={"name": unique(), "semantic": "AnyOf", "edgeRouterRoles": ["@nope"]})
+def test_unknown_edge_router_id_names_routers(admin, ziti_unique):
+    response = admin.mgmt("POST", "/edge-router-policies", json={"name": ziti_unique(), "semantic": "AnyOf", "edgeRouterRoles": ["@nope"]})
     assert "no routers found" in assert_error(response, 400, "COULD_NOT_VALIDATE", "edgeRouterRoles")["cause"]["reason"]
 
 
-def test_a_transit_router_is_no_edge_router_role(admin, unique):
-    transit_id = admin.create("transit-routers", {"name": unique()})
-    response = admin.mgmt("POST", "/edge-router-policies", json={"name": unique(), "semantic": "AnyOf",
+def test_a_transit_router_is_no_edge_router_role(admin, ziti_unique):
+    transit_id = admin.create("transit-routers", {"name": ziti_unique()})
+    response = admin.mgmt("POST", "/edge-router-policies", json={"name": ziti_unique(), "semantic": "AnyOf",
                                                                   "edgeRouterRoles": [f"@{transit_id}"]})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "edgeRouterRoles")
 
 
-def test_roles_are_sorted_and_displayed_with_names(admin, make_identity, make_service, make_policy, unique):
-    name = unique("named")
+def test_roles_are_sorted_and_displayed_with_names(admin, make_identity, make_service, make_policy, ziti_unique):
+    name = ziti_unique("named")
     identity_id = make_identity(name)
     service_id = make_service()
     policy_id = make_policy("service-policies", type="Bind", semantic="anyof",
@@ -48,9 +48,9 @@ def test_roles_are_sorted_and_displayed_with_names(admin, make_identity, make_se
     assert data["postureCheckRoles"] == [] and data["postureCheckRolesDisplay"] == [] and data["type"] == "Bind"
 
 
-def test_service_policy_type_is_required_and_checked(admin, unique):
-    assert_error(admin.mgmt("POST", "/service-policies", json={"name": unique(), "semantic": "AllOf"}), 400, "COULD_NOT_VALIDATE", "type")
-    response = admin.mgmt("POST", "/service-policies", json={"name": unique(), "semantic": "AllOf", "type": "Invalid"})
+def test_service_policy_type_is_required_and_checked(admin, ziti_unique):
+    assert_error(admin.mgmt("POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf"}), 400, "COULD_NOT_VALIDATE", "type")
+    response = admin.mgmt("POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf", "type": "Invalid"})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "type")
 
 
@@ -77,9 +77,9 @@ def test_id_roles_ignore_the_semantic_and_all_matches_everyone(admin, make_ident
     assert policy_id in {p["id"] for p in admin.mgmt_ok("GET", f"/edge-routers/{router_id}/edge-router-policies", params={"limit": -1})}
 
 
-def test_policy_listings_of_services_and_posture_checks(admin, make_service, make_edge_router, make_policy, unique):
+def test_policy_listings_of_services_and_posture_checks(admin, make_service, make_edge_router, make_policy, ziti_unique):
     service_id = make_service(attrs=["api"])
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "DOMAIN", "domains": ["corp"], "roleAttributes": ["corp"]})
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "DOMAIN", "domains": ["corp"], "roleAttributes": ["corp"]})
     sp = make_policy("service-policies", type="Dial", identityRoles=[], serviceRoles=["#api"], postureCheckRoles=["#corp"])
     assert [s["id"] for s in admin.mgmt_ok("GET", f"/service-policies/{sp}/services")] == [service_id]
     assert [c["id"] for c in admin.mgmt_ok("GET", f"/service-policies/{sp}/posture-checks")] == [check_id]
@@ -101,8 +101,8 @@ def test_put_replaces_roles_and_patch_keeps_the_rest(admin, make_policy):
     assert data["serviceRoles"] == [] and data["edgeRouterRoles"] == [] and data["semantic"] == "AllOf" and data["tags"] == {}
 
 
-def test_filters_on_policy_fields(admin, make_policy, make_identity, unique):
-    prefix = unique("pf")
+def test_filters_on_policy_fields(admin, make_policy, make_identity, ziti_unique):
+    prefix = ziti_unique("pf")
     identity_id = make_identity()
     dial = make_policy("service-policies", name=prefix + "-d", type="Dial", identityRoles=[f"@{identity_id}"])
     bind = make_policy("service-policies", name=prefix + "-b", type="Bind", identityRoles=["#all"])
@@ -114,7 +114,7 @@ def test_filters_on_policy_fields(admin, make_policy, make_identity, unique):
     assert len(by_role) == 1 and by_role[0]["type"] == "Bind"
 
 
-def test_identity_role_attributes_listing(admin, make_identity, unique):
-    attr = unique("ira")
+def test_identity_role_attributes_listing(admin, make_identity, ziti_unique):
+    attr = ziti_unique("ira")
     make_identity(roleAttributes=[attr])
     assert admin.mgmt_ok("GET", "/identity-role-attributes", params={"filter": f'id contains "{attr}"'}) == [attr]

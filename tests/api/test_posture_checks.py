@@ -17,8 +17,8 @@ BODIES = {
 
 
 @pytest.mark.parametrize("type_id", sorted(BODIES))
-def test_create_and_read_every_type(admin, unique, type_id):
-    name = unique("pc")
+def test_create_and_read_every_type(admin, ziti_unique, type_id):
+    name = ziti_unique("pc")
     check_id = admin.create("posture-checks", {"name": name, "typeId": type_id, "roleAttributes": ["r"], **BODIES[type_id]})
     data = admin.mgmt_ok("GET", f"/posture-checks/{check_id}")
     assert data["name"] == name and data["typeId"] == type_id and data["version"] == 1 and data["roleAttributes"] == ["r"]
@@ -29,13 +29,13 @@ def test_create_and_read_every_type(admin, unique, type_id):
 
 
 @pytest.mark.parametrize("type_id", ["OS", "PROCESS", "PROCESS_MULTI", "DOMAIN", "MAC"])
-def test_type_specific_fields_are_required(admin, unique, type_id):
-    response = admin.mgmt("POST", "/posture-checks", json={"name": unique(), "typeId": type_id})
+def test_type_specific_fields_are_required(admin, ziti_unique, type_id):
+    response = admin.mgmt("POST", "/posture-checks", json={"name": ziti_unique(), "typeId": type_id})
     assert_error(response, 400, "COULD_NOT_VALIDATE", next(iter(BODIES[type_id])) if type_id != "PROCESS_MULTI" else "semantic")
 
 
-def test_mfa_timeout_zero_reads_back_minus_one_and_type_cannot_change(admin, unique):
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "MFA", "timeoutSeconds": 0})
+def test_mfa_timeout_zero_reads_back_minus_one_and_type_cannot_change(admin, ziti_unique):
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "MFA", "timeoutSeconds": 0})
     assert admin.mgmt_ok("GET", f"/posture-checks/{check_id}")["timeoutSeconds"] == -1
     assert_error(admin.mgmt("PATCH", f"/posture-checks/{check_id}", json={"typeId": "MAC", "macAddresses": ["a"]}),
                  400, "COULD_NOT_VALIDATE", "typeId")
@@ -45,28 +45,28 @@ def test_mfa_timeout_zero_reads_back_minus_one_and_type_cannot_change(admin, uni
     assert data["timeoutSeconds"] == 60 and data["version"] == 1
 
 
-def test_bad_os_version_range_is_rejected(admin, unique):
-    body = {"name": unique(), "typeId": "OS", "operatingSystems": [{"type": "Linux", "versions": [">=banana"]}]}
+def test_bad_os_version_range_is_rejected(admin, ziti_unique):
+    body = {"name": ziti_unique(), "typeId": "OS", "operatingSystems": [{"type": "Linux", "versions": [">=banana"]}]}
     assert_error(admin.mgmt("POST", "/posture-checks", json=body), 400, "COULD_NOT_VALIDATE", "operatingSystems")
 
 
-def test_posture_check_types_and_role_filter(admin, unique):
+def test_posture_check_types_and_role_filter(admin, ziti_unique):
     types = {t["id"]: t for t in admin.mgmt_ok("GET", "/posture-check-types", params={"limit": -1})}
     assert set(types) == {"OS", "PROCESS", "DOMAIN", "MAC", "PROCESS_MULTI"}
     assert {"type": "Windows", "versions": ["Vista", "7", "8", "10", "2000"]} in types["OS"]["operatingSystems"]
     assert admin.mgmt_ok("GET", "/posture-check-types/DOMAIN")["name"] == "Windows Domain Check"
-    attr = unique("pca")
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "DOMAIN", "domains": ["d"], "roleAttributes": [attr]})
+    attr = ziti_unique("pca")
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "DOMAIN", "domains": ["d"], "roleAttributes": [attr]})
     assert [c["id"] for c in admin.mgmt_ok("GET", "/posture-checks", params={"roleFilter": f"#{attr}"})] == [check_id]
     assert attr in admin.mgmt_ok("GET", "/posture-check-role-attributes")
 
 
 @pytest.fixture
-def guarded(make_client, make_service, make_edge_router, make_policy, admin, unique):
+def guarded(make_client, make_service, make_edge_router, make_policy, admin, ziti_unique):
     """A dialable service whose one policy requires a domain check: ``(identity_id, client, service_id, check_id)``."""
     identity_id, client = make_client()
     service_id, router_id = make_service(), make_edge_router()
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "DOMAIN", "domains": ["Corp.Example"]})
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "DOMAIN", "domains": ["Corp.Example"]})
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"],
                 postureCheckRoles=[f"@{check_id}"])
     make_policy("edge-router-policies", identityRoles=[f"@{identity_id}"], edgeRouterRoles=[f"@{router_id}"])
@@ -115,8 +115,8 @@ def test_one_passing_policy_is_enough(make_policy, guarded):
     ("PROCESS_MULTI", {"typeId": "PROCESS", "path": "/bin/av", "isRunning": True, "signerFingerprints": ["aa"]}, True),
     ("PROCESS_MULTI", {"typeId": "PROCESS", "path": "/bin/other", "isRunning": True, "signerFingerprints": ["aa"]}, False),
 ])
-def test_posture_rules_per_type(admin, unique, make_client, make_service, make_policy, type_id, response, passes):
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": type_id, **BODIES[type_id]})
+def test_posture_rules_per_type(admin, ziti_unique, make_client, make_service, make_policy, type_id, response, passes):
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": type_id, **BODIES[type_id]})
     identity_id, client = make_client()
     service_id = make_service()
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"],
@@ -125,8 +125,8 @@ def test_posture_rules_per_type(admin, unique, make_client, make_service, make_p
     assert client.edge_ok("GET", f"/services/{service_id}")["postureQueries"][0]["isPassing"] is passes
 
 
-def test_mfa_check_fails_without_mfa_and_reports_reprompts(admin, unique, make_client, make_service, make_policy):
-    check_id = admin.create("posture-checks", {"name": unique(), "typeId": "MFA", "promptOnWake": True, "timeoutSeconds": 60})
+def test_mfa_check_fails_without_mfa_and_reports_reprompts(admin, ziti_unique, make_client, make_service, make_policy):
+    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "MFA", "promptOnWake": True, "timeoutSeconds": 60})
     identity_id, client = make_client()
     service_id = make_service()
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"],

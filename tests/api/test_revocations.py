@@ -4,7 +4,7 @@ from __future__ import annotations
 from tests.api.test_conventions import assert_error
 
 
-def test_identity_revocation_ends_its_sessions(api, admin, make_identity, clock):
+def test_identity_revocation_ends_its_sessions(api, admin, make_identity, ziti_clock):
     identity_id = make_identity(password="pass-word", username="revoked-one")
     session = api.login("revoked-one", "pass-word")
     assert admin.mgmt("POST", "/revocations", json={"id": identity_id, "type": "IDENTITY"}).status_code == 201

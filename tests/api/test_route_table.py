@@ -15,29 +15,29 @@ def mounted(app) -> dict[str, set[str]]:
     return out
 
 
-def test_every_operation_is_mounted_and_nothing_else(controller_app):
+def test_every_operation_is_mounted_and_nothing_else(ziti_app):
     expected: dict[str, set[str]] = {}
-    for op in controller_app.controller.routes:
+    for op in ziti_app.controller.routes:
         for api in op.apis:
             path = PREFIXES[api] + ("" if op.path == "/" else op.path)
             expected.setdefault(path, set()).add(op.method)
-    assert mounted(controller_app) == expected
+    assert mounted(ziti_app) == expected
 
 
-def test_operation_ids_are_unique_per_api(controller_app):
+def test_operation_ids_are_unique_per_api(ziti_app):
     for api in (CLIENT, MANAGEMENT):
-        ids = [op.op_id for op in controller_app.controller.routes.for_api(api)]
+        ids = [op.op_id for op in ziti_app.controller.routes.for_api(api)]
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
 
 @pytest.mark.parametrize("spec_id, api_name", [("edge-client", CLIENT), ("edge-management", MANAGEMENT)])
-def test_served_spec_documents_every_route(admin, controller_app, spec_id, api_name):
+def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
     response = admin.mgmt("GET", f"/specs/{spec_id}/spec")
     assert response.status_code == 200
     doc = response.json()
     assert doc["swagger"] == "2.0" and doc["basePath"] == PREFIXES[api_name]
     documented = {(path, method.upper()): body["operationId"] for path, ops in doc["paths"].items() for method, body in ops.items()}
-    table = {(op.path, op.method): op.op_id for op in controller_app.controller.routes.for_api(api_name)}
+    table = {(op.path, op.method): op.op_id for op in ziti_app.controller.routes.for_api(api_name)}
     assert documented == table
 
 
@@ -48,8 +48,8 @@ def test_spec_listing_and_detail(admin):
     assert admin.mgmt("GET", "/specs/nope").status_code == 404
 
 
-def test_documented_bodies_are_swagger_schemas(controller_app):
-    for op in controller_app.controller.routes:
+def test_documented_bodies_are_swagger_schemas(ziti_app):
+    for op in ziti_app.controller.routes:
         if op.body is not None:
             text = repr(to_swagger_schema(op.body))
             assert "'null'" not in text, op.op_id

@@ -10,8 +10,8 @@ from tests.flows.certs import CLIENT, ok
 from tests.flows.test_enroll_router import csrs
 
 
-def test_edge_router_view_before_enrollment(admin, make_edge_router, unique):
-    name = unique("er")
+def test_edge_router_view_before_enrollment(admin, make_edge_router, ziti_unique):
+    name = ziti_unique("er")
     router_id = make_edge_router(name, attrs=["public"], cost=7, noTraversal=True, appData={"site": "a"}, tags={"t": 1})
     data = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")
     assert data["name"] == name and data["roleAttributes"] == ["public"] and data["cost"] == 7
@@ -25,12 +25,12 @@ def test_edge_router_view_before_enrollment(admin, make_edge_router, unique):
     assert claims["sub"] == router_id and claims["em"] == "erott" and claims["jti"] == data["enrollmentToken"]
 
 
-def test_routers_share_one_name_space_and_listing(admin, make_edge_router, unique):
-    name = unique("shared")
+def test_routers_share_one_name_space_and_listing(admin, make_edge_router, ziti_unique):
+    name = ziti_unique("shared")
     edge_id = make_edge_router(name)
     assert_error(admin.mgmt("POST", "/transit-routers", json={"name": name}), 400, "COULD_NOT_VALIDATE", "name")
     assert_error(admin.mgmt("POST", "/routers", json={"name": name}), 400, "COULD_NOT_VALIDATE", "name")
-    transit_id = admin.create("transit-routers", {"name": unique("tr")})
+    transit_id = admin.create("transit-routers", {"name": ziti_unique("tr")})
     everything = {r["id"] for r in admin.mgmt_ok("GET", "/routers", params={"limit": -1})}
     assert {edge_id, transit_id} <= everything
     assert transit_id not in {r["id"] for r in admin.mgmt_ok("GET", "/edge-routers", params={"limit": -1})}
@@ -40,14 +40,14 @@ def test_routers_share_one_name_space_and_listing(admin, make_edge_router, uniqu
     assert transit["isVerified"] is False and transit["enrollmentJwt"] and transit["isOnline"] is False
 
 
-def test_cost_is_bounded_and_appdata_is_flat(admin, unique):
-    assert_error(admin.mgmt("POST", "/edge-routers", json={"name": unique(), "cost": 70000}), 400, "COULD_NOT_VALIDATE", "cost")
-    response = admin.mgmt("POST", "/edge-routers", json={"name": unique(), "appData": {"nested": {"x": 1}}})
+def test_cost_is_bounded_and_appdata_is_flat(admin, ziti_unique):
+    assert_error(admin.mgmt("POST", "/edge-routers", json={"name": ziti_unique(), "cost": 70000}), 400, "COULD_NOT_VALIDATE", "cost")
+    response = admin.mgmt("POST", "/edge-routers", json={"name": ziti_unique(), "appData": {"nested": {"x": 1}}})
     assert response.status_code == 400
 
 
-def test_tunneler_flag_creates_router_identity_and_system_policy(admin, make_edge_router, unique):
-    name = unique("tun")
+def test_tunneler_flag_creates_router_identity_and_system_policy(admin, make_edge_router, ziti_unique):
+    name = ziti_unique("tun")
     router_id = make_edge_router(name, isTunnelerEnabled=True)
     identity = admin.mgmt_ok("GET", f"/identities/{router_id}")
     assert identity["name"] == name and identity["typeId"] == "Router" and identity["isAdmin"] is False
@@ -69,9 +69,9 @@ def test_system_policy_and_router_identity_are_protected(admin, make_edge_router
     assert admin.mgmt_ok("GET", f"/identities/{router_id}")["roleAttributes"] == ["tunnelers"]
 
 
-def test_renaming_the_router_renames_its_identity_and_clearing_the_flag_removes_both(admin, make_edge_router, unique):
+def test_renaming_the_router_renames_its_identity_and_clearing_the_flag_removes_both(admin, make_edge_router, ziti_unique):
     router_id = make_edge_router(isTunnelerEnabled=True)
-    new_name = unique("renamed")
+    new_name = ziti_unique("renamed")
     admin.mgmt_ok("PATCH", f"/edge-routers/{router_id}", json={"name": new_name})
     assert admin.mgmt_ok("GET", f"/identities/{router_id}")["name"] == new_name
     admin.mgmt_ok("PATCH", f"/edge-routers/{router_id}", json={"isTunnelerEnabled": False})
@@ -108,8 +108,8 @@ def test_edge_router_enrolls_through_its_jwt_and_re_enrolls(admin, make_edge_rou
     assert admin.mgmt("POST", "/edge-routers/missing/re-enroll").status_code == 404
 
 
-def test_role_filter_and_attributes_of_edge_routers(admin, make_edge_router, unique):
-    prefix = unique("err")
+def test_role_filter_and_attributes_of_edge_routers(admin, make_edge_router, ziti_unique):
+    prefix = ziti_unique("err")
     red = make_edge_router(prefix + "-red", attrs=["red"])
     make_edge_router(prefix + "-blue", attrs=["blue"])
     found = admin.mgmt_ok("GET", "/edge-routers", params={"roleFilter": "#red", "filter": f'name contains "{prefix}"'})
@@ -118,13 +118,13 @@ def test_role_filter_and_attributes_of_edge_routers(admin, make_edge_router, uni
 
 
 def test_current_identity_edge_routers_lists_verified_routers_by_policy(admin, make_client, make_edge_router, make_policy,
-                                                                       controller_app):
+                                                                       ziti_app):
     identity_id, client = make_client(attrs=["field"])
     reachable, hidden = make_edge_router(attrs=["edge"]), make_edge_router(attrs=["edge"])
     make_policy("edge-router-policies", identityRoles=["#field"], edgeRouterRoles=[f"@{reachable}"])
     assert client.edge_ok("GET", "/current-identity/edge-routers") == []
-    controller_app.controller.routers.mark_enrolled(reachable, "pem", "fp-" + reachable, "server-pem")
-    controller_app.controller.routers.mark_enrolled(hidden, "pem", "fp-" + hidden, "server-pem")
+    ziti_app.controller.routers.mark_enrolled(reachable, "pem", "fp-" + reachable, "server-pem")
+    ziti_app.controller.routers.mark_enrolled(hidden, "pem", "fp-" + hidden, "server-pem")
     listed = client.edge_ok("GET", "/current-identity/edge-routers")
     assert [r["id"] for r in listed] == [reachable]
     assert set(listed[0]) >= {"name", "hostname", "isOnline", "supportedProtocols", "syncStatus", "cost", "noTraversal"}

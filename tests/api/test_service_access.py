@@ -46,8 +46,8 @@ def test_posture_queries_without_any_posture_check_are_dummies(make_client, make
     assert all(q["isPassing"] and q["postureQueries"] == [] for q in queries)
 
 
-def test_config_by_requested_types_names_ids_and_all(admin, unique, make_client, make_service, make_policy):
-    host, intercept = config(admin, unique, "NH5p4FpGR", HOST), config(admin, unique, "g7cIWbcGg", INTERCEPT)
+def test_config_by_requested_types_names_ids_and_all(admin, ziti_unique, make_client, make_service, make_policy):
+    host, intercept = config(admin, ziti_unique, "NH5p4FpGR", HOST), config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client()
     service_id = make_service(configs=[host, intercept])
     grant(make_policy, identity_id, service_id, "Dial")
@@ -58,18 +58,18 @@ def test_config_by_requested_types_names_ids_and_all(admin, unique, make_client,
     assert get(configTypes="all")["config"] == {"host.v1": HOST, "intercept.v1": INTERCEPT}
 
 
-def test_config_types_fall_back_to_the_login_list(admin, unique, make_client, make_service, make_policy):
-    intercept = config(admin, unique, "g7cIWbcGg", INTERCEPT)
+def test_config_types_fall_back_to_the_login_list(admin, ziti_unique, make_client, make_service, make_policy):
+    intercept = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client(config_types=["intercept.v1"])
-    service_id = make_service(configs=[intercept, config(admin, unique, "NH5p4FpGR", HOST)])
+    service_id = make_service(configs=[intercept, config(admin, ziti_unique, "NH5p4FpGR", HOST)])
     grant(make_policy, identity_id, service_id, "Bind")
     assert client.edge_ok("GET", "/services")[0]["config"] == {"intercept.v1": INTERCEPT}
     detail = client.edge_ok("GET", f"/services/{service_id}", params={"configTypes": "host.v1"})
     assert detail["config"] == {"intercept.v1": INTERCEPT}
 
 
-def test_identity_overrides_win_and_are_listed(admin, unique, make_client, make_service, make_policy):
-    base, override = config(admin, unique, "g7cIWbcGg", INTERCEPT), config(admin, unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]})
+def test_identity_overrides_win_and_are_listed(admin, ziti_unique, make_client, make_service, make_policy):
+    base, override = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT), config(admin, ziti_unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]})
     identity_id, client = make_client(config_types=["all"])
     service_id = make_service(configs=[base])
     grant(make_policy, identity_id, service_id, "Dial")
@@ -84,13 +84,13 @@ def test_identity_overrides_win_and_are_listed(admin, unique, make_client, make_
     assert client.edge_ok("GET", "/services")[0]["config"]["intercept.v1"] == INTERCEPT
 
 
-def test_override_of_the_same_type_replaces_and_router_types_are_refused(admin, unique, make_identity, make_service):
+def test_override_of_the_same_type_replaces_and_router_types_are_refused(admin, ziti_unique, make_identity, make_service):
     identity_id, service_id = make_identity(), make_service()
-    first, second = config(admin, unique, "NH5p4FpGR", HOST), config(admin, unique, "NH5p4FpGR", {**HOST, "port": 9})
+    first, second = config(admin, ziti_unique, "NH5p4FpGR", HOST), config(admin, ziti_unique, "NH5p4FpGR", {**HOST, "port": 9})
     for config_id in (first, second):
         admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
     assert [e["configId"] for e in admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs")] == [second]
-    router_config = config(admin, unique, "router.link.v1", {})
+    router_config = config(admin, ziti_unique, "router.link.v1", {})
     response = admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": router_config}])
     assert_error(response, 400, "COULD_NOT_VALIDATE")
     response = admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": "nope", "configId": first}])
@@ -98,14 +98,14 @@ def test_override_of_the_same_type_replaces_and_router_types_are_refused(admin, 
     assert_error(admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json={}), 400, "COULD_NOT_VALIDATE")
 
 
-def test_service_updates_move_with_policy_service_and_config_changes(admin, unique, clock, make_client, make_service, make_policy):
-    intercept = config(admin, unique, "g7cIWbcGg", INTERCEPT)
+def test_service_updates_move_with_policy_service_and_config_changes(admin, ziti_unique, ziti_clock, make_client, make_service, make_policy):
+    intercept = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client(attrs=["watcher"])
     service_id = make_service(configs=[intercept])
     marks = [client.edge_ok("GET", "/current-api-session/service-updates")["lastChangeAt"]]
 
     def step(method, path, **kwargs):
-        clock.advance(seconds=5)
+        ziti_clock.advance(seconds=5)
         admin.mgmt_ok(method, path, **kwargs)
         marks.append(client.edge_ok("GET", "/current-api-session/service-updates")["lastChangeAt"])
 
@@ -162,9 +162,9 @@ def test_identity_services_and_policy_advice(admin, make_identity, make_service,
     assert admin.mgmt("GET", f"/identities/{identity_id}/policy-advice/missing").status_code == 404
 
 
-def test_paging_and_filtering_apply_to_the_visible_subset(make_client, make_service, make_policy, unique):
+def test_paging_and_filtering_apply_to_the_visible_subset(make_client, make_service, make_policy, ziti_unique):
     identity_id, client = make_client(attrs=["pager"])
-    prefix = unique("page")
+    prefix = ziti_unique("page")
     ids = sorted(make_service(f"{prefix}-{n}", attrs=["paged"]) for n in range(3))
     make_service(f"{prefix}-hidden")
     make_policy("service-policies", type="Dial", identityRoles=["#pager"], serviceRoles=["#paged"])

@@ -10,9 +10,9 @@ def proxy_config(admin, unique, config_type="proxy.v1", data=PROXY):
     return admin.create("configs", {"name": unique("cfg"), "configTypeId": config_type, "data": data})
 
 
-def test_create_and_read_every_field(admin, unique, make_service):
-    config_id = proxy_config(admin, unique)
-    name = unique("svc")
+def test_create_and_read_every_field(admin, ziti_unique, make_service):
+    config_id = proxy_config(admin, ziti_unique)
+    name = ziti_unique("svc")
     service_id = make_service(name, attrs=["web"], configs=[config_id], maxIdleTimeMillis=5000,
                               terminatorStrategy="weighted", tags={"env": "prod"})
     data = admin.mgmt_ok("GET", f"/services/{service_id}")
@@ -23,8 +23,8 @@ def test_create_and_read_every_field(admin, unique, make_service):
     assert data["_links"]["service-policies"]["href"] == f"./services/{service_id}/service-policies"
 
 
-def test_defaults_and_encryption_required_is_fixed_at_create(admin, unique):
-    service_id = admin.create("services", {"name": unique(), "encryptionRequired": False})
+def test_defaults_and_encryption_required_is_fixed_at_create(admin, ziti_unique):
+    service_id = admin.create("services", {"name": ziti_unique(), "encryptionRequired": False})
     data = admin.mgmt_ok("GET", f"/services/{service_id}")
     assert data["terminatorStrategy"] == "smartrouting" and data["maxIdleTimeMillis"] == 0 and data["configs"] == []
     admin.mgmt_ok("PATCH", f"/services/{service_id}", json={"encryptionRequired": True})
@@ -32,29 +32,29 @@ def test_defaults_and_encryption_required_is_fixed_at_create(admin, unique):
     assert admin.mgmt_ok("GET", f"/services/{service_id}")["encryptionRequired"] is False
 
 
-def test_create_requires_name_and_encryption_required(admin, unique):
-    assert_error(admin.mgmt("POST", "/services", json={"name": unique()}), 400, "COULD_NOT_VALIDATE", "encryptionRequired")
+def test_create_requires_name_and_encryption_required(admin, ziti_unique):
+    assert_error(admin.mgmt("POST", "/services", json={"name": ziti_unique()}), 400, "COULD_NOT_VALIDATE", "encryptionRequired")
     assert_error(admin.mgmt("POST", "/services", json={"encryptionRequired": True}), 400, "COULD_NOT_VALIDATE", "name")
 
 
-def test_unknown_terminator_strategy_is_rejected(admin, unique):
-    response = admin.mgmt("POST", "/services", json={"name": unique(), "encryptionRequired": True, "terminatorStrategy": "nope"})
+def test_unknown_terminator_strategy_is_rejected(admin, ziti_unique):
+    response = admin.mgmt("POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "terminatorStrategy": "nope"})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "terminatorStrategy")
 
 
-def test_config_rules_one_per_type_service_target_known_id(admin, unique):
-    first, second = proxy_config(admin, unique), proxy_config(admin, unique)
-    body = {"name": unique(), "encryptionRequired": True}
+def test_config_rules_one_per_type_service_target_known_id(admin, ziti_unique):
+    first, second = proxy_config(admin, ziti_unique), proxy_config(admin, ziti_unique)
+    body = {"name": ziti_unique(), "encryptionRequired": True}
     assert_error(admin.mgmt("POST", "/services", json={**body, "configs": [first, second]}), 400, "COULD_NOT_VALIDATE", "configs")
-    router_config = admin.create("configs", {"name": unique(), "configTypeId": "router.link.v1", "data": {}})
+    router_config = admin.create("configs", {"name": ziti_unique(), "configTypeId": "router.link.v1", "data": {}})
     assert_error(admin.mgmt("POST", "/services", json={**body, "configs": [router_config]}), 400, "COULD_NOT_VALIDATE", "configs")
     assert_error(admin.mgmt("POST", "/services", json={**body, "configs": ["missing"]}), 404, "NOT_FOUND")
 
 
-def test_role_attributes_are_validated_and_listed(admin, unique, make_service):
-    bad = admin.mgmt("POST", "/services", json={"name": unique(), "encryptionRequired": True, "roleAttributes": ["@x"]})
+def test_role_attributes_are_validated_and_listed(admin, ziti_unique, make_service):
+    bad = admin.mgmt("POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "roleAttributes": ["@x"]})
     assert_error(bad, 400, "COULD_NOT_VALIDATE", "roleAttributes")
-    attr = unique("attr")
+    attr = ziti_unique("attr")
     make_service(attrs=[attr, "shared"])
     listed = admin.mgmt("GET", "/service-role-attributes", params={"limit": 1}).json()
     assert attr in listed["data"] and listed["data"] == sorted(listed["data"])
@@ -62,8 +62,8 @@ def test_role_attributes_are_validated_and_listed(admin, unique, make_service):
     assert admin.mgmt_ok("GET", "/service-role-attributes", params={"filter": f'id = "{attr}"'}) == [attr]
 
 
-def test_role_filter_on_services(admin, unique, make_service):
-    prefix = unique("rf")
+def test_role_filter_on_services(admin, ziti_unique, make_service):
+    prefix = ziti_unique("rf")
     both = make_service(prefix + "-both", attrs=["red", "blue"])
     red = make_service(prefix + "-red", attrs=["red"])
     other = make_service(prefix + "-other")
@@ -98,8 +98,8 @@ def test_edge_routers_of_a_service_follow_service_edge_router_policies(admin, ma
     assert [s["id"] for s in admin.mgmt_ok("GET", f"/edge-routers/{public}/services")] == [service_id]
 
 
-def test_service_configs_listing(admin, unique, make_service):
-    config_id = proxy_config(admin, unique)
+def test_service_configs_listing(admin, ziti_unique, make_service):
+    config_id = proxy_config(admin, ziti_unique)
     service_id = make_service(configs=[config_id])
     assert [c["id"] for c in admin.mgmt_ok("GET", f"/services/{service_id}/configs")] == [config_id]
     assert admin.mgmt("GET", "/services/missing/configs").status_code == 404

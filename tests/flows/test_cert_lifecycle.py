@@ -22,8 +22,8 @@ def extend(session, auth_id: str, key=None):
     return response, key
 
 
-def test_extension_keeps_the_old_certificate_until_verified(admin, api, make_cert_api, unique):
-    identity_id, old = enrolled(admin, api, unique("extend"))
+def test_extension_keeps_the_old_certificate_until_verified(admin, api, make_cert_api, ziti_unique):
+    identity_id, old = enrolled(admin, api, ziti_unique("extend"))
     auth_id = cert_auth_id(admin, identity_id)
     session = session_of(make_cert_api(old), cert_login(make_cert_api(old)))
 
@@ -45,19 +45,19 @@ def test_extension_keeps_the_old_certificate_until_verified(admin, api, make_cer
     assert admin.mgmt_ok("GET", f"/authenticators/{auth_id}")["fingerprint"] == new.fingerprint
 
 
-def test_extension_needs_the_certificate_on_the_connection(admin, api, make_cert_api, unique):
-    identity_id, client = enrolled(admin, api, unique("noconn"))
+def test_extension_needs_the_certificate_on_the_connection(admin, api, make_cert_api, ziti_unique):
+    identity_id, client = enrolled(admin, api, ziti_unique("noconn"))
     auth_id = cert_auth_id(admin, identity_id)
     token = ok(cert_login(make_cert_api(client)))["token"]
     without_cert = make_cert_api().with_token(token)
     assert_error(extend(without_cert, auth_id)[0], 401, "UNAUTHORIZED")
-    _, other = enrolled(admin, api, unique("other"))
+    _, other = enrolled(admin, api, ziti_unique("other"))
     assert_error(extend(make_cert_api(other).with_token(token), auth_id)[0], 401, "UNAUTHORIZED")
     assert_error(extend(make_cert_api(client).with_token(token), "no-such-id")[0], 404, "NOT_FOUND")
 
 
-def test_extend_verify_rules(admin, api, make_cert_api, unique):
-    identity_id, client = enrolled(admin, api, unique("verify"))
+def test_extend_verify_rules(admin, api, make_cert_api, ziti_unique):
+    identity_id, client = enrolled(admin, api, ziti_unique("verify"))
     auth_id = cert_auth_id(admin, identity_id)
     session = session_of(make_cert_api(client), cert_login(make_cert_api(client)))
     path = f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify"
@@ -68,18 +68,18 @@ def test_extend_verify_rules(admin, api, make_cert_api, unique):
     assert_error(session.request("POST", path, json={}), 400, "COULD_NOT_VALIDATE", "clientCert")
 
 
-def test_third_party_certificates_do_not_extend(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "No Extend")
-    verified_ca(admin, unique("noext-ca"), root, clock.now(), isAuthEnabled=True)
-    identity_id = new_identity(admin, unique("noext"))
-    client = hp.make_leaf(inter, "noext", now=clock.now())
+def test_third_party_certificates_do_not_extend(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "No Extend")
+    verified_ca(admin, ziti_unique("noext-ca"), root, ziti_clock.now(), isAuthEnabled=True)
+    identity_id = new_identity(admin, ziti_unique("noext"))
+    client = hp.make_leaf(inter, "noext", now=ziti_clock.now())
     auth_id = admin.create("authenticators", {"identityId": identity_id, "method": "cert", "certPem": client.cert_pem})
     session = session_of(make_cert_api(client), cert_login(make_cert_api(client)))
     assert_error(extend(session, auth_id)[0], 409, "CAN_NOT_UPDATE_AUTHENTICATOR")
 
 
-def test_request_extend_flags_and_their_clearing(admin, api, make_cert_api, unique):
-    identity_id, client = enrolled(admin, api, unique("reqext"))
+def test_request_extend_flags_and_their_clearing(admin, api, make_cert_api, ziti_unique):
+    identity_id, client = enrolled(admin, api, ziti_unique("reqext"))
     auth_id = cert_auth_id(admin, identity_id)
     assert admin.mgmt("POST", f"/authenticators/{auth_id}/request-extend", json={"rollKeys": False}).json() == \
         {"data": {}, "meta": {}}
@@ -120,8 +120,8 @@ def test_re_enroll_updb_keeps_the_username(admin, api, make_identity):
     assert api.login("reenroll-user", "new-pass").token
 
 
-def test_re_enroll_network_cert_gives_ott_and_ca_cert_gives_ottca(admin, api, make_cert_api, clock, unique):
-    identity_id, client = enrolled(admin, api, unique("re-ott"))
+def test_re_enroll_network_cert_gives_ott_and_ca_cert_gives_ottca(admin, api, make_cert_api, ziti_clock, ziti_unique):
+    identity_id, client = enrolled(admin, api, ziti_unique("re-ott"))
     response = admin.mgmt("POST", f"/authenticators/{cert_auth_id(admin, identity_id)}/re-enroll",
                           json={"expiresAt": "2099-01-01T00:00:00.000Z"})
     enrollment = admin.mgmt_ok("GET", f"/enrollments/{response.json()['data']['id']}")
@@ -129,18 +129,18 @@ def test_re_enroll_network_cert_gives_ott_and_ca_cert_gives_ottca(admin, api, ma
     assert_error(cert_login(make_cert_api(client)), 401, "INVALID_AUTH")
     assert ok(cert_login(make_cert_api(enroll_ott(api, enrollment["token"]))))["identityId"] == identity_id
 
-    root, inter = third_party(clock.now(), "Re-enroll")
-    ca_id = verified_ca(admin, unique("re-ca"), root, clock.now())
-    other = new_identity(admin, unique("re-ottca"))
-    leaf = hp.make_leaf(inter, "re", now=clock.now())
+    root, inter = third_party(ziti_clock.now(), "Re-enroll")
+    ca_id = verified_ca(admin, ziti_unique("re-ca"), root, ziti_clock.now())
+    other = new_identity(admin, ziti_unique("re-ottca"))
+    leaf = hp.make_leaf(inter, "re", now=ziti_clock.now())
     auth_id = admin.create("authenticators", {"identityId": other, "method": "cert", "certPem": leaf.chain_pem})
     response = admin.mgmt("POST", f"/authenticators/{auth_id}/re-enroll", json={"expiresAt": "2099-01-01T00:00:00Z"})
     enrollment = admin.mgmt_ok("GET", f"/enrollments/{response.json()['data']['id']}")
     assert enrollment["method"] == "ottca" and enrollment["caId"] == ca_id
 
 
-def test_api_session_certificates_belong_to_their_session(admin, api, make_cert_api, unique):
-    identity_id, client = enrolled(admin, api, unique("ephemeral"))
+def test_api_session_certificates_belong_to_their_session(admin, api, make_cert_api, ziti_unique):
+    identity_id, client = enrolled(admin, api, ziti_unique("ephemeral"))
     session = session_of(make_cert_api(client), cert_login(make_cert_api(client)))
     csr, _ = hp.make_csr("ignored-subject")
     response = session.request("POST", CLIENT + "/current-api-session/certificates", json={"csr": hp.csr_pem(csr)})
@@ -170,8 +170,8 @@ def test_api_session_certificates_belong_to_their_session(admin, api, make_cert_
     assert session.edge_ok("GET", "/current-api-session/certificates") == []
 
 
-def test_api_session_certificates_go_with_their_session(admin, api, make_cert_api, unique):
-    _, client = enrolled(admin, api, unique("cascade"))
+def test_api_session_certificates_go_with_their_session(admin, api, make_cert_api, ziti_unique):
+    _, client = enrolled(admin, api, ziti_unique("cascade"))
     session = session_of(make_cert_api(client), cert_login(make_cert_api(client)))
     before = admin.mgmt_ok("GET", "/summary")["apiSessionCertificates"]
     csr, _ = hp.make_csr("x")

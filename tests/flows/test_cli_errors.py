@@ -105,9 +105,13 @@ def test_controller_rejects_an_unknown_log_level():
     assert "invalid choice: 'loud'" in result.stderr
 
 
-def test_controller_help_documents_exit_codes_and_version():
+def test_controller_help_documents_exit_codes_and_version_and_every_option_has_help():
+    from controller.__main__ import build_parser
+
     assert "exit codes:" in controller("--help").stdout
     assert controller("--version").stdout.startswith("ziti-controller v")
+    for action in build_parser()._actions:
+        assert action.help, f"{action.option_strings} has no help"
 
 
 def _start(data: Path, *extra: str) -> tuple[subprocess.Popen, list[str]]:

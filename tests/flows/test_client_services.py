@@ -15,9 +15,9 @@ INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"l
 
 
 @pytest.fixture
-def sdk(admin, api, make_cert_api, unique):
+def sdk(admin, api, make_cert_api, ziti_unique):
     """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, Api)``."""
-    identity_id, client_cert = enrolled(admin, api, unique("sdk"), roleAttributes=["sdk-users"])
+    identity_id, client_cert = enrolled(admin, api, ziti_unique("sdk"), roleAttributes=["sdk-users"])
     conn = make_cert_api(client_cert)
     return identity_id, session_of(conn, cert_login(conn))
 
@@ -50,9 +50,9 @@ def services_pages(session) -> list[dict]:
             return out
 
 
-def test_after_login_sequence_lists_services_and_dials(admin, sdk, unique):
+def test_after_login_sequence_lists_services_and_dials(admin, sdk, ziti_unique):
     identity_id, session = sdk
-    service_ids = network(admin, unique)
+    service_ids = network(admin, ziti_unique)
     assert session.request("GET", CLIENT + "/.well-known/est/cacerts").status_code == 200
     assert ok(session.request("GET", CLIENT + "/current-identity"))["id"] == identity_id
     assert ok(session.request("GET", CLIENT + "/current-api-session"))["identityId"] == identity_id
@@ -73,12 +73,12 @@ def test_after_login_sequence_lists_services_and_dials(admin, sdk, unique):
     assert len(routers) == 1 and isinstance(routers[0]["urls"], dict)
 
 
-def test_refresh_fetches_services_only_when_last_change_moves(admin, sdk, unique, clock):
+def test_refresh_fetches_services_only_when_last_change_moves(admin, sdk, ziti_unique, ziti_clock):
     _, session = sdk
-    service_ids = network(admin, unique, services=2)
+    service_ids = network(admin, ziti_unique, services=2)
     marker = lambda: ok(session.request("GET", CLIENT + "/current-api-session/service-updates"))["lastChangeAt"]  # noqa: E731
     before = marker()
-    clock.advance(seconds=30)
+    ziti_clock.advance(seconds=30)
     assert marker() == before
     admin.mgmt_ok("PATCH", f"/services/{service_ids[0]}", json={"roleAttributes": []})
     after = marker()

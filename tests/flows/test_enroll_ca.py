@@ -22,11 +22,11 @@ def identities_named(admin, prefix: str) -> list[dict]:
     return admin.mgmt_ok("GET", "/identities", params={"filter": f'name contains "{prefix}"', "limit": 100})
 
 
-def test_ottca_enrolls_the_presented_certificate(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "OttCa")
-    ca_id = verified_ca(admin, unique("ottca-ca"), root, clock.now(), isOttCaEnrollmentEnabled=True, isAuthEnabled=True)
-    identity_id = new_identity(admin, unique("ottca"), {"ottca": ca_id})
-    client = hp.make_leaf(inter, "ottca-device", now=clock.now())
+def test_ottca_enrolls_the_presented_certificate(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "OttCa")
+    ca_id = verified_ca(admin, ziti_unique("ottca-ca"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True, isAuthEnabled=True)
+    identity_id = new_identity(admin, ziti_unique("ottca"), {"ottca": ca_id})
+    client = hp.make_leaf(inter, "ottca-device", now=ziti_clock.now())
     token = pending(admin, identity_id, "ottca")["token"]
 
     assert ok(enroll(make_cert_api(client), "ottca", token)) == {}
@@ -38,45 +38,45 @@ def test_ottca_enrolls_the_presented_certificate(admin, make_cert_api, clock, un
     assert_error(enroll(make_cert_api(client), "ottca", token), 400, "INVALID_ENROLLMENT_TOKEN")
 
 
-def test_ottca_explicit_path_takes_the_token_in_the_body(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "OttCa Explicit")
-    ca_id = verified_ca(admin, unique("ottca-x"), root, clock.now(), isOttCaEnrollmentEnabled=True)
-    identity_id = new_identity(admin, unique("ottca-x"), {"ottca": ca_id})
-    client = hp.make_leaf(inter, "x", now=clock.now())
+def test_ottca_explicit_path_takes_the_token_in_the_body(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "OttCa Explicit")
+    ca_id = verified_ca(admin, ziti_unique("ottca-x"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True)
+    identity_id = new_identity(admin, ziti_unique("ottca-x"), {"ottca": ca_id})
+    client = hp.make_leaf(inter, "x", now=ziti_clock.now())
     response = make_cert_api(client).request("POST", CLIENT + "/enroll/ottca",
                                              json={"token": pending(admin, identity_id, "ottca")["token"]})
     assert ok(response) == {}
 
 
-def test_ottca_refuses_foreign_certs_disabled_cas_and_used_certs(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "OttCa Rules")
-    ca_id = verified_ca(admin, unique("rules-ca"), root, clock.now(), isOttCaEnrollmentEnabled=True)
-    identity_id = new_identity(admin, unique("rules"), {"ottca": ca_id})
+def test_ottca_refuses_foreign_certs_disabled_cas_and_used_certs(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "OttCa Rules")
+    ca_id = verified_ca(admin, ziti_unique("rules-ca"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True)
+    identity_id = new_identity(admin, ziti_unique("rules"), {"ottca": ca_id})
     token = pending(admin, identity_id, "ottca")["token"]
-    _, foreign_inter = third_party(clock.now(), "Foreign")
-    foreign = hp.make_leaf(foreign_inter, "foreign", now=clock.now())
+    _, foreign_inter = third_party(ziti_clock.now(), "Foreign")
+    foreign = hp.make_leaf(foreign_inter, "foreign", now=ziti_clock.now())
     assert_error(enroll(make_cert_api(foreign), "ottca", token), 400, "CERTIFICATE_FAILED_VALIDATION")
     assert_error(enroll(make_cert_api(), "ottca", token), 400, "CERTIFICATE_FAILED_VALIDATION")
-    server_only = hp.make_leaf(inter, "server-only", now=clock.now(), eku=("serverAuth",))
+    server_only = hp.make_leaf(inter, "server-only", now=ziti_clock.now(), eku=("serverAuth",))
     assert_error(enroll(make_cert_api(server_only), "ottca", token), 400, "CERTIFICATE_FAILED_VALIDATION")
 
-    used = hp.make_leaf(inter, "used", now=clock.now())
-    admin.create("authenticators", {"identityId": new_identity(admin, unique("holder")), "method": "cert",
+    used = hp.make_leaf(inter, "used", now=ziti_clock.now())
+    admin.create("authenticators", {"identityId": new_identity(admin, ziti_unique("holder")), "method": "cert",
                                     "certPem": used.cert_pem})
     error = assert_error(enroll(make_cert_api(used), "ottca", token), 409, "CERT_IN_USE")
     assert error["cause"]["data"]["fingerprint"] == used.fingerprint
 
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isOttCaEnrollmentEnabled": False})
-    fresh = hp.make_leaf(inter, "fresh", now=clock.now())
+    fresh = hp.make_leaf(inter, "fresh", now=ziti_clock.now())
     assert_error(enroll(make_cert_api(fresh), "ottca", token), 400, "ENROLLMENT_CA_NOT_VALID")
 
 
-def test_auto_enrollment_creates_a_named_identity_with_the_ca_roles(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "Auto")
-    ca_name = unique("auto-ca")
-    verified_ca(admin, ca_name, root, clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
+def test_auto_enrollment_creates_a_named_identity_with_the_ca_roles(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Auto")
+    ca_name = ziti_unique("auto-ca")
+    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
                 identityRoles=["sensors", "fleet"])
-    client = hp.make_leaf(inter, "device-7", now=clock.now())
+    client = hp.make_leaf(inter, "device-7", now=ziti_clock.now())
 
     assert ok(enroll(make_cert_api(client), "ca")) == {}
     [created] = identities_named(admin, ca_name)
@@ -88,64 +88,64 @@ def test_auto_enrollment_creates_a_named_identity_with_the_ca_roles(admin, make_
     assert error["cause"]["data"]["fingerprint"] == client.fingerprint
 
 
-def test_auto_enrollment_name_clash_appends_a_six_digit_counter(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "Clash")
-    ca_name = unique("clash-ca")
-    verified_ca(admin, ca_name, root, clock.now(), isAutoCaEnrollmentEnabled=True)
+def test_auto_enrollment_name_clash_appends_a_six_digit_counter(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Clash")
+    ca_name = ziti_unique("clash-ca")
+    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True)
     for _ in range(3):
-        ok(enroll(make_cert_api(hp.make_leaf(inter, "same-cn", now=clock.now())), "ca"))
+        ok(enroll(make_cert_api(hp.make_leaf(inter, "same-cn", now=ziti_clock.now())), "ca"))
     names = sorted(i["name"] for i in identities_named(admin, ca_name))
     assert names == [f"{ca_name}-same-cn", f"{ca_name}-same-cn000001", f"{ca_name}-same-cn000002"]
 
 
-def test_requested_name_is_honoured_only_by_the_generic_path(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "Requested")
-    ca_name = unique("req-ca")
-    verified_ca(admin, ca_name, root, clock.now(), isAutoCaEnrollmentEnabled=True,
+def test_requested_name_is_honoured_only_by_the_generic_path(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Requested")
+    ca_name = ziti_unique("req-ca")
+    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True,
                 identityNameFormat="[caName].[requestedName]")
-    ok(enroll(make_cert_api(hp.make_leaf(inter, "a", now=clock.now())), "ca", name="kiosk"))
-    response = make_cert_api(hp.make_leaf(inter, "b", now=clock.now())).request(
+    ok(enroll(make_cert_api(hp.make_leaf(inter, "a", now=ziti_clock.now())), "ca", name="kiosk"))
+    response = make_cert_api(hp.make_leaf(inter, "b", now=ziti_clock.now())).request(
         "POST", CLIENT + "/enroll/ca", json={"name": "ignored"})
     assert ok(response) == {}
     names = {i["name"] for i in identities_named(admin, ca_name)}
     assert f"{ca_name}.kiosk" in names and f"{ca_name}.ignored" not in names and len(names) == 2
 
 
-def test_auto_enrollment_with_an_external_id_claim(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "Auto Claim")
-    ca_name = unique("claim-ca")
+def test_auto_enrollment_with_an_external_id_claim(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Auto Claim")
+    ca_name = ziti_unique("claim-ca")
     claim = {"location": "SAN_EMAIL", "matcher": "SUFFIX", "matcherCriteria": "@example.test", "parser": "SPLIT",
              "parserCriteria": "@", "index": 0}
-    verified_ca(admin, ca_name, root, clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
+    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
                 externalIdClaim=claim)
-    user = unique("alice")
-    client = hp.make_leaf(inter, "alice", now=clock.now(), emails=[f"{user}@example.test"])
+    user = ziti_unique("alice")
+    client = hp.make_leaf(inter, "alice", now=ziti_clock.now(), emails=[f"{user}@example.test"])
 
     ok(enroll(make_cert_api(client), "ca"))
     [created] = identities_named(admin, ca_name)
     assert created["externalId"] == user and created["authenticators"] == {}
     data = ok(cert_login(make_cert_api(client)))
     assert data["identityId"] == created["id"] and data["authenticatorId"] == "internal"
-    assert_error(enroll(make_cert_api(hp.make_leaf(inter, "alice2", now=clock.now(), emails=[f"{user}@example.test"])), "ca"),
+    assert_error(enroll(make_cert_api(hp.make_leaf(inter, "alice2", now=ziti_clock.now(), emails=[f"{user}@example.test"])), "ca"),
                  400, "COULD_NOT_VALIDATE", "externalId")
-    no_claim = hp.make_leaf(inter, "nobody", now=clock.now())
+    no_claim = hp.make_leaf(inter, "nobody", now=ziti_clock.now())
     assert_error(enroll(make_cert_api(no_claim), "ca"), 400, "MISSING_CERT_CLAIM")
 
 
-def test_auto_enrollment_needs_a_verified_enabled_ca(admin, make_cert_api, clock, unique):
-    root, inter = third_party(clock.now(), "Needs")
-    client = hp.make_leaf(inter, "needs", now=clock.now())
+def test_auto_enrollment_needs_a_verified_enabled_ca(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Needs")
+    client = hp.make_leaf(inter, "needs", now=ziti_clock.now())
     if not admin.mgmt_ok("GET", "/cas"):
         assert_error(enroll(make_cert_api(client), "ca"), 400, "ENROLLMENT_NO_VALID_CAS")
-    ca_id = create_ca(admin, unique("needs-ca"), root, isAutoCaEnrollmentEnabled=True)
+    ca_id = create_ca(admin, ziti_unique("needs-ca"), root, isAutoCaEnrollmentEnabled=True)
     assert_error(enroll(make_cert_api(client), "ca"), 400, "CERT_FAILED_VALIDATION")  # not verified yet
     assert_error(enroll(make_cert_api(), "ca"), 400, "CERT_FAILED_VALIDATION")  # no certificate
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAutoCaEnrollmentEnabled": False})
     ok(admin.mgmt("POST", f"/cas/{ca_id}/verify", content=hp.make_leaf(
-        root, admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"], now=clock.now()).cert_pem,
+        root, admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"], now=ziti_clock.now()).cert_pem,
         headers={"content-type": "text/plain"}))
     assert_error(enroll(make_cert_api(client), "ca"), 400, "CERT_FAILED_VALIDATION")  # verified, auto disabled
-    expired = hp.make_leaf(inter, "expired", now=clock.now(), expired=True)
+    expired = hp.make_leaf(inter, "expired", now=ziti_clock.now(), expired=True)
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAutoCaEnrollmentEnabled": True})
     assert_error(enroll(make_cert_api(expired), "ca"), 400, "CERT_FAILED_VALIDATION")  # outside its validity
     assert ok(enroll(make_cert_api(client), "ca")) == {}

@@ -97,10 +97,10 @@ def bearer(issuer, key, kid, clock, **claims):
     return "Bearer " + jwt.encode(body, key, algorithm="ES256", headers={"kid": kid})
 
 
-def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, clock, unique):
-    _, issuer, key, kid = make_signer(admin, unique, clock, enrollToTokenEnabled=True, enrollToCertEnabled=True)
-    subject, name = unique("ext-sub"), unique("ext-name")
-    token = bearer(issuer, key, kid, clock, sub=subject, name=name, groups=["staff", "vpn"])
+def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, ziti_clock, ziti_unique):
+    _, issuer, key, kid = make_signer(admin, ziti_unique, ziti_clock, enrollToTokenEnabled=True, enrollToCertEnabled=True)
+    subject, name = ziti_unique("ext-sub"), ziti_unique("ext-name")
+    token = bearer(issuer, key, kid, ziti_clock, sub=subject, name=name, groups=["staff", "vpn"])
     response = api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
     assert response.status_code == 200 and response.json()["data"] == {}
     [created] = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
@@ -109,18 +109,18 @@ def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, 
     assert_error(again, 409, "ENROLLMENT_IDENTITY_ALREADY_ENROLLED")
 
     csr, _ = hp.make_csr("ignored")
-    other = bearer(issuer, key, kid, clock, sub=unique("ext-sub"), name=unique("ext-cert"))
+    other = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("ext-sub"), name=ziti_unique("ext-cert"))
     response = api.request("POST", CLIENT + "/enroll/token", json={"clientCsr": hp.csr_pem(csr)},
                            headers={"Authorization": other})
     data = response.json()["data"]
     assert response.status_code == 200 and "BEGIN CERTIFICATE" in data["cert"] and "BEGIN CERTIFICATE" in data["ca"]
 
 
-def test_token_enrollment_follows_the_signer_flags(admin, api, clock, unique):
-    _, issuer, key, kid = make_signer(admin, unique, clock, enrollToTokenEnabled=False, enrollToCertEnabled=False)
-    token = bearer(issuer, key, kid, clock, sub=unique("s"), name=unique("n"))
+def test_token_enrollment_follows_the_signer_flags(admin, api, ziti_clock, ziti_unique):
+    _, issuer, key, kid = make_signer(admin, ziti_unique, ziti_clock, enrollToTokenEnabled=False, enrollToCertEnabled=False)
+    token = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("s"), name=ziti_unique("n"))
     assert_error(api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token}),
                  409, "INVALID_ENROLLMENT_NOT_ALLOWED")
-    expired = bearer(issuer, key, kid, clock, sub=unique("s"), name=unique("n"), exp=int(clock.now().timestamp()) - 1)
+    expired = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("s"), name=ziti_unique("n"), exp=int(ziti_clock.now().timestamp()) - 1)
     assert_error(api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": expired}),
                  400, "INVALID_ENROLLMENT_TOKEN")

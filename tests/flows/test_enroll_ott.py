@@ -14,8 +14,8 @@ from tests.flows.certs import (CLIENT, CONTROLLER_URL, cert_login, enroll_ott, n
                                session_of)
 
 
-def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, make_cert_api, unique):
-    identity_id = new_identity(admin, unique("ott"), {"ott": True})
+def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, make_cert_api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("ott"), {"ott": True})
     client = enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id)
 
     assert len(client.chain) == 1 and client.chain[0].subject != client.chain[0].issuer  # leaf + intermediate, no root
@@ -34,8 +34,8 @@ def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, ma
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-pem-file", "application/pkcs7"])
-def test_csr_is_accepted_as_a_text_body(admin, api, unique, content_type):
-    identity_id = new_identity(admin, unique("ctype"), {"ott": True})
+def test_csr_is_accepted_as_a_text_body(admin, api, ziti_unique, content_type):
+    identity_id = new_identity(admin, ziti_unique("ctype"), {"ott": True})
     csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
     response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem, content_type=content_type)
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/json")
@@ -43,20 +43,20 @@ def test_csr_is_accepted_as_a_text_body(admin, api, unique, content_type):
     assert response.json()["meta"] == {}
 
 
-def test_json_client_csr_and_the_explicit_ott_path(admin, api, unique):
-    first = new_identity(admin, unique("json"), {"ott": True})
+def test_json_client_csr_and_the_explicit_ott_path(admin, api, ziti_unique):
+    first = new_identity(admin, ziti_unique("json"), {"ott": True})
     csr_pem, _ = ott_csr(first, CONTROLLER_URL)
     response = api.request("POST", CLIENT + "/enroll", params={"method": "ott", "token": pending(admin, first, "ott")["token"]},
                            json={"clientCsr": csr_pem})
     assert ok(response)["cert"]
-    second = new_identity(admin, unique("explicit"), {"ott": True})
+    second = new_identity(admin, ziti_unique("explicit"), {"ott": True})
     response = api.request("POST", CLIENT + "/enroll/ott", json={"token": pending(admin, second, "ott")["token"],
                                                                  "clientCsr": csr_pem})
     assert ok(response)["cert"]
 
 
-def test_accepting_only_pem_gets_the_chain_as_pem(admin, api, unique):
-    identity_id = new_identity(admin, unique("pem"), {"ott": True})
+def test_accepting_only_pem_gets_the_chain_as_pem(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("pem"), {"ott": True})
     csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
     response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem, accept="application/x-pem-file")
     assert response.status_code == 200
@@ -64,32 +64,32 @@ def test_accepting_only_pem_gets_the_chain_as_pem(admin, api, unique):
     assert len(x509.load_pem_x509_certificates(response.content)) == 2
 
 
-def test_rsa_csr_enrolls_and_logs_in(admin, api, make_cert_api, unique):
-    identity_id = new_identity(admin, unique("rsa"), {"ott": True})
+def test_rsa_csr_enrolls_and_logs_in(admin, api, make_cert_api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("rsa"), {"ott": True})
     client = enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id, key_type="rsa")
     assert ok(cert_login(make_cert_api(client)))["identityId"] == identity_id
 
 
-def test_token_is_single_use(admin, api, unique):
-    identity_id = new_identity(admin, unique("once"), {"ott": True})
+def test_token_is_single_use(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("once"), {"ott": True})
     token = pending(admin, identity_id, "ott")["token"]
     enroll_ott(api, token)
     csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
     assert_error(post_csr(api, token, csr_pem), 400, "INVALID_ENROLLMENT_TOKEN")
 
 
-def test_expired_token_is_enrollment_expired(admin, api, clock, unique):
-    identity_id = new_identity(admin, unique("late"), {"ott": True})
+def test_expired_token_is_enrollment_expired(admin, api, ziti_clock, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("late"), {"ott": True})
     token = pending(admin, identity_id, "ott")["token"]
-    clock.advance(minutes=180, seconds=1)
+    ziti_clock.advance(minutes=180, seconds=1)
     csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
     assert_error(post_csr(api, token, csr_pem), 400, "ENROLLMENT_EXPIRED")
 
 
-def test_unknown_token_and_wrong_method_are_rejected(admin, api, unique):
+def test_unknown_token_and_wrong_method_are_rejected(admin, api, ziti_unique):
     csr_pem, _ = ott_csr("x", CONTROLLER_URL)
     assert_error(post_csr(api, "4b1f0c55-0000-4000-8000-000000000000", csr_pem), 400, "INVALID_ENROLLMENT_TOKEN")
-    identity_id = new_identity(admin, unique("method"), {"ott": True})
+    identity_id = new_identity(admin, ziti_unique("method"), {"ott": True})
     token = pending(admin, identity_id, "ott")["token"]
     response = api.request("POST", CLIENT + "/enroll", params={"method": "updb", "token": token},
                            json={"password": "some-pass"})
@@ -99,8 +99,8 @@ def test_unknown_token_and_wrong_method_are_rejected(admin, api, unique):
 
 
 @pytest.mark.parametrize("csr", ["not a csr", "", "twice"], ids=["garbage", "empty", "two-blocks"])
-def test_bad_csr_is_could_not_process_csr_and_keeps_the_token(admin, api, unique, csr):
-    identity_id = new_identity(admin, unique("badcsr"), {"ott": True})
+def test_bad_csr_is_could_not_process_csr_and_keeps_the_token(admin, api, ziti_unique, csr):
+    identity_id = new_identity(admin, ziti_unique("badcsr"), {"ott": True})
     token = pending(admin, identity_id, "ott")["token"]
     good, _ = ott_csr(identity_id, CONTROLLER_URL)
     body = good + good if csr == "twice" else csr
@@ -108,14 +108,14 @@ def test_bad_csr_is_could_not_process_csr_and_keeps_the_token(admin, api, unique
     assert enroll_ott(api, token).cert is not None
 
 
-def test_weak_rsa_csr_is_refused(admin, api, unique):
-    identity_id = new_identity(admin, unique("weak"), {"ott": True})
+def test_weak_rsa_csr_is_refused(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("weak"), {"ott": True})
     csr, _ = hp.make_csr(identity_id, key_type="rsa1024")
     assert_error(post_csr(api, pending(admin, identity_id, "ott")["token"], hp.csr_pem(csr)), 400, "COULD_NOT_PROCESS_CSR")
 
 
-def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, api, unique):
-    identity_id = new_identity(admin, unique("claims"), {"ott": True})
+def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("claims"), {"ott": True})
     ott = pending(admin, identity_id, "ott")
     header = jwt.get_unverified_header(ott["jwt"])
     jwk = next(k for k in api.request("GET", CLIENT + "/enroll/jwks").json()["keys"] if k["kid"] == header["kid"])
@@ -126,8 +126,8 @@ def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, ap
     assert header["typ"] == "JWT" and header["alg"] in ("ES256", "RS256")
 
 
-def test_identity_already_holding_a_cert_cannot_enroll_a_second(admin, api, unique):
-    identity_id = new_identity(admin, unique("twice"), {"ott": True})
+def test_identity_already_holding_a_cert_cannot_enroll_a_second(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("twice"), {"ott": True})
     enroll_ott(api, pending(admin, identity_id, "ott")["token"])
     admin.mgmt_ok("POST", "/enrollments", json={"method": "ott", "identityId": identity_id,
                                                 "expiresAt": "2099-01-01T00:00:00.000Z"})

@@ -17,9 +17,9 @@ def admin(cert_admin):
 
 
 @pytest.fixture
-def router_token(admin, unique):
+def router_token(admin, ziti_unique):
     """A new edge router: ``(router id, {token, jwt})`` from its management view."""
-    router_id = admin.create("edge-routers", {"name": unique("er")})
+    router_id = admin.create("edge-routers", {"name": ziti_unique("er")})
     view = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")
     return router_id, {"token": view["enrollmentToken"], "jwt": view["enrollmentJwt"]}
 
@@ -81,13 +81,13 @@ def test_router_enrollment_checks_csrs(make_cert_api, router_token):
     assert ok(explicit)["serverCert"]
 
 
-def test_router_token_expires_and_is_not_an_identity_token(make_cert_api, router_token, clock):
+def test_router_token_expires_and_is_not_an_identity_token(make_cert_api, router_token, ziti_clock):
     router_id, record = router_token
     client_csr, _, server_csr = csrs(router_id)
     response = make_cert_api().request("POST", CLIENT + "/enroll", params={"method": "ott", "token": record["token"]},
                                        content=client_csr, headers={"content-type": "text/plain"})
     assert_error(response, 400, "INVALID_ENROLL_METHOD")
-    clock.advance(minutes=181)
+    ziti_clock.advance(minutes=181)
     assert_error(enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}),
                  400, "ENROLLMENT_EXPIRED")
 
@@ -109,8 +109,8 @@ def test_router_extends_with_its_current_certificate(admin, make_cert_api, route
     assert_error(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED")
 
 
-def test_transit_router_enrolls_with_trott(admin, make_cert_api, unique):
-    router_id = admin.create("transit-routers", {"name": unique("tr")})
+def test_transit_router_enrolls_with_trott(admin, make_cert_api, ziti_unique):
+    router_id = admin.create("transit-routers", {"name": ziti_unique("tr")})
     view = admin.mgmt_ok("GET", f"/transit-routers/{router_id}")
     assert jwt.decode(view["enrollmentJwt"], options={"verify_signature": False})["em"] == "trott"
     client_csr, _, server_csr = csrs(router_id)

@@ -13,9 +13,9 @@ def enroll_updb(api, token, path=CLIENT + "/enroll", **body):
 
 
 @pytest.mark.parametrize("path", [CLIENT + "/enroll", CLIENT + "/enroll/updb"])
-def test_updb_enrollment_sets_the_password_of_the_chosen_username(admin, api, unique, path):
-    username = unique("user")
-    identity_id = new_identity(admin, unique("updb"), {"updb": username})
+def test_updb_enrollment_sets_the_password_of_the_chosen_username(admin, api, ziti_unique, path):
+    username = ziti_unique("user")
+    identity_id = new_identity(admin, ziti_unique("updb"), {"updb": username})
     token = pending(admin, identity_id, "updb")["token"]
     assert ok(enroll_updb(api, token, path, username="someone-else", password="first-pass")) == {}
     assert api.login(username, "first-pass").edge_ok("GET", "/current-identity")["id"] == identity_id
@@ -24,16 +24,16 @@ def test_updb_enrollment_sets_the_password_of_the_chosen_username(admin, api, un
     assert_error(enroll_updb(api, token, path, password="again-pass"), 400, "INVALID_ENROLLMENT_TOKEN")
 
 
-def test_updb_enrollment_needs_a_valid_password(admin, api, unique):
-    identity_id = new_identity(admin, unique("updb-pw"), {"updb": unique("pwuser")})
+def test_updb_enrollment_needs_a_valid_password(admin, api, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("updb-pw"), {"updb": ziti_unique("pwuser")})
     token = pending(admin, identity_id, "updb")["token"]
     assert_error(enroll_updb(api, token), 400, "COULD_NOT_VALIDATE", "password")
     assert_error(enroll_updb(api, token, password="abc"), 400, "COULD_NOT_VALIDATE", "password")
     assert ok(enroll_updb(api, token, password="long-enough")) == {}
 
 
-def test_expired_updb_token(admin, api, clock, unique):
-    identity_id = new_identity(admin, unique("updb-late"), {"updb": unique("lateuser")})
+def test_expired_updb_token(admin, api, ziti_clock, ziti_unique):
+    identity_id = new_identity(admin, ziti_unique("updb-late"), {"updb": ziti_unique("lateuser")})
     token = pending(admin, identity_id, "updb")["token"]
-    clock.advance(minutes=181)
+    ziti_clock.advance(minutes=181)
     assert_error(enroll_updb(api, token, password="too-late-1"), 400, "ENROLLMENT_EXPIRED")

@@ -15,8 +15,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "networks"
 
 
 @pytest.fixture
-def admin_client(controller_app):
-    with ZitiClient.in_process(controller_app) as client:
+def admin_client(ziti_app):
+    with ZitiClient.in_process(ziti_app) as client:
         client.login("admin", "admin")
         yield client
 
@@ -45,11 +45,11 @@ def test_attributes_are_spread_as_in_the_real_perf_tests():
     assert sum("attr7" in spread_attributes(i) for i in range(1000)) / 1000 == pytest.approx(0.1, abs=0.01)
 
 
-def test_virtual_population_logs_in_lists_services_and_dials(controller_app, admin_client):
+def test_virtual_population_logs_in_lists_services_and_dials(ziti_app, admin_client):
     apply(admin_client, Network.from_yaml(FIXTURES / "company.yaml"))
     users = [("ana", "ana.sales", "Sales-Pass-123"), ("dev", "dev.ops", "Ops-Pass-1234"),
              ("cara", "cara.finance", "Money-Pass-789")]
-    report = Population(lambda: inprocess(controller_app), users, threads=2, dial_probability=1.0).run(seconds=3, max_steps=5)
+    report = Population(lambda: inprocess(ziti_app), users, threads=2, dial_probability=1.0).run(seconds=3, max_steps=5)
     by_name = {client.name: client for client in report.clients}
     assert all(client.logged_in for client in report.clients)
     assert by_name["dev"].services == {"ssh", "wiki"}
@@ -60,11 +60,11 @@ def test_virtual_population_logs_in_lists_services_and_dials(controller_app, adm
     assert 500 not in report.summary()["statuses"]
 
 
-def test_virtual_clients_refetch_services_when_access_changes(controller_app, admin_client):
+def test_virtual_clients_refetch_services_when_access_changes(ziti_app, admin_client):
     apply(admin_client, Network.from_yaml(FIXTURES / "demo.yaml"))
     from harness.virtual import VirtualClient
 
-    client = VirtualClient(inprocess(controller_app), "alice", username="alice", password="alice-pass")
+    client = VirtualClient(inprocess(ziti_app), "alice", username="alice", password="alice-pass")
     assert client.start() and client.seen.services == {"web"}
     apply(admin_client, {"services": [{"name": "docs", "roleAttributes": ["web"]}]})
     client.refresh()

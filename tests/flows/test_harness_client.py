@@ -10,12 +10,12 @@ from harness.operations import OPERATIONS
 
 
 @pytest.fixture
-def ziti(controller_app, mode, request):
-    if mode == "inprocess":
-        client = ZitiClient.in_process(controller_app)
+def ziti(ziti_app, ziti_mode, request):
+    if ziti_mode == "inprocess":
+        client = ZitiClient.in_process(ziti_app)
     else:
-        holder, server = request.getfixturevalue("http_server")
-        holder.app = controller_app
+        holder, server = request.getfixturevalue("ziti_http_server")
+        holder.app = ziti_app
         client = ZitiClient.connect(server.url)
     with client:
         yield client
@@ -42,9 +42,9 @@ def test_method_names_are_snake_case_of_operation_ids(op_id, name):
     assert snake(op_id) == name
 
 
-def test_login_create_get_and_iterate(ziti, unique):
+def test_login_create_get_and_iterate(ziti, ziti_unique):
     ziti.login("admin", "admin")
-    prefix = unique("iter")
+    prefix = ziti_unique("iter")
     ids = [ziti.management.create_identity(body={"name": f"{prefix}-{i:02d}", "type": "User", "isAdmin": False})["id"] for i in range(7)]
     assert ziti.management.detail_identity(ids[0])["name"] == f"{prefix}-00"
     names = [i["name"] for i in ziti.management.iterate("listIdentities", page_size=3, filter=f'name contains "{prefix}" sort by name')]
@@ -61,10 +61,10 @@ def test_non_2xx_raises_api_error_with_code_and_cause(ziti):
     assert caught.value.status == 404 and caught.value.code == "NOT_FOUND" and caught.value.request_id
 
 
-def test_client_logs_in_again_after_its_session_expires(ziti, clock):
+def test_client_logs_in_again_after_its_session_expires(ziti, ziti_clock):
     ziti.login("admin", "admin")
     first = ziti.token
-    clock.advance(minutes=45)
+    ziti_clock.advance(minutes=45)
     assert ziti.management.get_current_identity()["isDefaultAdmin"] is True
     assert ziti.token != first
 

@@ -22,8 +22,8 @@ NETWORK = {
 
 
 @pytest.fixture
-def ziti(controller_app):
-    with ZitiClient.in_process(controller_app) as client:
+def ziti(ziti_app):
+    with ZitiClient.in_process(ziti_app) as client:
         client.login("admin", "admin")
         yield client
 
@@ -61,7 +61,7 @@ def test_prune_deletes_what_the_network_does_not_name_but_not_system_entities(zi
     assert "Default Admin" in names and "bob" not in names
 
 
-def test_export_round_trips_through_apply(ziti, controller_app):
+def test_export_round_trips_through_apply(ziti, ziti_app):
     apply(ziti, NETWORK)
     exported = export(ziti)
     assert {i["name"] for i in exported.entities["identities"]} == {"alice", "bob"}

@@ -1,32 +1,37 @@
 """The harness's pytest plugin, exercised with pytester as a user would."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 pytest_plugins = ["pytester"]
 
 
-def test_plugin_fixtures_run_in_both_modes(pytester):
+def test_plugin_fixtures_run_once_by_default_and_in_both_modes_on_request(pytester):
     pytester.makepyfile("""
-        def test_admin_sees_itself(ziti_admin, controller_mode):
+        def test_admin_sees_itself(ziti_admin, ziti_mode):
             assert ziti_admin.management.get_current_identity()["isDefaultAdmin"] is True
 
-        def test_factories(make_identity, ziti_admin):
-            identity = make_identity(roleAttributes=["sales"], password="pass-word")
+        def test_factories(ziti_make_identity, ziti_admin):
+            identity = ziti_make_identity(roleAttributes=["sales"], password="pass-word")
             assert identity["authenticators"]["updb"]["username"] == identity["name"]
 
-        def test_clock_travel(ziti_admin, clock):
-            clock.advance(minutes=45)
+        def test_clock_travel(ziti_admin, ziti_clock):
+            ziti_clock.advance(minutes=45)
             assert ziti_admin.management.get_current_identity()["name"]  # the client logs in again
     """)
-    result = pytester.runpytest("-p", "no:cacheprovider", "-q")
-    result.assert_outcomes(passed=6)
+    pytester.runpytest("-p", "no:cacheprovider", "-q").assert_outcomes(passed=3)
+    pytester.runpytest("-p", "no:cacheprovider", "-q", "--controller-mode=both").assert_outcomes(passed=6)
 
 
 def test_controller_mode_option_selects_one_mode(pytester):
     pytester.makepyfile("""
-        def test_mode(controller_mode):
-            assert controller_mode == "inprocess"
+        def test_mode(ziti_mode):
+            assert ziti_mode == "http"
     """)
-    pytester.runpytest("--controller-mode=inprocess", "-q").assert_outcomes(passed=1)
+    pytester.runpytest("--controller-mode=http", "-q").assert_outcomes(passed=1)
 
 
 def test_network_marker_applies_a_file(pytester):
@@ -35,11 +40,55 @@ def test_network_marker_applies_a_file(pytester):
         import pytest
 
         @pytest.mark.network("net.yaml")
-        def test_network(network, ziti_admin):
+        def test_network(ziti_network, ziti_admin):
             names = [i["name"] for i in ziti_admin.management.iterate("listIdentities")]
-            assert "alice" in names and network.names("identities") == ["alice"]
+            assert "alice" in names and ziti_network.names("identities") == ["alice"]
     """)
-    pytester.runpytest("--controller-mode=inprocess", "-q").assert_outcomes(passed=1)
+    pytester.runpytest("-q").assert_outcomes(passed=1)
+
+
+def test_users_own_config_clock_and_network_fixtures_do_not_collide(pytester):
+    pytester.makeconftest("""
+        import pytest
+
+        @pytest.fixture
+        def config():
+            return {"mine": True}
+
+        @pytest.fixture
+        def clock():
+            return "my clock"
+
+        @pytest.fixture
+        def network():
+            return ["my", "network"]
+    """)
+    pytester.makepyfile("""
+        def test_both(config, clock, network, ziti_admin, ziti_clock, ziti_config):
+            assert config == {"mine": True} and clock == "my clock" and network == ["my", "network"]
+            assert ziti_config.admin_username == "admin"
+            assert ziti_admin.management.get_current_identity()["isDefaultAdmin"]
+    """)
+    pytester.runpytest("-q").assert_outcomes(passed=1)
+
+
+def test_factories_accept_at_name_and_can_be_redeclared_with_other_returns(pytester):
+    pytester.makeconftest("""
+        from harness.fixtures import identity_factory
+
+        make_identity_id = identity_factory(returns="id")
+    """)
+    pytester.makepyfile("""
+        def test_at_name(ziti_make_identity, ziti_make_service, ziti_make_service_policy, make_identity_id):
+            device = ziti_make_identity("device-1")
+            other_id = make_identity_id("device-2")
+            assert isinstance(other_id, str) and other_id != device["id"]
+            ziti_make_service("crm")
+            policy = ziti_make_service_policy(["@device-1", "#sales"], ["@crm"])
+            assert sorted(policy["identityRoles"]) == sorted([f"@{device['id']}", "#sales"])
+            assert policy["identityRolesDisplay"][0]["name"] in ("@device-1", "#sales")
+    """)
+    pytester.runpytest("-q").assert_outcomes(passed=1)
 
 
 def test_external_controller_skips_time_travel(pytester):
@@ -51,8 +100,23 @@ def test_external_controller_skips_time_travel(pytester):
             def test_remote(ziti_admin):
                 assert ziti_admin.management.get_current_identity()["isDefaultAdmin"]
 
-            def test_travel(clock):
-                clock.advance(seconds=1)
+            def test_travel(ziti_clock):
+                ziti_clock.advance(seconds=1)
         """)
         result = pytester.runpytest(f"--controller-url={server.url}", "-q")
         result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_an_outside_project_uses_the_plugin_in_a_few_lines(tmp_path):
+    """The README's "testing your SDK" file in a project folder of its own, run by a separate pytest."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    snippet = re.search(r"```text\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
+    (tmp_path / "test_my_sdk.py").write_text(snippet)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout

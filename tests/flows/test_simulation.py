@@ -63,9 +63,9 @@ def test_latency_is_added(sim_client):
     assert slept == [0.25]
 
 
-def test_in_process_faults_and_clock_from_python(controller_app, clock):
-    ctl = controller_app.controller
-    with ZitiClient.in_process(controller_app) as client:
+def test_in_process_faults_and_clock_from_python(ziti_app, ziti_clock):
+    ctl = ziti_app.controller
+    with ZitiClient.in_process(ziti_app) as client:
         client.login("admin", "admin")
         ctl.faults.add("/identities", method="GET", status=503, count=1)
         with pytest.raises(ApiError) as caught:
@@ -74,7 +74,7 @@ def test_in_process_faults_and_clock_from_python(controller_app, clock):
         ctl.faults.add("/version$", drop=True, count=1)
         with pytest.raises(httpx.TransportError):
             client.edge.list_version()
-        clock.advance(minutes=31)
+        ziti_clock.advance(minutes=31)
         client.relogin = None
         with pytest.raises(ApiError):
             client.management.get_current_identity()

@@ -22,15 +22,15 @@ SDK_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate",
 
 
 @pytest.fixture
-def base_url(https_server, controller_app):
+def base_url(https_server, ziti_app):
     holder, server, _ = https_server
-    holder.app = controller_app
+    holder.app = ziti_app
     return f"https://127.0.0.1:{server.port}"
 
 
 @pytest.fixture
-def admin(controller_app):
-    with inprocess(controller_app) as http:
+def admin(ziti_app):
+    with inprocess(ziti_app) as http:
         yield Api(http).login("admin", "admin")
 
 
@@ -39,8 +39,8 @@ def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> 
     return httpx.Client(base_url=base_url, verify=ctx, headers=SDK_HEADERS, timeout=10)
 
 
-def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url, tmp_path, unique):
-    identity_id = admin.create("identities", {"name": unique("sdk"), "type": "Device", "isAdmin": False,
+def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url, tmp_path, ziti_unique):
+    identity_id = admin.create("identities", {"name": ziti_unique("sdk"), "type": "Device", "isAdmin": False,
                                               "enrollment": {"ott": True}})
     enrollment_jwt = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["jwt"]
 
@@ -87,23 +87,23 @@ def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url
         assert ok(sdk.get("/edge/client/v1/current-identity", headers=headers))["sdkInfo"]["type"] == "ziti-sdk-c"
 
 
-def test_third_party_chain_is_judged_by_the_app_not_the_handshake(admin, base_url, clock, unique):
+def test_third_party_chain_is_judged_by_the_app_not_the_handshake(admin, base_url, ziti_clock, ziti_unique):
     """An unknown CA's chain completes the handshake; only a verified, auth-enabled CA logs in."""
-    root = hp.make_root_ca("TLS Third Party", now=clock.now())
-    inter = hp.make_intermediate_ca(root, now=clock.now())
-    client = hp.make_leaf(inter, "tls-tp", now=clock.now())
-    identity_id = admin.create("identities", {"name": unique("tls-tp"), "type": "User", "isAdmin": False})
+    root = hp.make_root_ca("TLS Third Party", now=ziti_clock.now())
+    inter = hp.make_intermediate_ca(root, now=ziti_clock.now())
+    client = hp.make_leaf(inter, "tls-tp", now=ziti_clock.now())
+    identity_id = admin.create("identities", {"name": ziti_unique("tls-tp"), "type": "User", "isAdmin": False})
     admin.create("authenticators", {"identityId": identity_id, "method": "cert", "certPem": client.cert_pem})
     with sdk_client(base_url, verify=False) as first:
         ca_pem = pem_bundle(parse_cacerts(first.get("/.well-known/est/cacerts").text))
     with sdk_client(base_url, verify=ca_pem, identity=client) as sdk:
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401
-        ca_id = admin.create("cas", {"name": unique("tls-ca"), "certPem": root.cert_pem, "isAuthEnabled": True,
+        ca_id = admin.create("cas", {"name": ziti_unique("tls-ca"), "certPem": root.cert_pem, "isAuthEnabled": True,
                                      "isAutoCaEnrollmentEnabled": False, "isOttCaEnrollmentEnabled": False,
                                      "identityRoles": []})
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401  # unverified
         token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
-        admin.mgmt_ok("POST", f"/cas/{ca_id}/verify", content=hp.make_leaf(root, token, now=clock.now()).cert_pem,
+        admin.mgmt_ok("POST", f"/cas/{ca_id}/verify", content=hp.make_leaf(root, token, now=ziti_clock.now()).cert_pem,
                       headers={"content-type": "text/plain"})
         assert ok(sdk.post("/authenticate", params={"method": "cert"}, json={}))["identityId"] == identity_id
 
