@@ -109,6 +109,8 @@ def cmd_up(args) -> int:
     from harness.netcheck import check_file
     from harness.server import free_port
 
+    if args.network:
+        print(f"reading {args.network}", file=sys.stderr, flush=True)
     network = check_file(args.network) if args.network else None
     temporary = args.data is None
     data = Path(tempfile.mkdtemp(prefix="ziti-harness-")) if temporary else Path(args.data)
