@@ -5,13 +5,12 @@ import argparse
 import logging
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from pathlib import Path
 
 from controller.config import VERSION, Config, is_loopback
-from controller.console import EXIT_CODES, USAGE, CliError, run
+from controller.console import EXIT_CODES, USAGE, CliError, exit_process, run
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -88,13 +87,7 @@ def main(argv=None) -> int:
 
 def entry() -> None:
     """The console script: exit with ``main``'s code even if a listener thread is stuck."""
-    code = main()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
-    if stuck:  # NOTE(cli): a listener that did not stop within the deadline must not keep the process up
-        os._exit(code or 1)
-    sys.exit(code)
+    exit_process(main())
 
 
 if __name__ == "__main__":

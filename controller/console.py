@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import traceback
 from typing import Callable
 
@@ -90,3 +91,13 @@ def _closed_pipe() -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     return OK
+
+
+def exit_process(code: int) -> None:
+    """Exit with ``code``, even when a listener thread did not stop in time."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
+    if stuck:  # NOTE(cli): a listener that missed the stop deadline must not keep the process up
+        os._exit(code or 1)
+    sys.exit(code)

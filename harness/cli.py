@@ -20,7 +20,8 @@ import threading
 from pathlib import Path
 
 from controller.config import VERSION
-from controller.console import EXIT_CODES, FAILED, INTERRUPTED, UNREACHABLE, USAGE, CliError, controller_errors, run
+from controller.console import (EXIT_CODES, FAILED, INTERRUPTED, UNREACHABLE, USAGE, CliError, controller_errors,
+                                exit_process, run)
 from harness.client import ZitiClient
 from harness.wire import ApiError
 
@@ -299,5 +300,10 @@ def main(argv=None) -> int:
     return run(lambda: args.func(args), debug=args.debug, translators=(harness_errors,))
 
 
+def entry() -> None:
+    """The console script: exit with ``main``'s code even if a listener thread is stuck."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

@@ -177,7 +177,7 @@ def test_wrong_admin_password(served):
     result = harness("list", "identities", "--url", url, "--password", "not-the-password")
     assert result.returncode == 3
     line = one_line(result)
-    assert f"refused the login of 'admin'" in line and "--password" in line
+    assert "refused the login of 'admin'" in line and "--password" in line
 
 
 def test_https_without_a_trusted_ca_names_the_ca_option_and_works_with_it():
