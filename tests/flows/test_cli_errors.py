@@ -261,7 +261,8 @@ def test_up_checks_its_ports_before_writing_anything(taken_port, tmp_path):
     result = harness("up", str(net), "--data", str(tmp_path / "data"), "--port", "0",
                      "--http-port", str(taken_port), "--out", str(tmp_path / "ids"))
     assert result.returncode == 4
-    assert f"HTTP port {taken_port}" in one_line(result)
+    assert result.stderr.splitlines() == [f"reading {net}", f"error: HTTP port {taken_port} on 127.0.0.1 is in use; "
+                                          "stop what uses it or pick another port with --http-port PORT"]
     assert not (tmp_path / "ids").exists() and not (tmp_path / "data" / "db").exists()
 
 
