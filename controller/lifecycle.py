@@ -34,8 +34,7 @@ class ListenerError(OSError):
     def __init__(self, listener: "Listener", host: str, reason: str):
         self.listener = listener
         super().__init__(f"{listener.name} port {listener.port} on {host} {reason}; "
-                         f"stop what uses it or pick another port with {listener.option} PORT"
-                        )
+                         f"stop what uses it or pick another port with {listener.option} PORT")
 
 
 @dataclass
