@@ -156,10 +156,10 @@ def _event_files(folder):
     return sorted(folder.glob("events.jsonl*"))
 
 
-def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_path, clock):
+def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_path, ziti_clock):
     config = Config(data_dir=tmp_path, fsync=False, events_max_bytes=4_000, events_keep_files=2)
     for run in range(2):  # a restart appends to the current file and keeps the same bounds
-        app = create_app(config, clock=clock)
+        app = create_app(config, clock=ziti_clock)
         try:
             with inprocess(app) as http:
                 admin = Api(http).login("admin", "admin")
@@ -176,8 +176,8 @@ def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_pat
     assert older[-1]["timestamp"] <= newest[0]["timestamp"] and older[-1] != newest[0]
 
 
-def test_events_file_with_no_kept_files_starts_over(tmp_path, clock):
-    app = create_app(Config(data_dir=tmp_path, fsync=False, events_max_bytes=3_000, events_keep_files=0), clock=clock)
+def test_events_file_with_no_kept_files_starts_over(tmp_path, ziti_clock):
+    app = create_app(Config(data_dir=tmp_path, fsync=False, events_max_bytes=3_000, events_keep_files=0), clock=ziti_clock)
     try:
         with inprocess(app) as http:
             admin = Api(http).login("admin", "admin")

@@ -8,8 +8,8 @@ ZERO_TIME = "0001-01-01T00:00:00.000Z"
 LATER = "2099-01-01T00:00:00.000Z"
 
 
-def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_identity, unique):
-    name = unique("perm")
+def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_identity, ziti_unique):
+    name = ziti_unique("perm")
     identity_id = make_identity(name, password="perm-pass", permissions=["service.read", "identity"])
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["permissions"] == ["service.read", "identity"]
     listed = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
@@ -23,14 +23,14 @@ def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_i
     assert admin.mgmt_ok("GET", "/current-identity")["permissions"] == []
 
 
-def test_unknown_permission_is_a_field_error(admin, unique):
-    response = admin.mgmt("POST", "/identities", json={"name": unique(), "type": "User", "isAdmin": False,
+def test_unknown_permission_is_a_field_error(admin, ziti_unique):
+    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False,
                                                       "permissions": ["everything"]})
     assert response.status_code == 400 and response.json()["error"]["cause"]["field"].startswith("permissions")
 
 
-def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, make_edge_router, unique):
-    identity_id = make_identity(unique("enr"))
+def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, make_edge_router, ziti_unique):
+    identity_id = make_identity(ziti_unique("enr"))
     enrollment_id = admin.create("enrollments", {"method": "ott", "identityId": identity_id, "expiresAt": LATER})
     detail = admin.mgmt_ok("GET", f"/enrollments/{enrollment_id}")
     assert not {"username", "caId", "ca"} & set(detail) and "details" in detail
@@ -38,26 +38,26 @@ def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, m
     router_id = make_edge_router()
     (router_enrollment,) = admin.mgmt_ok("GET", "/enrollments", params={"filter": f'edgeRouterId = "{router_id}"'})
     assert not {"identity", "identityId", "username"} & set(router_enrollment)
-    updb_id = admin.create("enrollments", {"method": "updb", "identityId": make_identity(unique("enr")),
-                                           "username": unique("updbuser"), "expiresAt": LATER})
+    updb_id = admin.create("enrollments", {"method": "updb", "identityId": make_identity(ziti_unique("enr")),
+                                           "username": ziti_unique("updbuser"), "expiresAt": LATER})
     assert admin.mgmt_ok("GET", f"/enrollments/{updb_id}")["username"].startswith("updbuser")
 
 
-def test_entity_reference_of_a_missing_entity_has_no_name(controller_app):
-    ctl = controller_app.controller
+def test_entity_reference_of_a_missing_entity_has_no_name(ziti_app):
+    ctl = ziti_app.controller
     assert ctl.identities.ref("missing") == {"_links": {"self": {"href": "./identities/missing"}},
                                              "entity": "identities", "id": "missing"}
     assert "name" not in ctl.ref("edge-routers", "missing")
 
 
-def test_ca_without_external_id_claim_omits_it(admin, clock, unique):
-    ca_id = create_ca(admin, unique("ca"), hp.make_root_ca(now=clock.now()))
+def test_ca_without_external_id_claim_omits_it(admin, ziti_clock, ziti_unique):
+    ca_id = create_ca(admin, ziti_unique("ca"), hp.make_root_ca(now=ziti_clock.now()))
     assert "externalIdClaim" not in admin.mgmt_ok("GET", f"/cas/{ca_id}")
 
 
-def test_signer_omits_unset_selectors_and_shows_zero_times_without_a_certificate(admin, unique):
+def test_signer_omits_unset_selectors_and_shows_zero_times_without_a_certificate(admin, ziti_unique):
     signer_id = admin.create("external-jwt-signers", {
-        "name": unique("sig"), "issuer": "https://issuer.example", "audience": "aud",
+        "name": ziti_unique("sig"), "issuer": "https://issuer.example", "audience": "aud",
         "jwksEndpoint": "https://issuer.example/jwks", "enabled": True})
     detail = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert not {"enrollNameClaimsSelector", "enrollAttributeClaimsSelector", "enrollAuthPolicyId"} & set(detail)

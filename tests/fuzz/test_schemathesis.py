@@ -30,8 +30,8 @@ SELF_HARM = {"deleteCurrentApiSession", "updateCurrentIdentityAuthenticator", "p
 
 
 @pytest.fixture(scope="module")
-def server(http_server):
-    holder, threaded = http_server
+def server(ziti_http_server):
+    holder, threaded = ziti_http_server
     holder.app = create_app()
     yield threaded.url
     holder.app.controller.close()
