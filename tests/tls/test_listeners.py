@@ -1,4 +1,4 @@
-"""``bind_listeners``: both ports bound before either serves; a busy port leaves nothing bound."""
+"""The controller's listeners: both ports bound before either serves; a busy port leaves nothing bound."""
 from __future__ import annotations
 
 import socket
@@ -7,7 +7,8 @@ import pytest
 
 from controller.app import create_app
 from controller.config import Config
-from controller.serve import bind_listeners
+from controller.lifecycle import ListenerError, Listeners
+from controller.serve import listeners
 
 
 @pytest.fixture
@@ -17,30 +18,31 @@ def app(tmp_path):
     app.controller.close()
 
 
+def _group(app, port: int, http_port: int) -> Listeners:
+    return Listeners("127.0.0.1", listeners(lambda: app, "127.0.0.1", port=port, http_port=http_port))
+
+
 def test_without_an_http_port_only_https_is_bound(app):
-    servers = bind_listeners(app, "127.0.0.1", 0, 0)
-    for server in servers:
-        server.stop()
-    assert [server.scheme for server in servers] == ["https"]
+    group = _group(app, 0, 0).start()
+    schemes = [server.scheme for _, server in group.servers]
+    group.stop()
+    assert schemes == ["https"]
 
 
 def test_https_and_http_are_bound_then_served(app):
-    https, http = bind_listeners(app, "127.0.0.1", 0, _free_port())
+    group = _group(app, 0, _free_port()).start()
     try:
-        for server in (https, http):
-            server.start()
-        with socket.create_connection(("127.0.0.1", http.port), timeout=5) as sock:
+        with socket.create_connection(("127.0.0.1", group.port("HTTP")), timeout=5) as sock:
             sock.sendall(b"GET /edge/client/v1/version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             assert sock.recv(100).startswith(b"HTTP/1.1 200")
     finally:
-        for server in (https, http):
-            server.stop()
+        assert group.stop()
 
 
 def test_a_busy_http_port_raises_and_releases_the_https_port(app):
     https_port = _free_port()
-    with socket.create_server(("127.0.0.1", 0)) as busy, pytest.raises(OSError):
-        bind_listeners(app, "127.0.0.1", https_port, busy.getsockname()[1])
+    with socket.create_server(("127.0.0.1", 0)) as busy, pytest.raises(ListenerError, match="--http-port"):
+        _group(app, https_port, busy.getsockname()[1]).start()
     with socket.create_server(("127.0.0.1", https_port)):
         pass  # the HTTPS port was released
 
