@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controller import errors
 from controller.errors import BadRequest
 
 
@@ -62,7 +63,7 @@ class Call:
             return True
         if value.lower() in ("false", "0"):
             return False
-        raise BadRequest("COULD_NOT_VALIDATE", cause={"field": name, "reason": f"{name} in query must be of type boolean", "value": value})
+        raise BadRequest(errors.COULD_NOT_VALIDATE, cause={"field": name, "reason": f"{name} in query must be of type boolean", "value": value})
 
     def list_args(self) -> dict:
         """``filter``, ``limit``, ``offset`` and ``sort`` as ``list_page`` takes them."""

@@ -53,7 +53,7 @@ def authorize(call: Call) -> None:
     if level == ADMIN and not call.is_admin:
         raise errors.Unauthorized()
     if level not in (PARTIAL, SESSION, ADMIN):  # pragma: no cover - table mistake
-        raise errors.ControllerError("UNHANDLED", f"unknown auth level {level}")
+        raise errors.ControllerError(errors.UNHANDLED, f"unknown auth level {level}")
 
 
 def read_body(call: Call):
@@ -78,7 +78,7 @@ def read_body(call: Call):
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as ex:
-            raise errors.BadRequest("COULD_NOT_PARSE_BODY", cause={"code": "UNHANDLED", "message": str(ex)}) from ex
+            raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, cause={"code": errors.UNHANDLED, "message": str(ex)}) from ex
     if op.body is not None:
         validate(op.body, body)
     return body

@@ -1,6 +1,7 @@
 """Identities: who may log in, what roles they carry, what they may do."""
 from __future__ import annotations
 
+from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
 from controller.errors import FieldError, ControllerError, NotFound
 from controller.model import schema as s
@@ -123,9 +124,9 @@ class IdentityManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_default_admin"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "the default admin identity can not be deleted")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "the default admin identity can not be deleted")
         if record.get("type_id") == "Router" and self.ctl.store.get("routers", record["id"]) is not None:
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "a router identity is deleted with its router")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "a router identity is deleted with its router")
 
     # -- disable / enable -----------------------------------------------------
     def disable(self, identity_id: str, duration_minutes: int) -> None:

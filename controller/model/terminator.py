@@ -1,6 +1,7 @@
 """Terminators: where a service is hosted (a router, a binding and an address)."""
 from __future__ import annotations
 
+from controller import errors
 from controller.errors import ControllerError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, scalar
@@ -51,7 +52,7 @@ class TerminatorManager(EntityManager):
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_UPDATED", "system terminators are read only")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system terminators are read only")
         if self.ctl.services.find(record.get("service_id")) is None:
             raise NotFound("service", record.get("service_id"))
         if self.ctl.routers.find(record.get("router_id")) is None:
@@ -62,7 +63,7 @@ class TerminatorManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "system terminators are read only")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "system terminators are read only")
 
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]

@@ -9,10 +9,11 @@ from cryptography import x509
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
+from controller import errors
 from controller.errors import BadRequest
 from controller.pki.certs import ascii_text
 
-CODE = "COULD_NOT_PROCESS_CSR"
+CODE = errors.COULD_NOT_PROCESS_CSR
 MIN_RSA_BITS = 2048
 _CSR_TYPES = ("CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST")
 
@@ -55,7 +56,7 @@ def _check_key(csr: x509.CertificateSigningRequest) -> None:
 def parse_csr(data: bytes | str) -> x509.CertificateSigningRequest:
     """Parse exactly one PEM CSR whose self-signature verifies.
 
-    Anything else raises ``BadRequest("COULD_NOT_PROCESS_CSR")``.
+    Anything else raises ``BadRequest(errors.COULD_NOT_PROCESS_CSR)``.
     """
     match = _ONE_BLOCK.match(_text(data))
     if not match:
