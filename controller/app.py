@@ -10,14 +10,16 @@ from controller.api import ops_simulation
 from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
-from controller.api.views import entity_ref
 from controller.api.routes import build_route_table, mount
+from controller.api.views import entity_ref
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.methods import Authenticator, PasswordMethod
 from controller.bootstrap import bootstrap
 from controller.clock import Clock, rfc3339
 from controller.config import Config
+from controller.enroll.jwt import sign_enrollment_jwt
+from controller.enroll.methods import enrollment_methods
 from controller.events import Events
 from controller.ids import Ids
 from controller.model.api_session import ApiSessionManager
@@ -39,8 +41,6 @@ from controller.ops.database import Database
 from controller.ops.integrity import Integrity
 from controller.ops.requests import RequestGuard
 from controller.ops.trace import TraceManager
-from controller.enroll.jwt import sign_enrollment_jwt
-from controller.enroll.methods import enrollment_methods
 from controller.pki.certs import cert_pem, fingerprint
 from controller.pki.loader import load_pki
 from controller.policy.sync import PolicySync, ServiceUpdates

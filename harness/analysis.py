@@ -29,6 +29,7 @@ from harness.explain import Explanation, PolicyCheck, RoleCheck, judge, suggest
 from harness.network import Network
 from harness.populations import ALL_ROLE, BIND, DIAL, TYPES, Match, Population, mask_of, semantic_of, type_of
 from harness.posture import PostureState, evaluate
+
 #: role lists of each policy kind -> the population they select from
 ROLE_LISTS = {
     "servicePolicies": {"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"},

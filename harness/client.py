@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 import httpx
 
-from harness.wire import ApiError
 from harness.operations import OPERATIONS
 from harness.transport import inprocess
+from harness.wire import ApiError
 
 PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
 _PARAM = re.compile(r"{(\w+)}")

@@ -18,8 +18,15 @@ from typing import Any, Callable, Iterable
 from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_change
 from harness.explain import Explanation
 from harness.network import Network
-from harness.plots import (access_heatmap, draw_policy_graph, event_rows, explorer_figure, plot_timeline,
-                           policy_graph, timeline_frame)
+from harness.plots import (
+    access_heatmap,
+    draw_policy_graph,
+    event_rows,
+    explorer_figure,
+    plot_timeline,
+    policy_graph,
+    timeline_frame,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
 START = "2025-06-01T12:00:00Z"

@@ -60,7 +60,7 @@ def access_heatmap(analysis: "Analysis", identities: Iterable[str] | None = None
         fig = _figure(min(3 + cols * 0.45, 16), min(2.5 + rows * 0.32, 12))
         ax = fig.add_subplot()
     ax.imshow(codes, cmap=ListedColormap(CELL_COLOURS), vmin=0, vmax=7, aspect="auto", interpolation="nearest")
-    for axis, names, setter in ((ax.xaxis, matrix.services, ax.set_xticks), (ax.yaxis, matrix.identities, ax.set_yticks)):
+    for names, setter in ((matrix.services, ax.set_xticks), (matrix.identities, ax.set_yticks)):
         if len(names) <= max_labels:
             setter(range(len(names)), labels=names)
         else:

@@ -40,7 +40,6 @@ class Operation:
     content_types: tuple[str, ...] = ()
     #: body is optional (empty body allowed even with a schema)
     body_optional: bool = False
-    response_schema: dict | None = None
 
 
 class RouteTable:

@@ -3,9 +3,26 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from controller.api import (ops_auth, ops_cas, ops_certs, ops_configs, ops_enroll, ops_identities,
-                            ops_identity_network, ops_jwt_signers, ops_mfa, ops_operations, ops_policies, ops_posture,
-                            ops_revocations, ops_routers, ops_services, ops_sessions, ops_settings, ops_system)
+from controller.api import (
+    ops_auth,
+    ops_cas,
+    ops_certs,
+    ops_configs,
+    ops_enroll,
+    ops_identities,
+    ops_identity_network,
+    ops_jwt_signers,
+    ops_mfa,
+    ops_operations,
+    ops_policies,
+    ops_posture,
+    ops_revocations,
+    ops_routers,
+    ops_services,
+    ops_sessions,
+    ops_settings,
+    ops_system,
+)
 from controller.api.dispatch import PathResource
 from controller.api.operations import PREFIXES, RouteTable
 

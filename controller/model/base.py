@@ -101,7 +101,6 @@ class EntityManager:
         self.ids = ctl.ids
         self.fields = FieldSet(self.filter_fields)
         self.names = UniqueIndex(self.store, self.table, lambda r: r.get("name")) if self.unique_names else None
-        self._settable_create = {a.wire: a for a in self.attrs if a.on_create}
         self._settable_update = {a.wire: a for a in self.attrs if a.on_update}
 
     # -- reads --------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
-from controller.errors import FieldError, ControllerError, NotFound
+from controller.errors import ControllerError, FieldError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
 from controller.policy.roles import validate_role_attributes

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
-from controller.model.policies import (KIND_TABLES, EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager,
-                                       ServicePolicyManager)
+from controller.model.policies import (
+    KIND_TABLES,
+    EdgeRouterPolicyManager,
+    ServiceEdgeRouterPolicyManager,
+    ServicePolicyManager,
+)
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
 from controller.model.posture_data import PostureData
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager

@@ -10,8 +10,15 @@ from controller import errors
 from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, set_field, snake
-from controller.policy.kinds import (EDGE_ROUTER_POLICIES, EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS,
-                                     SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES)
+from controller.policy.kinds import (
+    EDGE_ROUTER_POLICIES,
+    EDGE_ROUTERS,
+    IDENTITIES,
+    POSTURE_CHECKS,
+    SERVICE_EDGE_ROUTER_POLICIES,
+    SERVICE_POLICIES,
+    SERVICES,
+)
 from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, roles_display, validate_roles
 from controller.store.query import Field
 

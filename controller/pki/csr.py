@@ -71,7 +71,7 @@ def parse_csr(data: bytes | str) -> x509.CertificateSigningRequest:
     _check_key(csr)
     try:
         valid = csr.is_signature_valid
-        csr.extensions  # parse now so malformed extensions fail here, not at signing
+        _ = csr.extensions  # parse now so malformed extensions fail here, not at signing
     except (ValueError, TypeError, UnsupportedAlgorithm) as ex:
         raise _fail("unverifiable signature or malformed extensions", ex) from ex
     if not valid:

@@ -19,12 +19,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.errors import Unavailable
 from controller.store import journal
-from controller.store.journal import (
-    StoreCorruptError,
-    StoreError,
-    StoreFormatError,
-    StoreInUseError,
-)
+from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
 
 __all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]

@@ -9,15 +9,31 @@ from __future__ import annotations
 import datetime
 import heapq
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Callable, Iterable, Optional
 
 from controller import errors
 from controller.clock import parse_rfc3339
 from controller.errors import BadRequest, InvalidFilter
 from controller.store.filter_parser import (  # noqa: F401  (node types re-exported for callers)
-    And, Between, BoolConst, BoolField, Compare, In, IsEmpty, Literal, Node, Not, Or, Path, SetFn,
-    SubQuery, number_text, parse_text, render,
+    And,
+    Between,
+    BoolConst,
+    BoolField,
+    Compare,
+    In,
+    IsEmpty,
+    Literal,
+    Node,
+    Not,
+    Or,
+    Path,
+    SetFn,
+    SubQuery,
+    number_text,
+    parse_text,
+    render,
 )
 
 UNLIMITED = 9223372036854775807

@@ -8,8 +8,8 @@ import pytest
 from cryptography import x509
 
 from harness import pki as hp
-from harness.wire import ApiError
 from harness.enroll import ott_csr
+from harness.wire import ApiError
 
 CLIENT = "/edge/client/v1"
 CONTROLLER_URL = "https://127.0.0.1:1280"

@@ -2,11 +2,24 @@
 import functools
 from datetime import datetime, timedelta, timezone
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.errors import InvalidFilter
 from controller.store.filter_parser import (
-    And, Between, BoolConst, BoolField, Compare, In, IsEmpty, Literal, Not, Or, Path, SetFn, render,
+    And,
+    Between,
+    BoolConst,
+    BoolField,
+    Compare,
+    In,
+    IsEmpty,
+    Literal,
+    Not,
+    Or,
+    Path,
+    SetFn,
+    render,
 )
 from controller.store.query import UNLIMITED, Field, FieldSet, Query, list_page, parse
 
