@@ -10,7 +10,7 @@ import importlib
 
 _EXPORTS = {
     "ZitiClient": "harness.client",
-    "ApiError": "harness.wire",
+    "ApiError": "harness.client",
     "Network": "harness.network",
     "NetworkError": "harness.network",
     "apply": "harness.network",

@@ -12,9 +12,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 from controller.app import create_app
 from controller.clock import FrozenClock
-from harness.client import ZitiClient
+from harness.client import ApiError, ZitiClient
 from harness.strategies import role_attributes
-from harness.wire import ApiError
 
 NAMES = st.sampled_from(["ann", "bea", "cal", "dee", "eli", "fay"])
 

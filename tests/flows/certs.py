@@ -5,11 +5,10 @@ Everything goes through the HTTP API and ``harness.pki`` (never ``controller.pki
 from __future__ import annotations
 
 import pytest
-from cryptography import x509
 
 from harness import pki as hp
-from harness.enroll import ott_csr
-from harness.wire import ApiError
+from harness.client import data_of
+from harness.flows import submit_ott_csr
 
 CLIENT = "/edge/client/v1"
 CONTROLLER_URL = "https://127.0.0.1:1280"
@@ -19,9 +18,7 @@ ENV_INFO = {"os": "linux", "osRelease": "6.1", "osVersion": "1", "arch": "x86_64
 
 def ok(response):
     """The ``data`` of a 2xx reply; ApiError otherwise."""
-    if response.status_code >= 300:
-        raise ApiError(response)
-    return response.json()["data"] if response.content else None
+    return data_of(response)
 
 
 def new_identity(admin, name: str, enrollment: dict | None = None, **fields) -> str:
@@ -43,11 +40,8 @@ def post_csr(api, token: str, csr_pem: str, *, content_type: str = "text/plain",
 
 
 def enroll_ott(api, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
-    """Enroll like the C SDK (text/plain CSR); return the issued chain with its key."""
-    csr_pem, key = ott_csr(subject, CONTROLLER_URL, key_type=key_type)
-    data = ok(post_csr(api, token, csr_pem))
-    chain = x509.load_pem_x509_certificates(data["cert"].encode("ascii"))
-    return hp.CertKey(chain[0], key, chain[1:])
+    """Enroll like the C SDK (the harness flow, text/plain CSR); return the issued chain with its key."""
+    return submit_ott_csr(api, token, subject, CONTROLLER_URL, key_type=key_type).cert_key()
 
 
 def enrolled(admin, api, name: str, **fields) -> tuple[str, hp.CertKey]:
