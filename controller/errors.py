@@ -25,6 +25,8 @@ class ErrorCode:
 
 #: every code the controller answers with, in declaration order (the first per status is its default code)
 CATALOGUE: dict[str, ErrorCode] = {}
+# NOTE(arch): where the real controller's default message is not recorded, the message spells the code out
+# (what clients saw before the catalogue); raisers usually pass a specific message anyway.
 
 
 def _declare(code: str, status: int, message: str) -> str:
