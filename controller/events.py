@@ -17,6 +17,7 @@ private keys, TOTP secrets and recovery codes never leave the store.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import deque
@@ -50,6 +51,7 @@ def redact(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=4096)  # a few hundred distinct keys; redaction runs on every entity change
 def _sensitive(key: Any) -> bool:
     folded = str(key).lower().replace("_", "").replace("-", "")
     return folded not in NOT_SENSITIVE and folded.endswith(SENSITIVE_SUFFIXES)
