@@ -10,7 +10,7 @@ from controller.api import ops_simulation
 from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
-from controller.api.routes import build_route_table, mount
+from controller.api.routes import shared_routing
 from controller.api.views import entity_ref
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
@@ -88,7 +88,7 @@ class Controller:
         self.request_guard = RequestGuard(self)
         self._register_cascades()
         self.faults = FaultInjector(ids)
-        self.routes = build_route_table(extra_modules=[ops_simulation] if config.simulation else [])
+        self.routes, self.falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
         self._openapi: dict[str, dict] = {}
 
     def _register_cascades(self) -> None:
@@ -176,11 +176,11 @@ def create_app(config: Config | None = None, *, clock: Clock | None = None, ids:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     ctl = Controller(config, store, clock, ids)
     bootstrap(ctl)
-    app = ControllerApp(middleware=[CorsMiddleware(), RequestMiddleware(ctl)], cors_enable=False)
+    app = ControllerApp(middleware=[CorsMiddleware(), RequestMiddleware(ctl)], cors_enable=False,
+                        router=ctl.falcon_router)
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     install_error_handlers(app, ctl)
     app.add_error_handler(DroppedConnection, on_dropped)
-    mount(app, ctl, ctl.routes)
     app.controller = ctl
     return app

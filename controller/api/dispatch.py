@@ -21,14 +21,15 @@ JSON_TYPES = ("application/json", "")
 class PathResource:
     """Serves every method registered for one path of one API."""
 
-    def __init__(self, ctl, api: str, ops: list[Operation]):
-        self._ctl, self._api = ctl, api
+    def __init__(self, api: str, ops: list[Operation]):
+        self._api = api
         for op in ops:
             setattr(self, "on_" + op.method.lower(), self._responder(op))
 
     def _responder(self, op: Operation):
         def respond(req, resp, **params):
-            dispatch(self._ctl, op, self._api, req, resp, params)
+            # the controller comes with the request (middleware), so one router serves every app
+            dispatch(req.context.ctl, op, self._api, req, resp, params)
 
         respond.__name__ = op.op_id
         respond.__doc__ = op.summary

@@ -42,6 +42,7 @@ class RequestMiddleware:
 
     def process_request(self, req, resp):
         req.context.request_id = self.ctl.ids.short()
+        req.context.ctl = self.ctl
         path = alias_path(req.path)
         if path != req.path:
             req.path = path
