@@ -92,6 +92,25 @@ def enroll_ca(client: ZitiClient, name: str | None = None) -> None:
     client.edge.call("enroll", method="ca", body={"name": name} if name else {})
 
 
+def ca_verification_proof(client: ZitiClient, ca_id: str, ca: hp.CertKey, *, now=None) -> str:
+    """A certificate ``ca`` signs whose common name is the registered CA's verification token (PEM)."""
+    token = client.management.detail_ca(ca_id)["verificationToken"]
+    return hp.make_leaf(ca, token, now=now).cert_pem
+
+
+def verify_ca(client: ZitiClient, ca_id: str, ca: hp.CertKey, *, now=None) -> None:
+    """Prove possession of a registered third-party CA's key, as an administrator does.
+
+    Args:
+        client: an admin client.
+        ca_id: the CA registered with ``createCa``.
+        ca: that CA's certificate and key (from :mod:`harness.pki`).
+        now: the moment the proof is dated from (the controller clock in tests).
+    """
+    proof = ca_verification_proof(client, ca_id, ca, now=now)
+    client.management.call("verifyCa", ca_id, content=proof, headers=PEM_TEXT)
+
+
 @dataclass
 class RouterCertificates:
     cert_pem: str
