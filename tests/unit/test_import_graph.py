@@ -21,9 +21,9 @@ LAYERS = [
     {"errors", "clock", "ids", "config"},
     {"store", "pki", "policy"},
     {"model", "auth", "enroll"},
-    {"ops", "events", "simulation", "bootstrap"},
+    {"ops", "events", "event_file", "simulation", "bootstrap"},
     {"api"},
-    {"app", "serve", "tls", "__main__", "__init__"},
+    {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "policy", "store", "pki"}
 
@@ -75,12 +75,14 @@ def http_imports() -> list[str]:
     return found
 
 
-def layer_of(name: str) -> int:
-    return next(index for index, members in enumerate(LAYERS) if name in members)
+def layer_of(name: str) -> int | None:
+    return next((index for index, members in enumerate(LAYERS) if name in members), None)
 
 
 def upward_edges(edges) -> list[str]:
-    return sorted(f"{a} -> {b} ({', '.join(files)})" for (a, b), files in edges.items() if layer_of(b) > layer_of(a))
+    """Arrows to a higher layer (a package with no layer yet is the concern of the test below)."""
+    return sorted(f"{a} -> {b} ({', '.join(files)})" for (a, b), files in edges.items()
+                  if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a))
 
 
 def cycles(edges) -> list[list[str]]:
@@ -130,7 +132,7 @@ KNOWN_CYCLE = {"api", "auth", "enroll", "model", "ops"}
 
 def test_every_package_has_a_layer():
     packages = {a for a, _ in EDGES} | {b for _, b in EDGES}
-    assert all(any(name in members for members in LAYERS) for name in packages), packages
+    assert sorted(name for name in packages if layer_of(name) is None) == []
 
 
 def test_no_package_outside_the_known_cycle_joins_one():
