@@ -18,8 +18,8 @@ from typing import Any, Callable, Iterable
 from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_change
 from harness.explain import Explanation
 from harness.network import Network
-from harness.plots import (access_heatmap, draw_policy_graph, event_rows, explorer_figure, plot_timeline,
-                           policy_graph, timeline_frame)
+from harness.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
+from harness.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
 START = "2025-06-01T12:00:00Z"
@@ -237,7 +237,31 @@ def changes_html(diff: AccessDiff) -> str:
     return f"<b>changes from the loaded network</b><ul style='margin-top:2px'>{items}</ul>"
 
 
-class PolicyExplorer:
+class StaticView:
+    """A widget whose display also carries a static HTML view.
+
+    The live widget shows where a kernel runs it (JupyterLab ranks the widget
+    view first); saved, exported or kernel-less notebooks show ``static_html()``
+    instead of a blank cell.
+    """
+
+    widget: Any
+
+    def static_html(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
+        bundle["text/html"] = self.static_html()
+        bundle["text/plain"] = f"<{type(self).__name__}: run the notebook in Jupyter for the live view>"
+        return bundle
+
+
+def _controls_html(lines: Iterable[str]) -> str:
+    return "<pre style='color:#1f4e79;margin:2px 0'>" + "\n".join(html.escape(line) for line in lines) + "</pre>"
+
+
+class PolicyExplorer(StaticView):
     """Pick an identity and a service; toggle attributes and policies; access and explanation follow.
 
     Display it as the last expression of a cell. ``state`` holds the model;
@@ -360,12 +384,16 @@ class PolicyExplorer:
         """The current state as a matplotlib figure (controls, explanation and heatmap)."""
         return explorer_figure(self.state.analysis(), self.state.explanation(), controls=self.state.controls())
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        """The explorer's state without widgets: choices, verdict, explanation, changes and the heatmap."""
+        ex = self.state.explanation()
+        heatmap = access_heatmap(self.state.analysis(), highlight=(ex.identity, ex.service))
+        return (f"<div>{_controls_html(self.state.controls())}{self.verdict.value}{self.explanation.value}"
+                f"{self.changes.value}{heatmap.to_html()}</div>")
 
 
 # -- the matrix, interactively -----------------------------------------------------------------
-class MatrixView:
+class MatrixView(StaticView):
     """The access heatmap, narrowed by an identity attribute and a service attribute."""
 
     ANY = "(any)"
@@ -401,8 +429,9 @@ class MatrixView:
         self.figure = access_heatmap(self.analysis, identities, services)
         _show(self.output, self.figure)
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        choice = [f"identities {self.identity_attr.value}", f"services   {self.service_attr.value}"]
+        return f"<div>{_controls_html(choice)}{self.summary.value}<br/>{self.figure.to_html()}</div>"
 
 
 # -- virtual clients and their events ----------------------------------------------------------
@@ -466,7 +495,7 @@ def run_virtual_clients(playground: Playground, credentials: Iterable[tuple[str,
     return ScenarioResult([c.seen for c in clients], events, playground.names())
 
 
-class TimelineView:
+class TimelineView(StaticView):
     """The events of a scenario, filtered by namespace and identity, as a plot and a table."""
 
     ALL = "(all)"
@@ -494,7 +523,7 @@ class TimelineView:
 
     def refresh(self) -> None:
         events = self.selected()
-        self.figure = plot_timeline(events, self.result.names)
+        self.figure = plot_timeline(events, self.result.names, changes=self.result.events)
         rows = event_rows(events, self.result.names)[-12:]
         cells = "".join(f"<tr><td>{r['time']}</td><td>{r['namespace']}</td><td>{r['type']}</td>"
                         f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td></tr>" for r in rows)
@@ -502,8 +531,9 @@ class TimelineView:
                             f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>")
         _show(self.output, self.figure)
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        choice = [f"namespaces {', '.join(self.namespaces.value)}", f"identity   {self.identity.value}"]
+        return f"<div>{_controls_html(choice)}{self.figure.to_html()}{self.table.value}</div>"
 
 
 def _show(output, figure) -> None:
@@ -525,12 +555,12 @@ def filter_events(events: Iterable[dict], names: dict[str, str], namespaces: Ite
     for event in events:
         if wanted is not None and event["namespace"] not in wanted:
             continue
-        if identity is not None and identity not in (names.get(event.get("identity_id")), names.get(event.get("entityId"))):
+        if identity is not None and identity not in (names.get(identity_of(event)), names.get(event.get("entityId"))):
             continue
         out.append(event)
     return out
 
 
-__all__ = ["ExplorerState", "MatrixView", "Playground", "PolicyExplorer", "ScenarioResult", "TimelineView",
+__all__ = ["ExplorerState", "MatrixView", "Playground", "PolicyExplorer", "ScenarioResult", "StaticView", "TimelineView",
            "access_heatmap", "changes_html", "draw_policy_graph", "event_rows", "explanation_html", "explorer_figure",
            "filter_events", "plot_timeline", "policy_graph", "run_virtual_clients", "sample_network", "timeline_frame"]
