@@ -224,12 +224,12 @@ class ExplorerState:
         return lines
 
 
-def explanation_html(ex: Explanation) -> str:
-    """An explanation as HTML: the verdict line, then the details."""
+def explanation_html(ex: Explanation, headline: bool = True) -> str:
+    """An explanation as HTML: the verdict line (unless ``headline`` is False), then the details."""
     colour = "#2e7d32" if ex.can_connect else "#c62828"
     lines = "\n".join(html.escape(line) for line in ex.lines()[1:])
-    return (f"<div style='font-weight:bold;color:{colour};font-size:1.1em'>{html.escape(ex.headline())}</div>"
-            f"<pre style='font-size:0.85em;line-height:1.3'>{lines}</pre>")
+    verdict = f"<div style='font-weight:bold;color:{colour};font-size:1.1em'>{html.escape(ex.headline())}</div>"
+    return f"{verdict if headline else ''}<pre style='font-size:0.85em;line-height:1.3;margin-top:2px'>{lines}</pre>"
 
 
 def changes_html(diff: AccessDiff) -> str:
@@ -261,6 +261,14 @@ def _controls_html(lines: Iterable[str]) -> str:
     return "<pre style='color:#1f4e79;margin:2px 0'>" + "\n".join(html.escape(line) for line in lines) + "</pre>"
 
 
+POLICY_LABELS = {"servicePolicies": "SP", "edgeRouterPolicies": "ERP", "serviceEdgeRouterPolicies": "SERP"}
+
+
+def _box(w, description: str, value: bool = False):
+    """A compact checkbox (the explorer lists many)."""
+    return w.Checkbox(value=value, description=description, indent=False, layout=w.Layout(height="22px", width="auto"))
+
+
 class PolicyExplorer(StaticView):
     """Pick an identity and a service; toggle attributes and policies; access and explanation follow.
 
@@ -277,12 +285,13 @@ class PolicyExplorer(StaticView):
         self._quiet = False
         self.identity = w.Dropdown(options=self.state.identities, value=self.state.identity, description="identity")
         self.service = w.Dropdown(options=self.state.services, value=self.state.service, description="service")
-        self.type = w.ToggleButtons(options=["Dial", "Bind"], value=self.state.type, description="type")
-        self.identity_attrs = {a: w.Checkbox(description=a, indent=False) for a in self.state.attributes("identities")}
-        self.service_attrs = {a: w.Checkbox(description=a, indent=False) for a in self.state.attributes("services")}
-        self.policy_boxes = {name: w.Checkbox(value=True, description=f"{name} ({kind})", indent=False)
+        self.type = w.ToggleButtons(options=["Dial", "Bind"], value=self.state.type,
+                                    style=w.ToggleButtonsStyle(button_width="70px"))
+        self.identity_attrs = {a: _box(w, a) for a in self.state.attributes("identities")}
+        self.service_attrs = {a: _box(w, a) for a in self.state.attributes("services")}
+        self.policy_boxes = {name: _box(w, f"{name} ({POLICY_LABELS[kind]})", value=True)
                              for kind, name in self.state.policies()}
-        self.fix_button = w.Button(description="apply suggested fix", icon="wrench")
+        self.fix_button = w.Button(description="apply suggested fix", icon="wrench", layout=w.Layout(width="190px"))
         self.reset_button = w.Button(description="reset", icon="undo")
         self.verdict, self.explanation, self.changes = w.HTML(), w.HTML(), w.HTML()
         self._wire()
@@ -310,9 +319,10 @@ class PolicyExplorer(StaticView):
         attrs = w.HBox([
             w.VBox([w.HTML("<b>identity attributes</b>"), *self.identity_attrs.values()], layout=column),
             w.VBox([w.HTML("<b>service attributes</b>"), *self.service_attrs.values()], layout=column),
-            w.VBox([w.HTML("<b>policies (untick to disable)</b>"), *self.policy_boxes.values()], layout=column)])
-        return w.VBox([w.HBox([self.identity, self.service]), self.type, attrs,
-                       w.HBox([self.fix_button, self.reset_button]), self.verdict, self.explanation, self.changes])
+            w.VBox([w.HTML("<b>policies</b> (untick to disable; SP service, ERP edge router, SERP service edge router)"),
+                    *self.policy_boxes.values()], layout=column)])
+        return w.VBox([w.HBox([self.identity, self.service, self.type]), self.verdict, attrs,
+                       w.HBox([self.fix_button, self.reset_button]), self.explanation, self.changes])
 
     # -- callbacks -----------------------------------------------------------------------------
     def _on_pick(self, _change=None) -> None:
@@ -353,7 +363,7 @@ class PolicyExplorer(StaticView):
 
         for kind, name in self.state.policies():
             if name not in self.policy_boxes:
-                box = w.Checkbox(value=True, description=f"{name} ({kind}, new)", indent=False)
+                box = _box(w, f"{name} ({POLICY_LABELS[kind]}, new)", value=True)
                 box.observe(self._policy_handler(name), names="value")
                 self.policy_boxes[name] = box
                 self.widget.children[2].children[2].children += (box,)
@@ -377,7 +387,7 @@ class PolicyExplorer(StaticView):
         self.fix_button.disabled = not ex.fix
         self.verdict.value = (f"<span style='font-size:1.2em;color:{'#2e7d32' if ex.can_connect else '#c62828'}'>"
                               f"{'✔' if ex.can_connect else '✘'} {html.escape(ex.headline())}</span>")
-        self.explanation.value = explanation_html(ex)
+        self.explanation.value = explanation_html(ex, headline=False)  # the verdict widget shows it
         self.changes.value = changes_html(state.changes())
 
     def figure(self):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -119,12 +120,15 @@ def test_the_explorer_draws_its_state(explorer):
     assert isinstance(figure, Picture) and figure._repr_png_().startswith(b"\x89PNG")
 
 
-def test_the_readme_picture_renders(tmp_path):
-    spec = importlib.util.spec_from_file_location("make_explorer_png", ROOT / "docs" / "make_explorer_png.py")
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("chromium") and importlib.util.find_spec("playwright")
+                         and importlib.util.find_spec("jupyterlab")), reason="needs chromium, playwright and jupyterlab")
+def test_the_readme_screenshot_is_taken_from_jupyterlab(tmp_path):
+    spec = importlib.util.spec_from_file_location("screenshot", ROOT / "docs" / "screenshot.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    path = module.render(tmp_path / "explorer.png")
-    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 20_000
+    path = module.shoot(tmp_path / "explorer.png", chromium=shutil.which("chromium"))
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 50_000
 
 
 # -- the matrix and the graph -----------------------------------------------------------------------
