@@ -19,6 +19,7 @@ from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_chan
 from harness.explain import Explanation
 from harness.network import Network
 from harness.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
+from harness.static_view import StaticView, controls_html
 from harness.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
@@ -237,30 +238,6 @@ def changes_html(diff: AccessDiff) -> str:
     return f"<b>changes from the loaded network</b><ul style='margin-top:2px'>{items}</ul>"
 
 
-class StaticView:
-    """A widget whose display also carries a static HTML view.
-
-    The live widget shows where a kernel runs it (JupyterLab ranks the widget
-    view first); saved, exported or kernel-less notebooks show ``static_html()``
-    instead of a blank cell.
-    """
-
-    widget: Any
-
-    def static_html(self) -> str:
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = dict(self.widget._repr_mimebundle_(**kwargs) or {})
-        bundle["text/html"] = self.static_html()
-        bundle["text/plain"] = f"<{type(self).__name__}: run the notebook in Jupyter for the live view>"
-        return bundle
-
-
-def _controls_html(lines: Iterable[str]) -> str:
-    return "<pre style='color:#1f4e79;margin:2px 0'>" + "\n".join(html.escape(line) for line in lines) + "</pre>"
-
-
 POLICY_LABELS = {"servicePolicies": "SP", "edgeRouterPolicies": "ERP", "serviceEdgeRouterPolicies": "SERP"}
 
 
@@ -296,6 +273,7 @@ class PolicyExplorer(StaticView):
         self.verdict, self.explanation, self.changes = w.HTML(), w.HTML(), w.HTML()
         self._wire()
         self.widget = self._layout(w)
+        self._attach_static(w)
         self.refresh()
 
     @classmethod
@@ -389,17 +367,15 @@ class PolicyExplorer(StaticView):
                               f"{'✔' if ex.can_connect else '✘'} {html.escape(ex.headline())}</span>")
         self.explanation.value = explanation_html(ex, headline=False)  # the verdict widget shows it
         self.changes.value = changes_html(state.changes())
+        self._update_static()
 
     def figure(self):
         """The current state as a matplotlib figure (controls, explanation and heatmap)."""
         return explorer_figure(self.state.analysis(), self.state.explanation(), controls=self.state.controls())
 
     def static_html(self) -> str:
-        """The explorer's state without widgets: choices, verdict, explanation, changes and the heatmap."""
-        ex = self.state.explanation()
-        heatmap = access_heatmap(self.state.analysis(), highlight=(ex.identity, ex.service))
-        return (f"<div>{_controls_html(self.state.controls())}{self.verdict.value}{self.explanation.value}"
-                f"{self.changes.value}{heatmap.to_html()}</div>")
+        """The explorer's state without widgets: choices, verdict, explanation and changes."""
+        return f"<div>{controls_html(self.state.controls())}{self.verdict.value}{self.explanation.value}{self.changes.value}</div>"
 
 
 # -- the matrix, interactively -----------------------------------------------------------------
@@ -421,6 +397,7 @@ class MatrixView(StaticView):
         for control in (self.identity_attr, self.service_attr):
             control.observe(lambda _change: self.refresh(), names="value")
         self.widget = w.VBox([w.HBox([self.identity_attr, self.service_attr]), self.summary, self.output])
+        self._attach_static(w)
         self.refresh()
 
     def selection(self) -> tuple[list[str], list[str]]:
@@ -438,10 +415,11 @@ class MatrixView(StaticView):
                               f"{counts['dial']} dial, {counts['bind']} bind, {counts['usable']} usable")
         self.figure = access_heatmap(self.analysis, identities, services)
         _show(self.output, self.figure)
+        self._update_static()
 
     def static_html(self) -> str:
         choice = [f"identities {self.identity_attr.value}", f"services   {self.service_attr.value}"]
-        return f"<div>{_controls_html(choice)}{self.summary.value}<br/>{self.figure.to_html()}</div>"
+        return f"<div>{controls_html(choice)}{self.summary.value}<br/>{self.figure.to_html()}</div>"
 
 
 # -- virtual clients and their events ----------------------------------------------------------
@@ -524,6 +502,7 @@ class TimelineView(StaticView):
         for control in (self.namespaces, self.identity):
             control.observe(lambda _change: self.refresh(), names="value")
         self.widget = w.VBox([w.HBox([self.namespaces, self.identity]), self.output, self.table])
+        self._attach_static(w)
         self.refresh()
 
     def selected(self) -> list[dict]:
@@ -540,10 +519,11 @@ class TimelineView(StaticView):
         self.table.value = (f"<b>{len(events)} events</b> (latest {len(rows)})<table><tr><th>time</th><th>namespace</th>"
                             f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>")
         _show(self.output, self.figure)
+        self._update_static()
 
     def static_html(self) -> str:
         choice = [f"namespaces {', '.join(self.namespaces.value)}", f"identity   {self.identity.value}"]
-        return f"<div>{_controls_html(choice)}{self.figure.to_html()}{self.table.value}</div>"
+        return f"<div>{controls_html(choice)}{self.figure.to_html()}{self.table.value}</div>"
 
 
 def _show(output, figure) -> None:

@@ -20,18 +20,35 @@ def company() -> Network:
 def test_the_explorer_displays_as_a_widget_and_as_static_html(company):
     explorer = PolicyExplorer(company, posture=POSTURE)
     explorer.identity.value, explorer.service.value = "ben.sales", "crm"
-    bundle = explorer._repr_mimebundle_()
-    assert bundle[WIDGET]["model_id"] == explorer.widget.model_id
-    static = bundle["text/html"]
+    static = explorer.static_bundle()["text/html"]
     assert "ben.sales CANNOT dial crm: allowed, but posture checks fail" in static
     assert "supported-os (OS) FAILS" in static and "identity ben.sales [sales, staff, us]" in static
-    assert "<img src='data:image/png;base64," in static
+    # the live widget carries the rule that hides the copy wherever it renders
+    marker = static.split("'")[1]
+    assert marker.startswith("ziti-static-") and f".{marker} {{display: none}}" in explorer.widget.children[-1].value
+
+
+def test_displaying_a_widget_shows_the_copy_then_the_widget_and_clicks_update_the_copy(company):
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+    from IPython.utils.capture import capture_output
+
+    InteractiveShell.instance()
+    explorer = PolicyExplorer(company, posture=POSTURE)
+    updates = []
+    with capture_output() as captured:
+        display(explorer)
+        explorer._handle.update = lambda bundle, raw: updates.append(bundle["text/html"])
+        explorer.identity.value = "eve.contractor"
+    copy, live = (output.data for output in captured.outputs)
+    assert "identity ana.sales" in copy["text/html"] and live[WIDGET]["model_id"] == explorer.widget.model_id
+    assert "eve.contractor CANNOT dial crm" in updates[-1]
 
 
 def test_the_matrix_view_static_html_follows_the_filters(company):
     view = MatrixView(Analysis(company))
     view.identity_attr.value = "sales"
-    static = view._repr_mimebundle_()["text/html"]
+    static = view.static_bundle()["text/html"]
     assert "identities sales" in static and "2 identities x 5 services" in static and "data:image/png" in static
 
 
@@ -41,7 +58,7 @@ def test_the_timeline_static_html_has_the_picture_and_the_table():
         result = run_virtual_clients(playground, [("ana", "ana.sales", "Sales-Pass-123")], rounds=2)
     finally:
         playground.close()
-    static = TimelineView(result)._repr_mimebundle_()["text/html"]
+    static = TimelineView(result).static_bundle()["text/html"]
     assert "data:image/png" in static and "<th>namespace</th>" in static and "authentication" in static
 
 
