@@ -43,7 +43,7 @@ class AccessTestsFailed(NetworkError):
 
     def __init__(self, report: "TestReport"):
         self.report = report
-        super().__init__(f"{report.summary()}; nothing applied (--force applies anyway)")
+        super().__init__("\n".join([f"{report.summary()}; nothing applied", *(r.line() for r in report.failures)]))
 
 
 @dataclass(frozen=True)

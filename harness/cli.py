@@ -88,7 +88,8 @@ def cmd_apply(args) -> int:
             steps = apply(client, Path(args.network), prune=args.prune, dry_run=args.dry_run,
                           progress=not args.quiet, force=args.force)
     except AccessTestsFailed as ex:
-        print("\n".join([*ex.report.lines()[:-1], f"{args.network}: {ex}"]), file=sys.stderr)
+        print("\n".join([*ex.report.lines()[:-1], f"{args.network}: {ex.report.summary()}; nothing applied"
+                                                      " (--force applies anyway)"]), file=sys.stderr)
         return 1
     for step in steps:
         print(("plan   " if args.dry_run else "") + str(step))

@@ -131,3 +131,22 @@ def test_declared_posture_is_judged_and_undeclared_posture_is_not():
     report = run_tests(network, cases, base=Analysis(network))
     assert [r.passed for r in report.results] == [True, False]
     assert "allowed, but posture checks fail; smallest change: allowed, but posture fails: supported-os" in report.results[1].reason
+
+
+def test_the_library_apply_raises_with_every_failing_case_and_force_applies():
+    from harness.access_tests import AccessTestsFailed
+    from harness.client import ZitiClient
+    from harness.network import apply, export
+
+    app = create_app()
+    try:
+        with ZitiClient.in_process(app) as admin:
+            admin.login("admin", "admin")
+            with pytest.raises(AccessTestsFailed) as caught:
+                apply(admin, company(servicePolicies=CLOSED_WIKI))
+            assert str(caught.value).splitlines()[0] == "1 of 23 access test(s) fail; nothing applied"
+            assert str(caught.value).splitlines()[1].startswith("FAIL tests[4] eve.contractor should dial wiki")
+            assert not export(admin).entities  # nothing was written
+            assert apply(admin, company(servicePolicies=CLOSED_WIKI), force=True)
+    finally:
+        app.controller.close()
