@@ -25,13 +25,10 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from harness.network import Network, NetworkError
-
-if TYPE_CHECKING:
-    from harness.analysis import Analysis
-    from harness.explain import Explanation
+from harness.analysis import Analysis, apply_change
+from harness.explain import Explanation
+from harness.network import Network, NetworkError, export
 
 #: test field -> (session type, whether access is expected)
 EXPECTATIONS = {"dial": ("Dial", True), "deny": ("Dial", False), "bind": ("Bind", True), "denyBind": ("Bind", False)}
@@ -133,11 +130,8 @@ def cases_of(raw: list[dict]) -> list[AccessCase]:
 
 
 # -- judging -------------------------------------------------------------------------------------
-def run_tests(network: Network | dict, cases: list[AccessCase], base: "Analysis | None" = None) -> TestReport:
-    """Judge ``cases`` against ``network`` (or the ready analysis ``base`` of it)."""
-    from harness.analysis import Analysis
-
-    base = base or Analysis(network if isinstance(network, Network) else Network.from_dict(network))
+def run_tests(base: Analysis, cases: list[AccessCase]) -> TestReport:
+    """Judge ``cases`` against the network of ``base`` (cases declaring posture get their own analysis)."""
     results = []
     for case in cases:
         analysis = base if case.posture is None else Analysis(base.network, posture={case.identity: case.posture})
@@ -145,7 +139,7 @@ def run_tests(network: Network | dict, cases: list[AccessCase], base: "Analysis 
     return TestReport(results)
 
 
-def _judge(analysis: "Analysis", case: AccessCase) -> CaseResult:
+def _judge(analysis: Analysis, case: AccessCase) -> CaseResult:
     missing = [f"no identity named {case.identity!r}"] if case.identity not in analysis.populations["identities"].index else []
     if case.service not in analysis.populations["services"].index:
         missing.append(f"no service named {case.service!r}")
@@ -155,7 +149,7 @@ def _judge(analysis: "Analysis", case: AccessCase) -> CaseResult:
     return CaseResult(case, ex.can_connect == case.expect, _reason(ex))
 
 
-def _reason(ex: "Explanation") -> str:
+def _reason(ex: Explanation) -> str:
     text = ex.headline()
     if ex.can_connect:
         granting = [c.policy for c in ex.policies if c.grants]
@@ -166,9 +160,6 @@ def _reason(ex: "Explanation") -> str:
 # -- against a controller ------------------------------------------------------------------------
 def planned_network(client, network: Network, *, prune: bool = False) -> Network:
     """The network a controller will hold once ``network`` is applied (merged by name unless ``prune``)."""
-    from harness.analysis import apply_change
-    from harness.network import export
-
     if prune:
         return network
     return Network.from_dict(apply_change(export(client).to_dict(), network.to_dict()))
@@ -176,7 +167,7 @@ def planned_network(client, network: Network, *, prune: bool = False) -> Network
 
 def check_before_apply(client, network: Network, *, prune: bool = False) -> TestReport:
     """Judge the file's tests on the network as it will be; raise AccessTestsFailed if one fails."""
-    report = run_tests(planned_network(client, network, prune=prune), cases_of(network.tests))
+    report = run_tests(Analysis(planned_network(client, network, prune=prune)), cases_of(network.tests))
     if not report.ok:
         raise AccessTestsFailed(report)
     return report
@@ -184,9 +175,7 @@ def check_before_apply(client, network: Network, *, prune: bool = False) -> Test
 
 def check_live(client, network: Network) -> TestReport:
     """Judge the file's tests against what a live controller holds now (posture only where declared)."""
-    from harness.analysis import Analysis
-
-    return run_tests(Network({}), cases_of(network.tests), base=Analysis.from_controller(client, posture=False))
+    return run_tests(Analysis.from_controller(client, posture=False), cases_of(network.tests))
 
 
 __all__ = ["AccessCase", "AccessTestsFailed", "CaseResult", "TestReport", "cases_of", "check_before_apply",

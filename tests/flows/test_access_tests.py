@@ -128,7 +128,7 @@ def test_declared_posture_is_judged_and_undeclared_posture_is_not():
     cases = cases_of([{"identity": "ben.sales", "dial": ["crm"]},
                       {"identity": "ben.sales", "posture": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}},
                        "dial": ["crm"]}])
-    report = run_tests(network, cases, base=Analysis(network))
+    report = run_tests(Analysis(network), cases)
     assert [r.passed for r in report.results] == [True, False]
     assert "allowed, but posture checks fail; smallest change: allowed, but posture fails: supported-os" in report.results[1].reason
 
