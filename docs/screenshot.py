@@ -1,6 +1,6 @@
 """Take docs/explorer.png: the policy explorer notebook as a user sees it, in JupyterLab in headless Chromium.
 
-    pip install -e ".[notebooks]" playwright && apt-get install -y chromium
+    pip install -e ".[docs]" && apt-get install -y chromium
     python docs/screenshot.py [OUT.png]
 
 It copies ``notebooks/`` to a temporary folder (so nothing is saved into the
