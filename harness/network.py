@@ -52,10 +52,12 @@ class Network:
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Network":
-        from harness.access_tests import validate_tests
-
         data = copy.deepcopy(data or {})
-        tests = validate_tests(data.pop("tests", None))
+        tests = data.pop("tests", None)
+        if tests is not None:  # access tests (harness.access_tests), checked here so that apply never starts on a bad one
+            from harness.access_tests import validate_tests
+
+            validate_tests(tests)
         unknown = set(data) - set(BY_KEY)
         if unknown:
             raise NetworkError(f"unknown kinds {sorted(unknown)}; known: {sorted(BY_KEY)}")
@@ -65,7 +67,7 @@ class Network:
                 raise NetworkError(f"every {key} entry needs a name")
             if len(names) != len(set(names)):
                 raise NetworkError(f"duplicate names in {key}")
-        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests)
+        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests or [])
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":
