@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,20 +47,22 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
                              # stay offline: no extension manager look-ups, no update checks
                              "--LabApp.extension_manager=readonly",
                              "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                            env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for(url: str, deadline: float) -> None:
-    import httpx
+def wait_until_serving(lab: subprocess.Popen, port: int, timeout: float) -> None:
+    """Block until JupyterLab logs that it serves on ``port`` (its log is read, and drained, by a thread)."""
+    ready = threading.Event()
 
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)  # NOTE(docs): polling a real server starting in another process; not in a test
-    raise TimeoutError(f"JupyterLab did not answer at {url}")
+    def read() -> None:
+        for line in lab.stderr:
+            if f"127.0.0.1:{port}/" in line:
+                ready.set()
+        ready.set()  # the process ended: stop waiting, the check below says so
+
+    threading.Thread(target=read, daemon=True).start()
+    if not ready.wait(timeout) or lab.poll() is not None:
+        raise RuntimeError(f"JupyterLab did not start on port {port} (exit code {lab.poll()})")
 
 
 #: run the cells above the first cell that scripts clicks (the explorer shows its first state), then wait
@@ -88,8 +90,7 @@ def shoot(out: Path, *, chromium: str, width: int = 1360, height: int = 1000, ti
         port, token = free_port(), secrets.token_hex(16)
         lab = start_lab(folder, port, token)
         try:
-            deadline = time.monotonic() + timeout
-            wait_for(f"http://127.0.0.1:{port}/api/status?token={token}", deadline)
+            wait_until_serving(lab, port, timeout)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
                 page = browser.new_page(viewport={"width": width, "height": height})
@@ -101,7 +102,7 @@ def shoot(out: Path, *, chromium: str, width: int = 1360, height: int = 1000, ti
                 page.wait_for_function("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
                                        timeout=timeout * 1000)
                 page.evaluate("document.querySelector('.widget-dropdown').closest('.jp-Cell').scrollIntoView({block: 'start'})")
-                page.wait_for_timeout(1500)  # let the last layout settle before the picture
+                page.locator(".widget-html-content", has_text="CANNOT dial crm").first.wait_for(state="visible")
                 page.screenshot(path=str(out))
                 browser.close()
         finally:
