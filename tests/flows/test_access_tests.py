@@ -150,3 +150,44 @@ def test_the_library_apply_raises_with_every_failing_case_and_force_applies():
             assert apply(admin, company(servicePolicies=CLOSED_WIKI), force=True)
     finally:
         app.controller.close()
+
+
+PEOPLE = [("ana.sales", "Sales-Pass-123", ("Windows", "10.0.19045")), ("ben.sales", "Sales-Pass-456", ("Linux", "6.8")),
+          ("cara.finance", "Money-Pass-789", ("macOS", "14.4")), ("dev.ops", "Ops-Pass-1234", ("Windows", "10.0.19045"))]
+
+
+def test_the_verdicts_agree_with_the_controller_s_session_answers():
+    """Each person reports posture; a test declaring the same posture passes exactly when POST /sessions says 201."""
+    from controller.clock import FrozenClock
+    from harness.client import ZitiClient
+    from harness.network import apply
+    from harness.wire import ApiError
+
+    app = create_app(clock=FrozenClock("2025-06-01T12:00:00Z"))
+    try:
+        with ZitiClient.in_process(app) as admin:
+            admin.login("admin", "admin")
+            apply(admin, COMPANY)
+            services = {s["name"]: s["id"] for s in admin.management.iterate("listServices")}
+            check_id = next(c["id"] for c in admin.management.iterate("listPostureChecks"))
+            seen = set()
+            for name, password, (os_type, version) in PEOPLE:
+                with ZitiClient.in_process(app) as person:
+                    person.login(name, password, api="client")
+                    person.edge.create_posture_response_bulk(body=[
+                        {"id": check_id, "typeId": "DOMAIN", "domain": "corp.example"},
+                        {"id": check_id, "typeId": "OS", "type": os_type, "version": version}])
+                    declared = {"domain": "corp.example", "os": {"type": os_type, "version": version}}
+                    report = run_tests(Analysis(Network.from_yaml(COMPANY)),
+                                       cases_of([{"identity": name, "posture": declared, "dial": sorted(services)}]))
+                    for result in report.results:
+                        try:
+                            person.edge.create_session(body={"serviceId": services[result.case.service], "type": "Dial"})
+                            created = True
+                        except ApiError:
+                            created = False
+                        assert result.passed == created, result.line()
+                        seen.add(created)
+            assert seen == {True, False}  # both answers were exercised
+    finally:
+        app.controller.close()
