@@ -4,6 +4,7 @@
   with the network applied, enrollment JWTs written to ``--out``, the admin login printed.
 * ``ziti-harness apply network.yaml --url URL [--prune] [--dry-run]``
 * ``ziti-harness export --url URL`` (YAML on standard output)
+* ``ziti-harness test network.yaml --url URL`` (the file's access tests; exit 1 if one fails)
 * ``ziti-harness diff a.yaml b.yaml`` (either side may be a controller URL)
 * ``ziti-harness scenario scenario.yaml --url URL`` (or in-process without ``--url``)
 """
@@ -80,8 +81,16 @@ def cmd_up(args) -> int:
 
 
 def cmd_apply(args) -> int:
-    with _connect(args) as client:
-        steps = apply(client, Path(args.network), prune=args.prune, dry_run=args.dry_run, progress=not args.quiet)
+    from harness.access_tests import AccessTestsFailed
+
+    try:
+        with _connect(args) as client:
+            steps = apply(client, Path(args.network), prune=args.prune, dry_run=args.dry_run,
+                          progress=not args.quiet, force=args.force)
+    except AccessTestsFailed as ex:
+        print("\n".join([*ex.report.lines()[:-1], f"{args.network}: {ex.report.summary()}; nothing applied"
+                                                      " (--force applies anyway)"]), file=sys.stderr)
+        return 1
     for step in steps:
         print(("plan   " if args.dry_run else "") + str(step))
     print(f"{len(steps)} change(s){' planned' if args.dry_run else ''}")
@@ -99,6 +108,19 @@ def cmd_diff(args) -> int:
     for change in changes:
         print(change)
     return 1 if changes else 0
+
+
+def cmd_test(args) -> int:
+    from harness.access_tests import check_live
+
+    network = Network.from_yaml(Path(args.network))
+    if not network.tests:
+        print(f"{args.network}: no tests: section to check", file=sys.stderr)
+        return 2
+    with _connect(args) as client:
+        report = check_live(client, network)
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
 
 
 def cmd_scenario(args) -> int:
@@ -150,6 +172,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--prune", action="store_true")
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--force", action="store_true", help="apply even if the file's access tests fail")
     remote(ap)
     ap.set_defaults(func=cmd_apply)
 
@@ -162,6 +185,11 @@ def parser() -> argparse.ArgumentParser:
     df.add_argument("after")
     remote(df)
     df.set_defaults(func=cmd_diff)
+
+    te = sub.add_parser("test", help="check a network file's access tests against a live controller")
+    te.add_argument("network")
+    remote(te)
+    te.set_defaults(func=cmd_test)
 
     sc = sub.add_parser("scenario", help="run a scenario file")
     sc.add_argument("scenario")

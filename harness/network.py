@@ -48,10 +48,16 @@ class Network:
     """A declared network: ``{kind key: [entity dicts]}``."""
 
     entities: dict[str, list[dict]]
+    tests: list[dict] = field(default_factory=list)  # access tests (see harness.access_tests)
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Network":
         data = copy.deepcopy(data or {})
+        tests = data.pop("tests", None)
+        if tests is not None:  # access tests (harness.access_tests), checked here so that apply never starts on a bad one
+            from harness.access_tests import validate_tests
+
+            validate_tests(tests)
         unknown = set(data) - set(BY_KEY)
         if unknown:
             raise NetworkError(f"unknown kinds {sorted(unknown)}; known: {sorted(BY_KEY)}")
@@ -61,7 +67,7 @@ class Network:
                 raise NetworkError(f"every {key} entry needs a name")
             if len(names) != len(set(names)):
                 raise NetworkError(f"duplicate names in {key}")
-        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)})
+        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests or [])
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":
@@ -72,7 +78,8 @@ class Network:
         return {key: copy.deepcopy(items) for key, items in self.entities.items() if items}
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        tests = {"tests": copy.deepcopy(self.tests)} if self.tests else {}
+        return yaml.safe_dump({**self.to_dict(), **tests}, sort_keys=False)
 
     def names(self, key: str) -> list[str]:
         return [item["name"] for item in self.entities.get(key, [])]
@@ -224,7 +231,7 @@ def _progress(network: Network):
 
 
 def apply(client, network: Network | dict | str | Path, *, prune: bool = False, dry_run: bool = False,
-          progress: bool = False) -> list[Step]:
+          progress: bool = False, force: bool = False) -> list[Step]:
     """Apply a network (a Network, dict, YAML text or file path) to a controller.
 
     Args:
@@ -233,12 +240,20 @@ def apply(client, network: Network | dict | str | Path, *, prune: bool = False, 
         prune: delete entities the network does not name (never system ones).
         dry_run: plan only; nothing is written.
         progress: show a progress bar (for large networks).
+        force: apply even when the network's access tests fail.
 
     Returns:
         The steps taken, or planned when ``dry_run``; empty when already in step.
+
+    Raises:
+        AccessTestsFailed: a ``tests:`` case fails on the network as it would be.
     """
     if not isinstance(network, Network):
         network = Network.from_yaml(network) if isinstance(network, (str, Path)) else Network.from_dict(network)
+    if network.tests and not force:
+        from harness.access_tests import check_before_apply
+
+        check_before_apply(client, network, prune=prune)
     return plan_and_apply(client, network, prune=prune, dry_run=dry_run, progress=progress)
 
 
