@@ -37,6 +37,7 @@ from controller.model.mfa import MfaManager
 from controller.model.network import NETWORK_MANAGER_NAMES, NetworkManagers
 from controller.model.network import install as install_network
 from controller.model.revocation import RevocationManager
+from controller.model.router_presence import RouterPresence
 from controller.model.settings import ControllerSettingManager
 from controller.ops.database import Database
 from controller.ops.integrity import Integrity
@@ -61,6 +62,7 @@ class Controller:
         self.cascades = Cascades()
         self.events = Events(self)
         self.pki = load_pki(config)
+        self.router_presence = RouterPresence()
         self.identity_types = IdentityTypeManager(self)
         self.auth_policies = AuthPolicyManager(self)
         self.identities = IdentityManager(self)

@@ -52,30 +52,49 @@ def _start_tls(app, host: str, port: int):
     return TLSServer(app, host, port, app.controller.pki).start()
 
 
-def banner(config, https_port: int | None, http_port: int | None) -> str:
+def start_router(ctl, host: str, port: int, advertise: str | None = None):
+    """The edge router of this controller (composition root: the controller never imports it)."""
+    from controller.router_link import RouterLink
+    from router import EdgeRouter
+
+    advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
+    link = RouterLink(ctl, hostnames=(advertise, *ctl.config.hostnames))
+    return EdgeRouter(link, host, port, advertise=advertise).start()
+
+
+def banner(config, https_port: int | None, http_port: int | None, router=None) -> str:
     lines = ["", "Python edge controller is running."]
     if https_port:
         lines.append(f"  HTTPS (both APIs): https://{config.host}:{https_port}/edge/management/v1 and /edge/client/v1")
     if http_port:
         lines.append(f"  HTTP  (local scripts): http://{config.host}:{http_port}/edge/management/v1")
+    if router is not None:
+        lines.append(f"  edge router: {router.url}")
     lines.append(f"  data folder: {config.data_dir}")
     lines.append(f"  admin login: {config.admin_username} / {config.admin_password}")
     lines.append("  Ctrl-C stops it.")
     return "\n".join(lines)
 
 
-def run(config, *, port: int, http_port: int, stop: threading.Event) -> int:
+def run(config, *, port: int, http_port: int, stop: threading.Event, router_port: int | None = None,
+        quickstart_policies: bool = False, router_advertise: str | None = None) -> int:
     """Serve until ``stop`` is set; sweep idle API sessions every 5 seconds."""
     from controller.app import create_app
+    from controller.bootstrap import ensure_quickstart_policies
 
     app = create_app(config)
     ctl = app.controller
+    if quickstart_policies:
+        ensure_quickstart_policies(ctl)
     servers = bind_listeners(app, config.host, port, http_port)
     try:
         for server in servers:
             server.start()
-        ports = {server.scheme: server.port for server in servers}
-        print(banner(config, ports.get("https"), ports.get("http")), flush=True)
+        if router_port is not None:
+            servers.insert(0, start_router(ctl, config.host, router_port, router_advertise))
+        ports = {server.scheme: server.port for server in servers if hasattr(server, "scheme")}
+        print(banner(config, ports.get("https"), ports.get("http"), servers[0] if router_port is not None else None),
+              flush=True)
         while not stop.wait(5):
             ctl.api_sessions.sweep()
     finally:

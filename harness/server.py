@@ -12,7 +12,7 @@ from pathlib import Path
 
 from controller.app import create_app
 from controller.config import Config
-from controller.serve import ThreadedServer
+from controller.serve import ThreadedServer, start_router
 from controller.tls import TLSServer
 
 
@@ -26,7 +26,7 @@ class LocalController:
     """Start with ``start()`` (or ``with``); ``url`` is plain HTTP, ``https_url`` the TLS listener."""
 
     def __init__(self, *, simulation: bool = False, data_dir: str | Path | None = None, host: str = "127.0.0.1",
-                 admin_password: str = "admin"):
+                 admin_password: str = "admin", router: bool = False):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
         self.host = host
@@ -36,6 +36,9 @@ class LocalController:
                              simulation=simulation, admin_password=admin_password)
         self.app = None
         self._servers: list = []
+        #: the edge router (``router=True``), listening on a free port
+        self.router = None
+        self._want_router = router
 
     @property
     def controller(self):
@@ -43,7 +46,7 @@ class LocalController:
 
     @property
     def url(self) -> str:
-        return self._servers[1].url
+        return self._servers[-1].url
 
     @property
     def http_port(self) -> int:
@@ -59,6 +62,9 @@ class LocalController:
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]
+        if self._want_router:
+            self.router = start_router(self.app.controller, self.host, 0)
+            self._servers.insert(0, self.router)
         return self
 
     def stop(self) -> None:

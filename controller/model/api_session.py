@@ -153,6 +153,13 @@ class ApiSessionManager(EntityManager):
             call.session = call.identity = None
 
     def _attach(self, call, token: str) -> None:
+        call.session, call.identity = self.for_token(token)
+
+    def for_token(self, token: str) -> tuple[dict, dict]:
+        """``(API session, identity)`` of a presented token: the one lookup HTTP and the router share.
+
+        Raises ``Unauthorized`` for an unknown or expired token, a vanished or disabled identity.
+        """
         session = self.resolve(token)
         identity = self.ctl.identities.find(session["identity_id"])
         if identity is None:
@@ -161,7 +168,7 @@ class ApiSessionManager(EntityManager):
         if self.ctl.identities.is_disabled(identity):
             self.delete_for_identity(identity["id"])
             raise errors.Unauthorized()
-        call.session, call.identity = session, identity
+        return session, identity
 
     # -- second factors -------------------------------------------------------
     def auth_queries(self, session: dict, identity: dict) -> list[dict]:

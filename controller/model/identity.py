@@ -154,6 +154,7 @@ class IdentityManager(EntityManager):
     def extend_view(self, record: dict, out: dict) -> None:
         identity_id = record["id"]
         disabled = self.is_disabled(record)
+        connected = self.ctl.router_presence.is_connected(identity_id)
         policy_id = record.get("auth_policy_id") or DEFAULT_AUTH_POLICY
         out.update({
             "authPolicyId": policy_id,
@@ -163,11 +164,11 @@ class IdentityManager(EntityManager):
             "disabled": disabled,
             "disabledAt": record.get("disabled_at") if disabled else None,
             "disabledUntil": record.get("disabled_until") if disabled else None,
-            "edgeRouterConnectionStatus": "offline",
+            "edgeRouterConnectionStatus": "online" if connected else "offline",
             "envInfo": record.get("env_info") or {},
             "sdkInfo": record.get("sdk_info") or {},
             "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
-            "hasEdgeRouterConnection": False,
+            "hasEdgeRouterConnection": connected,
             "isDefaultAdmin": bool(record.get("is_default_admin")),
             "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
             "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),

@@ -65,15 +65,31 @@ class TerminatorManager(EntityManager):
         if record.get("is_system"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "system terminators are read only")
 
+    def create_system(self, terminator_id: str, service_id: str, router_id: str, **fields) -> None:
+        """A router's own terminator (``binding: edge``, read only over REST), as the router reported it."""
+        now = self._now()
+        record = {"id": terminator_id, "created_at": now, "updated_at": now, "tags": {}, "service_id": service_id,
+                  "router_id": router_id, "address": terminator_id, "binding": "edge", "is_system": True,
+                  "identity": fields.get("instance_id") or "", "identity_secret": None, **fields}
+        with self.store.lock, self.store.transaction():
+            if self.ctl.services.find(service_id) is None:
+                raise NotFound("service", service_id)
+            self.store.insert(self.table, terminator_id, record)
+
+    def delete_system(self, terminator_id: str) -> None:
+        with self.store.lock, self.store.transaction():
+            if self.find(terminator_id) is not None:
+                self.store.delete(self.table, terminator_id)
+
+    def delete_for_router(self, router: dict) -> None:
+        for terminator_id in list(self.by_router.get(router["id"])):
+            self.store.delete(self.table, terminator_id)
+
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]
 
     def delete_for_service(self, service: dict) -> None:
         for terminator_id in list(self.by_service.get(service["id"])):
-            self.store.delete(self.table, terminator_id)
-
-    def delete_for_router(self, router: dict) -> None:
-        for terminator_id in list(self.by_router.get(router["id"])):
             self.store.delete(self.table, terminator_id)
 
     def extend_view(self, record: dict, out: dict) -> None:
