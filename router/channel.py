@@ -74,10 +74,15 @@ class Channel:
             out.headers[getattr(Header, key.upper())] = value
         return out
 
-    async def request(self, message: Message, timeout: float) -> Message:
-        """Send and wait for the message whose ReplyFor is its sequence."""
+    async def request(self, message: Message, timeout: float, on_reply=None) -> Message:
+        """Send and wait for the message whose ReplyFor is its sequence.
+
+        ``on_reply(reply)`` runs in the read loop before the next frame is read,
+        for state that must change before the peer's following messages arrive.
+        """
         message.seq = next(self._seq)
         future = asyncio.get_running_loop().create_future()
+        future.on_reply = on_reply
         self._waiters[message.seq] = future
         try:
             await self.send(message)
@@ -131,6 +136,8 @@ class Channel:
             waiter = self._waiters.get(message.reply_for) if message.reply_for is not None else None
             if waiter is not None and message.content_type != CT.LATENCY:
                 if not waiter.done():
+                    if waiter.on_reply is not None:
+                        waiter.on_reply(message)
                     waiter.set_result(message)
             elif message.content_type == CT.LATENCY:
                 out = self.reply(message, CT.RESULT, result_success=boolean(True))

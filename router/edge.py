@@ -195,9 +195,23 @@ class Edge:
             if key in connect.headers:
                 dial.headers[key] = connect.headers[key]
         try:
-            return await binding.channel.request(dial, self.router.dial_timeout)
+            return await binding.channel.request(dial, self.router.dial_timeout,
+                                                 on_reply=lambda reply: self._host_conn_id(circuit, reply))
         except (asyncio.TimeoutError, ChannelClosed):
             return None
+
+    def _host_conn_id(self, circuit: Circuit, reply: Message) -> None:
+        """Older SDKs ignore the router-provided id and name their own in DialSuccess: use theirs."""
+        host, provided = circuit.host
+        if reply.content_type != CT.DIAL_SUCCESS or len(reply.body) != 4:
+            return
+        chosen = int.from_bytes(reply.body, "little")
+        if chosen != provided:
+            if host.conns.get(provided) is circuit:
+                del host.conns[provided]
+            circuit.host = (host, chosen)
+            host.conns[chosen] = circuit
+            host.send_nowait(host.reply(reply, CT.STATE_CONNECTED, conn_id=u32(chosen)))
 
     async def _refuse(self, channel: Channel, message: Message, grant: Grant, reason: str) -> None:
         await channel.send(closed(message.conn_id, reason, message))
