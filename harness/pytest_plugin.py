@@ -9,6 +9,10 @@ chooses how tests talk to it:
 * ``--controller-url URL`` attaches to an external controller instead (tests
   that need the clock or the app are skipped there).
 
+Data plane: ``ziti_quickstart`` (what ``ziti edge quickstart`` gives: an HTTPS
+controller, a running edge router, a fresh service and enrolled dialer and
+binder identity files) on one session-wide ``ziti_quickstart_controller``.
+
 Client fixtures: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`),
 ``ziti_admin`` (logged in as admin), ``network`` (a network file applied; mark a
 test with ``@pytest.mark.network("path.yaml")``), and factories
@@ -176,3 +180,23 @@ def make_service_policy(ziti_admin, unique):
         return ziti_admin.management.detail_service_policy(created["id"])
 
     return make
+
+
+@pytest.fixture(scope="session")
+def ziti_quickstart_controller():
+    """A controller on free loopback ports with its edge router and the quickstart policies."""
+    from harness.server import LocalController
+
+    with LocalController(router=True, quickstart_policies=True) as local:
+        yield local
+
+
+@pytest.fixture
+def ziti_quickstart(ziti_quickstart_controller, tmp_path, unique):
+    """A fresh service with enrolled dialer and binder identity files (``harness.quickstart.Quickstart``)."""
+    from harness.quickstart import new_quickstart
+
+    local = ziti_quickstart_controller
+    with ZitiClient.connect(local.url) as admin:
+        admin.login("admin", "admin")
+        yield new_quickstart(local, admin, tmp_path, unique("qs"))

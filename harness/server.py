@@ -1,7 +1,8 @@
 """``LocalController``: a real controller on free loopback ports, from Python.
 
 It serves HTTPS (client certificates requested) and plain HTTP from a temporary
-data folder, optionally in simulation mode, and stops cleanly.
+data folder, optionally in simulation mode, optionally with its edge router and
+the two quickstart policies, and stops cleanly.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from controller.app import create_app
+from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
 from controller.serve import ThreadedServer, start_router
 from controller.tls import TLSServer
@@ -26,7 +28,7 @@ class LocalController:
     """Start with ``start()`` (or ``with``); ``url`` is plain HTTP, ``https_url`` the TLS listener."""
 
     def __init__(self, *, simulation: bool = False, data_dir: str | Path | None = None, host: str = "127.0.0.1",
-                 admin_password: str = "admin", router: bool = False):
+                 admin_password: str = "admin", router: bool = False, quickstart_policies: bool = False):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
         self.host = host
@@ -39,6 +41,7 @@ class LocalController:
         #: the edge router (``router=True``), listening on a free port
         self.router = None
         self._want_router = router
+        self._quickstart_policies = quickstart_policies
 
     @property
     def controller(self):
@@ -58,6 +61,8 @@ class LocalController:
 
     def start(self) -> LocalController:
         self.app = create_app(self.config)
+        if self._quickstart_policies:
+            ensure_quickstart_policies(self.app.controller)
         tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()

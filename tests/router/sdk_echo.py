@@ -1,0 +1,56 @@
+"""Run by tests/router/test_real_sdk.py in a subprocess: the real ``openziti`` SDK (libziti).
+
+``python sdk_echo.py bind BINDER SERVICE``: bind, echo one connection, exit.
+``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply.
+``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
+"""
+import socket
+import sys
+import threading
+
+import openziti
+from openziti import zitilib
+
+
+def bind(identity: str, service: str) -> threading.Thread:
+    server = openziti.load(identity).bind(service)
+    server.listen(5)
+
+    def serve():
+        conn, _ = server.accept()
+        while data := conn.recv(65536):
+            conn.sendall(data)
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    print("BOUND", flush=True)
+    return thread
+
+
+def dial(identity: str, service: str, message: bytes) -> None:
+    context = openziti.load(identity)
+    fd = zitilib.ziti_socket(socket.SOCK_STREAM)
+    # NOTE: openziti 0.6.0's connect() encodes a None terminator and fails; call the library as it would
+    zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd) as conn:
+        conn.sendall(message)
+        reply = b""
+        while len(reply) < len(message):
+            reply += conn.recv(65536)
+    print("ECHO", reply.decode(), flush=True)
+
+
+def main(mode: str, *args: str) -> None:
+    if mode == "bind":
+        bind(*args).join(60)
+    elif mode == "dial":
+        dial(args[0], args[1], args[2].encode())
+    else:
+        binder, dialer, service, message = args
+        bind(binder, service)
+        dial(dialer, service, message.encode())
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,50 @@
+"""Echo through the edge router with the harness's own SDK client (sync and async)."""
+from __future__ import annotations
+
+import asyncio
+
+from harness.dataplane import DataPlane, echo, load_identity_file
+
+
+def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+        host.bind(ziti_quickstart.service, echo)
+        with guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"hello")
+            assert conn.recv_exactly(5) == b"hello"
+
+
+def test_half_close_lets_the_host_answer_after_end_of_stream(ziti_quickstart):
+    def upper_after_eof(conn):
+        data = b""
+        while chunk := conn.recv():
+            data += chunk
+        conn.sendall(data.upper())
+
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+        host.bind(ziti_quickstart.service, upper_after_eof)
+        with guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"abc")
+            conn.sendall(b"def")
+            conn.shutdown_write()
+            assert conn.recv_exactly(6) == b"ABCDEF"
+            assert conn.recv() == b""
+
+
+def test_async_clients_echo_large_and_many_messages(ziti_quickstart):
+    async def scenario():
+        async def handler(conn):
+            while data := await conn.recv():
+                await conn.send(data)
+
+        host = DataPlane(*load_identity_file(ziti_quickstart.binder))
+        guest = DataPlane(*load_identity_file(ziti_quickstart.dialer))
+        async with host, guest:
+            await host.bind(ziti_quickstart.service, handler)
+            conns = [await guest.dial(ziti_quickstart.service) for _ in range(3)]
+            payload = bytes(range(256)) * 1024
+            for conn in conns:
+                await conn.send(payload)
+            return [await conn.recv_exactly(len(payload)) == payload for conn in conns]
+
+    assert asyncio.run(scenario()) == [True, True, True]
