@@ -31,6 +31,11 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "data folder, as the real quickstart) or ec (ES256); an existing folder keeps its key "
                              "unless this is given")
     parser.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
+    parser.add_argument("--router-port", type=int, default=3022,
+                        help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)")
+    parser.add_argument("--no-router", action="store_true", help="do not start the edge router")
+    parser.add_argument("--quickstart-policies", action="store_true",
+                        help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -53,7 +58,8 @@ def main(argv=None) -> int:
                     simulation=args.simulation, server_key_type=args.server_key)
     from controller.serve import run
 
-    return run(config, port=args.port, http_port=args.http_port, stop=_stop_event())
+    return run(config, port=args.port, http_port=args.http_port, stop=_stop_event(),
+               router_port=None if args.no_router else args.router_port, quickstart_policies=args.quickstart_policies)
 
 
 def _stop_event() -> threading.Event:

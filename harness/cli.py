@@ -1,7 +1,7 @@
 """``ziti-harness``: start a local network, apply, export, diff, run scenarios.
 
 * ``ziti-harness up network.yaml``: a controller (data folder, PKI, HTTPS and HTTP)
-  with the network applied, enrollment JWTs written to ``--out``, the admin login printed.
+  and its edge router, with the quickstart policies and the network applied, enrollment JWTs written to ``--out``, the admin login printed.
 * ``ziti-harness apply network.yaml --url URL [--prune] [--dry-run]``
 * ``ziti-harness export --url URL`` (YAML on standard output)
 * ``ziti-harness test network.yaml --url URL`` (the file's access tests; exit 1 if one fails)
@@ -52,10 +52,12 @@ def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
 def cmd_up(args) -> int:
     from controller.app import create_app
     from controller.config import Config
-    from controller.serve import ThreadedServer, _start_tls, banner
+    from controller.bootstrap import ensure_quickstart_policies
+    from controller.serve import ThreadedServer, _start_tls, banner, start_router
 
     config = Config(data_dir=Path(args.data), api_address=f"127.0.0.1:{args.port}", simulation=args.simulation)
     app = create_app(config)
+    ensure_quickstart_policies(app.controller)
     with ZitiClient.in_process(app) as client:
         client.login(config.admin_username, config.admin_password)
         if args.network:
@@ -65,7 +67,8 @@ def cmd_up(args) -> int:
             print(f"  enrollment JWT: {path}")
     tls = _start_tls(app, config.host, args.port)
     http = ThreadedServer(app, config.host, args.http_port).start()
-    print(banner(config, tls.port if tls else None, http.port), flush=True)
+    router = None if args.no_router else start_router(app.controller, config.host, args.router_port)
+    print(banner(config, tls.port if tls else None, http.port, router), flush=True)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -73,7 +76,7 @@ def cmd_up(args) -> int:
         stop.set()
     while not stop.wait(5):
         app.controller.api_sessions.sweep()
-    for server in (tls, http):
+    for server in (router, tls, http):
         if server is not None:
             server.stop()
     app.controller.close()
@@ -164,6 +167,8 @@ def parser() -> argparse.ArgumentParser:
     up.add_argument("--http-port", type=int, default=1281)
     up.add_argument("--out", default="./identities", help="where enrollment JWTs are written")
     up.add_argument("--simulation", action="store_true")
+    up.add_argument("--router-port", type=int, default=3022, help="edge router TLS port (default 3022; 0 = any free port)")
+    up.add_argument("--no-router", action="store_true", help="do not start the edge router")
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
     up.set_defaults(func=cmd_up)
 

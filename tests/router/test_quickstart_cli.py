@@ -1,0 +1,80 @@
+"""Quickstart defaults: the router and the two policies come with ``up`` and the controller flags."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+from controller.app import create_app
+from controller.config import Config
+from harness.cli import main as harness_main
+
+QUICKSTART = {"all-endpoints-public-routers", "all-routers-all-services"}
+
+
+def policy_names(ctl) -> set[str]:
+    return {r["name"] for table in ("edge_router_policies", "service_edge_router_policies")
+            for r in ctl.store.values(table)}
+
+
+def test_a_bare_controller_keeps_only_what_the_real_one_bootstraps():
+    app = create_app(Config())
+    try:
+        assert policy_names(app.controller) == set()
+        assert list(app.controller.store.values("routers")) == []
+    finally:
+        app.controller.close()
+
+
+def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path, capsys):
+    code = harness_main(["up", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
+                         "--router-port", "0", "--out", str(tmp_path / "ids"), "--exit-after-start"])
+    assert code == 0
+    assert "edge router: tls://127.0.0.1:" in capsys.readouterr().out
+    app = create_app(Config(data_dir=tmp_path / "data"))
+    try:
+        assert QUICKSTART <= policy_names(app.controller)
+        [router] = list(app.controller.store.values("routers"))
+        assert (router["name"], router["is_verified"], router["role_attributes"]) == ("quickstart-router", True, ["public"])
+        # the process is gone, so the router is offline and left no terminators
+        assert app.controller.router_presence.is_online(router["id"]) is False
+    finally:
+        app.controller.close()
+
+
+def test_python_m_controller_runs_a_router_until_terminated(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
+         "--router-port", "0", "--quickstart-policies"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if "Ctrl-C stops it" in line:
+                break
+        assert any("edge router: tls://127.0.0.1:" in line for line in lines), "".join(lines)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
+    app = create_app(Config(data_dir=tmp_path / "data"))
+    try:
+        assert QUICKSTART <= policy_names(app.controller)
+    finally:
+        app.controller.close()
+
+
+def test_no_router_flag_starts_none(tmp_path):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
+         "--no-router"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        lines = []
+        for line in process.stdout:
+            lines.append(line)
+            if "Ctrl-C stops it" in line:
+                break
+        assert not any("edge router" in line for line in lines)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(30) == 0
