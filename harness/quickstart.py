@@ -12,7 +12,7 @@ from pathlib import Path
 
 from harness import flows
 from harness.client import ZitiClient
-from harness.dataplane import SyncDataPlane
+from harness.sync_dataplane import SyncDataPlane
 
 
 @dataclass

@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.dataplane import load_identity_file
+from harness.sync_dataplane import load_identity_file
 from router.wire import PREFIX, ContentType, Header, Message, decode, i32
 
 Message, ContentType, Header = Message, ContentType, Header  # re-exported for the tests

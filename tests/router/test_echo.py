@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.dataplane import DataPlane, echo, load_identity_file
+from harness.dataplane import DataPlane
+from harness.sync_dataplane import echo, load_identity_file
 
 
 def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):

@@ -9,7 +9,7 @@ import pytest
 
 from controller.router_link import RouterLink
 from harness import flows
-from harness.dataplane import DialError, echo
+from harness.sync_dataplane import DialError, echo
 from router import EdgeRouter
 from router.wire import MAGIC, PREFIX
 from router.wire import ContentType as CT

@@ -6,7 +6,7 @@ import socket
 from urllib.parse import urlsplit
 
 from harness import flows
-from harness.dataplane import echo, load_identity_file
+from harness.sync_dataplane import echo, load_identity_file
 
 
 def test_router_is_online_with_its_tls_url_in_every_listing(ziti_quickstart):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from harness import flows
-from harness.dataplane import DialError, echo
+from harness.sync_dataplane import DialError, echo
 from router.wire import ContentType as CT
 from router.wire import Header, Message, u32
 from tests.router.raw import RawChannel

@@ -9,7 +9,7 @@ EXPECTED = {
     "controller": {"create_app", "Controller", "Config", "Clock", "FrozenClock", "Ids", "ThreadedServer", "TLSServer",
                    "ControllerError"},
     "harness": {"ZitiClient", "ApiError", "Network", "NetworkError", "apply", "export", "diff", "Analysis",
-                "LocalController", "Population", "VirtualClient", "generate"},
+                "LocalController", "Population", "VirtualClient", "generate", "DataPlane", "SyncDataPlane"},
 }
 
 
