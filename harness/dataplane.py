@@ -32,6 +32,7 @@ from router.wire import ContentType as CT
 from router.wire import Flag, Header, Message, boolean, i32, read_message, u32
 
 HELLO_BODY = b"ziti-harness"
+INVALID_SESSION = "Invalid Session"
 REPLY_TIMEOUT = 10.0
 
 
@@ -240,6 +241,7 @@ class DataPlane:
     def __init__(self, client: ZitiClient, identity: EnrolledIdentity):
         self.client, self.identity = client, identity
         self._channels: dict[str, _Channel] = {}
+        self._sessions: dict[tuple[str, str], tuple[dict, dict]] = {}
         self._folder = Path(tempfile.mkdtemp(prefix="ziti-dp-"))
 
     async def __aenter__(self) -> "DataPlane":
@@ -276,13 +278,29 @@ class DataPlane:
         return channel
 
     async def _session(self, service: str, kind: str) -> tuple[dict, dict]:
-        session = await asyncio.to_thread(flows.dial, self.client, service, kind)
-        found = await asyncio.to_thread(self.client.edge.call, "detailService", session["serviceId"])
-        return session, found
+        """The (cached) session and service detail, as SDKs keep a session per service and type."""
+        key = (service, kind)
+        if key not in self._sessions:
+            session = await asyncio.to_thread(flows.dial, self.client, service, kind)
+            found = await asyncio.to_thread(self.client.edge.call, "detailService", session["serviceId"])
+            self._sessions[key] = (session, found)
+        return self._sessions[key]
+
+    async def _with_session(self, service: str, kind: str, attempt):
+        """Run ``attempt(session, detail)``; on ``Invalid Session`` refresh the session once, as the C SDK does."""
+        try:
+            return await attempt(*await self._session(service, kind))
+        except DialError as ex:
+            if str(ex) != INVALID_SESSION:
+                raise
+            self._sessions.pop((service, kind), None)
+            return await attempt(*await self._session(service, kind))
 
     async def bind(self, service: str, handler: Handler) -> int:
         """Host ``service``: ``await handler(conn)`` runs for each dial. Returns the bind conn id."""
-        session, detail = await self._session(service, "Bind")
+        return await self._with_session(service, "Bind", lambda session, detail: self._bind(session, detail, handler))
+
+    async def _bind(self, session: dict, detail: dict, handler: Handler) -> int:
         channel = await self._channel(session)
         crypto = _Crypto() if detail.get("encryptionRequired") else None
         conn_id = channel.next_conn_id()
@@ -302,7 +320,9 @@ class DataPlane:
 
     async def dial(self, service: str) -> Connection:
         """Dial ``service``; returns the connection once the host accepted."""
-        session, detail = await self._session(service, "Dial")
+        return await self._with_session(service, "Dial", self._dial)
+
+    async def _dial(self, session: dict, detail: dict) -> Connection:
         channel = await self._channel(session)
         crypto = _Crypto() if detail.get("encryptionRequired") else None
         conn_id = channel.next_conn_id()

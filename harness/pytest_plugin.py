@@ -199,4 +199,4 @@ def ziti_quickstart(ziti_quickstart_controller, tmp_path, unique):
     local = ziti_quickstart_controller
     with ZitiClient.connect(local.url) as admin:
         admin.login("admin", "admin")
-        yield new_quickstart(local, admin, tmp_path, unique("qs"))
+        yield new_quickstart(admin, tmp_path, unique("qs"), controller_url=local.https_url, router_url=local.router.url)

@@ -40,10 +40,20 @@ def enroll_identity(admin: ZitiClient, name: str, roles: list[str], path: Path) 
     return flows.write_identity_file(flows.enroll_ott(admin, token), path)
 
 
-def new_quickstart(local, admin: ZitiClient, folder: Path, stem: str) -> Quickstart:
-    """A service ``stem`` that ``stem-binder`` may bind and ``stem-dialer`` may dial."""
+def new_quickstart(admin: ZitiClient, folder: Path, stem: str, *, controller_url: str, router_url: str,
+                   encrypted: bool = True) -> Quickstart:
+    """A service ``stem`` that ``stem-binder`` may bind and ``stem-dialer`` may dial.
+
+    Args:
+        admin: a client logged in as an admin.
+        folder: where the identity files and the CA bundle are written.
+        stem: the service name, and the prefix of the identities and policies.
+        controller_url: the HTTPS URL written into the identity files' ``ztAPI``.
+        router_url: the edge router's ``tls://`` URL (for the caller's information).
+        encrypted: the service's ``encryptionRequired`` (the CLI's default: on).
+    """
     folder.mkdir(parents=True, exist_ok=True)
-    admin.management.create_service(body={"name": stem, "encryptionRequired": True, "roleAttributes": [stem]})
+    admin.management.create_service(body={"name": stem, "encryptionRequired": encrypted, "roleAttributes": [stem]})
     for kind, who in (("Bind", "binder"), ("Dial", "dialer")):
         admin.management.create_service_policy(body={
             "name": f"{stem}-{who}", "type": kind, "semantic": "AnyOf",
@@ -52,4 +62,4 @@ def new_quickstart(local, admin: ZitiClient, folder: Path, stem: str) -> Quickst
              for who in ("dialer", "binder")}
     ca = folder / "ca.pem"
     ca.write_text(flows.ca_bundle(admin))
-    return Quickstart(local.https_url, local.router.url, stem, files["dialer"], files["binder"], ca, admin)
+    return Quickstart(controller_url, router_url, stem, files["dialer"], files["binder"], ca, admin)

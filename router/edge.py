@@ -97,7 +97,10 @@ class Edge:
         try:
             return await asyncio.to_thread(self.link.session, channel.caller, message.body.decode("utf-8", "replace"), kind)
         except PermissionError as ex:
-            await channel.send(closed(conn_id, str(ex) or INVALID_SESSION, message))
+            reason = str(ex) or INVALID_SESSION
+            await channel.send(closed(conn_id, reason, message))
+            self.link.emit("circuit" if kind == "Dial" else "terminator", "failed", identity_id=channel.caller.identity_id,
+                           router_id=self.router.router_id, reason=reason)
             return None
 
     # -- bind ------------------------------------------------------------------------

@@ -114,3 +114,15 @@ def test_the_host_sees_the_dialers_key_and_the_dialer_the_hosts(ziti_quickstart)
         dialer.send(Message(CT.STATE_CLOSED, b"bye", {Header.CONN_ID: u32(5)}))
         closed = host.recv()
         assert (closed.content_type, closed.conn_id) == (CT.STATE_CLOSED, new_id)
+
+
+def test_a_deleted_session_is_refused_as_invalid_and_the_client_refreshes_it(ziti_quickstart, timeline):
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+        host.bind(ziti_quickstart.service, echo)
+        guest.dial(ziti_quickstart.service).close()
+        [session] = timeline.wait("edge.sessions", "created", session_type="Dial")
+        ziti_quickstart.admin.management.call("deleteSession", session["id"])
+        with guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"again")
+            assert conn.recv_exactly(5) == b"again"
+    assert [e["reason"] for e in timeline.matching("circuit", "failed")] == ["Invalid Session"]
