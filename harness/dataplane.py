@@ -114,8 +114,11 @@ class Connection:
         if not self.closed:
             self.closed = True
             self.channel.conns.pop(self.conn_id, None)
-            await self.channel.send(Message(CT.STATE_CLOSED, b"", {Header.CONN_ID: u32(self.conn_id)}))
             self._inbox.put_nowait(b"")
+            try:
+                await self.channel.send(Message(CT.STATE_CLOSED, b"", {Header.CONN_ID: u32(self.conn_id)}))
+            except ConnectionError:
+                pass  # the channel went first: the router closed this connection with it
 
     def _deliver(self, message: Message) -> None:
         if self.crypto and self.crypto.pending is not None:
@@ -157,6 +160,8 @@ class _Channel:
         self.task: asyncio.Task | None = None
 
     async def send(self, message: Message) -> None:
+        if self.writer.is_closing():
+            raise ConnectionError("router channel closed")
         message.seq = message.seq or next(self._seq)
         self.writer.write(message.encode())
         await self.writer.drain()
