@@ -76,9 +76,9 @@ class EdgeRouter:
     def _run(self, context: ssl.SSLContext) -> None:
         self.loop = asyncio.new_event_loop()
         try:
+            self._context = context
             self._server = self.loop.run_until_complete(asyncio.start_server(
-                self._accept, self.host, self.port, ssl=context, ssl_handshake_timeout=self.hello_timeout,
-                limit=2 ** 20))
+                self._accept, self.host, self.port, limit=2 ** 20))
             self.port = self._server.sockets[0].getsockname()[1]
         except BaseException as ex:  # noqa: BLE001 - surfaced by start()
             self.error = ex
@@ -118,13 +118,25 @@ class EdgeRouter:
 
     # -- channels -------------------------------------------------------------------
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        channel = Channel(self, reader, writer)
         task = asyncio.current_task()
         self.channel_tasks.add(task)
         try:
-            await channel.serve()
+            if await self._handshake(writer):
+                await Channel(self, reader, writer).serve()
         finally:
             self.channel_tasks.discard(task)
+
+    async def _handshake(self, writer: asyncio.StreamWriter) -> bool:
+        """TLS here rather than in the listener, so a refused client certificate is logged once."""
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        try:
+            await writer.start_tls(self._context, ssl_handshake_timeout=self.hello_timeout)
+            return True
+        except (ssl.SSLError, ConnectionError, asyncio.TimeoutError) as ex:
+            reason = getattr(ex, "reason", None) or type(ex).__name__
+            log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
+            writer.close()
+            return False
 
     def channel_opened(self, channel: Channel) -> None:
         self.channels.add(channel)

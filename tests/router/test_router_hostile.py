@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import logging
+import socket
+import ssl
 import struct
 import threading
+from urllib.parse import urlsplit
 
 import pytest
 
 from controller.router_link import RouterLink
 from harness import flows
+from harness import pki as hp
 from harness.sync_dataplane import DialError, echo
 from router import EdgeRouter
 from router.wire import MAGIC, PREFIX
@@ -92,4 +96,21 @@ def test_a_silent_peer_is_closed_after_the_hello_timeout(ziti_quickstart, ziti_q
             assert silent.recv() is None  # the router gave up; this side never sent a byte
     ziti_quickstart.admin.management.call("deleteEdgeRouter", link.router_id)
     assert [m for m in router_warnings(caplog) if "sent no hello" in m]
+    assert_echo_still_works(ziti_quickstart)
+
+
+@pytest.mark.parametrize("certificate", ["untrusted", "none"])
+def test_a_client_without_a_trusted_certificate_is_refused_in_the_handshake(ziti_quickstart, caplog, certificate, tmp_path):
+    parts = urlsplit(ziti_quickstart.router_url)
+    context = ssl.create_default_context(cafile=str(ziti_quickstart.ca))
+    if certificate == "untrusted":
+        context.load_cert_chain(*hp.make_leaf(hp.make_root_ca("not the controller"), "intruder").write(tmp_path))
+    with socket.create_connection((parts.hostname, parts.port), timeout=10) as sock:
+        with context.wrap_socket(sock, server_hostname=parts.hostname) as tls:
+            try:
+                assert tls.recv(20) == b""  # TLS 1.3: the router refuses after the client's handshake
+            except (ssl.SSLError, ConnectionError):
+                pass
+    [line] = router_warnings(caplog)
+    assert "TLS handshake" in line and ("CERTIFICATE_VERIFY_FAILED" in line or "CERTIFICATE" in line)
     assert_echo_still_works(ziti_quickstart)
