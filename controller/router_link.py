@@ -2,15 +2,14 @@
 
 Built only on domain functions (managers, the policy engine, the PKI, the
 event timeline); it never imports the router. The composition root hands an
-instance to ``router.EdgeRouter``. Refusals are ``PermissionError`` with the
-text the SDK is told.
+instance to ``router.EdgeRouter``. Answers are plain dicts with the fields of
+the router's ``Caller``, ``Grant`` and ``Credentials``; refusals are
+``PermissionError`` with the text the SDK is told.
 """
 from __future__ import annotations
 
 import base64
 import ipaddress
-from dataclasses import dataclass
-
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -21,29 +20,6 @@ from controller.pki.certs import fingerprint
 
 DEFAULT_NAME = "quickstart-router"
 INVALID_SESSION = "Invalid Session"
-
-
-@dataclass(frozen=True)
-class Caller:
-    api_session_id: str
-    identity_id: str
-    identity_name: str
-
-
-@dataclass(frozen=True)
-class Grant:
-    session_id: str
-    service_id: str
-    service_name: str
-    encryption_required: bool
-
-
-@dataclass(frozen=True)
-class Credentials:
-    router_id: str
-    name: str
-    cert_chain_pem: str
-    key_pem: str
 
 
 def _csr(common_name: str, key, names: tuple[str, ...] = ()) -> x509.CertificateSigningRequest:
@@ -69,7 +45,7 @@ class RouterLink:
         self.router_id = ""
 
     # -- start -----------------------------------------------------------------------
-    def credentials(self) -> Credentials:
+    def credentials(self) -> dict:
         """Create the edge router if missing, then issue and record its certificates (verified)."""
         ctl = self.ctl
         router = ctl.edge_routers.find_by_name(self.name)
@@ -87,7 +63,8 @@ class RouterLink:
                                       ctl.pki.chain_pem(server))
         key_pem = server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()).decode("ascii")
-        return Credentials(self.router_id, self.name, ctl.pki.chain_pem(server), key_pem)
+        return {"router_id": self.router_id, "name": self.name, "cert_chain_pem": ctl.pki.chain_pem(server),
+                "key_pem": key_pem}
 
     def trusted_cas(self) -> str:
         """The controller CAs plus verified third-party CAs enabled for authentication."""
@@ -98,7 +75,7 @@ class RouterLink:
         return "".join(pems)
 
     # -- checks -----------------------------------------------------------------------
-    def hello(self, token: str, client_fingerprint: str) -> Caller:
+    def hello(self, token: str, client_fingerprint: str) -> dict:
         ctl = self.ctl
         try:
             session, identity = ctl.api_sessions.for_token(token)
@@ -108,7 +85,7 @@ class RouterLink:
             raise PermissionError("api session has unanswered authentication queries")
         if client_fingerprint not in self._fingerprints(session, identity):
             raise PermissionError("client certificate does not belong to the api session")
-        return Caller(session["id"], identity["id"], identity.get("name") or "")
+        return {"api_session_id": session["id"], "identity_id": identity["id"], "identity_name": identity.get("name") or ""}
 
     def _fingerprints(self, session: dict, identity: dict) -> set[str]:
         ctl, out = self.ctl, set()
@@ -116,7 +93,7 @@ class RouterLink:
         out.update(r["fingerprint"] for r in ctl.api_session_certificates.of_session(session["id"]))
         return out
 
-    def session(self, caller, token: str, kind: str) -> Grant:
+    def session(self, caller, token: str, kind: str) -> dict:
         ctl = self.ctl
         record = ctl.sessions.find(token)
         if record is None or record.get("token") != token or record["api_session_id"] != caller.api_session_id:
@@ -133,7 +110,8 @@ class RouterLink:
             raise PermissionError("invalid service")
         if self.router_id not in ctl.network.engine.usable_edge_routers(caller.identity_id, service["id"]):
             raise PermissionError("invalid edge router for session")
-        return Grant(record["id"], service["id"], service["name"], bool(service.get("encryption_required")))
+        return {"session_id": record["id"], "service_id": service["id"], "service_name": service["name"],
+                "encryption_required": bool(service.get("encryption_required"))}
 
     # -- terminators, presence, events ----------------------------------------------------
     def add_terminator(self, terminator) -> None:

@@ -306,19 +306,10 @@ class DataPlane:
         return await self._with_session(service, "Bind", lambda session, detail: self._bind(session, detail, handler))
 
     async def _bind(self, session: dict, detail: dict, handler: Handler) -> int:
-        channel = await self._channel(session)
         crypto = _Crypto() if detail.get("encryptionRequired") else None
-        conn_id = channel.next_conn_id()
-        binding = channel.conns[conn_id] = _Binding(session["token"].encode(), crypto, handler)
-        bind = Message(CT.BIND, session["token"].encode(), {Header.CONN_ID: u32(conn_id),
-                                                           Header.ROUTER_PROVIDED_CONN_ID: boolean(True),
-                                                           Header.SUPPORTS_BIND_SUCCESS: boolean(True)})
-        if crypto:
-            bind.headers[Header.PUBLIC_KEY] = crypto.public
-        reply = await channel.request(bind)
-        if reply.content_type != CT.STATE_CONNECTED:
-            channel.conns.pop(conn_id, None)
-            raise DialError(reply.body.decode())
+        binding = _Binding(session["token"].encode(), crypto, handler)
+        channel, conn_id, _ = await self._request(session, CT.BIND, binding, crypto, {
+            Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)})
         # the terminator exists once the router says BindSuccess (it creates it after replying)
         await asyncio.wait_for(binding.ready.wait(), REPLY_TIMEOUT)
         return conn_id
@@ -328,26 +319,32 @@ class DataPlane:
         return await self._with_session(service, "Dial", self._dial)
 
     async def _dial(self, session: dict, detail: dict) -> Connection:
-        channel = await self._channel(session)
         crypto = _Crypto() if detail.get("encryptionRequired") else None
-        conn_id = channel.next_conn_id()
-        conn = Connection(channel, conn_id, crypto)
-        channel.conns[conn_id] = conn
-        connect = Message(CT.CONNECT, session["token"].encode(), {Header.CONN_ID: u32(conn_id),
-                                                                 Header.CALLER_ID: b"harness"})
-        if crypto:
-            connect.headers[Header.PUBLIC_KEY] = crypto.public
-        reply = await channel.request(connect)
-        if reply.content_type != CT.STATE_CONNECTED:
-            channel.conns.pop(conn_id, None)
-            raise DialError(reply.body.decode())
+        conn = Connection(None, 0, crypto)
+        channel, _, reply = await self._request(session, CT.CONNECT, conn, crypto, {Header.CALLER_ID: b"harness"})
         if crypto:
             header = crypto.keys(reply.headers[Header.PUBLIC_KEY], client=True)
-            await channel.send(Message(CT.DATA, header, {Header.CONN_ID: u32(conn_id)}))
+            await channel.send(Message(CT.DATA, header, {Header.CONN_ID: u32(conn.conn_id)}))
             early, crypto.pending = crypto.pending, None
             for message in early:
                 conn._deliver(message)
         return conn
+
+    async def _request(self, session: dict, content_type: int, entry, crypto: _Crypto | None, headers: dict):
+        """Send Bind or Connect for ``entry`` on a new conn id; ``(channel, conn id, StateConnected)``."""
+        channel = await self._channel(session)
+        conn_id = channel.next_conn_id()
+        channel.conns[conn_id] = entry
+        if isinstance(entry, Connection):  # replies may arrive before the request returns
+            entry.channel, entry.conn_id = channel, conn_id
+        message = Message(content_type, session["token"].encode(), {Header.CONN_ID: u32(conn_id), **headers})
+        if crypto:
+            message.headers[Header.PUBLIC_KEY] = crypto.public
+        reply = await channel.request(message)
+        if reply.content_type != CT.STATE_CONNECTED:
+            channel.conns.pop(conn_id, None)
+            raise DialError(reply.body.decode())
+        return channel, conn_id, reply
 
     async def close(self) -> None:
         for channel in self._channels.values():

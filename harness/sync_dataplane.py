@@ -87,7 +87,13 @@ class SyncDataPlane:
         return cls(*load_identity_file(path))
 
     def _call(self, coro):
-        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout)
+        if not self._loop.is_running():
+            coro.close()
+            raise ConnectionError("the data plane is closed")
+        try:
+            return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout)
+        except asyncio.CancelledError:
+            raise ConnectionError("the data plane is closed") from None
 
     def bind(self, service: str, handler: Callable[[SyncConnection], None]) -> None:
         """Host ``service``: ``handler(conn)`` runs in a thread for each dial."""

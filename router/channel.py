@@ -115,7 +115,7 @@ class Channel:
             raise FrameError(f"expected hello, got content type {hello.content_type}")
         token = hello.str_header(Header.SESSION_TOKEN) or ""
         try:
-            self.caller = await asyncio.to_thread(self.router.link.hello, token, self._fingerprint())
+            self.caller = Caller(**await asyncio.to_thread(self.router.link.hello, token, self._fingerprint()))
         except PermissionError as ex:
             log.warning("router: %s %s refused: %s", self.id, self.peer, ex)
             await self.send(self.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from router.channel import Channel, ChannelClosed
 from router.link import Grant, Terminator
 from router.wire import ContentType as CT
-from router.wire import Header, Message, boolean, u32
+from router.wire import Header, Message, boolean, i32, u32
 
 log = logging.getLogger("router")
 INVALID_SESSION = "Invalid Session"
@@ -23,6 +23,10 @@ PRECEDENCES = {0: "default", 1: "required", 2: "failed"}
 PRECEDENCE_ORDER = {"required": 0, "default": 1, "failed": 2}
 #: headers the router copies from Connect into Dial (never CryptoMethod: Go and C encode it differently)
 DIAL_COPIES = (Header.PUBLIC_KEY, Header.CONNECTION_MARKER, Header.APP_DATA)
+#: content types SDKs may send that this router does not act on (anything else closes the channel)
+IGNORED = frozenset({CT.PING, CT.RESULT, CT.UPDATE_BIND, CT.HEALTH_EVENT, CT.CONN_INSPECT_RESPONSE, CT.DIAL_SUCCESS,
+                     CT.DIAL_FAILED, CT.TRACE_ROUTE, CT.TRACE_ROUTE_RESPONSE, CT.STATE_SESSION_ENDED, CT.PROBE,
+                     CT.INSPECT_RESPONSE, CT.POSTURE_RESPONSE, CT.HEARTBEAT})
 
 
 @dataclass(eq=False)
@@ -51,7 +55,7 @@ class Circuit:
 def closed(conn_id: int, reason: str, request: Message | None = None) -> Message:
     out = Message(CT.STATE_CLOSED, reason.encode(), {Header.CONN_ID: u32(conn_id)})
     if request is not None:
-        out.headers[Header.REPLY_FOR] = request.seq.to_bytes(4, "little", signed=True)
+        out.headers[Header.REPLY_FOR] = i32(request.seq)
     return out
 
 
@@ -77,9 +81,8 @@ class Edge:
             await self._closed(channel, message)
         elif ct == CT.UNBIND:
             await self._unbind(channel, message)
-        elif ct in (CT.UPDATE_BIND, CT.HEALTH_EVENT, CT.CONN_INSPECT_RESPONSE, CT.DIAL_SUCCESS, CT.DIAL_FAILED,
-                    CT.TRACE_ROUTE, CT.RESULT):
-            pass  # accepted and ignored (late replies, optional features)
+        elif ct in IGNORED:
+            pass  # late replies and optional features: accepted, not acted on
         else:
             log.warning("router: %s sent unknown content type %d, closing", channel.id, ct)
             channel.close()
@@ -95,7 +98,8 @@ class Edge:
             await channel.send(closed(0, "connId not set, required", message))
             return None
         try:
-            return await asyncio.to_thread(self.link.session, channel.caller, message.body.decode("utf-8", "replace"), kind)
+            token = message.body.decode("utf-8", "replace")
+            return Grant(**await asyncio.to_thread(self.link.session, channel.caller, token, kind))
         except PermissionError as ex:
             reason = str(ex) or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))
@@ -116,6 +120,9 @@ class Edge:
         terminator = Terminator(str(uuid.uuid4()), grant.service_id, channel.caller.identity_id, min(cost, 65535),
                                 PRECEDENCES.get(message.int_header(Header.PRECEDENCE) or 0, "default"),
                                 message.str_header(Header.TERMINATOR_IDENTITY) or "", key)
+        previous = channel.conns.get(message.conn_id)
+        if isinstance(previous, Binding):  # a re-bind on the same conn id replaces the old terminator
+            await self._drop_binding(previous)
         binding = Binding(channel, message.conn_id, message.body, grant, terminator)
         self.bindings[terminator.terminator_id] = binding
         channel.conns[message.conn_id] = binding
@@ -173,6 +180,9 @@ class Edge:
             reason = "dial failed: " + (reply.body.decode("utf-8", "replace") if reply else "no answer from the host")
             self._forget(circuit)
             return await self._refuse(channel, message, grant, reason)
+        if channel.closed:  # the dialer left while the host was accepting
+            self._forget(circuit)
+            return await host.send(closed(circuit.host[1], "peer closed"))
         out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
         if binding.terminator.host_public_key:
             out.headers[Header.PUBLIC_KEY] = binding.terminator.host_public_key
@@ -225,7 +235,7 @@ class Edge:
     async def _data(self, channel: Channel, message: Message) -> None:
         circuit = channel.conns.get(message.conn_id)
         if not isinstance(circuit, Circuit):
-            if message.conn_id is not None:
+            if message.conn_id is not None and circuit is None:
                 await channel.send(closed(message.conn_id, "unknown connection"))
             return
         if not circuit.open:

@@ -1,13 +1,15 @@
 """What the router needs from a controller: the narrow interface it defines.
 
 The controller supplies an adapter (``controller/router_link.py``); the router
-never reaches further. A refusal is a ``PermissionError`` whose text is what the
-SDK is told (``Invalid Session`` makes SDKs refresh their session).
+never reaches further. The adapter answers with plain dicts carrying the
+fields of :class:`Caller`, :class:`Grant` or :class:`Credentials` (so it needs
+nothing from this package); a refusal is a ``PermissionError`` whose text is
+what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Mapping, Protocol
 
 
 @dataclass(frozen=True)
@@ -55,16 +57,16 @@ class Credentials:
 class ControllerLink(Protocol):
     """The controller as the router sees it; every call is synchronous and quick."""
 
-    def credentials(self) -> Credentials:
+    def credentials(self) -> Mapping[str, Any]:
         """The router entity (created and verified if needed) and its server certificate."""
 
     def trusted_cas(self) -> str:
         """PEM bundle of the CAs client certificates must chain to."""
 
-    def hello(self, token: str, fingerprint: str) -> Caller:
+    def hello(self, token: str, fingerprint: str) -> Mapping[str, Any]:
         """Validate an API session token and the SHA-1 fingerprint of the client leaf."""
 
-    def session(self, caller: Caller, token: str, kind: str) -> Grant:
+    def session(self, caller: Caller, token: str, kind: str) -> Mapping[str, Any]:
         """Validate a Dial or Bind session token of ``caller`` for this router."""
 
     def add_terminator(self, terminator: Terminator) -> None:

@@ -15,14 +15,14 @@ from pathlib import Path
 
 from router.channel import Channel
 from router.edge import Edge
-from router.link import ControllerLink
+from router.link import ControllerLink, Credentials
 
 log = logging.getLogger("router")
 
 
 def server_context(link: ControllerLink) -> tuple[ssl.SSLContext, str]:
     """TLS server context with the router cert, requiring client certs from the trusted CAs."""
-    creds = link.credentials()
+    creds = Credentials(**link.credentials())
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     with tempfile.TemporaryDirectory(prefix="ziti-router-") as folder:

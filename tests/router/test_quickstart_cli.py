@@ -42,21 +42,25 @@ def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path
         app.controller.close()
 
 
-def test_python_m_controller_runs_a_router_until_terminated(tmp_path):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
-         "--router-port", "0", "--quickstart-policies"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+def run_controller(data, *flags: str) -> list[str]:
+    """``python -m controller`` on free ports until its banner, then SIGTERM; its banner lines."""
+    process = subprocess.Popen([sys.executable, "-m", "controller", "--data", str(data), "--port", "0",
+                                "--http-port", "0", *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
     try:
-        lines = []
         for line in process.stdout:
             lines.append(line)
             if "Ctrl-C stops it" in line:
                 break
-        assert any("edge router: tls://127.0.0.1:" in line for line in lines), "".join(lines)
     finally:
         process.send_signal(signal.SIGTERM)
-        assert process.wait(30) == 0
+        assert process.wait(30) == 0, "".join(lines)
+    return lines
+
+
+def test_python_m_controller_runs_a_router_until_terminated(tmp_path):
+    lines = run_controller(tmp_path / "data", "--router-port", "0", "--quickstart-policies")
+    assert any("edge router: tls://127.0.0.1:" in line for line in lines), "".join(lines)
     app = create_app(Config(data_dir=tmp_path / "data"))
     try:
         assert QUICKSTART <= policy_names(app.controller)
@@ -65,16 +69,4 @@ def test_python_m_controller_runs_a_router_until_terminated(tmp_path):
 
 
 def test_no_router_flag_starts_none(tmp_path):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
-         "--no-router"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        lines = []
-        for line in process.stdout:
-            lines.append(line)
-            if "Ctrl-C stops it" in line:
-                break
-        assert not any("edge router" in line for line in lines)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(30) == 0
+    assert not any("edge router" in line for line in run_controller(tmp_path / "data", "--no-router"))

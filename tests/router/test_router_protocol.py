@@ -126,3 +126,20 @@ def test_a_deleted_session_is_refused_as_invalid_and_the_client_refreshes_it(zit
             conn.sendall(b"again")
             assert conn.recv_exactly(5) == b"again"
     assert [e["reason"] for e in timeline.matching("circuit", "failed")] == ["Invalid Session"]
+
+
+def test_unbind_removes_the_terminator_and_keeps_the_channel(ziti_quickstart, timeline):
+    with RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as host:
+        host.hello()
+        token = _session(host, ziti_quickstart.service, "Bind")["token"].encode()
+        host.send(Message(CT.BIND, token, {Header.CONN_ID: u32(2), Header.PUBLIC_KEY: bytes(32),
+                                           Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+        host.recv(), host.recv()  # StateConnected, BindSuccess
+        [created] = timeline.wait("terminator", "created")
+        host.send(Message(CT.UPDATE_BIND, token, {Header.CONN_ID: u32(2), Header.COST: (5).to_bytes(2, "little")}))
+        host.send(Message(CT.UNBIND, token, {Header.CONN_ID: u32(2)}))
+        timeline.wait("terminator", "deleted", terminator_id=created["terminator_id"])
+        probe = host.send(Message(CT.LATENCY))
+        assert host.recv().reply_for == probe.seq  # no reply to Unbind, and the channel lives on
+    query = f'service.name="{ziti_quickstart.service}"'
+    assert ziti_quickstart.admin.management.call("listTerminators", filter=query) == []
