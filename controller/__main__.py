@@ -59,7 +59,8 @@ def main(argv=None) -> int:
     from controller.serve import run
 
     return run(config, port=args.port, http_port=args.http_port, stop=_stop_event(),
-               router_port=None if args.no_router else args.router_port, quickstart_policies=args.quickstart_policies)
+               router_port=None if args.no_router else args.router_port, quickstart_policies=args.quickstart_policies,
+               router_advertise=advertise.rsplit(":", 1)[0].strip("[]"))
 
 
 def _stop_event() -> threading.Event:

@@ -130,7 +130,13 @@ class Edge:
         if message.bool_header(Header.ROUTER_PROVIDED_CONN_ID):
             out.headers[Header.ROUTER_PROVIDED_CONN_ID] = boolean(True)
         await channel.send(out)
-        await asyncio.to_thread(self.link.add_terminator, terminator)
+        try:
+            await asyncio.to_thread(self.link.add_terminator, terminator)
+        except Exception as ex:  # noqa: BLE001 - e.g. the service went meanwhile: that bind ends, nothing else
+            log.warning("router: %s could not create a terminator for %s: %s", channel.id, grant.service_id, ex)
+            self.bindings.pop(terminator.terminator_id, None)
+            channel.conns.pop(message.conn_id, None)
+            return await channel.send(closed(message.conn_id, f"failed to create terminator: {ex}"))
         self.link.emit("terminator", "created", terminator_id=terminator.terminator_id, service_id=grant.service_id,
                        identity_id=terminator.identity_id, router_id=self.router.router_id)
         if binding.terminator.terminator_id not in self.bindings:  # unbound while the controller was writing

@@ -93,6 +93,12 @@ class EdgeRouter:
             self._server = self.loop.run_until_complete(asyncio.start_server(
                 self._accept, self.host, self.port, limit=2 ** 20))
             self.port = self._server.sockets[0].getsockname()[1]
+        except OSError as ex:
+            self.error = OSError(ex.errno, f"the edge router cannot listen on {self.host}:{self.port}: {ex.strerror}"
+                                           " (choose another --router-port, or --no-router)")
+            self._ready.set()
+            self.loop.close()
+            return
         except BaseException as ex:  # noqa: BLE001 - surfaced by start()
             self.error = ex
             self._ready.set()

@@ -141,7 +141,8 @@ class RouterManager(EntityManager):
     def extend_view(self, record: dict, out: dict) -> None:
         out.update(self.enrollment_fields(record))
         out.update({"fingerprint": record.get("fingerprint"), "isVerified": bool(record.get("is_verified")),
-                    "isOnline": self.ctl.router_presence.is_online(record["id"]), "interfaces": [], "unverifiedCertPem": None, "unverifiedFingerprint": None,
+                    "isOnline": self.ctl.router_presence.is_online(record["id"]), "interfaces": [],
+                    "unverifiedCertPem": None, "unverifiedFingerprint": None,
                     "ctrlChanListeners": record.get("ctrl_chan_listeners") or {}, "configs": record.get("configs") or []})
 
 

@@ -5,6 +5,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from controller.app import create_app
 from controller.config import Config
 from harness.cli import main as harness_main
@@ -70,3 +72,16 @@ def test_python_m_controller_runs_a_router_until_terminated(tmp_path):
 
 def test_no_router_flag_starts_none(tmp_path):
     assert not any("edge router" in line for line in run_controller(tmp_path / "data", "--no-router"))
+
+
+def test_a_busy_router_port_is_named_in_the_error(ziti_quickstart_controller):
+    from controller.router_link import RouterLink
+    from router import EdgeRouter
+
+    busy = int(ziti_quickstart_controller.router.url.rsplit(":", 1)[1])
+    link = RouterLink(ziti_quickstart_controller.controller, name="busy-port-router")
+    try:
+        with pytest.raises(OSError, match=rf"127\.0\.0\.1:{busy}: .*--router-port"):
+            EdgeRouter(link, "127.0.0.1", busy).start()
+    finally:
+        ziti_quickstart_controller.controller.edge_routers.delete(link.router_id)
