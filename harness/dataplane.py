@@ -129,13 +129,24 @@ class Connection:
             self.channel.conns.pop(self.conn_id, None)
             self._inbox.put_nowait(b"")
             return
-        body = message.body
+        flags, body = message.int_header(Header.FLAGS) or 0, message.body
         if body and self.crypto:
             body = self.crypto.decrypt(body)
+        if body and flags & Flag.MULTIPART_MSG:
+            body = b"".join(_parts(body))
         if body:
             self._inbox.put_nowait(body)
-        if (message.int_header(Header.FLAGS) or 0) & Flag.FIN:
+        if flags & Flag.FIN:
             self._inbox.put_nowait(b"")
+
+
+def _parts(body: bytes):
+    """Go SDKs may pack several writes in one message: ``{u16 length, bytes}`` repeated."""
+    offset = 0
+    while offset + 2 <= len(body):
+        length = int.from_bytes(body[offset:offset + 2], "little")
+        yield body[offset + 2:offset + 2 + length]
+        offset += 2 + length
 
 
 Handler = Callable[[Connection], Awaitable[None]]

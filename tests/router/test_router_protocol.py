@@ -1,12 +1,16 @@
 """The channel as SDKs speak it: hello, latency, session checks, and the real close texts."""
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from harness import flows
+from harness.client import ZitiClient
+from harness.quickstart import new_quickstart
 from harness.sync_dataplane import DialError, echo
 from router.wire import ContentType as CT
-from router.wire import Header, Message, u32
+from router.wire import Flag, Header, Message, u32
 from tests.router.raw import RawChannel
 
 
@@ -143,3 +147,29 @@ def test_unbind_removes_the_terminator_and_keeps_the_channel(ziti_quickstart, ti
         assert host.recv().reply_for == probe.seq  # no reply to Unbind, and the channel lives on
     query = f'service.name="{ziti_quickstart.service}"'
     assert ziti_quickstart.admin.management.call("listTerminators", filter=query) == []
+
+
+def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(ziti_quickstart_controller, tmp_path, unique):
+    local = ziti_quickstart_controller
+    with ZitiClient.connect(local.url) as admin:
+        admin.login("admin", "admin")
+        plain = new_quickstart(admin, tmp_path, unique("plain"), controller_url=local.https_url,
+                               router_url=local.router.url, encrypted=False)
+        with RawChannel(plain.router_url, plain.binder) as host, plain.dataplane(plain.dialer) as guest:
+            host.hello()
+            token = _session(host, plain.service, "Bind")["token"].encode()
+            host.send(Message(CT.BIND, token, {Header.CONN_ID: u32(1), Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+            host.recv(), host.recv()
+            conn_holder = {}
+            dialer = threading.Thread(target=lambda: conn_holder.update(conn=guest.dial(plain.service)))
+            dialer.start()
+            dial = host.recv()
+            new_id = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
+            host.send(Message(CT.DIAL_SUCCESS, u32(new_id), {Header.CONN_ID: u32(1), Header.REPLY_FOR: dial.seq.to_bytes(4, "little")}))
+            dialer.join(20)
+            packed = b"".join(len(p).to_bytes(2, "little") + p for p in (b"hel", b"lo"))
+            host.send(Message(CT.DATA, packed, {Header.CONN_ID: u32(new_id), Header.FLAGS: u32(Flag.MULTIPART_MSG)}))
+            host.send(Message(CT.DATA, b"", {Header.CONN_ID: u32(new_id), Header.FLAGS: u32(Flag.FIN)}))
+            conn = conn_holder["conn"]
+            assert conn.recv_exactly(5) == b"hello"
+            assert conn.recv() == b""
