@@ -43,6 +43,7 @@ class RouterLink:
         self.ctl, self.name = ctl, name
         self.hostnames = tuple(dict.fromkeys(("localhost", "127.0.0.1", *hostnames)))
         self.router_id = ""
+        self._unwatch = None
 
     # -- start -----------------------------------------------------------------------
     def credentials(self) -> dict:
@@ -129,7 +130,19 @@ class RouterLink:
         self.ctl.router_presence.online(self.router_id, url)
         self.emit("router", "online", router_id=self.router_id, url=url)
 
+    def watch(self, revoked) -> None:
+        """Deleted sessions and API sessions, from the event timeline (the store commit's listener)."""
+        kinds = {"edge.sessions": "session", "edge.apiSessions": "apiSession"}
+
+        def on_event(event: dict) -> None:
+            if event.get("event_type") == "deleted" and event.get("namespace") in kinds:
+                revoked(kinds[event["namespace"]], event["id"])
+
+        self._unwatch = self.ctl.events.subscribe(on_event)
+
     def offline(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
         self.ctl.router_presence.offline(self.router_id)
         self._drop_terminators()
         self.emit("router", "offline", router_id=self.router_id)

@@ -278,6 +278,18 @@ class Edge:
                            router_id=self.router.router_id, bytes_from_dialer=circuit.moved["dialer"],
                            bytes_from_host=circuit.moved["host"])
 
+    def revoke(self, kind: str, revoked_id: str) -> None:
+        """A session went: its bindings end. An API session went: its channels close."""
+        if kind == "apiSession":
+            for channel in list(self.router.channels):
+                if channel.caller and channel.caller.api_session_id == revoked_id:
+                    log.info("router: %s closed, its api session was removed", channel.id)
+                    channel.close()
+            return
+        for binding in [b for b in self.bindings.values() if b.grant.session_id == revoked_id]:
+            binding.channel.send_nowait(closed(binding.conn_id, "session removed"))
+            self._spawn(self._drop_binding(binding))
+
     async def channel_closed(self, channel: Channel) -> None:
         """The SDK went away: close its circuits' other ends, drop its bindings."""
         for conn_id, entry in list(channel.conns.items()):

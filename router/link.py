@@ -9,7 +9,7 @@ what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,9 @@ class ControllerLink(Protocol):
 
     def offline(self) -> None:
         """The router stopped."""
+
+    def watch(self, revoked: Callable[[str, str], None]) -> None:
+        """From now on call ``revoked(kind, id)`` (kind ``session`` or ``apiSession``) when one goes; quick, any thread."""
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
         """An identity's channel to this router opened or closed."""

@@ -82,6 +82,7 @@ class EdgeRouter:
         self._ready.wait(30)
         if self.error is not None:
             raise self.error
+        self.link.watch(self._revoked)
         self.link.online(self.url)
         log.info("router: listening at %s", self.url)
         return self
@@ -157,6 +158,11 @@ class EdgeRouter:
             log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
             writer.close()
             return False
+
+    def _revoked(self, kind: str, revoked_id: str) -> None:
+        """Called from a controller thread: hand over to the loop."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
 
     def channel_opened(self, channel: Channel) -> None:
         self.channels.add(channel)

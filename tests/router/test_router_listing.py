@@ -64,3 +64,24 @@ def test_identity_router_connection_follows_its_channels(ziti_quickstart, timeli
         binder_id = timeline.wait("edge.router.connections", "connected")[-1]["identity_id"]
     timeline.wait("edge.router.connections", "disconnected", identity_id=binder_id)
     assert connected() == (False, "offline")
+
+
+def test_a_removed_bind_session_removes_its_terminator(ziti_quickstart, timeline):
+    admin, service = ziti_quickstart.admin, ziti_quickstart.service
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
+        host.bind(service, echo)
+        [session] = timeline.wait("edge.sessions", "created", session_type="Bind")
+        admin.management.call("deleteSession", session["id"])
+        timeline.wait("terminator", "deleted")
+        assert admin.management.call("listTerminators", filter=f'service.name="{service}"') == []
+
+
+def test_a_removed_api_session_closes_its_channels(ziti_quickstart, timeline):
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
+        host.bind(ziti_quickstart.service, echo)
+        [connected] = timeline.wait("edge.router.connections", "connected")
+        [api_session] = ziti_quickstart.admin.management.call(
+            "listAPISessions", filter=f'identity="{connected["identity_id"]}"')
+        ziti_quickstart.admin.management.call("deleteAPISessions", api_session["id"])
+        timeline.wait("edge.router.connections", "disconnected", identity_id=connected["identity_id"])
+        timeline.wait("terminator", "deleted")
