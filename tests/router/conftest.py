@@ -1,6 +1,7 @@
 """Router tests wait for the controller's events (never for time)."""
 from __future__ import annotations
 
+import logging
 import threading
 
 import pytest
@@ -39,3 +40,31 @@ def timeline(ziti_quickstart_controller):
     recorder = Timeline(ziti_quickstart_controller.controller.events)
     yield recorder
     recorder.close()
+
+
+class RouterLog(logging.Handler):
+    """The router's warnings; ``wait`` blocks until ``count`` have arrived (they come from its thread)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._cond:
+            self.lines.append(record.getMessage())
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"router logged {self.lines}"
+            return list(self.lines)
+
+
+@pytest.fixture
+def router_log():
+    handler = RouterLog()
+    logger = logging.getLogger("router")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)
