@@ -9,7 +9,10 @@ Formats follow the real controller where it has them:
 
 Events the real controller has no format for use the same envelope:
 ``edge.mfa`` (MFA changes), ``edge.failedServiceRequests``, ``database`` and
-``edge.trace``.
+``edge.trace``; the edge router (through ``controller/router_link.py``) emits
+``circuit`` (created/failed/deleted, with bytes moved each way), ``terminator``
+(created/failed/deleted), ``edge.router.connections`` and ``router``
+(online/offline).
 
 APPSEC(events): every event passes :func:`redact` before it is stored,
 written or handed to a subscriber, so password hashes, salts, tokens, JWTs,

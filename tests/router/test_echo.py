@@ -49,3 +49,23 @@ def test_async_clients_echo_large_and_many_messages(ziti_quickstart):
             return [await conn.recv_exactly(len(payload)) == payload for conn in conns]
 
     assert asyncio.run(scenario()) == [True, True, True]
+
+
+def test_an_http_request_over_the_overlay(ziti_quickstart):
+    def http_app(conn):
+        request = b""
+        while b"\r\n\r\n" not in request:
+            request += conn.recv()
+        _, path, _ = request.split(b"\r\n", 1)[0].split(b" ")
+        body = b"you asked for " + path
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+        host.bind(ziti_quickstart.service, http_app)
+        with guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"GET /hello HTTP/1.1\r\nHost: " + ziti_quickstart.service.encode() + b"\r\n\r\n")
+            response = b""
+            while chunk := conn.recv():
+                response += chunk
+    head, body = response.split(b"\r\n\r\n", 1)
+    assert head.startswith(b"HTTP/1.1 200 OK") and body == b"you asked for /hello"
