@@ -115,7 +115,7 @@ class Channel:
             raise FrameError(f"expected hello, got content type {hello.content_type}")
         token = hello.str_header(Header.SESSION_TOKEN) or ""
         try:
-            self.caller = Caller(**await asyncio.to_thread(self.router.link.hello, token, self._fingerprint()))
+            self.caller = Caller(**await asyncio.to_thread(self.router.link.hello, token, self.fingerprint()))
         except PermissionError as ex:
             log.warning("router: %s %s refused: %s", self.id, self.peer, ex)
             await self.send(self.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
@@ -126,7 +126,7 @@ class Channel:
         self.router.channel_opened(self)
         return True
 
-    def _fingerprint(self) -> str:
+    def fingerprint(self) -> str:
         leaf = self.writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
         return hashlib.sha1(leaf).hexdigest() if leaf else ""
 

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from router.channel import Channel, ChannelClosed
-from router.link import Grant, Terminator
+from router.link import Caller, Grant, Terminator
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean, i32, u32
 
@@ -81,11 +81,25 @@ class Edge:
             await self._closed(channel, message)
         elif ct == CT.UNBIND:
             await self._unbind(channel, message)
+        elif ct == CT.UPDATE_TOKEN:
+            self._spawn(self._update_token(channel, message))
         elif ct in IGNORED:
             pass  # late replies and optional features: accepted, not acted on
         else:
             log.warning("router: %s sent unknown content type %d, closing", channel.id, ct)
             channel.close()
+
+    async def _update_token(self, channel: Channel, message: Message) -> None:
+        """An SDK's refreshed API session token (OIDC): accepted if it names the same identity."""
+        token = message.body.decode("utf-8", "replace")
+        try:
+            caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+            if caller.identity_id != channel.caller.identity_id:
+                raise PermissionError("the new token belongs to another identity")
+        except PermissionError as ex:
+            return await channel.send(channel.reply(message, CT.UPDATE_TOKEN_FAILURE, str(ex).encode()))
+        channel.caller = caller
+        await channel.send(channel.reply(message, CT.UPDATE_TOKEN_SUCCESS))
 
     def _spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)

@@ -173,3 +173,17 @@ def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(ziti_q
             conn = conn_holder["conn"]
             assert conn.recv_exactly(5) == b"hello"
             assert conn.recv() == b""
+
+
+def test_update_token_accepts_a_new_api_session_of_the_same_identity_only(ziti_quickstart):
+    with RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as channel, \
+            RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as other:
+        channel.hello()
+        fresh = ZitiClient.from_identity_file(ziti_quickstart.dialer)
+        fresh.login_cert()
+        update = channel.send(Message(CT.UPDATE_TOKEN, fresh.token.encode()))
+        reply = channel.recv()
+        assert (reply.content_type, reply.reply_for) == (CT.UPDATE_TOKEN_SUCCESS, update.seq)
+        channel.send(Message(CT.UPDATE_TOKEN, other.token.encode()))
+        assert channel.recv().content_type == CT.UPDATE_TOKEN_FAILURE
+        fresh.close()
