@@ -99,7 +99,7 @@ class Channel:
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             pass  # the peer went away: nothing to tell
         except asyncio.TimeoutError:
-            log.warning("router: %s sent no hello in %.0f s, closing", self.peer, self.router.hello_timeout)
+            log.warning("router: %s sent no hello in %g s, closing", self.peer, self.router.hello_timeout)
         except FrameError as ex:
             log.warning("router: %s %s: %s, closing", self.id, self.peer, ex)
         except asyncio.CancelledError:
