@@ -1,7 +1,8 @@
 """Run by tests/router/test_real_sdk.py in a subprocess: the real ``openziti`` SDK (libziti).
 
 ``python sdk_echo.py bind BINDER SERVICE``: bind, echo one connection, exit.
-``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply.
+``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply
+(``dial-fin``: half-close after sending, read until the host closes).
 ``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
 """
 import socket
@@ -28,7 +29,7 @@ def bind(identity: str, service: str) -> threading.Thread:
     return thread
 
 
-def dial(identity: str, service: str, message: bytes) -> None:
+def dial(identity: str, service: str, message: bytes, half_close: bool = False) -> None:
     context = openziti.load(identity)
     fd = zitilib.ziti_socket(socket.SOCK_STREAM)
     # NOTE: openziti 0.6.0's connect() encodes a None terminator and fails; call the library as it would
@@ -36,6 +37,10 @@ def dial(identity: str, service: str, message: bytes) -> None:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd) as conn:
         conn.sendall(message)
         reply = b""
+        if half_close:  # FIN, then read until the host's end of stream
+            conn.shutdown(socket.SHUT_WR)
+            while chunk := conn.recv(65536):
+                reply += chunk
         while len(reply) < len(message):
             reply += conn.recv(65536)
     print("ECHO", reply.decode(), flush=True)
@@ -44,8 +49,8 @@ def dial(identity: str, service: str, message: bytes) -> None:
 def main(mode: str, *args: str) -> None:
     if mode == "bind":
         bind(*args).join(60)
-    elif mode == "dial":
-        dial(args[0], args[1], args[2].encode())
+    elif mode in ("dial", "dial-fin"):
+        dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")
     else:
         binder, dialer, service, message = args
         bind(binder, service)

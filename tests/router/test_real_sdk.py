@@ -57,3 +57,16 @@ def test_real_sdk_dialer_reaches_a_harness_binder(ziti_quickstart):
 def _echo(conn):
     while data := conn.recv():
         conn.sendall(data)
+
+
+def test_real_sdk_half_close_reaches_the_host_as_end_of_stream(ziti_quickstart):
+    def upper_after_eof(conn):
+        data = b""
+        while chunk := conn.recv():
+            data += chunk
+        conn.sendall(data.upper())
+
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
+        host.bind(ziti_quickstart.service, upper_after_eof)
+        out = run_sdk("dial-fin", ziti_quickstart.dialer, ziti_quickstart.service, "shout")
+    assert "ECHO SHOUT" in out
