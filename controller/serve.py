@@ -90,11 +90,11 @@ def run(config, *, port: int, http_port: int, stop: threading.Event, router_port
     try:
         for server in servers:
             server.start()
-        if router_port is not None:
-            servers.insert(0, start_router(ctl, config.host, router_port, router_advertise))
-        ports = {server.scheme: server.port for server in servers if hasattr(server, "scheme")}
-        print(banner(config, ports.get("https"), ports.get("http"), servers[0] if router_port is not None else None),
-              flush=True)
+        ports = {server.scheme: server.port for server in servers}
+        router = start_router(ctl, config.host, router_port, router_advertise) if router_port is not None else None
+        if router is not None:
+            servers.insert(0, router)  # stopped first: its terminators go while the store is open
+        print(banner(config, ports.get("https"), ports.get("http"), router), flush=True)
         while not stop.wait(5):
             ctl.api_sessions.sweep()
     finally:

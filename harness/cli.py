@@ -1,7 +1,8 @@
 """``ziti-harness``: start a local network, apply, export, diff, run scenarios.
 
 * ``ziti-harness up network.yaml``: a controller (data folder, PKI, HTTPS and HTTP)
-  and its edge router, with the quickstart policies and the network applied, enrollment JWTs written to ``--out``, the admin login printed.
+  and its edge router, with the quickstart policies and the network applied,
+  enrollment JWTs written to ``--out``, the admin login printed.
 * ``ziti-harness apply network.yaml --url URL [--prune] [--dry-run]``
 * ``ziti-harness export --url URL`` (YAML on standard output)
 * ``ziti-harness test network.yaml --url URL`` (the file's access tests; exit 1 if one fails)

@@ -49,7 +49,7 @@ class LocalController:
 
     @property
     def url(self) -> str:
-        return self._servers[-1].url
+        return self._servers[1].url
 
     @property
     def http_port(self) -> int:
@@ -69,10 +69,12 @@ class LocalController:
         self._servers = [tls, http]
         if self._want_router:
             self.router = start_router(self.app.controller, self.host, 0)
-            self._servers.insert(0, self.router)
         return self
 
     def stop(self) -> None:
+        if self.router is not None:
+            self.router.stop()
+            self.router = None
         for server in self._servers:
             server.stop()
         self._servers = []
