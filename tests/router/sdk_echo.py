@@ -4,6 +4,7 @@
 ``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply
 (``dial-fin``: half-close after sending, read until the host closes).
 ``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
+``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
 """
 import socket
 import sys
@@ -47,7 +48,10 @@ def dial(identity: str, service: str, message: bytes, half_close: bool = False) 
 
 
 def main(mode: str, *args: str) -> None:
-    if mode == "bind":
+    if mode == "enroll":
+        with open(args[1], "w") as out:
+            out.write(openziti.enroll(args[0]))
+    elif mode == "bind":
         bind(*args).join(60)
     elif mode in ("dial", "dial-fin"):
         dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")

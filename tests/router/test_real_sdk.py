@@ -1,8 +1,9 @@
 """The real OpenZiti C SDK (PyPI ``openziti`` 0.6.0, libziti 0.29) through the router.
 
-Each SDK runs in a subprocess (libziti keeps process-wide state). Its old
-libziti cannot verify our ES256 enrollment JWT, so the harness enrolls the
-identities and writes the identity files the SDK loads.
+Each SDK runs in a subprocess (libziti keeps process-wide state). The
+quickstart's identities are enrolled by the harness (which also works with an
+``--server-key ec`` controller, whose ES256 JWTs libziti 0.29 cannot verify);
+one test has the SDK enroll itself against the default RSA server key.
 """
 from __future__ import annotations
 
@@ -70,3 +71,15 @@ def test_real_sdk_half_close_reaches_the_host_as_end_of_stream(ziti_quickstart):
         host.bind(ziti_quickstart.service, upper_after_eof)
         out = run_sdk("dial-fin", ziti_quickstart.dialer, ziti_quickstart.service, "shout")
     assert "ECHO SHOUT" in out
+
+
+def test_the_real_sdk_enrolls_itself_then_binds_for_a_real_sdk_dialer(ziti_quickstart, tmp_path):
+    admin, service = ziti_quickstart.admin, ziti_quickstart.service
+    created = admin.management.create_identity(body={"name": f"{service}-self", "type": "User", "isAdmin": False,
+                                                     "roleAttributes": [f"{service}-binder"], "enrollment": {"ott": True}})
+    jwt_file = tmp_path / "self.jwt"
+    jwt_file.write_text(admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"])
+    run_sdk("enroll", jwt_file, tmp_path / "self.json")
+    assert admin.management.detail_identity(created["id"])["authenticators"]["cert"]
+    out = run_sdk("both", tmp_path / "self.json", ziti_quickstart.dialer, service, "self-enrolled")
+    assert "ECHO self-enrolled" in out
