@@ -73,3 +73,11 @@ class RawChannel:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def upper_after_eof(conn) -> None:
+    """A bind handler that answers everything it read, upper-cased, once the dialer half-closed."""
+    data = b""
+    while chunk := conn.recv():
+        data += chunk
+    conn.sendall(data.upper())

@@ -5,6 +5,7 @@ import asyncio
 
 from harness.dataplane import DataPlane
 from harness.sync_dataplane import echo, load_identity_file
+from tests.router.raw import upper_after_eof
 
 
 def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):
@@ -16,12 +17,6 @@ def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):
 
 
 def test_half_close_lets_the_host_answer_after_end_of_stream(ziti_quickstart):
-    def upper_after_eof(conn):
-        data = b""
-        while chunk := conn.recv():
-            data += chunk
-        conn.sendall(data.upper())
-
     with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
         host.bind(ziti_quickstart.service, upper_after_eof)
         with guest.dial(ziti_quickstart.service) as conn:

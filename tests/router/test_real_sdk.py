@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.sync_dataplane import echo
+from tests.router.raw import upper_after_eof
+
 pytest.importorskip("openziti")
 SCRIPT = Path(__file__).with_name("sdk_echo.py")
 ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
@@ -50,23 +53,12 @@ def test_harness_dialer_reaches_a_real_sdk_binder(ziti_quickstart, ziti_quicksta
 
 def test_real_sdk_dialer_reaches_a_harness_binder(ziti_quickstart):
     with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
-        host.bind(ziti_quickstart.service, _echo)
+        host.bind(ziti_quickstart.service, echo)
         out = run_sdk("dial", ziti_quickstart.dialer, ziti_quickstart.service, "hello harness")
     assert "ECHO hello harness" in out
 
 
-def _echo(conn):
-    while data := conn.recv():
-        conn.sendall(data)
-
-
 def test_real_sdk_half_close_reaches_the_host_as_end_of_stream(ziti_quickstart):
-    def upper_after_eof(conn):
-        data = b""
-        while chunk := conn.recv():
-            data += chunk
-        conn.sendall(data.upper())
-
     with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
         host.bind(ziti_quickstart.service, upper_after_eof)
         out = run_sdk("dial-fin", ziti_quickstart.dialer, ziti_quickstart.service, "shout")
