@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec

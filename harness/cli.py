@@ -52,8 +52,8 @@ def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
 
 def cmd_up(args) -> int:
     from controller.app import create_app
-    from controller.config import Config
     from controller.bootstrap import ensure_quickstart_policies
+    from controller.config import Config
     from controller.serve import ThreadedServer, _start_tls, banner, start_router
 
     config = Config(data_dir=Path(args.data), api_address=f"127.0.0.1:{args.port}", simulation=args.simulation)

@@ -14,9 +14,8 @@ from harness import flows
 from harness import pki as hp
 from harness.sync_dataplane import DialError, echo
 from router import EdgeRouter
-from router.wire import MAGIC, PREFIX
+from router.wire import MAGIC, PREFIX, Header, Message, u32
 from router.wire import ContentType as CT
-from router.wire import Header, Message, u32
 from tests.router.raw import RawChannel
 
 

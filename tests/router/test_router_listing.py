@@ -1,8 +1,8 @@
 """The router as the REST APIs show it: online, its tls URL, terminators, connections."""
 from __future__ import annotations
 
-import ssl
 import socket
+import ssl
 from urllib.parse import urlsplit
 
 from harness import flows

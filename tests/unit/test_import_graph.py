@@ -21,7 +21,7 @@ LAYERS = [
     {"errors", "clock", "ids", "config"},
     {"store", "pki", "policy"},
     {"model", "auth", "enroll"},
-    {"ops", "events", "event_file", "simulation", "bootstrap"},
+    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
     {"api"},
     {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "__main__", "__init__"},
 ]
