@@ -1,8 +1,10 @@
 """The Store: TinyDB tables in memory behind one RLock, made durable by a journal.
 
 Reads are dict lookups. Each commit appends one CRC-guarded line to a journal
-segment and fsyncs it before returning, so a durable write costs the same at
-1,000 or 50,000 records. When the journal outgrows max(``compact_min_bytes``,
+segment under the lock; the thread then waits for the fsync covering that line
+as it lets go of the lock (group commit: concurrent commits share one fsync).
+So a write is durable by the time its caller can act on it, and a durable write
+costs the same at 1,000 or 50,000 records. When the journal outgrows max(``compact_min_bytes``,
 snapshot size) a background thread writes a new snapshot (a TinyDB JSON file)
 from a shallow copy and swaps it in by atomic rename; writes go on meanwhile.
 Records are immutable once stored: writers replace dicts, never mutate them,
@@ -20,6 +22,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 from controller.errors import Unavailable
 from controller.store import journal
 from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
+from controller.store.locking import StoreLock
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
 
 __all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
@@ -39,7 +42,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike | None = None, *, fsync: bool = True,
                  compact_min_bytes: int = journal.COMPACT_MIN_BYTES):
-        self.lock = threading.RLock()
+        self.lock = StoreLock(self._await_durable)
         self._compacting = threading.Lock()  # one compaction at a time; held by its thread
         self._pending: list[Change] = []
         self._depth = 0
@@ -148,7 +151,7 @@ class Store:
             return
         if self._journal is not None:
             try:
-                self._journal.append(journal.encode_entry(changes))
+                self.lock.ticket = self._journal.write(journal.encode_entry(changes))
             except BaseException as ex:
                 self._undo(changes)  # memory must match the journal, whatever went wrong
                 if not isinstance(ex, OSError):
@@ -161,6 +164,13 @@ class Store:
             except Exception:
                 log.exception("store: listener %r failed", fn)
         self._maybe_compact()
+
+    def _await_durable(self, ticket: int) -> None:
+        """Called as a thread lets go of the lock: wait for the fsync covering its commits."""
+        try:
+            self._journal.sync(ticket)
+        except OSError as ex:
+            raise Unavailable() from ex
 
     def _undo(self, changes: list[Change]) -> None:
         for change in reversed(changes):

@@ -15,6 +15,7 @@ Ops are whole-record puts and deletes, so replaying a segment twice is harmless.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import gc
 import logging
@@ -160,6 +161,11 @@ class Journal:
         self._seg = 0  # the segment the next append goes to
         self._sizes: dict[int, int] = {}  # bytes of each segment not yet covered by the snapshot
         self._snapshot: int | None = None  # ``upto`` of the snapshot file on disk
+        # group commit: bytes ever written and bytes known fsynced, guarded by ``_synced``
+        self._synced = threading.Condition(threading.Lock())
+        self._written = self._durable = 0
+        self._syncing = False
+        self._failed: OSError | None = None
 
     @classmethod
     def open(cls, path: str | os.PathLike, *, fsync: bool) -> tuple[Journal, Tables]:
@@ -207,18 +213,73 @@ class Journal:
 
     def append(self, line: bytes) -> None:
         """Write one commit line durably, or raise OSError leaving the files as they were."""
+        self.sync(self.write(line))
+
+    def write(self, line: bytes) -> int:
+        """Write one commit line (not yet fsynced); returns the ticket ``sync`` takes.
+
+        Raises OSError leaving the files as they were. Appends come under the Store lock.
+        """
         with self._lock:
+            if self._failed is not None:
+                raise OSError(errno.EIO, "an earlier fsync of the journal failed") from self._failed
             if self._file is None:
                 self._file = self._create_segment()
             start = self._sizes.get(self._seg, 0)
             try:
                 _write_all(self._file, line)
-                if self.fsync:
-                    os.fsync(self._file.fileno())
             except BaseException:  # also e.g. KeyboardInterrupt: the caller undoes the commit
                 self._undo(start)
                 raise
             self._sizes[self._seg] = start + len(line)
+            self._written += len(line)
+            return self._written
+
+    def sync(self, ticket: int) -> None:
+        """Return once every line up to ``ticket`` is on disk: group commit.
+
+        The first waiter fsyncs everything written so far; the others wait for
+        it (or for the next one), so concurrent commits share one fsync. Called
+        outside the Store lock, so writers go on appending meanwhile. Raises
+        OSError if the fsync failed: the journal then refuses further writes.
+        """
+        if not self.fsync:
+            return
+        with self._synced:
+            while self._durable < ticket:
+                if self._failed is not None:
+                    raise OSError(errno.EIO, "the fsync of the journal failed") from self._failed
+                if self._syncing:
+                    self._synced.wait()
+                    continue
+                self._lead_sync()
+
+    def _lead_sync(self) -> None:
+        """Under ``_synced``: fsync the open segment for every waiter, releasing it meanwhile."""
+        target, handle = self._written, self._file
+        self._syncing = True
+        self._synced.release()
+        try:
+            if handle is not None:
+                os.fsync(handle.fileno())
+        except OSError as ex:
+            log.error("store: fsync of the journal failed; refusing further writes: %s", ex)
+            self._failed = ex
+        finally:
+            self._synced.acquire()
+            self._syncing = False
+            self._synced.notify_all()
+        if self._failed is None:
+            self._durable = max(self._durable, target)
+
+    def _settle(self) -> None:
+        """Before a segment closes: wait out a running fsync, then fsync what is left."""
+        with self._synced:
+            while self._syncing:
+                self._synced.wait()
+            if self._file is not None and self.fsync and self._durable < self._written and self._failed is None:
+                os.fsync(self._file.fileno())
+            self._durable = self._written
 
     def _create_segment(self):
         path = self.folder / segment_name(self._seg)
@@ -242,11 +303,16 @@ class Journal:
         except OSError as ex:
             log.warning("store: cannot cut a failed write from %s (%s); starting a new segment",
                         segment_name(self._seg), ex)
+            try:
+                self._settle()  # earlier lines of the segment may still await their fsync
+            except OSError as sync_error:
+                self._failed = sync_error
             self._close_file()
             self._seg += 1
 
     def rotate(self) -> int:
         """Start a new segment; returns ``upto``: the segments below it are closed."""
+        self._settle()
         with self._lock:
             if self._file is not None:
                 self._close_file()
@@ -270,6 +336,10 @@ class Journal:
         _unlink_all(self.folder, dead)  # outside the lock: unlinking a big file takes a while
 
     def close(self) -> None:
+        try:
+            self._settle()
+        except OSError as ex:
+            log.error("store: final fsync of the journal failed: %s", ex)
         with self._lock:
             self._close_file()
             if self._lock_fd is not None:

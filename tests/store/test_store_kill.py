@@ -20,6 +20,7 @@ from controller.store.db import Store
 
 WRITER = Path(__file__).with_name("_writer.py")
 RUNS = 24
+MODES = ("write", "compact", "concurrent")
 
 
 class Ledger:
@@ -95,12 +96,14 @@ def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
     killed_mid_snapshot = 0
 
     for run in range(RUNS):
-        mode = "compact" if run % 2 else "write"
+        mode = MODES[run % len(MODES)]
         ledger.read(run_and_kill(folder, mode, run, rng))
         killed_mid_snapshot += mode == "compact" and any(folder.glob("snapshot-*.tmp"))
         check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} ({mode})")
 
     assert len(ledger.acked) > RUNS, "the writers hardly wrote anything"
+    assert len({key.split("-")[0] for key in ledger.acked if "t" in key.split("-")[0]}) > 1, \
+        "no concurrent writers were acknowledged"
     assert killed_mid_snapshot > 0, "no kill landed inside a snapshot write"
     with Store(folder) as store:
         store.compact()
