@@ -23,6 +23,7 @@ from controller.errors import Unavailable
 from controller.store import journal
 from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
 from controller.store.locking import StoreLock
+from controller.store.snapshots import PART_RECORDS
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
 
 __all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
@@ -41,7 +42,7 @@ class Store:
     FORMAT_VERSION = journal.FORMAT_VERSION
 
     def __init__(self, path: str | os.PathLike | None = None, *, fsync: bool = True,
-                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES):
+                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES, snapshot_part_records: int = PART_RECORDS):
         self.lock = StoreLock(self._await_durable)
         self._compacting = threading.Lock()  # one compaction at a time; held by its thread
         self._pending: list[Change] = []
@@ -53,10 +54,10 @@ class Store:
         self._journal: journal.Journal | None = None
         tables: dict[str, dict[str, dict]] = {}
         if path is not None:
-            self._journal, tables = journal.Journal.open(path, fsync=fsync)
+            self._journal, tables = journal.Journal.open(path, fsync=fsync, part_records=snapshot_part_records)
         self._storage = LiveStorage(tables, self.transaction, self._pending.append)
         self.db = KeyedTinyDB(self._storage)
-        if self._journal is not None and self._needs_compaction():
+        if self._journal is not None:
             self._compact_on_open()
 
     # -- reads ---------------------------------------------------------------
@@ -206,10 +207,14 @@ class Store:
         """After a commit: start a background compaction if the journal is due one."""
         if self._journal is None or not self._needs_compaction():
             return
+        self._start_compaction(self._begin_compaction)
+
+    def _start_compaction(self, begin: Callable[[], tuple[int, dict]]) -> None:
+        """Run ``begin()`` (upto, tables) and write that snapshot in a background thread."""
         if not self._compacting.acquire(blocking=False):
             return  # one is running already
         try:
-            upto, tables = self._begin_compaction()
+            upto, tables = begin()
             threading.Thread(target=self._compact_in_background, args=(upto, tables),
                              name="store-compaction", daemon=True).start()
         except Exception:  # the commit is durable: a compaction that cannot start is retried later
@@ -227,10 +232,14 @@ class Store:
             self._compacting.release()
 
     def _compact_on_open(self) -> None:
-        try:
-            self.compact()
-        except Unavailable as ex:  # e.g. a read-only folder: reads still work
-            log.warning("store: cannot compact on open: %s", ex.__cause__)
+        """In the background, so start-up never waits for a snapshot: finish the one an
+        earlier run left half-written, or start one if the journal is due."""
+        resume, self._journal.resume = self._journal.resume, None
+        if resume is not None:
+            self._start_compaction(lambda: resume)
+        elif self._needs_compaction():
+            with self.lock:
+                self._start_compaction(self._begin_compaction)
 
     def _begin_compaction(self) -> tuple[int, dict]:
         """Under the lock, at a commit boundary: cut the journal and copy the tables."""

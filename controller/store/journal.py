@@ -5,6 +5,7 @@ Layout of a folder::
     format.json              {"format": "ziti-edge-controller-store", "version": 1}
     store.lock               flock'd while a Store has the folder open
     snapshot-00000007.json   TinyDB JSON ({table: {key: record}}); covers segments < 7
+    snapshot-00000009.part-000002   a part of the next snapshot (see ``snapshots``)
     journal-00000007.log     one line per commit: "<crc32 hex> <json ops>\\n"
     journal-00000008.log
 
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import orjson
+
+from controller.store import snapshots
 
 log = logging.getLogger(__name__)
 
@@ -151,9 +154,12 @@ def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
 class Journal:
     """The open files of one store folder. Appends come under the Store lock."""
 
-    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None):
+    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None, part_records: int = snapshots.PART_RECORDS):
         self.folder = folder
         self.fsync = fsync
+        self.part_records = part_records
+        #: (upto, tables at upto) of a snapshot an earlier run left half-written: finish it
+        self.resume: tuple[int, Tables] | None = None
         self.snapshot_bytes = 0
         self._lock = threading.Lock()  # guards the bookkeeping below against the compaction thread
         self._lock_fd = lock_fd
@@ -168,14 +174,15 @@ class Journal:
         self._failed: OSError | None = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, fsync: bool) -> tuple[Journal, Tables]:
+    def open(cls, path: str | os.PathLike, *, fsync: bool,
+             part_records: int = snapshots.PART_RECORDS) -> tuple[Journal, Tables]:
         """Open (or initialise) a folder; returns the journal and the loaded tables."""
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         _check_format(folder, fsync)  # before locking: leave no lock file in a foreign folder
         lock_fd = _lock_folder(folder)
         try:
-            journal = cls(folder, fsync=fsync, lock_fd=lock_fd)
+            journal = cls(folder, fsync=fsync, lock_fd=lock_fd, part_records=part_records)
             return journal, journal._load(os.listdir(folder))
         except BaseException:
             if lock_fd is not None:
@@ -200,14 +207,21 @@ class Journal:
             path = self.folder / snapshot_name(upto)
             tables, self._snapshot = load_snapshot(path), upto
             self.snapshot_bytes = path.stat().st_size
+        parted = _numbered(names, snapshots.PART_RE)
+        pending = max((n for n in parted if n > upto), default=None)
         for number in sorted(n for n in segs if n >= upto):
+            if number == pending:  # the tables as the half-written snapshot saw them
+                self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
             data = (self.folder / segment_name(number)).read_bytes()
             for ops in decode_segment(data, segment_name(number)):
                 apply_ops(tables, ops)
             self._sizes[number] = len(data)
+        if pending is not None and self.resume is None:
+            self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
         # NOTE: never append to a segment from an earlier run: it may end in a torn line.
-        self._seg = max([upto, *(n + 1 for n in segs)])
+        self._seg = max([upto, *(n + 1 for n in segs), *(n for n in parted)])
         stale = [snapshot_name(n) for n in snaps if n < upto] + [segment_name(n) for n in segs if n < upto]
+        stale += [name for name in names if _is_part(name) is not None and _is_part(name) != pending]
         _unlink_all(self.folder, stale + [n for n in names if n.endswith(".tmp")])
         return tables
 
@@ -320,8 +334,16 @@ class Journal:
             return self._seg
 
     def write_snapshot(self, upto: int, tables: Tables) -> int:
-        """Write the snapshot covering segments < ``upto``; returns its size. No lock needed."""
-        return _write_snapshot(self.folder, upto, tables, self.fsync)
+        """Write the snapshot covering segments < ``upto`` (part by part, resumable); returns its size.
+
+        No lock needed.
+        """
+        parts = snapshots.write_parts(self.folder, upto, tables, per_part=self.part_records, fsync=self.fsync,
+                                      replace=_replace_atomically)
+        name = snapshot_name(upto)
+        _replace_atomically(self.folder, name, lambda handle: snapshots.join_parts(handle, self.folder, upto, parts),
+                            self.fsync)
+        return (self.folder / name).stat().st_size
 
     def retire(self, upto: int, size: int) -> None:
         """Adopt the snapshot ``upto`` and delete the files it covers."""
@@ -333,6 +355,7 @@ class Journal:
             if self._snapshot is not None and self._snapshot != upto:
                 dead.append(snapshot_name(self._snapshot))
             self._snapshot, self.snapshot_bytes = upto, size
+        dead += [name for name in os.listdir(self.folder) if _is_part(name)]
         _unlink_all(self.folder, dead)  # outside the lock: unlinking a big file takes a while
 
     def close(self) -> None:
@@ -464,6 +487,12 @@ def _fsync_dir(folder: Path) -> None:
 
 def _significant(names: list[str]) -> list[str]:
     return [name for name in names if name != LOCK_FILE and not name.endswith(".tmp")]
+
+
+def _is_part(name: str) -> int | None:
+    """The ``upto`` of a snapshot part file's name, else None."""
+    match = snapshots.PART_RE.fullmatch(name)
+    return int(match.group(1)) if match else None
 
 
 def _numbered(names: list[str], pattern: re.Pattern) -> list[int]:

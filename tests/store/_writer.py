@@ -1,14 +1,17 @@
 """Helper process of the kill -9 test: writes until killed, reporting acknowledged writes.
 
-Usage: python _writer.py FOLDER MODE RUN SEED, MODE being "write", "compact" or
-"concurrent".
+Usage: python _writer.py FOLDER MODE RUN SEED, MODE being "write", "compact",
+"concurrent" or "resume".
 
 Prints ``ready`` once the store is open, then per commit, only after it returned:
 ``ack KEY...`` for a transaction of inserts, ``try-del KEY`` before a delete and
 ``del KEY`` after it. In "compact" mode a second thread compacts non-stop and the
 journal threshold is tiny, so kills often land inside a compaction. In
 "concurrent" mode WRITERS threads write at once, so their commits share fsyncs
-(group commit) and kills land between a line's write and its fsync.
+(group commit) and kills land between a line's write and its fsync. In
+"resume" mode snapshots are written in tiny parts, so a whole snapshot takes
+longer than the test lets the process live; ``ready`` then says how many parts
+an earlier run left (``ready 12``).
 """
 from __future__ import annotations
 
@@ -17,11 +20,13 @@ import sys
 import threading
 import time
 import zlib
+from pathlib import Path
 
 from controller.store.db import Store
 
 LIFETIME = 30.0  # seconds: the process ends itself if the test never kills it
 WRITERS = 8  # threads in "concurrent" mode
+RESUME_PART_RECORDS = 20  # records per snapshot part in "resume" mode: many parts, each fsynced
 _SAY = threading.Lock()  # one whole line per print, whatever the thread
 
 
@@ -63,11 +68,18 @@ def write_until_deadline(store: Store, run: str, seed: int, deadline: float) -> 
         mine.extend(keys)
 
 
+def open_store(folder: str, mode: str) -> Store:
+    if mode == "resume":
+        return Store(folder, compact_min_bytes=16_000, snapshot_part_records=RESUME_PART_RECORDS)
+    return Store(folder, compact_min_bytes=16_000 if mode == "compact" else 4 << 20)
+
+
 def main(folder: str, mode: str, run: str, seed: int) -> None:
-    store = Store(folder, compact_min_bytes=16_000 if mode == "compact" else 4 << 20)
+    parts = len(list(Path(folder).glob("snapshot-*.part-*")))
+    store = open_store(folder, mode)
     if mode == "compact":
         threading.Thread(target=compact_forever, args=(store,), daemon=True).start()
-    say("ready")
+    say(f"ready {parts}" if mode == "resume" else "ready")
     deadline = time.monotonic() + LIFETIME
     if mode != "concurrent":
         write_until_deadline(store, run, seed, deadline)
