@@ -17,6 +17,7 @@ SECTIONS = {
     "serving": "benchmarks.serving",
     "network": "benchmarks.network",
     "analysis": "benchmarks.analysis",
+    "bulk": "benchmarks.bulk",
 }
 
 
