@@ -11,42 +11,43 @@ a write before it is on disk.
 from __future__ import annotations
 
 import threading
+from threading import get_ident
 from typing import Callable
 
 
 class StoreLock:
-    """An RLock whose outermost release calls ``on_release(ticket)`` if a commit is pending."""
+    """An RLock whose outermost release calls ``on_release(ticket)`` if a commit is pending.
+
+    Reads stay cheap: a release costs one dict check unless some thread has a
+    commit awaiting its fsync.
+    """
 
     def __init__(self, on_release: Callable[[int], None]):
         self._lock = threading.RLock()
-        self._local = threading.local()
+        self._tickets: dict[int, int] = {}  # thread id -> journal position its commits need on disk
         self._on_release = on_release
 
     @property
     def ticket(self) -> int:
-        return getattr(self._local, "ticket", 0)
+        return self._tickets.get(get_ident(), 0)
 
     @ticket.setter
     def ticket(self, value: int) -> None:
         """Set by a commit, under the lock: the journal position to wait for."""
-        self._local.ticket = value
+        self._tickets[get_ident()] = value
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
-        if not self._lock.acquire(blocking, timeout):
-            return False
-        self._local.depth = getattr(self._local, "depth", 0) + 1
-        return True
+        return self._lock.acquire(blocking, timeout)
 
     def release(self) -> None:
-        local = self._local
-        local.depth -= 1
         self._lock.release()
-        if local.depth == 0 and getattr(local, "ticket", 0):
-            ticket, local.ticket = local.ticket, 0
-            self._on_release(ticket)
+        if self._tickets and not self._lock._is_owned():  # NOTE: the C RLock's own ownership test
+            ticket = self._tickets.pop(get_ident(), 0)
+            if ticket:
+                self._on_release(ticket)
 
     def __enter__(self) -> bool:
-        return self.acquire()
+        return self._lock.acquire()
 
     def __exit__(self, *exc_info) -> None:
         self.release()
