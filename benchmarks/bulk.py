@@ -56,10 +56,17 @@ def _server(folder: Path):
     return app, server, client
 
 
+def _run(command: list[str], timeout: float = 3600) -> str:
+    """Run a helper process; its stdout, or RuntimeError with the end of its stderr."""
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    if done.returncode:
+        raise RuntimeError(f"{' '.join(command[1:4])}... exited {done.returncode}: {done.stderr[-500:]}")
+    return done.stdout
+
+
 def _drive(url: str, token: str, connections: int, requests: int, kind: str) -> float:
-    out = subprocess.run([sys.executable, "-m", "benchmarks.drive_writes", url, token, str(connections),
-                          str(requests), kind], capture_output=True, text=True, timeout=300, check=True)
-    result = json.loads(out.stdout)
+    result = json.loads(_run([sys.executable, "-m", "benchmarks.drive_writes", url, token, str(connections),
+                              str(requests), kind], timeout=300))
     if result["failed"]:
         raise RuntimeError(f"{kind}: {result['failed']} requests failed")
     return result["ok"] / result["seconds"]
@@ -120,8 +127,7 @@ def _apply_over_http(path: Path, folder: Path) -> float:
     app, server, client = _server(folder)
     try:
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "harness.cli", "apply", str(path), "--url", server.url, "--quiet"],
-                       capture_output=True, text=True, timeout=1800, check=True)
+        _run([sys.executable, "-m", "harness.cli", "apply", str(path), "--url", server.url, "--quiet"])
         return time.perf_counter() - started
     finally:
         client.close()
@@ -168,9 +174,7 @@ def big_starts(figures: dict, big: int) -> None:
     for label, identities, services in (("large shape", 100_000, 2_000), (f"{big:,} identities", big, 2_000)):
         folder = Path(tempfile.mkdtemp(prefix="bench-start-"))
         try:
-            run = lambda *args: json.loads(subprocess.run(  # noqa: E731
-                [sys.executable, "-m", "benchmarks.bulk_start", *args], capture_output=True, text=True,
-                timeout=3600, check=True).stdout)
+            run = lambda *args: json.loads(_run([sys.executable, "-m", "benchmarks.bulk_start", *args]))  # noqa: E731
             filled = run("fill", str(folder), str(identities), str(services))
             measured = run("measure", str(folder))
             figures[f"{label}: store fill, durable (s)"] = filled["fill_seconds"]
@@ -190,7 +194,10 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict:
              "starts": lambda: big_starts(figures, sizes["big"])}
     for name, step in steps.items():
         if not only or name in only:
-            step()
+            try:
+                step()
+            except (RuntimeError, OSError, subprocess.SubprocessError) as ex:  # the other sections still run
+                figures[f"{name}: FAILED"] = f"{type(ex).__name__}: {str(ex)[-300:]}"
     return figures
 
 

@@ -15,10 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import httpx
+
 from harness.kinds import KINDS, Kind
 from harness.wire import ApiError
 
 WORKERS = 8
+IMPORT_TIMEOUT = 1800.0  # seconds: a network of millions of entities is one request
 _MARK = "\x00ref:"  # stands for a not-yet-created entity while bodies are planned; never sent
 
 
@@ -87,12 +90,16 @@ def _import(client, creates: list[Create], tick) -> dict[str, str] | None:
     for create in creates:
         items.append({"op": create.kind.create_op, "ref": create.ref, "body": _as_refs(create.body)})
         items += [{"op": op, "body": _as_refs(body)} for op, body in create.after]
+    http, saved = client.http, client.http.timeout
+    http.timeout = httpx.Timeout(IMPORT_TIMEOUT)  # one transaction for everything: no per-request deadline fits
     try:
         reply = client.management.call("importEntities", body={"items": items})
-    except (ApiError, KeyError) as ex:  # KeyError: a harness without the operation
-        if isinstance(ex, ApiError) and ex.status not in (404, 405):
+    except ApiError as ex:
+        if ex.status not in (404, 405):
             raise
         return None
+    finally:
+        http.timeout = saved
     tick(len(creates))
     return reply["created"]
 
