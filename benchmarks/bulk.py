@@ -3,7 +3,7 @@
 Every figure sits beside an anchor measured in the same run:
 
 * durable creates/s (``POST /services``, fsync on) at 1 and 8 connections, driven
-  from a separate process (``benchmarks.drive_writes``); anchor: ``GET /version``
+  from a separate process (``benchmarks.load``); anchor: ``GET /version``
   by the same driver, same server;
 * the real "large" shape (103,100 entities) from its YAML file to a ready network:
   in-process, and over HTTP by ``ziti-harness apply`` in its own process;
@@ -25,10 +25,12 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import yaml
 
+from benchmarks.load import Request, drive
 from benchmarks.network import SHAPES, load
 
 QUICK = {"creates": 400, "network": "medium", "identities": 10_000, "big": 100_000}
@@ -64,12 +66,19 @@ def _run(command: list[str], timeout: float = 3600) -> str:
     return done.stdout
 
 
-def _drive(url: str, token: str, connections: int, requests: int, kind: str) -> float:
-    result = json.loads(_run([sys.executable, "-m", "benchmarks.drive_writes", url, token, str(connections),
-                              str(requests), kind], timeout=300))
-    if result["failed"]:
-        raise RuntimeError(f"{kind}: {result['failed']} requests failed")
-    return result["ok"] / result["seconds"]
+def _rate(url: str, token: str, connections: int, requests: int, kind: str) -> float:
+    """Requests per second from another process (``benchmarks.load``): unique creates, or the anchor."""
+    headers = {"zt-session": token, "Content-Type": "application/json"}
+    if kind == "create":
+        prefix = uuid.uuid4().hex[:8]
+        plan = [Request("POST", "/edge/management/v1/services", json.dumps({"name": f"bench-{prefix}-{n}",
+                        "encryptionRequired": True}), headers) for n in range(requests)]
+        result = drive(url, plan, connections=connections, once=True, timeout=600)
+    else:
+        result = drive(url, Request("GET", "/version", headers=headers), connections=connections, seconds=3)
+    if result.errors:
+        raise RuntimeError(f"{kind}: {result.errors} requests failed: {result.first_error}")
+    return result.rate
 
 
 def creates(figures: dict, requests: int) -> None:
@@ -77,8 +86,8 @@ def creates(figures: dict, requests: int) -> None:
     app, server, client = _server(folder)
     try:
         for connections in (1, 8):
-            rate = _drive(server.url, client.token, connections, requests, "create")
-            anchor = _drive(server.url, client.token, connections, requests, "version")
+            rate = _rate(server.url, client.token, connections, requests, "create")
+            anchor = _rate(server.url, client.token, connections, requests, "version")
             figures[f"durable creates/s, {connections} connection(s)"] = rate
             figures[f"  GET /version/s, same driver ({connections})"] = anchor
             figures[f"  creates / version ratio ({connections})"] = rate / anchor

@@ -27,7 +27,6 @@ import yaml
 from harness import apply_fast
 from harness.kinds import BY_KEY, KINDS, Kind, canonical
 
-
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader parses ~10x faster
 
 

@@ -51,7 +51,7 @@ def write_parts(folder: Path, upto: int, tables: Tables, *, per_part: int, fsync
             continue  # written by an earlier run that was killed before the snapshot was done
         docs = tables[table]
         body = orjson.dumps({key: docs[key] for key in keys})
-        replace(folder, name, lambda handle: (handle.write(head), handle.write(body)), fsync)
+        replace(folder, name, lambda handle, data=head + body: handle.write(data), fsync)
     return parts
 
 

@@ -33,7 +33,7 @@ def test_sweep_removes_idle_sessions_and_keeps_recently_active_ones(connect, clo
     admin.management.create_authenticator(body={"identityId": user["id"], "method": "updb",
                                                 "username": username, "password": "pw-sweep-1"})
     idle, active = connect(), connect()
-    idle_id = idle.login(username, "pw-sweep-1", api="client")["id"]
+    idle.login(username, "pw-sweep-1", api="client")
     active_id = active.login(username, "pw-sweep-1", api="client")["id"]
 
     clock.advance(minutes=20)

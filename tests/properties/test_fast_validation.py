@@ -1,10 +1,11 @@
 """The compiled fast path of body validation never accepts what jsonschema refuses."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from controller.api.routes import build_route_table
 from controller.api.ops_simulation import operations as simulation_operations
+from controller.api.routes import build_route_table
 from controller.api.validation import passes_fast, validator_for
 
 SCHEMAS = sorted({repr(op.body): op.body for op in build_route_table([type("m", (), {

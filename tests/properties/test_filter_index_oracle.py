@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.store.db import Store
 from controller.store.filter_index import FilterIndex

@@ -1,7 +1,8 @@
 """DueIndex: the keys due by a time, as a scan of the table would find them."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from controller.store.db import Store
 from controller.store.indexes import DueIndex
