@@ -1,7 +1,7 @@
 """DueIndex: the keys due by a time, as a scan of the table would find them."""
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.store.db import Store
@@ -11,6 +11,7 @@ TIMES = st.sampled_from([f"2024-01-01T00:00:{n:02d}.000Z" for n in range(10)])
 OPS = st.lists(st.tuples(st.sampled_from(["put", "delete", "due"]), st.sampled_from("abcdef"), TIMES), max_size=40)
 
 
+@settings(deadline=None)
 @given(OPS)
 def test_due_returns_exactly_the_records_a_scan_finds_due(ops):
     store = Store(None)
