@@ -18,6 +18,7 @@ SECTIONS = {
     "network": "benchmarks.network",
     "analysis": "benchmarks.analysis",
     "router": "benchmarks.router",
+    "bulk": "benchmarks.bulk",
 }
 
 

@@ -24,7 +24,10 @@ from typing import Any
 
 import yaml
 
+from harness import apply_fast
 from harness.kinds import BY_KEY, KINDS, Kind, canonical
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader parses ~10x faster
 
 
 class NetworkError(ValueError):
@@ -72,7 +75,7 @@ class Network:
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":
         text = Path(source).read_text() if isinstance(source, Path) or (isinstance(source, str) and "\n" not in source and Path(source).exists()) else source
-        return cls.from_dict(yaml.safe_load(text))
+        return cls.from_dict(yaml.load(text, Loader=_YAML_LOADER))
 
     def to_dict(self) -> dict:
         return {key: copy.deepcopy(items) for key, items in self.entities.items() if items}
@@ -164,50 +167,57 @@ def plan_and_apply(client, network: Network, *, prune: bool = False, dry_run: bo
                    progress: bool = False) -> list[Step]:
     """Make the controller match ``network``; return the steps taken (or planned, when ``dry_run``)."""
     resolver = _Resolver()
-    steps: list[Step] = []
     currents: dict[str, dict[str, dict]] = {}
-    bar = _progress(network) if progress else None
     for kind in KINDS:
         if network.entities.get(kind.key) and not _served(kind):
             raise NetworkError(f"this controller does not serve {kind.key}")
-        currents[kind.key] = current = _current(client, kind)
-        resolver.learn(kind.key, current)
+        currents[kind.key] = _current(client, kind)
+        resolver.learn(kind.key, currents[kind.key])
+    if not dry_run:  # entities created in this apply are referred to by pending ids until they exist
+        for kind in KINDS:
+            resolver.ids[kind.key].update({name: apply_fast.pending_id(kind.key, name)
+                                           for name in network.names(kind.key) if name not in currents[kind.key]})
+    steps: list[Step] = []
+    creates: list[apply_fast.Create] = []
+    patches: list[apply_fast.Patch] = []
+    for kind in KINDS:
         for item in network.entities.get(kind.key, []):
-            step = _apply_one(client, kind, item, current.get(item["name"]), resolver, dry_run)
-            if step is not None:
-                steps.append(step)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+            step = _plan_one(kind, item, currents[kind.key].get(item["name"]), resolver, dry_run)
+            if step is None:
+                continue
+            steps.append(step)
+            if step.action == "create":
+                creates.append(apply_fast.Create(kind, item["name"], step.changes, _after_create(kind, item)))
+            else:
+                patches.append(apply_fast.Patch(kind, currents[kind.key][item["name"]]["id"], step.changes))
+    if not dry_run:
+        bar = _progress(network) if progress else None
+        created = apply_fast.execute(client, creates, patches, tick=bar.update if bar else lambda n: None)
+        if bar is not None:
+            bar.close()
+        for step in steps:
+            step.changes = apply_fast.resolve(step.changes, created)
     if prune:
         steps += _prune(client, network, currents, dry_run)
     return steps
 
 
-def _apply_one(client, kind: Kind, item: dict, current: dict | None, resolver: _Resolver, dry_run: bool) -> Step | None:
+def _plan_one(kind: Kind, item: dict, current: dict | None, resolver: _Resolver, dry_run: bool) -> Step | None:
     body = _desired_body(kind, item, resolver, dry_run)
     if current is None:
         create = {**kind.defaults, **body, **{k: item[k] for k in kind.create_only if k in item}}
-        if not dry_run:
-            created = client.management.call(kind.create_op, body=create)
-            resolver.ids[kind.key][item["name"]] = created["id"]
-            _after_create(client, kind, item, created["id"])
         return Step(kind.key, "create", item["name"], create)
     changes = _changed(kind, body, current)
-    if not changes:
-        return None
-    if not dry_run:
-        client.management.call(kind.patch_op, current["id"], body=changes)
-    return Step(kind.key, "update", item["name"], changes)
+    return Step(kind.key, "update", item["name"], changes) if changes else None
 
 
-def _after_create(client, kind: Kind, item: dict, entity_id: str) -> None:
+def _after_create(kind: Kind, item: dict) -> list[tuple[str, dict]]:
     """``password:`` on an identity is a shorthand for its updb authenticator."""
     if kind.key == "identities" and item.get("password"):
-        client.management.call("createAuthenticator", body={
-            "identityId": entity_id, "method": "updb", "username": item.get("username", item["name"]),
-            "password": item["password"]})
+        return [("createAuthenticator", {
+            "identityId": apply_fast.pending_id(kind.key, item["name"]), "method": "updb",
+            "username": item.get("username", item["name"]), "password": item["password"]})]
+    return []
 
 
 def _prune(client, network: Network, currents: dict, dry_run: bool) -> list[Step]:

@@ -59,11 +59,12 @@ def authorize(call: Call) -> None:
 
 def read_body(call: Call):
     req, op = call.req, call.op
+    limit = op.max_body or MAX_BODY
     length = req.content_length
-    if length is not None and length > MAX_BODY:
+    if length is not None and length > limit:
         raise errors.TooLarge()
-    raw = req.bounded_stream.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
         raise errors.TooLarge()
     media = (req.content_type or "").split(";")[0].strip().lower()
     if media in op.content_types:

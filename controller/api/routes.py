@@ -14,6 +14,7 @@ from controller.api import (
     ops_enroll,
     ops_identities,
     ops_identity_network,
+    ops_import,
     ops_jwt_signers,
     ops_mfa,
     ops_operations,
@@ -33,7 +34,7 @@ from controller.api.operations import PREFIXES, RouteTable
 OPERATION_MODULES = [ops_system, ops_auth, ops_identities, ops_enroll, ops_cas, ops_certs,
                      ops_mfa, ops_jwt_signers, ops_settings, ops_operations,
                      ops_identity_network, ops_configs, ops_services, ops_routers, ops_policies, ops_posture, ops_sessions,
-                     ops_revocations]
+                     ops_revocations, ops_import]
 
 
 def build_route_table(extra_modules=()) -> RouteTable:

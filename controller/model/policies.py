@@ -83,7 +83,8 @@ class PolicyManager(EntityManager):
 
 
 def _members_field(name: str, kind: str, pkind: str, ctl_ref) -> Field:
-    return Field(name, "set", lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind), sortable=False)
+    return Field(name, "set", lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind), sortable=False,
+                 derived=True)
 
 
 class ServicePolicyManager(PolicyManager):

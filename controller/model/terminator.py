@@ -41,8 +41,10 @@ class TerminatorManager(EntityManager):
             Field("sourceCtrl", "string", lambda r: r.get("source_ctrl") or ""),
             Field("service", "string", lambda r: r.get("service_id")),
             Field("router", "string", lambda r: r.get("router_id")),
-            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name")),
-            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name")),
+            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name"),
+                  derived=True),
+            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name"),
+                  derived=True),
             scalar("cost", "int"), scalar("precedence", "string"), scalar("identity", "string"),
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
         )

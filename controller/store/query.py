@@ -51,6 +51,8 @@ class Field:
     type: str  # "string" | "int" | "float" | "bool" | "datetime" | "set" ("any" for tags.<key>)
     get: Callable[[dict], Any]
     sortable: bool = True
+    #: computed from other tables or state: indexes of this table cannot follow it
+    derived: bool = False
 
     def __post_init__(self):
         if self.type == "set":

@@ -15,6 +15,8 @@ def load(name: str) -> list[dict]:
 REFERENCE = load("reference.json")
 #: what this controller serves beyond them, with the reason
 EXTRAS = load("extras.json")
+#: the extras served in every mode (the others only in simulation mode)
+ALWAYS = [row for row in EXTRAS if row.get("always")]
 
 
 def for_api(api: str, rows=REFERENCE) -> list[dict]:
