@@ -17,6 +17,8 @@ SECTIONS = {
     "serving": "benchmarks.serving",
     "network": "benchmarks.network",
     "analysis": "benchmarks.analysis",
+    "router": "benchmarks.router",
+    "bulk": "benchmarks.bulk",
 }
 
 

@@ -110,8 +110,8 @@ def load(store, shape: dict, now: str, seed: int = 7) -> dict[str, list[str]]:
 class Bench:
     """One shape: the store is filled first, then the controller starts on it (indexes rebuilt on start)."""
 
-    def __init__(self, shape: dict):
-        store, clock = Store(None), Clock()
+    def __init__(self, shape: dict, store: Store | None = None):
+        store, clock = store or Store(None), Clock()
         started = time.perf_counter()
         self.ids = load(store, shape, rfc3339(clock.now()))
         self.fill_seconds = time.perf_counter() - started

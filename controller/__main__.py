@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new data folder, "
              "as the real quickstart) or ec (ES256); an existing folder keeps its key unless this is given")
     add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
+    add("--router-port", type=int, default=3022,
+        help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)")
+    add("--no-router", action="store_true", help="do not start the edge router (default: started)")
+    add("--quickstart-policies", action="store_true",
+        help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies "
+             "(default off)")
     add("--log-level", default="info", type=str.lower, choices=LOG_LEVELS,
         help="debug, info (one access-log line per request), warning, error or critical (default info)")
     add("--debug", action="store_true", help="show the traceback of a failure instead of one line")
@@ -73,7 +79,10 @@ def serve(args) -> int:
         config = build_config(args, data_dir)
         stop = threading.Event()
         stop_on_signals(stop)
-        return run_server(config, port=args.port, http_port=args.http_port, stop=stop, temporary=args.temp)
+        return run_server(config, port=args.port, http_port=args.http_port, stop=stop, temporary=args.temp,
+                          router_port=None if args.no_router else args.router_port,
+                          quickstart_policies=args.quickstart_policies,
+                          router_advertise=config.api_address.rsplit(":", 1)[0].strip("[]"))
     finally:
         if args.temp:
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -31,3 +31,22 @@ def ensure_default_admin(ctl) -> None:
                 "name": config.admin_name, "is_admin": True, "is_default_admin": True, "type_id": "Default",
             })
             ctl.authenticators.create_updb(identity_id, config.admin_username, config.admin_password)
+
+
+QUICKSTART_POLICIES = (
+    ("edge_router_policies", {"name": "all-endpoints-public-routers", "semantic": "AnyOf",
+                              "edgeRouterRoles": ["#public"], "identityRoles": ["#all"]}),
+    ("service_edge_router_policies", {"name": "all-routers-all-services", "semantic": "AnyOf",
+                                      "edgeRouterRoles": ["#all"], "serviceRoles": ["#all"]}),
+)
+
+
+def ensure_quickstart_policies(ctl) -> list[str]:
+    """The two policies ``ziti edge quickstart`` creates, unless present; return the names created."""
+    created = []
+    for attr, body in QUICKSTART_POLICIES:
+        manager = getattr(ctl, attr)
+        if manager.find_by_name(body["name"]) is None:
+            manager.create(dict(body))
+            created.append(body["name"])
+    return created

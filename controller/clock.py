@@ -63,11 +63,6 @@ class Clock:
     def now(self) -> datetime:
         return datetime.now(timezone.utc)
 
-    def monotonic_key(self) -> datetime:  # pragma: no cover - alias for readability
-        return self.now()
-
-
-SystemClock = Clock
 
 
 class FrozenClock(Clock):

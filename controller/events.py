@@ -9,7 +9,10 @@ Formats follow the real controller where it has them:
 
 Events the real controller has no format for use the same envelope:
 ``edge.mfa`` (MFA changes), ``edge.failedServiceRequests``, ``database`` and
-``edge.trace``.
+``edge.trace``; the edge router (through ``controller/router_link.py``) emits
+``circuit`` (created/failed/deleted, with bytes moved each way), ``terminator``
+(created/failed/deleted), ``edge.router.connections`` and ``router``
+(online/offline).
 
 APPSEC(events): every event passes :func:`redact` before it is stored,
 written or handed to a subscriber, so password hashes, salts, tokens, JWTs,
@@ -17,6 +20,7 @@ private keys, TOTP secrets and recovery codes never leave the store.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import deque
@@ -50,6 +54,7 @@ def redact(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=4096)  # a few hundred distinct keys; redaction runs on every entity change
 def _sensitive(key: Any) -> bool:
     folded = str(key).lower().replace("_", "").replace("-", "")
     return folded not in NOT_SENSITIVE and folded.endswith(SENSITIVE_SUFFIXES)

@@ -15,15 +15,7 @@ from collections import deque
 import httptools
 import orjson
 
-from controller.wsgi_bridge import (
-    ABORT,
-    CLOSE,
-    DONE,
-    PEER_CERTS_KEY,
-    RequestHead,
-    build_environ,
-    plain_response,
-)
+from controller.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response
 
 log = logging.getLogger("controller.serve")
 

@@ -22,11 +22,13 @@ class ThreadedServer(HTTPServer):
     """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
 
-def listeners(app_of, host: str, *, port: int, http_port: int) -> list:
-    """The controller's listeners in start order: HTTPS (both APIs), then plain HTTP.
+def listeners(app_of, host: str, *, port: int, http_port: int, router_port: int | None = None,
+              router_advertise: str | None = None) -> list:
+    """The listeners in start order: HTTPS (both APIs), plain HTTP, the edge router.
 
     ``app_of()`` gives the app once it is built (ports are checked before); an
-    ``http_port`` of 0 turns plain HTTP off. Each ``bind`` binds without serving.
+    ``http_port`` of 0 turns plain HTTP off, a ``router_port`` of None the router.
+    Each ``bind`` returns a server not yet serving.
     """
     from controller.lifecycle import Listener
     from controller.tls import TLSServer
@@ -34,10 +36,28 @@ def listeners(app_of, host: str, *, port: int, http_port: int) -> list:
     out = [Listener("HTTPS", "--port", port, lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki))]
     if http_port:
         out.append(Listener("HTTP", "--http-port", http_port, lambda bound: ThreadedServer(app_of(), host, bound)))
+    if router_port is not None:
+        out.append(Listener("router", "--router-port", router_port,
+                            lambda bound: edge_router(app_of().controller, host, bound, router_advertise)))
     return out
 
 
-def banner(config, https_port: int | None, http_port: int | None, *, temporary: bool = False,
+def edge_router(ctl, host: str, port: int, advertise: str | None = None):
+    """The edge router of this controller, not started (composition root: the controller never imports it)."""
+    from controller.router_link import RouterLink
+    from router import EdgeRouter
+
+    advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
+    link = RouterLink(ctl, hostnames=(advertise, *ctl.config.hostnames))
+    return EdgeRouter(link, host, port, advertise=advertise)
+
+
+def start_router(ctl, host: str, port: int, advertise: str | None = None):
+    """The edge router of this controller, started."""
+    return edge_router(ctl, host, port, advertise).start()
+
+
+def banner(config, https_port: int | None, http_port: int | None, router=None, *, temporary: bool = False,
            identities: list | None = None) -> str:
     """What a person needs to start using the controller: addresses, files, the login."""
     lines = ["", "Python edge controller is running."]
@@ -45,6 +65,8 @@ def banner(config, https_port: int | None, http_port: int | None, *, temporary: 
         lines.append(f"  HTTPS (both APIs): https://{config.host}:{https_port}/edge/management/v1 and /edge/client/v1")
     if http_port:
         lines.append(f"  HTTP  (local scripts): http://{config.host}:{http_port}/edge/management/v1")
+    if router is not None:
+        lines.append(f"  edge router: {router.url}")
     lines.append(f"  data folder: {config.data_dir}" + ("  (temporary: removed on exit)" if temporary else ""))
     if config.data_dir is not None:
         lines.append(f"  CA bundle: {Path(config.data_dir) / 'pki' / 'root-ca.cert.pem'}  (clients: --ca FILE)")
@@ -55,25 +77,28 @@ def banner(config, https_port: int | None, http_port: int | None, *, temporary: 
     return "\n".join(lines)
 
 
-def run(config, *, port: int, http_port: int, stop: threading.Event, extra: list | None = None,
-        temporary: bool = False) -> int:
+def run(config, *, port: int, http_port: int, stop: threading.Event, router_port: int | None = None,
+        quickstart_policies: bool = False, router_advertise: str | None = None, temporary: bool = False) -> int:
     """Check every port, build the app, start every listener, serve until ``stop`` is set.
 
-    ``extra`` listeners (the router) start after HTTPS and HTTP. Any listener
-    that cannot start stops the others and raises ``ListenerError``.
+    Any listener that cannot start stops the others and raises ``ListenerError``.
     """
     from controller.app import create_app
+    from controller.bootstrap import ensure_quickstart_policies
     from controller.lifecycle import Listeners, wait_for_stop
 
     built: list = []
-    group = Listeners(config.host, [*listeners(lambda: built[0], config.host, port=port, http_port=http_port),
-                                    *(extra or [])])
+    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=port, http_port=http_port,
+                                             router_port=router_port, router_advertise=router_advertise))
     group.check()
     built.append(create_app(config))
     ctl = built[0].controller
+    if quickstart_policies:
+        ensure_quickstart_policies(ctl)
     try:
         group.start()
-        print(banner(config, group.port("HTTPS"), group.port("HTTP"), temporary=temporary), flush=True)
+        router = next((server for listener, server in group.servers if listener.name == "router"), None)
+        print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary), flush=True)
         wait_for_stop(stop, ctl.api_sessions.sweep)
     finally:
         stopped = group.stop()

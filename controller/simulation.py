@@ -43,7 +43,7 @@ class Fault:
     id: str
     path: str = ".*"  # regular expression over the request path
     method: str | None = None
-    status: int | None = None  # 429 or 503 (or any 4xx/5xx) in the error envelope
+    status: int | None = None  # 429 or 503 (or any status of the error catalogue) in the error envelope
     latency_ms: int = 0
     drop: bool = False
     remaining: int | None = None  # None = until removed
@@ -56,8 +56,6 @@ class Fault:
         return {"id": self.id, "path": self.path, "method": self.method, "status": self.status,
                 "latencyMs": self.latency_ms, "drop": self.drop, "remaining": self.remaining, "hits": self.hits}
 
-
-FAULT_CODES = {429: "RATE_LIMITED", 503: "TIMEOUT", 500: "UNHANDLED", 502: "UNHANDLED", 504: "TIMEOUT"}
 
 
 class FaultInjector:
@@ -72,8 +70,9 @@ class FaultInjector:
             drop: bool = False, count: int | None = None) -> Fault:
         """Inject a fault on requests whose path matches ``path`` (a regular expression)."""
         re.compile(path)
-        if status is not None and not 400 <= status <= 599:
-            raise errors.FieldError("status", "status must be between 400 and 599", status)
+        if status is not None and errors.code_for_status(status) is None:
+            statuses = sorted({entry.status for entry in errors.CATALOGUE.values()})
+            raise errors.FieldError("status", f"status must be one of {statuses}", status)
         fault = Fault(self._ids.short(), path, method, status, latency_ms, drop, count)
         with self._lock:
             self._faults[fault.id] = fault
@@ -115,16 +114,12 @@ class FaultInjector:
             req.env[DROP_ENV_KEY] = True
             raise DroppedConnection()
         if fault.status:
-            code = FAULT_CODES.get(fault.status, "UNHANDLED" if fault.status >= 500 else "COULD_NOT_VALIDATE")
-            raise InjectedError(fault.status, code)
+            # The fault names a status; the error carries the catalogue's code for it and the edge maps it back.
+            raise InjectedError(errors.code_for_status(fault.status), f"injected fault ({fault.status})")
 
 
 class InjectedError(errors.ControllerError):
-    """An error answer chosen by a test; its status is carried, not derived."""
-
-    def __init__(self, status: int, code: str):
-        self.status = status
-        super().__init__(code, f"injected fault ({status})")
+    """An error answer chosen by a test: a catalogue code, answered with that code's status."""
 
 
 class DroppedConnection(Exception):

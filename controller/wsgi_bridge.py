@@ -19,6 +19,8 @@ from urllib.parse import unquote_to_bytes
 
 import orjson
 
+from controller import errors
+
 log = logging.getLogger("controller.serve")
 
 #: the environ key the TLS listener fills with the client's certificate chain
@@ -214,7 +216,7 @@ def run_app(app, environ: dict, head: RequestHead, emit: Emit) -> None:
 
 
 def _server_error() -> bytes:
-    body = orjson.dumps({"error": {"code": "UNHANDLED", "message": "an unexpected error occurred"}, "meta": {}})
+    body = orjson.dumps({"error": {"code": errors.UNHANDLED, "message": "an unexpected error occurred"}, "meta": {}})
     return plain_response(500, "Internal Server Error", body)
 
 

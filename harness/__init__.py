@@ -2,7 +2,9 @@
 
 Start with :class:`ZitiClient` (in-process or over the network), :func:`apply`
 a :class:`Network`, drive :mod:`harness.flows`, ask :class:`Analysis` who can
-reach what, or run a real controller with :class:`LocalController`.
+reach what, run a real controller (and its edge router) with
+:class:`LocalController`, and push bytes through the router with
+:class:`SyncDataPlane` / :class:`DataPlane`.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import importlib
 
 _EXPORTS = {
     "ZitiClient": "harness.client",
-    "ApiError": "harness.wire",
+    "ApiError": "harness.client",
     "Network": "harness.network",
     "NetworkError": "harness.network",
     "apply": "harness.network",
@@ -21,6 +23,8 @@ _EXPORTS = {
     "Population": "harness.virtual",
     "VirtualClient": "harness.virtual",
     "generate": "harness.generate",
+    "DataPlane": "harness.dataplane",
+    "SyncDataPlane": "harness.sync_dataplane",
 }
 __all__ = sorted(_EXPORTS)
 

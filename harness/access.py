@@ -26,6 +26,7 @@ class AccessMatrix(Mapping):
         keep = mask_of(self._columns, len(self._svcs))
         self._rows = [(analysis.services_mask(i, DIAL) & keep, analysis.services_mask(i, BIND) & keep)
                       for i in self._positions]
+        self._refused: dict[int, int] = {}
 
     def __getitem__(self, key: tuple[str, str]) -> dict:
         identity, service = key
@@ -48,14 +49,26 @@ class AccessMatrix(Mapping):
     def _usable(self, row: int) -> int:
         return self.analysis.usable_mask(self._positions[row])
 
+    def refused(self, row: int) -> int:
+        """Services of row ``row`` allowed, but whose every allowed type posture refuses (known posture only)."""
+        if row not in self._refused:
+            dial, bind = self._rows[row]
+            position, analysis = self._positions[row], self.analysis
+            open_dial = dial & ~analysis.posture_refused_mask(position, DIAL) if dial else 0
+            open_bind = bind & ~analysis.posture_refused_mask(position, BIND) if bind else 0
+            self._refused[row] = (dial | bind) & ~(open_dial | open_bind)
+        return self._refused[row]
+
     def counts(self) -> dict[str, int]:
-        """Pairs with dial, bind, either, and either plus a shared edge router."""
-        out = {"identities": len(self.identities), "services": len(self.services), "dial": 0, "bind": 0, "any": 0, "usable": 0}
+        """Pairs with dial, bind, either; usable (a shared edge router, posture not refusing); refused by posture."""
+        out = {"identities": len(self.identities), "services": len(self.services), "dial": 0, "bind": 0, "any": 0,
+               "usable": 0, "posture_fails": 0}
         for row, (dial, bind) in enumerate(self._rows):
             out["dial"] += dial.bit_count()
             out["bind"] += bind.bit_count()
             out["any"] += (dial | bind).bit_count()
-            out["usable"] += ((dial | bind) & self._usable(row)).bit_count()
+            out["usable"] += ((dial | bind) & self._usable(row) & ~self.refused(row)).bit_count()
+            out["posture_fails"] += self.refused(row).bit_count()
         return out
 
     def rows(self) -> list[dict]:
@@ -63,7 +76,8 @@ class AccessMatrix(Mapping):
         return [{"identity": i, "service": s, **self[i, s]} for i, s in self]
 
     def codes(self):
-        """A numpy array (identities x services): 1 dial, 2 bind, 3 both, plus 4 when an edge router is shared."""
+        """A numpy array (identities x services): 1 dial, 2 bind, 3 both; plus 4 when an edge router is
+        shared, plus 8 when known posture refuses every allowed type."""
         import numpy as np
 
         size, columns = len(self._svcs), np.asarray(self._columns, dtype=np.intp)
@@ -78,15 +92,25 @@ class AccessMatrix(Mapping):
         out = np.zeros((len(self.identities), len(self.services)), dtype=np.int8)
         for row, (dial, bind) in enumerate(self._rows):
             if dial | bind:
-                out[row] = unpack(dial) + 2 * unpack(bind) + 4 * unpack((dial | bind) & self._usable(row))
+                out[row] = (unpack(dial) + 2 * unpack(bind) + 4 * unpack((dial | bind) & self._usable(row))
+                            + 8 * unpack(self.refused(row)))
         return out
 
     def frame(self, with_routers: bool = False):
-        """A pandas DataFrame: identity rows, service columns, "D", "B", "DB" or ""."""
+        """A pandas DataFrame: identity rows, service columns, "D", "B", "DB" or "".
+
+        With ``with_routers``, lower case when no edge router is shared and a "!" when posture refuses.
+        """
         import numpy as np
 
         pd = pandas()
-        marks = np.array(["", "d", "b", "db", "", "D", "B", "DB"] if with_routers else ["", "D", "B", "DB"] * 2, dtype=object)
+        base = ["", "D", "B", "DB"]
+        if with_routers:
+            marks = [("" if c & 3 == 0 else base[c & 3] if c & 4 else base[c & 3].lower()) + ("!" if c & 8 else "")
+                     for c in range(16)]
+        else:
+            marks = base * 4
+        marks = np.array(marks, dtype=object)
         return pd.DataFrame(marks[self.codes()], index=pd.Index(self.identities, name="identity"),
                             columns=pd.Index(self.services, name="service"))
 

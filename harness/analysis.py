@@ -29,6 +29,7 @@ from harness.explain import Explanation, PolicyCheck, RoleCheck, judge, suggest
 from harness.network import Network
 from harness.populations import ALL_ROLE, BIND, DIAL, TYPES, Match, Population, mask_of, semantic_of, type_of
 from harness.posture import PostureState, evaluate
+
 #: role lists of each policy kind -> the population they select from
 ROLE_LISTS = {
     "servicePolicies": {"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"},
@@ -263,6 +264,25 @@ class Analysis:
         if not verdicts or True in verdicts:
             return True
         return None if None in verdicts else False
+
+    def posture_refused_mask(self, identity: int, type: str) -> int:
+        """Services (mask) identity number ``identity`` may ``type`` only through policies whose posture fails.
+
+        Zero without posture data: unknown posture does not refuse, as in the controller.
+        """
+        if self.posture_data is None or not self.check_items:
+            return 0
+        name, ok, failing = self._ids.names[identity], 0, 0
+        state = self.posture_state(name)
+        for policy in self.policies["servicePolicies"]:
+            if policy.type != type_of(type) or not self._ids.contains(policy.matches["identityRoles"], identity):
+                continue
+            services = self._svcs.mask(policy.matches["serviceRoles"])
+            if any(evaluate(self.check_items[check], state).passing is False for check in self.policy_posture(policy)):
+                failing |= services
+            else:
+                ok |= services
+        return failing & ~ok
 
     def session_outcome(self, identity: str, service: str, type: str = DIAL) -> tuple[int, str | None]:
         """What ``POST /sessions`` would answer: ``(201, None)`` or ``(status, error code)``.

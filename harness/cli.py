@@ -1,8 +1,10 @@
 """``ziti-harness``: start a local network, apply, export, diff, inspect, run scenarios.
 
-* ``ziti-harness up [network.yaml]``: a controller with the network applied (temporary data
-  folder unless ``--data``), enrollment JWTs written, the admin login printed;
-* ``ziti-harness apply network.yaml [--dry-run] [--prune]``, ``export``, ``diff a b``;
+* ``ziti-harness up [network.yaml]``: a controller and its edge router with the quickstart
+  policies and the network applied (temporary data folder unless ``--data``), enrollment
+  JWTs written, the admin login printed;
+* ``ziti-harness apply network.yaml [--dry-run] [--prune] [--force]``, ``export``, ``diff a b``;
+* ``ziti-harness test network.yaml`` (the file's access tests against a live controller);
 * ``ziti-harness list|show|delete KIND [NAME]``, ``explain IDENTITY SERVICE``,
   ``policy-advisor identities|services``, ``generate SHAPE``;
 * ``ziti-harness scenario scenario.yaml`` (in-process without ``--url``).
@@ -126,14 +128,18 @@ def cmd_up(args) -> int:
 
 def _serve_up(args, config, network, https_port: int, http_port: int, temporary: bool) -> int:
     from controller.app import create_app
+    from controller.bootstrap import ensure_quickstart_policies
     from controller.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.serve import banner, listeners
     from harness.network import apply
 
     built: list = []
-    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=https_port, http_port=http_port))
+    router_port = None if args.no_router else args.router_port
+    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=https_port, http_port=http_port,
+                                             router_port=router_port))
     group.check()  # before anything is applied or written
     built.append(app := create_app(config))
+    ensure_quickstart_policies(app.controller)
     try:
         with ZitiClient.in_process(app) as client:
             client.login(config.admin_username, config.admin_password)
@@ -142,8 +148,9 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
                 print(f"applied {args.network}: {len(steps)} change(s)")
             jwts = write_enrollment_jwts(client, Path(args.out) if args.out else config.data_dir / "identities")
         group.start()
-        print(banner(config, group.port("HTTPS"), group.port("HTTP"), temporary=temporary, identities=jwts),
-              flush=True)
+        router = next((server for listener, server in group.servers if listener.name == "router"), None)
+        print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary,
+                     identities=jwts), flush=True)
         stop = threading.Event()
         stop_on_signals(stop)
         if args.exit_after_start:
@@ -158,6 +165,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
 # -- apply, export, diff, scenario -------------------------------------------------
 
 def cmd_apply(args) -> int:
+    from harness.access_tests import AccessTestsFailed
     from harness.netcheck import check_file
     from harness.network import apply
 
@@ -166,7 +174,13 @@ def cmd_apply(args) -> int:
     with connect(args) as client:
         network = check_file(args.network, client)
         say(f"checked {args.network}: {sum(len(v) for v in network.entities.values())} entities")
-        steps = apply(client, network, prune=args.prune, dry_run=args.dry_run, progress=not args.quiet)
+        try:
+            steps = apply(client, network, prune=args.prune, dry_run=args.dry_run, progress=not args.quiet,
+                          force=args.force)
+        except AccessTestsFailed as ex:
+            print("\n".join([*ex.report.lines()[:-1], f"{args.network}: {ex.report.summary()}; nothing applied"
+                                                          " (--force applies anyway)"]), file=sys.stderr)
+            return 1
     for step in steps:
         print(("plan   " if args.dry_run else "") + str(step))
     print(f"{len(steps)} change(s){' planned' if args.dry_run else ''}")
@@ -197,6 +211,20 @@ def cmd_diff(args) -> int:
     for change in changes:
         print(change)
     return 1 if changes else 0
+
+
+def cmd_test(args) -> int:
+    from harness.access_tests import check_live
+    from harness.network import Network
+
+    network = Network.from_yaml(Path(args.network))
+    if not network.tests:
+        print(f"{args.network}: no tests: section to check", file=sys.stderr)
+        return 2
+    with connect(args) as client:
+        report = check_live(client, network)
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
 
 
 def cmd_scenario(args) -> int:
@@ -244,6 +272,8 @@ def register_core(sub, common) -> None:
     up.add_argument("--http-port", type=int, default=1281, help="plain HTTP port (default 1281; 0 picks a free one)")
     up.add_argument("--out", default=None, help="where enrollment JWTs are written (default DATA/identities)")
     up.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
+    up.add_argument("--router-port", type=int, default=3022, help="edge router TLS port (default 3022; 0 = any free port)")
+    up.add_argument("--no-router", action="store_true", help="do not start the edge router (default: started)")
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
     up.set_defaults(func=cmd_up)
 
@@ -252,6 +282,7 @@ def register_core(sub, common) -> None:
     ap.add_argument("--prune", action="store_true", help="delete what the file does not name (never system entities)")
     ap.add_argument("--dry-run", action="store_true", help="check and plan only; nothing is written")
     ap.add_argument("--quiet", action="store_true", help="no progress output")
+    ap.add_argument("--force", action="store_true", help="apply even if the file's access tests fail")
     remote(ap)
     ap.set_defaults(func=cmd_apply)
 
@@ -264,6 +295,12 @@ def register_core(sub, common) -> None:
     df.add_argument("after", help="network file or controller URL")
     remote(df, with_url=False)
     df.set_defaults(func=cmd_diff)
+
+    te = sub.add_parser("test", parents=[common],
+                        help="check a network file's access tests against a live controller (exit 1 if one fails)")
+    te.add_argument("network", help="network file (YAML) with a tests: section")
+    remote(te)
+    te.set_defaults(func=cmd_test)
 
     sc = sub.add_parser("scenario", parents=[common], help="run a scenario file (exit 1 if a check fails)")
     sc.add_argument("scenario", help="scenario file (YAML); fixtures/scenarios/ holds an example")

@@ -3,9 +3,15 @@
 Methods are named after the operations (``listIdentities`` becomes
 ``client.management.list_identities``); path parameters are positional, the
 JSON body is ``body=``, query parameters are keywords. Enveloped answers return
-``data``; non-2xx answers raise :class:`~harness.wire.ApiError`. The same
-client runs in-process (no sockets) or against a URL over HTTP or HTTPS, with a
-client certificate or an identity file.
+``data``; non-2xx answers raise :class:`ApiError`. The same client runs
+in-process (no sockets) or against a URL over HTTP or HTTPS, with a client
+certificate or an identity file.
+
+For tests of the wire format the same client sends raw requests:
+``client.mgmt("GET", "/identities")`` and ``client.edge("GET", "/services")``
+return the ``httpx.Response`` (``mgmt_ok``/``edge_ok`` return ``data`` or raise),
+``client.raw`` is the underlying ``httpx.Client``, and ``with_token`` /
+``signed_in`` give more clients on the same connection with other sessions.
 """
 from __future__ import annotations
 
@@ -19,12 +25,37 @@ from urllib.parse import quote
 
 import httpx
 
-from harness.wire import ApiError
 from harness.operations import OPERATIONS
 from harness.transport import inprocess
 
 PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
 _PARAM = re.compile(r"{(\w+)}")
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the controller."""
+
+    def __init__(self, response: httpx.Response):
+        self.response = response
+        self.status = response.status_code
+        try:
+            error = response.json().get("error", {})
+        except ValueError:
+            error = {}
+        self.code = error.get("code")
+        self.message = error.get("message")
+        self.cause = error.get("cause")
+        self.request_id = error.get("requestId")
+        super().__init__(f"{self.status} {self.code}: {self.message} {self.cause or ''}".strip())
+
+
+def data_of(response: httpx.Response) -> Any:
+    """The ``data`` of an enveloped answer; raise :class:`ApiError` for a non-2xx one."""
+    if response.status_code >= 300:
+        raise ApiError(response)
+    if not response.content:
+        return None
+    return response.json().get("data")
 
 
 def snake(op_id: str) -> str:
@@ -59,6 +90,10 @@ class OperationGroup:
     def __init__(self, client: "ZitiClient", api: str):
         self._client, self._api = client, api
 
+    def __call__(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """Send a raw request under this API's prefix; return the response whatever its status."""
+        return self._client.request(method, PREFIXES[self._api] + path, **kwargs)
+
     def call(self, op_id: str, *path_args: str, body: Any = None, headers: dict | None = None,
              raw: bool = False, content: bytes | str | None = None, **query) -> Any:
         """Send operation ``op_id``; return its ``data`` (or the response when ``raw``)."""
@@ -74,7 +109,7 @@ class OperationGroup:
             kwargs["content"] = content
         elif body is not None:
             kwargs["json"] = body
-        response = self._client.http.request(method, PREFIXES[self._api] + ("" if path == "/" else path), **kwargs)
+        response = self._client.request(method, PREFIXES[self._api] + ("" if path == "/" else path), **kwargs)
         if raw:
             return response
         if response.status_code >= 300:
@@ -122,13 +157,55 @@ ManagementOperations = _group_class("management")
 class ZitiClient:
     """Both APIs of one controller, in-process or over the network."""
 
-    def __init__(self, http: httpx.Client):
+    def __init__(self, http: httpx.Client, token: str | None = None):
         self.http = http
-        self.token: str | None = None
+        self.token = token
         self.relogin = None
-        self.http.auth = SessionAuth(self)
+        # per request, not on the httpx client: clients sharing one connection carry their own sessions
+        self._auth = SessionAuth(self)
         self.management = ManagementOperations(self, "management")
         self.edge = ClientOperations(self, "client")
+
+    # -- raw access, for tests of the wire format -------------------------------
+    @property
+    def raw(self) -> httpx.Client:
+        """The underlying ``httpx.Client`` (no session header added)."""
+        return self.http
+
+    @property
+    def mgmt(self) -> OperationGroup:
+        """The management API: ``client.mgmt("GET", "/identities")`` sends a raw request."""
+        return self.management
+
+    def request(self, method: str, path: str, **kwargs) -> httpx.Response:
+        """Send a raw request to ``path`` (with its API prefix), carrying this client's session."""
+        return self.http.request(method, path, auth=self._auth, **kwargs)
+
+    def mgmt_ok(self, method: str, path: str, **kwargs) -> Any:
+        """A raw management request; return its ``data`` or raise :class:`ApiError`."""
+        return data_of(self.mgmt(method, path, **kwargs))
+
+    def edge_ok(self, method: str, path: str, **kwargs) -> Any:
+        """A raw client API request; return its ``data`` or raise :class:`ApiError`."""
+        return data_of(self.edge(method, path, **kwargs))
+
+    def create(self, collection: str, body: dict) -> str:
+        """Create a management entity (``collection`` as in its path); return its id."""
+        return self.mgmt_ok("POST", f"/{collection}", json=body)["id"]
+
+    def with_token(self, token: str | None) -> "ZitiClient":
+        """Another client on the same connection, carrying session ``token``."""
+        return type(self)(self.http, token)
+
+    def signed_in(self, username: str, password: str, api: str = "management", **body) -> "ZitiClient":
+        """Authenticate by password; return another client on this connection carrying that session.
+
+        Unlike :meth:`login`, this client is left as it was and no re-login is set up.
+        """
+        group = self.management if api == "management" else self.edge
+        response = group("POST", "/authenticate", params={"method": "password"},
+                         json={"username": username, "password": password, **body}, headers={"zt-session": ""})
+        return self.with_token(data_of(response)["token"])
 
     # -- construction -------------------------------------------------------
     @classmethod

@@ -6,21 +6,18 @@ Every flow talks to the controller only through a :class:`~harness.client.ZitiCl
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
-import struct
 import tempfile
 import time
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import jwt
 from cryptography import x509
 
+from controller.auth.totp import code_at
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.enroll import EnrolledIdentity, ott_csr, parse_cacerts, pem_bundle, verify_enrollment_jwt
@@ -56,10 +53,27 @@ def enroll_ott(client: ZitiClient, token: str, *, key_type: str = "ec",
         The identity file's contents (certificate chain, key, CA bundle).
     """
     claims = jwt_claims(token, server_cert)
+    return submit_ott_csr(client, claims["jti"], claims["sub"], claims["iss"], key_type=key_type)
+
+
+def submit_ott_csr(client: ZitiClient, token_id: str, subject: str, api_url: str, *,
+                   key_type: str = "ec") -> EnrolledIdentity:
+    """The second half of ott enrollment: a fresh key and an SDK-shaped CSR for one-time token ``token_id``.
+
+    Args:
+        client: a client of the controller (no session needed).
+        token_id: the enrollment's token (the JWT's ``jti``).
+        subject: the CSR's common name (the JWT's ``sub``, the identity id).
+        api_url: the controller URL the CSR names (the JWT's ``iss``).
+        key_type: ``ec`` or ``rsa``.
+
+    Returns:
+        The identity file's contents (certificate chain, key, CA bundle).
+    """
     ca = ca_bundle(client)
-    csr, key = ott_csr(claims["sub"], claims["iss"], key_type)
-    data = client.edge.call("enroll", method="ott", token=claims["jti"], content=csr, headers=PEM_TEXT)
-    return EnrolledIdentity(claims["iss"], data["cert"], hp.key_pem(key), ca)
+    csr, key = ott_csr(subject, api_url, key_type)
+    data = client.edge.call("enroll", method="ott", token=token_id, content=csr, headers=PEM_TEXT)
+    return EnrolledIdentity(api_url, data["cert"], hp.key_pem(key), ca)
 
 
 def enroll_updb(client: ZitiClient, token: str, password: str) -> None:
@@ -76,6 +90,25 @@ def enroll_ottca(client: ZitiClient, token: str) -> None:
 def enroll_ca(client: ZitiClient, name: str | None = None) -> None:
     """CA auto enrollment with the certificate the client presents."""
     client.edge.call("enroll", method="ca", body={"name": name} if name else {})
+
+
+def ca_verification_proof(client: ZitiClient, ca_id: str, ca: hp.CertKey, *, now=None) -> str:
+    """A certificate ``ca`` signs whose common name is the registered CA's verification token (PEM)."""
+    token = client.management.detail_ca(ca_id)["verificationToken"]
+    return hp.make_leaf(ca, token, now=now).cert_pem
+
+
+def verify_ca(client: ZitiClient, ca_id: str, ca: hp.CertKey, *, now=None) -> None:
+    """Prove possession of a registered third-party CA's key, as an administrator does.
+
+    Args:
+        client: an admin client.
+        ca_id: the CA registered with ``createCa``.
+        ca: that CA's certificate and key (from :mod:`harness.pki`).
+        now: the moment the proof is dated from (the controller clock in tests).
+    """
+    proof = ca_verification_proof(client, ca_id, ca, now=now)
+    client.management.call("verifyCa", ca_id, content=proof, headers=PEM_TEXT)
 
 
 @dataclass
@@ -149,12 +182,10 @@ class TotpDevice:
     recovery_codes: list[str]
 
     def code(self, at: datetime | float | None = None) -> str:
-        moment = at.timestamp() if isinstance(at, datetime) else (time.time() if at is None else at)
-        key = base64.b32decode(self.secret + "=" * (-len(self.secret) % 8))
-        digest = hmac.new(key, struct.pack(">Q", int(moment // 30)), hashlib.sha1).digest()
-        offset = digest[-1] & 0x0F
-        value = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
-        return f"{value % 1_000_000:06d}"
+        """The code shown at ``at`` (a datetime or epoch seconds; now by default)."""
+        moment = at if isinstance(at, datetime) else datetime.fromtimestamp(time.time() if at is None else at, timezone.utc)
+        # one algorithm for both sides; tests/unit/test_totp.py checks it against RFC 6238's vectors
+        return code_at(self.secret, moment)
 
 
 def enroll_totp(client: ZitiClient, at: datetime | None = None) -> TotpDevice:

@@ -4,7 +4,8 @@ The real controller's performance scenarios name their shapes by
 (services, identities, edge routers, service policies, edge router policies,
 service edge router policies); eight attributes are spread over 1/2, 1/2, 1/3,
 1/4, 1/5, 1/8, 1/10 and 1/10 of each population, and policies are AnyOf
-permutations of attributes plus ``#all`` and ``@name`` ones.
+permutations of attributes plus ``#all`` and ``@name`` ones. ``realistic``
+(:mod:`harness.realistic`) is a company to analyse rather than to time.
 """
 from __future__ import annotations
 
@@ -38,7 +39,11 @@ def _roles(rng: random.Random, index: int, names: list[str]) -> list[str]:
 
 
 def generate(shape: str = "small", seed: int = 7) -> dict:
-    """A network dict of the named shape (see ``SHAPES``)."""
+    """A network dict of the named shape (see ``SHAPES``), or ``"realistic"`` (see ``harness.realistic``)."""
+    if shape == "realistic":
+        from harness.realistic import realistic
+
+        return realistic(seed=seed)
     services, identities, routers, sps, erps, serps = SHAPES[shape]
     rng = random.Random(seed)
     svc = [f"svc-{i:05d}" for i in range(services)]
@@ -68,7 +73,7 @@ def main(argv=None) -> int:
     import yaml
 
     parser = argparse.ArgumentParser(prog="python -m harness.generate", description="print a network of a benchmark shape")
-    parser.add_argument("shape", choices=sorted(SHAPES))
+    parser.add_argument("shape", choices=[*sorted(SHAPES), "realistic"])
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     sys.stdout.write(yaml.safe_dump(generate(args.shape, args.seed), sort_keys=False))

@@ -12,8 +12,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invaria
 
 from controller.app import create_app
 from controller.clock import FrozenClock
-from harness.client import ZitiClient
-from harness.wire import ApiError
+from harness.client import ApiError, ZitiClient
 from harness.strategies import role_attributes
 
 NAMES = st.sampled_from(["ann", "bea", "cal", "dee", "eli", "fay"])

@@ -66,7 +66,9 @@ def kind_schema(kind: Kind) -> dict:
 def network_schema() -> dict:
     """The JSON Schema of a whole network file (one list per kind)."""
     return {"type": ["object", "null"], "additionalProperties": False,
-            "properties": {kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS}}
+            "properties": {**{kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS},
+                           # access tests: checked by harness.access_tests when the Network is built
+                           "tests": {"type": ["array", "null"]}}}
 
 
 # -- reading and checking ---------------------------------------------------------

@@ -24,7 +24,9 @@ from typing import Any
 
 import yaml
 
+from harness import apply_fast
 from harness.kinds import BY_KEY, KINDS, Kind, canonical
+
 
 
 class NetworkError(ValueError):
@@ -48,12 +50,18 @@ class Network:
     """A declared network: ``{kind key: [entity dicts]}``."""
 
     entities: dict[str, list[dict]]
+    tests: list[dict] = field(default_factory=list)  # access tests (see harness.access_tests)
     #: where it was read from, for messages
     source: str = "<network>"
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Network":
         data = copy.deepcopy(data or {})
+        tests = data.pop("tests", None)
+        if tests is not None:  # access tests (harness.access_tests), checked here so that apply never starts on a bad one
+            from harness.access_tests import validate_tests
+
+            validate_tests(tests)
         unknown = set(data) - set(BY_KEY)
         if unknown:
             raise NetworkError(f"unknown kinds {sorted(unknown)}; known: {sorted(BY_KEY)}")
@@ -63,7 +71,7 @@ class Network:
                 raise NetworkError(f"every {key} entry needs a name")
             if len(names) != len(set(names)):
                 raise NetworkError(f"duplicate names in {key}")
-        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)})
+        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests or [])
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":
@@ -90,7 +98,8 @@ class Network:
         return {key: copy.deepcopy(items) for key, items in self.entities.items() if items}
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        tests = {"tests": copy.deepcopy(self.tests)} if self.tests else {}
+        return yaml.safe_dump({**self.to_dict(), **tests}, sort_keys=False)
 
     def names(self, key: str) -> list[str]:
         return [item["name"] for item in self.entities.get(key, [])]
@@ -175,50 +184,57 @@ def plan_and_apply(client, network: Network, *, prune: bool = False, dry_run: bo
                    progress: bool = False) -> list[Step]:
     """Make the controller match ``network``; return the steps taken (or planned, when ``dry_run``)."""
     resolver = _Resolver()
-    steps: list[Step] = []
     currents: dict[str, dict[str, dict]] = {}
-    bar = progress if hasattr(progress, "update") else (_progress(network) if progress else None)
     for kind in KINDS:
         if network.entities.get(kind.key) and not _served(kind):
             raise NetworkError(f"this controller does not serve {kind.key}")
-        currents[kind.key] = current = _current(client, kind)
-        resolver.learn(kind.key, current)
+        currents[kind.key] = _current(client, kind)
+        resolver.learn(kind.key, currents[kind.key])
+    if not dry_run:  # entities created in this apply are referred to by pending ids until they exist
+        for kind in KINDS:
+            resolver.ids[kind.key].update({name: apply_fast.pending_id(kind.key, name)
+                                           for name in network.names(kind.key) if name not in currents[kind.key]})
+    steps: list[Step] = []
+    creates: list[apply_fast.Create] = []
+    patches: list[apply_fast.Patch] = []
+    for kind in KINDS:
         for item in network.entities.get(kind.key, []):
-            step = _apply_one(client, kind, item, current.get(item["name"]), resolver, dry_run)
-            if step is not None:
-                steps.append(step)
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+            step = _plan_one(kind, item, currents[kind.key].get(item["name"]), resolver, dry_run)
+            if step is None:
+                continue
+            steps.append(step)
+            if step.action == "create":
+                creates.append(apply_fast.Create(kind, item["name"], step.changes, _after_create(kind, item)))
+            else:
+                patches.append(apply_fast.Patch(kind, currents[kind.key][item["name"]]["id"], step.changes))
+    if not dry_run:
+        bar = progress if hasattr(progress, "update") else (_progress(network) if progress else None)
+        created = apply_fast.execute(client, creates, patches, tick=bar.update if bar else lambda n: None)
+        if bar is not None:
+            bar.close()
+        for step in steps:
+            step.changes = apply_fast.resolve(step.changes, created)
     if prune:
         steps += _prune(client, network, currents, dry_run)
     return steps
 
 
-def _apply_one(client, kind: Kind, item: dict, current: dict | None, resolver: _Resolver, dry_run: bool) -> Step | None:
+def _plan_one(kind: Kind, item: dict, current: dict | None, resolver: _Resolver, dry_run: bool) -> Step | None:
     body = _desired_body(kind, item, resolver, dry_run)
     if current is None:
         create = {**kind.defaults, **body, **{k: item[k] for k in kind.create_only if k in item}}
-        if not dry_run:
-            created = client.management.call(kind.create_op, body=create)
-            resolver.ids[kind.key][item["name"]] = created["id"]
-            _after_create(client, kind, item, created["id"])
         return Step(kind.key, "create", item["name"], create)
     changes = _changed(kind, body, current)
-    if not changes:
-        return None
-    if not dry_run:
-        client.management.call(kind.patch_op, current["id"], body=changes)
-    return Step(kind.key, "update", item["name"], changes)
+    return Step(kind.key, "update", item["name"], changes) if changes else None
 
 
-def _after_create(client, kind: Kind, item: dict, entity_id: str) -> None:
+def _after_create(kind: Kind, item: dict) -> list[tuple[str, dict]]:
     """``password:`` on an identity is a shorthand for its updb authenticator."""
     if kind.key == "identities" and item.get("password"):
-        client.management.call("createAuthenticator", body={
-            "identityId": entity_id, "method": "updb", "username": item.get("username", item["name"]),
-            "password": item["password"]})
+        return [("createAuthenticator", {
+            "identityId": apply_fast.pending_id(kind.key, item["name"]), "method": "updb",
+            "username": item.get("username", item["name"]), "password": item["password"]})]
+    return []
 
 
 def _prune(client, network: Network, currents: dict, dry_run: bool) -> list[Step]:
@@ -242,7 +258,7 @@ def _progress(network: Network):
 
 
 def apply(client, network: Network | dict | str | Path, *, prune: bool = False, dry_run: bool = False,
-          progress: bool = False) -> list[Step]:
+          progress: bool = False, force: bool = False) -> list[Step]:
     """Apply a network (a Network, dict, YAML text or file path) to a controller.
 
     Args:
@@ -251,15 +267,23 @@ def apply(client, network: Network | dict | str | Path, *, prune: bool = False, 
         prune: delete entities the network does not name (never system ones).
         dry_run: plan only; nothing is written.
         progress: show a progress bar (for large networks).
+        force: apply even when the network's access tests fail.
 
     Returns:
         The steps taken, or planned when ``dry_run``; empty when already in step.
+
+    Raises:
+        AccessTestsFailed: a ``tests:`` case fails on the network as it would be.
     """
     from harness.netcheck import Tally, check
 
     if not isinstance(network, Network):
         network = Network.from_yaml(network) if isinstance(network, (str, Path)) else Network.checked(network)
     check(network.entities, network.source, client)  # every reference resolves before the first write
+    if network.tests and not force:
+        from harness.access_tests import check_before_apply
+
+        check_before_apply(client, network, prune=prune)
     with Tally(network, show=progress) as tally:
         return plan_and_apply(client, network, prune=prune, dry_run=dry_run, progress=tally)
 

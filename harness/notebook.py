@@ -18,8 +18,9 @@ from typing import Any, Callable, Iterable
 from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_change
 from harness.explain import Explanation
 from harness.network import Network
-from harness.plots import (access_heatmap, draw_policy_graph, event_rows, explorer_figure, plot_timeline,
-                           policy_graph, timeline_frame)
+from harness.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
+from harness.static_view import StaticView, controls_html
+from harness.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
 START = "2025-06-01T12:00:00Z"
@@ -224,12 +225,12 @@ class ExplorerState:
         return lines
 
 
-def explanation_html(ex: Explanation) -> str:
-    """An explanation as HTML: the verdict line, then the details."""
+def explanation_html(ex: Explanation, headline: bool = True) -> str:
+    """An explanation as HTML: the verdict line (unless ``headline`` is False), then the details."""
     colour = "#2e7d32" if ex.can_connect else "#c62828"
     lines = "\n".join(html.escape(line) for line in ex.lines()[1:])
-    return (f"<div style='font-weight:bold;color:{colour};font-size:1.1em'>{html.escape(ex.headline())}</div>"
-            f"<pre style='font-size:0.85em;line-height:1.3'>{lines}</pre>")
+    verdict = f"<div style='font-weight:bold;color:{colour};font-size:1.1em'>{html.escape(ex.headline())}</div>"
+    return f"{verdict if headline else ''}<pre style='font-size:0.85em;line-height:1.3;margin-top:2px'>{lines}</pre>"
 
 
 def changes_html(diff: AccessDiff) -> str:
@@ -237,7 +238,15 @@ def changes_html(diff: AccessDiff) -> str:
     return f"<b>changes from the loaded network</b><ul style='margin-top:2px'>{items}</ul>"
 
 
-class PolicyExplorer:
+POLICY_LABELS = {"servicePolicies": "SP", "edgeRouterPolicies": "ERP", "serviceEdgeRouterPolicies": "SERP"}
+
+
+def _box(w, description: str, value: bool = False):
+    """A compact checkbox (the explorer lists many)."""
+    return w.Checkbox(value=value, description=description, indent=False, layout=w.Layout(height="22px", width="auto"))
+
+
+class PolicyExplorer(StaticView):
     """Pick an identity and a service; toggle attributes and policies; access and explanation follow.
 
     Display it as the last expression of a cell. ``state`` holds the model;
@@ -253,16 +262,18 @@ class PolicyExplorer:
         self._quiet = False
         self.identity = w.Dropdown(options=self.state.identities, value=self.state.identity, description="identity")
         self.service = w.Dropdown(options=self.state.services, value=self.state.service, description="service")
-        self.type = w.ToggleButtons(options=["Dial", "Bind"], value=self.state.type, description="type")
-        self.identity_attrs = {a: w.Checkbox(description=a, indent=False) for a in self.state.attributes("identities")}
-        self.service_attrs = {a: w.Checkbox(description=a, indent=False) for a in self.state.attributes("services")}
-        self.policy_boxes = {name: w.Checkbox(value=True, description=f"{name} ({kind})", indent=False)
+        self.type = w.ToggleButtons(options=["Dial", "Bind"], value=self.state.type,
+                                    style=w.ToggleButtonsStyle(button_width="70px"))
+        self.identity_attrs = {a: _box(w, a) for a in self.state.attributes("identities")}
+        self.service_attrs = {a: _box(w, a) for a in self.state.attributes("services")}
+        self.policy_boxes = {name: _box(w, f"{name} ({POLICY_LABELS[kind]})", value=True)
                              for kind, name in self.state.policies()}
-        self.fix_button = w.Button(description="apply suggested fix", icon="wrench")
+        self.fix_button = w.Button(description="apply suggested fix", icon="wrench", layout=w.Layout(width="190px"))
         self.reset_button = w.Button(description="reset", icon="undo")
         self.verdict, self.explanation, self.changes = w.HTML(), w.HTML(), w.HTML()
         self._wire()
         self.widget = self._layout(w)
+        self._attach_static(w)
         self.refresh()
 
     @classmethod
@@ -286,9 +297,10 @@ class PolicyExplorer:
         attrs = w.HBox([
             w.VBox([w.HTML("<b>identity attributes</b>"), *self.identity_attrs.values()], layout=column),
             w.VBox([w.HTML("<b>service attributes</b>"), *self.service_attrs.values()], layout=column),
-            w.VBox([w.HTML("<b>policies (untick to disable)</b>"), *self.policy_boxes.values()], layout=column)])
-        return w.VBox([w.HBox([self.identity, self.service]), self.type, attrs,
-                       w.HBox([self.fix_button, self.reset_button]), self.verdict, self.explanation, self.changes])
+            w.VBox([w.HTML("<b>policies</b> (untick to disable; SP service, ERP edge router, SERP service edge router)"),
+                    *self.policy_boxes.values()], layout=column)])
+        return w.VBox([w.HBox([self.identity, self.service, self.type]), self.verdict, attrs,
+                       w.HBox([self.fix_button, self.reset_button]), self.explanation, self.changes])
 
     # -- callbacks -----------------------------------------------------------------------------
     def _on_pick(self, _change=None) -> None:
@@ -329,7 +341,7 @@ class PolicyExplorer:
 
         for kind, name in self.state.policies():
             if name not in self.policy_boxes:
-                box = w.Checkbox(value=True, description=f"{name} ({kind}, new)", indent=False)
+                box = _box(w, f"{name} ({POLICY_LABELS[kind]}, new)", value=True)
                 box.observe(self._policy_handler(name), names="value")
                 self.policy_boxes[name] = box
                 self.widget.children[2].children[2].children += (box,)
@@ -353,19 +365,21 @@ class PolicyExplorer:
         self.fix_button.disabled = not ex.fix
         self.verdict.value = (f"<span style='font-size:1.2em;color:{'#2e7d32' if ex.can_connect else '#c62828'}'>"
                               f"{'✔' if ex.can_connect else '✘'} {html.escape(ex.headline())}</span>")
-        self.explanation.value = explanation_html(ex)
+        self.explanation.value = explanation_html(ex, headline=False)  # the verdict widget shows it
         self.changes.value = changes_html(state.changes())
+        self._update_static()
 
     def figure(self):
         """The current state as a matplotlib figure (controls, explanation and heatmap)."""
         return explorer_figure(self.state.analysis(), self.state.explanation(), controls=self.state.controls())
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        """The explorer's state without widgets: choices, verdict, explanation and changes."""
+        return f"<div>{controls_html(self.state.controls())}{self.verdict.value}{self.explanation.value}{self.changes.value}</div>"
 
 
 # -- the matrix, interactively -----------------------------------------------------------------
-class MatrixView:
+class MatrixView(StaticView):
     """The access heatmap, narrowed by an identity attribute and a service attribute."""
 
     ANY = "(any)"
@@ -383,6 +397,7 @@ class MatrixView:
         for control in (self.identity_attr, self.service_attr):
             control.observe(lambda _change: self.refresh(), names="value")
         self.widget = w.VBox([w.HBox([self.identity_attr, self.service_attr]), self.summary, self.output])
+        self._attach_static(w)
         self.refresh()
 
     def selection(self) -> tuple[list[str], list[str]]:
@@ -400,9 +415,11 @@ class MatrixView:
                               f"{counts['dial']} dial, {counts['bind']} bind, {counts['usable']} usable")
         self.figure = access_heatmap(self.analysis, identities, services)
         _show(self.output, self.figure)
+        self._update_static()
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        choice = [f"identities {self.identity_attr.value}", f"services   {self.service_attr.value}"]
+        return f"<div>{controls_html(choice)}{self.summary.value}<br/>{self.figure.to_html()}</div>"
 
 
 # -- virtual clients and their events ----------------------------------------------------------
@@ -466,7 +483,7 @@ def run_virtual_clients(playground: Playground, credentials: Iterable[tuple[str,
     return ScenarioResult([c.seen for c in clients], events, playground.names())
 
 
-class TimelineView:
+class TimelineView(StaticView):
     """The events of a scenario, filtered by namespace and identity, as a plot and a table."""
 
     ALL = "(all)"
@@ -485,6 +502,7 @@ class TimelineView:
         for control in (self.namespaces, self.identity):
             control.observe(lambda _change: self.refresh(), names="value")
         self.widget = w.VBox([w.HBox([self.namespaces, self.identity]), self.output, self.table])
+        self._attach_static(w)
         self.refresh()
 
     def selected(self) -> list[dict]:
@@ -494,16 +512,18 @@ class TimelineView:
 
     def refresh(self) -> None:
         events = self.selected()
-        self.figure = plot_timeline(events, self.result.names)
+        self.figure = plot_timeline(events, self.result.names, changes=self.result.events)
         rows = event_rows(events, self.result.names)[-12:]
         cells = "".join(f"<tr><td>{r['time']}</td><td>{r['namespace']}</td><td>{r['type']}</td>"
                         f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td></tr>" for r in rows)
         self.table.value = (f"<b>{len(events)} events</b> (latest {len(rows)})<table><tr><th>time</th><th>namespace</th>"
                             f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>")
         _show(self.output, self.figure)
+        self._update_static()
 
-    def _repr_mimebundle_(self, **kwargs):
-        return self.widget._repr_mimebundle_(**kwargs)
+    def static_html(self) -> str:
+        choice = [f"namespaces {', '.join(self.namespaces.value)}", f"identity   {self.identity.value}"]
+        return f"<div>{controls_html(choice)}{self.figure.to_html()}{self.table.value}</div>"
 
 
 def _show(output, figure) -> None:
@@ -525,12 +545,12 @@ def filter_events(events: Iterable[dict], names: dict[str, str], namespaces: Ite
     for event in events:
         if wanted is not None and event["namespace"] not in wanted:
             continue
-        if identity is not None and identity not in (names.get(event.get("identity_id")), names.get(event.get("entityId"))):
+        if identity is not None and identity not in (names.get(identity_of(event)), names.get(event.get("entityId"))):
             continue
         out.append(event)
     return out
 
 
-__all__ = ["ExplorerState", "MatrixView", "Playground", "PolicyExplorer", "ScenarioResult", "TimelineView",
+__all__ = ["ExplorerState", "MatrixView", "Playground", "PolicyExplorer", "ScenarioResult", "StaticView", "TimelineView",
            "access_heatmap", "changes_html", "draw_policy_graph", "event_rows", "explanation_html", "explorer_figure",
            "filter_events", "plot_timeline", "policy_graph", "run_virtual_clients", "sample_network", "timeline_frame"]

@@ -183,6 +183,7 @@ OPERATIONS = {'client': {'authenticate': ('POST', '/authenticate', True, ('metho
                 'getIdentityFailedServiceRequests': ('GET', '/identities/{id}/failed-service-requests', False, ()),
                 'getIdentityPolicyAdvice': ('GET', '/identities/{id}/policy-advice/{serviceId}', False, ()),
                 'getIdentityPostureData': ('GET', '/identities/{id}/posture-data', False, ()),
+                'importEntities': ('POST', '/imports', True, ()),
                 'listAPISessions': ('GET', '/api-sessions', False, ('filter', 'limit', 'offset')),
                 'listAuthPolicies': ('GET', '/auth-policies', False, ('filter', 'limit', 'offset')),
                 'listAuthenticators': ('GET', '/authenticators', False, ('filter', 'limit', 'offset')),

@@ -1,4 +1,4 @@
-"""Pictures of an analysis: the access heatmap, the policy graph, the event timeline.
+"""Pictures of an analysis: the access heatmap and the policy graph (the timeline is in harness.timeline).
 
 Plain functions that return matplotlib figures (built with
 ``matplotlib.figure.Figure``, so they work headless and never touch pyplot's
@@ -7,9 +7,10 @@ global state); the widgets in :mod:`harness.notebook` call them. Needs the
 """
 from __future__ import annotations
 
+import base64
 import io
 from collections import Counter
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
 from matplotlib.figure import Figure
@@ -17,12 +18,22 @@ from matplotlib.figure import Figure
 if TYPE_CHECKING:
     from harness.analysis import Analysis, Explanation
 
-#: heatmap cell codes (see AccessMatrix.codes) -> colour and legend label
+#: heatmap cell codes (see AccessMatrix.codes: 1 dial, 2 bind, 4 shared router, 8 posture refuses)
 CELL_COLOURS = ["#f4f4f4", "#b9d4ee", "#f6d3a8", "#d9c2e8", "#f4f4f4", "#2f7dc8", "#e8871e", "#7b4fa6"]
-LEGEND = [(5, "dial"), (6, "bind"), (7, "dial + bind"), (1, "allowed, no shared router"), (0, "no access")]
-LAYERS = {"identity": 0, "servicePolicy": 1, "edgeRouterPolicy": 1, "service": 2, "serviceEdgeRouterPolicy": 3, "edgeRouter": 4}
+POSTURE_COLOUR = "#e06666"
+LEGEND = [(5, "dial"), (6, "bind"), (7, "dial + bind"), (1, "allowed, no shared router"), (9, "allowed, posture fails"),
+          (0, "no access")]
+
+
+def _cell_colour(code: int) -> str:
+    return POSTURE_COLOUR if code & 8 and code & 3 else CELL_COLOURS[code & 7]
+
+
+LAYERS = {"identity": 0, "postureCheck": 1, "servicePolicy": 2, "edgeRouterPolicy": 2, "service": 3,
+          "serviceEdgeRouterPolicy": 4, "edgeRouter": 5}
 NODE_COLOURS = {"identity": "#2f7dc8", "service": "#e8871e", "edgeRouter": "#4a9d5b", "servicePolicy": "#9a9a9a",
-                "edgeRouterPolicy": "#b5b5b5", "serviceEdgeRouterPolicy": "#c9c9c9"}
+                "edgeRouterPolicy": "#b5b5b5", "serviceEdgeRouterPolicy": "#c9c9c9", "postureCheck": "#a77bca"}
+VERDICT_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#9a9a9a"}
 
 
 class Picture(Figure):
@@ -33,6 +44,11 @@ class Picture(Figure):
         self.savefig(buffer, format="png", dpi=90)
         return buffer.getvalue()
 
+    def to_html(self) -> str:
+        """The figure as an ``<img>`` tag (for static views of widgets)."""
+        data = base64.b64encode(self._repr_png_()).decode()
+        return f"<img src='data:image/png;base64,{data}' style='max-width:100%'/>"
+
 
 def _figure(width: float, height: float) -> Picture:
     return Picture(figsize=(width, height), layout="constrained")
@@ -40,145 +56,203 @@ def _figure(width: float, height: float) -> Picture:
 
 # -- the access matrix ------------------------------------------------------------------------
 def access_heatmap(analysis: "Analysis", identities: Iterable[str] | None = None, services: Iterable[str] | None = None,
-                   *, ax=None, highlight: tuple[str, str] | None = None, max_labels: int = 60):
+                   *, ax=None, highlight: tuple[str, str] | None = None, max_labels: int = 40):
     """Draw identity x service access as a heatmap; return the figure.
+
+    Up to ``max_labels`` rows (or columns) are labelled by name, in the given
+    order (sorted by default). Past that, rows (or columns) with the same access
+    are grouped, the groups ordered by how much access they hold, and each group
+    is labelled by the role attributes its members share and its size.
 
     Args:
         analysis: the analysis to draw.
         identities, services: the rows and columns (all, sorted, by default).
         ax: an existing matplotlib Axes to draw on.
         highlight: an (identity, service) cell to outline.
-        max_labels: leave tick labels out past this many rows or columns.
+        max_labels: label names up to this many rows or columns, groups past it.
     """
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch, Rectangle
 
     matrix = analysis.matrix(identities, services)
     codes = matrix.codes()
+    rows = _layout(analysis, "identities", matrix.identities, codes, max_labels)
+    cols = _layout(analysis, "services", matrix.services, codes.T, max_labels)
+    codes = codes[rows.order][:, cols.order]
     if ax is None:
-        rows, cols = codes.shape
-        fig = _figure(min(3 + cols * 0.45, 16), min(2.5 + rows * 0.32, 12))
+        fig = _figure(min(4 + len(cols.ticks) * 0.3 + (2.5 if cols.grouped else 0), 16),
+                      min(2.8 + len(rows.ticks) * 0.3 + (1.5 if rows.grouped else 0), 12))
         ax = fig.add_subplot()
-    ax.imshow(codes, cmap=ListedColormap(CELL_COLOURS), vmin=0, vmax=7, aspect="auto", interpolation="nearest")
-    for axis, names, setter in ((ax.xaxis, matrix.services, ax.set_xticks), (ax.yaxis, matrix.identities, ax.set_yticks)):
-        if len(names) <= max_labels:
-            setter(range(len(names)), labels=names)
-        else:
-            setter([])
-    ax.tick_params(axis="x", labelrotation=60)
-    ax.set_xlabel(f"services ({len(matrix.services)})")
-    ax.set_ylabel(f"identities ({len(matrix.identities)})")
-    refused = _posture_refused(analysis, matrix, codes)
-    if refused:
-        rows_, cols_ = zip(*refused)
-        ax.scatter(cols_, rows_, marker="x", s=60, color="#c62828", linewidths=2, label="posture fails")
-    if highlight and highlight[0] in matrix.identities and highlight[1] in matrix.services:
-        row, col = matrix.identities.index(highlight[0]), matrix.services.index(highlight[1])
+    ax.imshow(codes, cmap=ListedColormap([_cell_colour(c) for c in range(16)]), vmin=0, vmax=15, aspect="auto",
+              interpolation="nearest")
+    for layout, setter, line in ((cols, ax.set_xticks, ax.axvline), (rows, ax.set_yticks, ax.axhline)):
+        setter([t for t, _ in layout.ticks], labels=[label for _, label in layout.ticks], fontsize=8)
+        for edge in layout.edges:
+            line(edge - 0.5, color="white", linewidth=1.2)
+    for label in ax.get_xticklabels():  # anchored at the tick's end, so each name sits under its column
+        label.set(rotation=60, ha="right", rotation_mode="anchor")
+    ax.set_xlabel(f"services ({len(cols.order)}){', grouped by access' if cols.grouped else ''}")
+    ax.set_ylabel(f"identities ({len(rows.order)}){', grouped by access' if rows.grouped else ''}")
+    if highlight and highlight[0] in rows.names and highlight[1] in cols.names:
+        row, col = rows.names.index(highlight[0]), cols.names.index(highlight[1])
         ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#d62728", linewidth=2.5))
-    handles = [Patch(facecolor=CELL_COLOURS[c], edgecolor="#888", label=label) for c, label in LEGEND]
-    if refused:
-        from matplotlib.lines import Line2D
-
-        handles.append(Line2D([], [], marker="x", color="#c62828", linestyle="", markersize=8, label="posture fails"))
+    shown = {int(c) for c in set(codes.flat)}
+    handles = [Patch(facecolor=_cell_colour(c), edgecolor="#888", label=label) for c, label in LEGEND
+               if c in (0, 5) or any(_cell_colour(s) == _cell_colour(c) for s in shown)]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
     counts = matrix.counts()
-    ax.set_title(f"who can reach what: {counts['any']} pairs allowed, {counts['usable']} usable")
+    refused = f", {counts['posture_fails']} refused by posture" if counts["posture_fails"] else ""
+    ax.set_title(f"who can reach what\n{counts['any']} pairs allowed, {counts['usable']} usable{refused}", fontsize=10)
     return ax.figure
 
 
-def _posture_refused(analysis: "Analysis", matrix, codes, limit: int = 20_000) -> list[tuple[int, int]]:
-    """Cells (row, column) allowed and routed whose sessions posture would refuse (small matrices only)."""
-    if analysis.posture_data is None or not analysis.check_items or codes.size > limit:
-        return []
-    out = []
-    for row, col in zip(*codes.nonzero()):
-        identity, service = matrix.identities[row], matrix.services[col]
-        types = [t for t, bit in (("Dial", 1), ("Bind", 2)) if codes[row, col] & bit]
-        if codes[row, col] & 4 and all(analysis.posture_ok(identity, service, t) is False for t in types):
-            out.append((int(row), int(col)))
-    return out
+@dataclass
+class _Axis:
+    """One axis of the heatmap: the order of its entries, tick positions and labels, group edges."""
+
+    order: list[int]
+    names: list[str]
+    ticks: list[tuple[float, str]]
+    edges: list[int]
+    grouped: bool
+
+
+def _layout(analysis: "Analysis", key: str, names: list[str], codes, max_labels: int) -> _Axis:
+    """Names as given when few; else entries with equal access grouped and labelled by shared attributes."""
+    if len(names) <= max_labels:
+        return _Axis(list(range(len(names))), names, [(i, n) for i, n in enumerate(names)], [], False)
+    groups: dict[bytes, list[int]] = {}
+    for index in range(len(names)):
+        groups.setdefault(codes[index].tobytes(), []).append(index)
+    pop = analysis.populations[key]
+    attrs = [pop.attrs[pop.index[name]] for name in names]
+    ordered = sorted(groups.values(), key=lambda members: (-int((codes[members[0]] & 3 > 0).sum()), -len(members)))
+    order, centres, edges = [], [], []
+    for members in ordered:
+        centres.append(len(order) + (len(members) - 1) / 2)
+        order += members
+        edges.append(len(order))
+    # label the biggest groups first, skipping any that would overlap a label already placed
+    gap, kept = len(names) / (1.5 * max_labels), []
+    for number in sorted(range(len(ordered)), key=lambda g: -len(ordered[g])):
+        if len(kept) < max_labels and all(abs(centres[number] - centres[k]) >= gap for k in kept):
+            kept.append(number)
+    ticks = [(centres[g], _group_label([names[m] for m in ordered[g]], [attrs[m] for m in ordered[g]])) for g in sorted(kept)]
+    return _Axis(order, [names[i] for i in order], ticks, edges[:-1] if len(ordered) <= 80 else [], True)
+
+
+def _group_label(names: list[str], attrs: list[frozenset[str]], limit: int = 3) -> str:
+    if len(names) == 1:
+        return names[0]
+    shared = sorted(frozenset.intersection(*attrs))
+    text = " ".join("#" + a for a in shared[:limit]) + (" ..." if len(shared) > limit else "")
+    return f"{text or 'no shared attribute'} ({len(names)})"
 
 
 # -- the policy graph --------------------------------------------------------------------------
+#: policy kind -> its node kind, then (role list, member kind) for its source side and its target side
+WIRING = {"servicePolicies": ("servicePolicy", ("identityRoles", "identity"), ("serviceRoles", "service")),
+          "edgeRouterPolicies": ("edgeRouterPolicy", ("identityRoles", "identity"), ("edgeRouterRoles", "edgeRouter")),
+          "serviceEdgeRouterPolicies": ("serviceEdgeRouterPolicy", ("serviceRoles", "service"),
+                                        ("edgeRouterRoles", "edgeRouter"))}
+POPULATIONS = {"identity": "identities", "service": "services", "edgeRouter": "edgeRouters",
+               "postureCheck": "postureChecks"}
+HEADINGS = {0: "identities", 1: "posture checks", 2: "service / edge router policies", 3: "services",
+            4: "service edge router policies", 5: "edge routers"}
+
+
 def policy_graph(analysis: "Analysis"):
-    """A networkx DiGraph of identities, policies, services and edge routers.
+    """A networkx DiGraph of identities, posture checks, policies, services and edge routers.
 
     Nodes are ``(kind, name)`` with attributes ``kind``, ``name`` and ``layer``;
-    edges run identity -> service policy -> service, identity -> edge router
-    policy -> edge router, service -> service edge router policy -> edge router.
+    edges run identity -> service policy -> service, posture check -> the
+    service policies requiring it, identity -> edge router policy -> edge
+    router, service -> service edge router policy -> edge router.
     """
     import networkx as nx
 
     graph = nx.DiGraph()
-    for kind, key in (("identity", "identities"), ("service", "services"), ("edgeRouter", "edgeRouters")):
+    for kind, key in POPULATIONS.items():
         for name in analysis.populations[key].names:
             graph.add_node((kind, name), kind=kind, name=name, layer=LAYERS[kind])
-    # policy kind -> its node kind, then (role list, member kind) for its source side and its target side
-    wiring = {"servicePolicies": ("servicePolicy", ("identityRoles", "identity"), ("serviceRoles", "service")),
-              "edgeRouterPolicies": ("edgeRouterPolicy", ("identityRoles", "identity"), ("edgeRouterRoles", "edgeRouter")),
-              "serviceEdgeRouterPolicies": ("serviceEdgeRouterPolicy", ("serviceRoles", "service"),
-                                            ("edgeRouterRoles", "edgeRouter"))}
-    populations = {"identity": "identities", "service": "services", "edgeRouter": "edgeRouters"}
-    for key, (kind, source, target) in wiring.items():
+    for key, (kind, source, target) in WIRING.items():
         for policy in analysis.policies[key]:
             node = (kind, policy.name)
             graph.add_node(node, kind=kind, name=policy.name, layer=LAYERS[kind], type=policy.type)
             for (wire, member_kind), incoming in ((source, True), (target, False)):
-                pop = analysis.populations[populations[member_kind]]
+                pop = analysis.populations[POPULATIONS[member_kind]]
                 for member in pop.names_of(pop.mask(policy.matches[wire])):
                     edge = ((member_kind, member), node) if incoming else (node, (member_kind, member))
                     graph.add_edge(*edge)
+            if key == "servicePolicies":
+                for check in analysis.policy_posture(policy):
+                    graph.add_edge(("postureCheck", check), node)
+    unused = [n for n, d in graph.nodes(data=True) if d["kind"] == "postureCheck" and not graph.degree(n)]
+    graph.remove_nodes_from(unused)  # checks no policy requires are not on any path
     return graph
 
 
 def draw_policy_graph(analysis: "Analysis", *, ax=None, explanation: "Explanation | None" = None):
-    """Draw :func:`policy_graph` in layers; with an explanation, its path stands out. Returns the figure."""
+    """Draw :func:`policy_graph` in layers; with an explanation, its path stands out. Returns the figure.
+
+    The path is green when the identity can connect, red when it cannot; the
+    posture checks on it are ringed green (pass), red (fail) or grey (unknown).
+    """
     import networkx as nx
 
     graph = policy_graph(analysis)
     if ax is None:
         tallest = max(Counter(d["layer"] for _, d in graph.nodes(data=True)).values(), default=1)
-        fig = _figure(12, min(3 + tallest * 0.5, 14))
+        fig = _figure(13, min(3 + tallest * 0.5, 14))
         ax = fig.add_subplot()
+    ax.set_axis_off()
     if not graph:
-        ax.set_axis_off()
         return ax.figure
     pos = nx.multipartite_layout(graph, subset_key="layer")
-    focus = _focus(explanation) if explanation else set()
+    focus, verdicts = _focus(explanation) if explanation else ({}, {})
+    path = VERDICT_COLOURS[explanation.can_connect] if explanation else None
     faded = bool(focus)
-    edge_colours = ["#d62728" if (u in focus and v in focus) else ("#dddddd" if faded else "#aaaaaa") for u, v in graph.edges]
+    edge_colours = [path if (u in focus and v in focus) else ("#dddddd" if faded else "#aaaaaa") for u, v in graph.edges]
     nx.draw_networkx_edges(graph, pos, ax=ax, edge_color=edge_colours, arrows=True, arrowsize=8, width=1.0,
                            node_size=250)
     nodes = list(graph.nodes)
-    colours = [NODE_COLOURS[graph.nodes[n]["kind"]] for n in nodes]
-    sizes = [420 if n in focus else 250 for n in nodes]
-    alphas = [1.0 if (not faded or n in focus) else 0.35 for n in nodes]
-    nx.draw_networkx_nodes(graph, pos, ax=ax, nodelist=nodes, node_color=colours, node_size=sizes, alpha=alphas,
-                           node_shape="o")
-    nx.draw_networkx_labels(graph, pos, ax=ax, labels={n: n[1] for n in nodes}, font_size=7,
-                            verticalalignment="bottom")
-    for kind, layer in LAYERS.items():
+    nx.draw_networkx_nodes(graph, pos, ax=ax, nodelist=nodes, node_color=[NODE_COLOURS[graph.nodes[n]["kind"]] for n in nodes],
+                           node_size=[420 if n in focus else 250 for n in nodes],
+                           alpha=[1.0 if (not faded or n in focus) else 0.35 for n in nodes],
+                           edgecolors=[VERDICT_COLOURS[verdicts[n]] if n in verdicts else "none" for n in nodes],
+                           linewidths=[3 if n in verdicts else 0 for n in nodes])
+    labels = {n: n[1] + {True: " (passes)", False: " (FAILS)", None: " (not evaluated)"}[verdicts[n]] if n in verdicts
+              else n[1] for n in nodes}
+    nx.draw_networkx_labels(graph, pos, ax=ax, labels=labels, font_size=7, verticalalignment="bottom")
+    for layer, heading in HEADINGS.items():
         xs = [pos[n][0] for n in nodes if graph.nodes[n]["layer"] == layer]
-        if xs and kind in ("identity", "service", "edgeRouter", "serviceEdgeRouterPolicy"):
-            label = {"identity": "identities", "service": "services", "edgeRouter": "edge routers",
-                     "serviceEdgeRouterPolicy": "service edge router policies"}[kind]
-            ax.annotate(label, (xs[0], 1.02), xycoords=("data", "axes fraction"), ha="center", fontsize=9, weight="bold")
-    ax.annotate("service / edge router policies", (min(pos[n][0] for n in nodes if graph.nodes[n]["layer"] == 1)
-                                                   if any(graph.nodes[n]["layer"] == 1 for n in nodes) else 0, 1.02),
-                xycoords=("data", "axes fraction"), ha="center", fontsize=9, weight="bold")
-    ax.set_axis_off()
+        if xs:
+            ax.annotate(heading, (xs[0], 1.02), xycoords=("data", "axes fraction"), ha="center", fontsize=9, weight="bold")
+    if explanation:
+        ax.set_title(explanation.headline(), color=path, fontsize=10, loc="left", pad=22)
     return ax.figure
 
 
-def _focus(ex: "Explanation") -> set[tuple[str, str]]:
-    """The nodes on an explanation's path: granting policies, common routers and the policies linking them."""
+def _focus(ex: "Explanation") -> tuple[set[tuple[str, str]], dict[tuple[str, str], bool | None]]:
+    """The nodes on an explanation's path, and the verdict of each posture check on it.
+
+    The path: the identity and the service, the granting policies and the
+    posture checks they require, common routers and the policies linking them.
+    """
     nodes = {("identity", ex.identity), ("service", ex.service)}
-    nodes |= {("servicePolicy", c.policy) for c in ex.policies if c.grants}
+    verdicts: dict[tuple[str, str], bool | None] = {}
+    for check in ex.policies:
+        if check.grants:
+            nodes.add(("servicePolicy", check.policy))
+            for result in check.posture:
+                node = ("postureCheck", result.name)
+                verdicts[node] = False if verdicts.get(node) is False else result.passing
+    nodes |= set(verdicts)
     for router in ex.common_routers:
         nodes.add(("edgeRouter", router))
         nodes |= {("edgeRouterPolicy", p) for p in ex.identity_routers.get(router, [])}
         nodes |= {("serviceEdgeRouterPolicy", p) for p in ex.service_routers.get(router, [])}
-    return nodes
+    return nodes, verdicts
 
 
 # -- the explorer, as a picture ----------------------------------------------------------------
@@ -210,50 +284,4 @@ def explorer_figure(analysis: "Analysis", explanation: "Explanation", *, title: 
     return fig
 
 
-# -- the event timeline ------------------------------------------------------------------------
-def event_rows(events: Iterable[dict], names: dict[str, str] | None = None) -> list[dict]:
-    """Controller events as flat rows: time, namespace, type, entity, identity (by name when known)."""
-    names = names or {}
-    rows = []
-    for event in events:
-        identity = event.get("identity_id")
-        entity = event.get("entityType")
-        rows.append({
-            "time": event["timestamp"], "namespace": event["namespace"],
-            "type": event.get("event_type") or event.get("eventType") or "",
-            "entity": f"{entity}/{names.get(event.get('entityId'), event.get('entityId'))}" if entity else "",
-            "identity": names.get(identity, identity) or "",
-        })
-    return rows
-
-
-def timeline_frame(events: Iterable[dict], names: dict[str, str] | None = None):
-    """:func:`event_rows` as a pandas DataFrame with a datetime ``time`` column."""
-    from harness.explain import pandas
-
-    pd = pandas()
-    frame = pd.DataFrame(event_rows(events, names), columns=["time", "namespace", "type", "entity", "identity"])
-    frame["time"] = pd.to_datetime(frame["time"])
-    return frame
-
-
-def plot_timeline(events: Iterable[dict], names: dict[str, str] | None = None, *, ax=None):
-    """One lane per namespace and type, one dot per event (size: events at that instant). Returns the figure."""
-    rows = event_rows(events, names)
-    lanes = sorted({(r["namespace"], r["type"]) for r in rows})
-    if ax is None:
-        fig = _figure(12, min(2 + 0.4 * len(lanes), 9))
-        ax = fig.add_subplot()
-    counts = Counter((datetime.fromisoformat(r["time"].replace("Z", "+00:00")), (r["namespace"], r["type"])) for r in rows)
-    lane_of = {lane: n for n, lane in enumerate(lanes)}
-    for (when, lane), count in sorted(counts.items()):
-        ax.scatter([when], [lane_of[lane]], s=18 + 10 * count, color=f"C{lane_of[lane] % 10}", alpha=0.75)
-    ax.set_yticks(range(len(lanes)), labels=[f"{ns} {kind}".strip() for ns, kind in lanes])
-    ax.set_xlabel("controller clock")
-    ax.set_title(f"{len(rows)} events")
-    ax.grid(axis="x", color="#eeeeee")
-    return ax.figure
-
-
-__all__ = ["Picture", "access_heatmap", "draw_policy_graph", "event_rows", "explorer_figure", "plot_timeline", "policy_graph",
-           "timeline_frame"]
+__all__ = ["Picture", "access_heatmap", "draw_policy_graph", "explorer_figure", "policy_graph"]

@@ -16,6 +16,9 @@ Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin`
 ``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
 ``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
 Declare factories with other defaults with :mod:`harness.fixtures`.
+Data plane: ``ziti_quickstart`` (what ``ziti edge quickstart`` gives: an HTTPS
+controller, a running edge router, a fresh service and enrolled dialer and
+binder identity files) on one session-wide ``ziti_quickstart_controller``.
 """
 from __future__ import annotations
 
@@ -141,3 +144,23 @@ def ziti_network(request, ziti_admin):
 ziti_make_identity = identity_factory()
 ziti_make_service = service_factory()
 ziti_make_service_policy = service_policy_factory()
+
+
+@pytest.fixture(scope="session")
+def ziti_quickstart_controller():
+    """A controller on free loopback ports with its edge router and the quickstart policies."""
+    from harness.server import LocalController
+
+    with LocalController(router=True, quickstart_policies=True) as local:
+        yield local
+
+
+@pytest.fixture
+def ziti_quickstart(ziti_quickstart_controller, tmp_path, ziti_unique):
+    """A fresh service with enrolled dialer and binder identity files (``harness.quickstart.Quickstart``)."""
+    from harness.quickstart import new_quickstart
+
+    local = ziti_quickstart_controller
+    with ZitiClient.connect(local.url) as admin:
+        admin.login("admin", "admin")
+        yield new_quickstart(admin, tmp_path, ziti_unique("qs"), controller_url=local.https_url, router_url=local.router.url)

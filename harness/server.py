@@ -1,7 +1,8 @@
 """``LocalController``: a real controller on free loopback ports, from Python.
 
 It serves HTTPS (client certificates requested) and plain HTTP from a temporary
-data folder, optionally in simulation mode, and stops cleanly.
+data folder, optionally in simulation mode, optionally with its edge router and
+the two quickstart policies, and stops cleanly.
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import tempfile
 from pathlib import Path
 
 from controller.app import create_app
+from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.serve import ThreadedServer
+from controller.serve import ThreadedServer, start_router
 from controller.tls import TLSServer
 
 
@@ -26,7 +28,7 @@ class LocalController:
     """Start with ``start()`` (or ``with``); ``url`` is plain HTTP, ``https_url`` the TLS listener."""
 
     def __init__(self, *, simulation: bool = False, data_dir: str | Path | None = None, host: str = "127.0.0.1",
-                 admin_password: str = "admin"):
+                 admin_password: str = "admin", router: bool = False, quickstart_policies: bool = False):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
         self.host = host
@@ -36,6 +38,10 @@ class LocalController:
                              simulation=simulation, admin_password=admin_password)
         self.app = None
         self._servers: list = []
+        #: the edge router (``router=True``), listening on a free port
+        self.router = None
+        self._want_router = router
+        self._quickstart_policies = quickstart_policies
 
     @property
     def controller(self):
@@ -55,13 +61,20 @@ class LocalController:
 
     def start(self) -> LocalController:
         self.app = create_app(self.config)
+        if self._quickstart_policies:
+            ensure_quickstart_policies(self.app.controller)
         tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]
+        if self._want_router:
+            self.router = start_router(self.app.controller, self.host, 0)
         return self
 
     def stop(self) -> None:
+        if self.router is not None:
+            self.router.stop()
+            self.router = None
         for server in self._servers:
             server.stop()
         self._servers = []

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
+from harness.transport import SwappableApp, inprocess, over_http
 from harness.fixtures import identity_factory, service_factory
 from harness.wire import Api
-from harness.transport import SwappableApp, inprocess, over_http
 
 ADMIN = ("admin", "admin")
 

@@ -28,3 +28,4 @@ def test_readme_python_blocks_run_as_written(capsys):
     printed = capsys.readouterr().out
     assert "web-host" in printed and "401 UNAUTHORIZED" in printed and "503 TIMEOUT" in printed
     assert "Default Admin" in printed and "expired: 401" in printed
+    assert "b'hello'" in printed and "['edge']" in printed

@@ -4,8 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from controller.errors import BadRequest
-
 
 @dataclass
 class Listing:
@@ -53,16 +51,6 @@ class Call:
         for value in values:
             out.extend(part for part in value.split(",") if part != "")
         return out
-
-    def query_bool(self, name: str) -> bool | None:
-        value = self.query(name)
-        if value is None:
-            return None
-        if value.lower() in ("true", "1"):
-            return True
-        if value.lower() in ("false", "0"):
-            return False
-        raise BadRequest("COULD_NOT_VALIDATE", cause={"field": name, "reason": f"{name} in query must be of type boolean", "value": value})
 
     def list_args(self) -> dict:
         """``filter``, ``limit``, ``offset`` and ``sort`` as ``list_page`` takes them."""

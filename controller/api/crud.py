@@ -11,7 +11,6 @@ from typing import Callable
 
 from controller.api.call import Call, Created
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
-from controller.model.schema import obj, string
 
 KINDS = ("list", "create", "detail", "update", "patch", "delete")
 LIST_QUERY = {"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}}
@@ -56,4 +55,3 @@ def related(op_id: str, path: str, fn: Callable[[Call], object], *, tag: str, su
                      query=query if query is not None else LIST_QUERY)
 
 
-ID_BODY = obj({"id": string()})

@@ -21,14 +21,15 @@ JSON_TYPES = ("application/json", "")
 class PathResource:
     """Serves every method registered for one path of one API."""
 
-    def __init__(self, ctl, api: str, ops: list[Operation]):
-        self._ctl, self._api = ctl, api
+    def __init__(self, api: str, ops: list[Operation]):
+        self._api = api
         for op in ops:
             setattr(self, "on_" + op.method.lower(), self._responder(op))
 
     def _responder(self, op: Operation):
         def respond(req, resp, **params):
-            dispatch(self._ctl, op, self._api, req, resp, params)
+            # the controller comes with the request (middleware), so one router serves every app
+            dispatch(req.context.ctl, op, self._api, req, resp, params)
 
         respond.__name__ = op.op_id
         respond.__doc__ = op.summary
@@ -54,16 +55,17 @@ def authorize(call: Call) -> None:
     if level == ADMIN and not call.is_admin:
         raise errors.Unauthorized()
     if level not in (PARTIAL, SESSION, ADMIN):  # pragma: no cover - table mistake
-        raise errors.ControllerError("UNHANDLED", f"unknown auth level {level}")
+        raise errors.ControllerError(errors.UNHANDLED, f"unknown auth level {level}")
 
 
 def read_body(call: Call):
     req, op = call.req, call.op
+    limit = op.max_body or MAX_BODY
     length = req.content_length
-    if length is not None and length > MAX_BODY:
+    if length is not None and length > limit:
         raise errors.TooLarge()
-    raw = req.bounded_stream.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
+    raw = req.bounded_stream.read(limit + 1)
+    if len(raw) > limit:
         raise errors.TooLarge()
     media = (req.content_type or "").split(";")[0].strip().lower()
     if media in op.content_types:
@@ -79,7 +81,7 @@ def read_body(call: Call):
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as ex:
-            raise errors.BadRequest("COULD_NOT_PARSE_BODY", cause={"code": "UNHANDLED", "message": str(ex)}) from ex
+            raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, cause={"code": errors.UNHANDLED, "message": str(ex)}) from ex
     if op.body is not None:
         validate(op.body, body)
     return body

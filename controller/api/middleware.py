@@ -42,6 +42,7 @@ class RequestMiddleware:
 
     def process_request(self, req, resp):
         req.context.request_id = self.ctl.ids.short()
+        req.context.ctl = self.ctl
         path = alias_path(req.path)
         if path != req.path:
             req.path = path
@@ -63,12 +64,12 @@ def install_error_handlers(app, ctl) -> None:
             return on_http_error(req, resp, ex, params)
         request_id = getattr(req.context, "request_id", "")
         log.exception("unhandled error in request %s %s (requestId %s)", req.method, req.path, request_id)
-        write_json(resp, envelope.error("UNHANDLED", errors.message_for("UNHANDLED"), request_id), 500)
+        write_json(resp, envelope.error(errors.UNHANDLED, errors.message_for(errors.UNHANDLED), request_id), 500)
 
     def on_http_error(req, resp, ex, params):
         code = _code_for_http_error(ex)
         request_id = getattr(req.context, "request_id", "") or ctl.ids.short()
-        cause = {"code": "UNHANDLED", "message": ex.description} if ex.description else None
+        cause = {"code": errors.UNHANDLED, "message": ex.description} if ex.description else None
         for name, value in (ex.headers or {}).items():
             resp.set_header(name, value)
         write_json(resp, envelope.error(code, errors.message_for(code, ex.title), request_id, cause), ex.status_code)
@@ -81,6 +82,6 @@ def install_error_handlers(app, ctl) -> None:
 def _code_for_http_error(ex) -> str:
     status = ex.status_code
     return {
-        400: "COULD_NOT_VALIDATE", 401: "UNAUTHORIZED", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
-        406: "NOT_ACCEPTABLE", 413: "REQUEST_ENTITY_TOO_LARGE", 415: "UNSUPPORTED_MEDIA", 429: "RATE_LIMITED",
-    }.get(status, "UNHANDLED")
+        400: errors.COULD_NOT_VALIDATE, 401: errors.UNAUTHORIZED, 404: errors.NOT_FOUND, 405: errors.METHOD_NOT_ALLOWED,
+        406: errors.NOT_ACCEPTABLE, 413: errors.REQUEST_ENTITY_TOO_LARGE, 415: errors.UNSUPPORTED_MEDIA, 429: errors.RATE_LIMITED,
+    }.get(status, errors.UNHANDLED)

@@ -40,7 +40,8 @@ class Operation:
     content_types: tuple[str, ...] = ()
     #: body is optional (empty body allowed even with a schema)
     body_optional: bool = False
-    response_schema: dict | None = None
+    #: largest accepted body in bytes (None: the default of 1 MiB)
+    max_body: int | None = None
 
 
 class RouteTable:

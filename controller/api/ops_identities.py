@@ -10,12 +10,13 @@ from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import ROLE_QUERY, role_filtered_listing
 from controller.model import enrollment, identity
 from controller.model.api_session import ApiSessionManager
-from controller.model.authenticator import AuthenticatorManager
 from controller.model.auth_policy import AuthPolicyManager
+from controller.model.authenticator import AuthenticatorManager
 from controller.model.enrollment import EnrollmentManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
 from controller.policy.kinds import IDENTITIES
+
 
 def list_identities(call: Call) -> Listing:
     """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""

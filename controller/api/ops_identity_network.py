@@ -45,7 +45,7 @@ def policy_advice(call: Call) -> dict:
     advice = ctl.network.engine.advice(identity["id"], service["id"])
     common = []
     for router in records_of(ctl.edge_routers, advice.pop("commonRouterIds")):
-        common.append({**ctl.edge_routers.ref(router["id"]), "isOnline": False})
+        common.append({**ctl.edge_routers.ref(router["id"]), "isOnline": ctl.router_presence.is_online(router["id"])})
     return {"identityId": identity["id"], "identity": ctl.identities.ref(identity["id"]), "serviceId": service["id"],
             "service": ctl.services.ref(service["id"]), **advice, "commonRouters": common}
 

@@ -53,7 +53,7 @@ def authenticate_mfa(call: Call) -> None:
 
 def create_totp_token(call: Call) -> dict:
     # NOTE: TOTP tokens back OIDC sessions only; every session here is a zt-session one.
-    raise errors.BadRequest("INVALID_BACKING_TOKEN_TYPE", "TOTP tokens can only be created for OIDC sessions, "
+    raise errors.BadRequest(errors.INVALID_BACKING_TOKEN_TYPE, "TOTP tokens can only be created for OIDC sessions, "
                             "the current session uses the zt-session token type")
 
 

@@ -7,8 +7,14 @@ from controller import errors
 from controller.api.call import Call, Listing
 from controller.api.crud import LIST_QUERY, crud, related
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
-from controller.api.role_queries import (ROLE_QUERY, attribute_operation, id_listing, policy_type_query, records_of,
-                                        role_candidates)
+from controller.api.role_queries import (
+    ROLE_QUERY,
+    attribute_operation,
+    id_listing,
+    policy_type_query,
+    records_of,
+    role_candidates,
+)
 from controller.model.service import ServiceManager
 from controller.model.terminator import TerminatorManager
 from controller.policy.kinds import SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES

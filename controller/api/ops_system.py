@@ -8,7 +8,7 @@ from controller.api.call import Call, Listing
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
 from controller.api.openapi import SPEC_IDS, document
-from controller.api.operations import BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
+from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
 
 ENUMERATED_CAPABILITIES = ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]
@@ -104,7 +104,7 @@ def operations() -> list[Operation]:
                   summary="Retrieve an API specification record"),
         Operation("detailSpecBody", "GET", "/specs/{id}/spec", spec_body, apis=BOTH, auth=PUBLIC, reply="raw", tag=info,
                   summary="Return the OpenAPI document of an API"),
-        Operation("listSummary", "GET", "/summary", summary, apis=(MANAGEMENT,), auth=SESSION, tag=info,
+        Operation("listSummary", "GET", "/summary", summary, apis=(MANAGEMENT,), auth=ADMIN, tag=info,
                   summary="Count the entities of every kind"),
         Operation("listControllers", "GET", "/controllers", list_controllers, apis=BOTH, auth=SESSION, reply="list",
                   tag=info, summary="List the controllers of the network"),

@@ -2,12 +2,16 @@
 
 Validators are compiled once per schema. The first violation becomes a
 ``FieldError`` (400 ``COULD_NOT_VALIDATE`` with ``cause {field, reason, value}``).
+A body is first checked by a schema compiled to Python (fastjsonschema, ~20x
+faster); only a body it refuses goes through jsonschema, which decides (it may
+still accept) and words the error, so replies are jsonschema's either way.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 from typing import Any
 
+import fastjsonschema
 import orjson
 from jsonschema import Draft7Validator, FormatChecker
 
@@ -43,9 +47,36 @@ def validator_for(schema: dict) -> Draft7Validator:
     return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
 
 
+def _checks(check) -> Any:
+    """A jsonschema format check as fastjsonschema takes it: a bool function."""
+    def passes(value: Any) -> bool:
+        try:
+            return bool(check(value))
+        except ValueError:
+            return False
+    return passes
+
+
+_FAST_FORMATS = {"date-time": _checks(_is_datetime), "uuid": _checks(_is_uuid)}
+
+
+@lru_cache(maxsize=None)
+def _fast(schema_json: bytes):
+    return fastjsonschema.compile(orjson.loads(schema_json), formats=_FAST_FORMATS)
+
+
+def passes_fast(schema: dict, body: Any) -> bool:
+    """True when the compiled schema accepts ``body`` (then jsonschema does too)."""
+    try:
+        _fast(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))(body)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def validate(schema: dict | None, body: Any, where: str = "body") -> None:
     """Raise ``FieldError`` for the first violation of ``schema`` by ``body``."""
-    if schema is None:
+    if schema is None or passes_fast(schema, body):
         return
     errors = sorted(validator_for(schema).iter_errors(body), key=_error_rank)
     if errors:

@@ -14,8 +14,8 @@ from datetime import datetime, timedelta
 
 import httpx
 import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, ed448, ed25519, rsa
 
 from controller.pki.certs import load_pem_cert
 

@@ -36,7 +36,7 @@ class PasswordMethod:
         body = _fold_keys(call.body or {})
         username, password = body.get("username"), body.get("password")
         if not username or not password:
-            raise errors.BadRequest("COULD_NOT_VALIDATE", cause={"code": "UNHANDLED", "message": "username and password fields are required"})
+            raise errors.BadRequest(errors.COULD_NOT_VALIDATE, cause={"code": errors.UNHANDLED, "message": "username and password fields are required"})
         with self.ctl.store.lock:
             authenticator = self.ctl.authenticators.find_updb(username)
             if authenticator is None:
@@ -86,7 +86,7 @@ class Authenticator:
         name = call.query("method")
         method = self.methods.get(name)
         if method is None:
-            raise errors.BadRequest("INVALID_AUTH_METHOD", cause={"field": "method", "reason": f"method {name} is not supported", "value": name})
+            raise errors.BadRequest(errors.INVALID_AUTH_METHOD, cause={"field": "method", "reason": f"method {name} is not supported", "value": name})
         try:
             proof = method.authenticate(call)
         except errors.ControllerError as ex:

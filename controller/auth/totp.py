@@ -56,7 +56,7 @@ def verify_totp(secret: str, code: str, now: datetime) -> bool:
 
 
 def code_at(secret: str, when: datetime) -> str:
-    """The TOTP code of ``secret`` at ``when`` (what an authenticator app shows)."""
+    """The TOTP code of ``secret`` at ``when`` (what an authenticator app shows; the harness's devices use it)."""
     return _hotp(_key(secret), int(when.timestamp()) // STEP_SECONDS)
 
 

@@ -25,16 +25,16 @@ class CaMethod:
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         ctl = self.ctl
         if ctl.store.count("cas") == 0:
-            raise errors.BadRequest("ENROLLMENT_NO_VALID_CAS", "no certificate authorities are registered")
+            raise errors.BadRequest(errors.ENROLLMENT_NO_VALID_CAS, "no certificate authorities are registered")
         ca = ctl.cas.issuer_of(request.peers, lambda r: bool(r.get("is_auto_ca_enrollment_enabled")),
                                check_leaf=True, client_auth=True) if request.peers else None
         if ca is None:
-            raise errors.BadRequest("CERT_FAILED_VALIDATION", "no verified CA with auto enrollment validates the client certificate")
+            raise errors.BadRequest(errors.CERT_FAILED_VALIDATION, "no verified CA with auto enrollment validates the client certificate")
         leaf = request.peers[0]
         try:
             external_id = claims.external_id(ca.get("external_id_claim"), leaf)
         except claims.ClaimNotFound as ex:
-            raise errors.BadRequest("MISSING_CERT_CLAIM", f"the certificate does not carry the CA's externalId claim: {ex}") from ex
+            raise errors.BadRequest(errors.MISSING_CERT_CLAIM, f"the certificate does not carry the CA's externalId claim: {ex}") from ex
         fp = fingerprint(leaf)
         identity_id = ctl.ids.short()
         requested = request.data.get("name") if request.use_requested_name else None

@@ -22,9 +22,9 @@ class OttCaMethod:
             raise invalid_token()
         # NOTE(enroll): an unverified CA is usable for nothing, so it fails like a disabled one.
         if not ca.get("is_ott_ca_enrollment_enabled") or not ca.get("is_verified"):
-            raise errors.BadRequest("ENROLLMENT_CA_NOT_VALID", "the CA of this enrollment does not allow OTT-CA enrollment")
+            raise errors.BadRequest(errors.ENROLLMENT_CA_NOT_VALID, "the CA of this enrollment does not allow OTT-CA enrollment")
         if not ctl.cas.verifies_with(ca, request.peers, check_leaf=True, client_auth=True):
-            raise errors.BadRequest("CERTIFICATE_FAILED_VALIDATION", "the client certificate was not issued by the CA of this enrollment")
+            raise errors.BadRequest(errors.CERTIFICATE_FAILED_VALIDATION, "the client certificate was not issued by the CA of this enrollment")
         leaf = request.peers[0]
         fp = fingerprint(leaf)
         if ctl.authenticators.find_cert(fp) is not None:

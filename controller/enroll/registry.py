@@ -51,7 +51,7 @@ class EnrollmentMethods:
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         method = self.methods.get(request.method or "")
         if method is None:
-            raise errors.BadRequest("INVALID_ENROLL_METHOD", f"the enrollment method {request.method!r} is not supported",
+            raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment method {request.method!r} is not supported",
                                     {"field": "method", "reason": "unsupported enrollment method",
                                      "value": request.method or ""})
         return method.enroll(request)
@@ -67,9 +67,9 @@ def pending(ctl, token: str | None, method: str) -> dict:
     if record is None:
         raise invalid_token()
     if record["method"] != method:
-        raise errors.BadRequest("INVALID_ENROLL_METHOD", f"the enrollment token is not for method {method}")
+        raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {method}")
     if ctl.enrollments.is_expired(record):
-        raise errors.Expired("ENROLLMENT_EXPIRED", "The enrollment token has expired")
+        raise errors.Expired(errors.ENROLLMENT_EXPIRED, "The enrollment token has expired")
     return record
 
 
@@ -95,9 +95,9 @@ def claim(ctl, record: dict) -> None:
 
 
 def invalid_token() -> errors.BadRequest:
-    return errors.BadRequest("INVALID_ENROLLMENT_TOKEN", "The supplied token is not valid")
+    return errors.BadRequest(errors.INVALID_ENROLLMENT_TOKEN, "The supplied token is not valid")
 
 
 def cert_in_use(fingerprint: str) -> errors.Conflict:
-    return errors.Conflict("CERT_IN_USE", "The certificate supplied is already associated with another identity",
+    return errors.Conflict(errors.CERT_IN_USE, "The certificate supplied is already associated with another identity",
                            {"message": "the certificate is already in use", "data": {"fingerprint": fingerprint}})

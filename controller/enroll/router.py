@@ -35,14 +35,14 @@ class RouterMethod:
         if record is None:
             raise invalid_token()
         if record["method"] != request.method:
-            raise errors.BadRequest("INVALID_ENROLL_METHOD", f"the enrollment token is not for method {request.method}")
+            raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {request.method}")
         router_id, routers = router_id_of(record), getattr(ctl, "routers", None)
         if router_id is None or routers is None or routers.find(router_id) is None:
             raise invalid_token()
         if ctl.enrollments.is_expired(record):
-            raise errors.Expired("ENROLLMENT_EXPIRED", "The enrollment token has expired")
+            raise errors.Expired(errors.ENROLLMENT_EXPIRED, "The enrollment token has expired")
         if not request.server_csr or not request.csr:
-            raise errors.BadRequest("MISSING_OR_INVALID_CSR", "both a client and a server CSR are required")
+            raise errors.BadRequest(errors.MISSING_OR_INVALID_CSR, "both a client and a server CSR are required")
         client, server = sign_router_csrs(ctl, router_id, request.csr, request.server_csr)
         with ctl.store.lock, ctl.store.transaction():
             claim(ctl, record)
@@ -55,7 +55,7 @@ def sign_router_csrs(ctl, router_id: str, client_pem: str, server_pem: str) -> t
     server_csr = parse_csr(server_pem)
     client_csr = parse_csr(client_pem)
     if common_name(client_csr) != router_id:
-        raise errors.BadRequest("COULD_NOT_PROCESS_CSR", "could not process CSR: the client CSR's common name must be the router id")
+        raise errors.BadRequest(errors.COULD_NOT_PROCESS_CSR, "could not process CSR: the client CSR's common name must be the router id")
     client_cert, server_cert = ctl.pki.sign_router_csrs(client_csr, server_csr)
     return ctl.pki.chain_pem(client_cert), ctl.pki.chain_pem(server_cert)
 

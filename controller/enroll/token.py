@@ -24,7 +24,7 @@ from controller.pki.csr import parse_csr
 
 
 def not_allowed(reason: str) -> errors.Conflict:
-    return errors.Conflict("INVALID_ENROLLMENT_NOT_ALLOWED", f"The enrollment is not allowed: {reason}")
+    return errors.Conflict(errors.INVALID_ENROLLMENT_NOT_ALLOWED, f"The enrollment is not allowed: {reason}")
 
 
 class TokenMethod:
@@ -41,7 +41,7 @@ class TokenMethod:
         if not isinstance(external_id, str) or not external_id or not isinstance(name, str) or not name:
             raise invalid_token()
         if ctl.cas.identity_by_external_id(external_id) is not None:
-            raise errors.Conflict("ENROLLMENT_IDENTITY_ALREADY_ENROLLED", "An identity with this external id is already enrolled")
+            raise errors.Conflict(errors.ENROLLMENT_IDENTITY_ALREADY_ENROLLED, "An identity with this external id is already enrolled")
         policy_id = self._check_allowed(signer, bool(request.csr))
         identity_id, cert = ctl.ids.short(), None
         if request.csr:
@@ -85,7 +85,7 @@ class TokenMethod:
         policy_id = signer.get("enroll_auth_policy_id") or DEFAULT_AUTH_POLICY
         policy = self.ctl.auth_policies.find(policy_id)
         if policy is None:
-            raise errors.ControllerError("UNHANDLED", "could not read the enrollment auth policy")
+            raise errors.ControllerError(errors.UNHANDLED, "could not read the enrollment auth policy")
         primary = policy.get("primary", {})
         if cert_enrollment and not primary.get("cert", {}).get("allowed", True):
             raise not_allowed("the auth policy does not allow certificate authentication")

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 from controller import errors
 from controller.clock import parse_rfc3339, rfc3339
 from controller.model.base import EntityManager, scalar
-from controller.store.indexes import MultiIndex, UniqueIndex
-from controller.store.query import Field
+from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
+from controller.store.query import Field, dt_key
 
 INVALID_TOKEN = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
 MISSING_TOKEN = ('zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
@@ -48,6 +48,8 @@ class ApiSessionManager(EntityManager):
         super().__init__(ctl)
         self.by_token = UniqueIndex(self.store, self.table, lambda r: r.get("token"))
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
+        #: sessions by stored last activity, so the sweep costs what expires, not what exists
+        self.by_activity = DueIndex(self.store, self.table, lambda r: dt_key(r.get("last_activity_at")))
         #: session id -> last activity (in memory; flushed to the store every 90 s)
         self._activity: dict[str, datetime] = {}
 
@@ -102,7 +104,16 @@ class ApiSessionManager(EntityManager):
     def sweep(self) -> int:
         """Delete every session idle past the timeout; return how many went."""
         now = self.clock.now()
-        expired = [r["id"] for r in self.store.all(self.table) if self.is_expired(r, now)]
+        expired = []
+        with self.store.lock:
+            for session_id in self.by_activity.due(dt_key(now - self.timeout)):
+                record = self.find(session_id)
+                if record is None:
+                    continue
+                if self.is_expired(record, now):
+                    expired.append(session_id)
+                else:  # active since its last flush: look again when the cached activity expires
+                    self.by_activity.push(dt_key(self.last_activity(record)), session_id)
         for session_id in expired:
             self.close(session_id)
         return len(expired)
@@ -153,6 +164,13 @@ class ApiSessionManager(EntityManager):
             call.session = call.identity = None
 
     def _attach(self, call, token: str) -> None:
+        call.session, call.identity = self.for_token(token)
+
+    def for_token(self, token: str) -> tuple[dict, dict]:
+        """``(API session, identity)`` of a presented token: the one lookup HTTP and the router share.
+
+        Raises ``Unauthorized`` for an unknown or expired token, a vanished or disabled identity.
+        """
         session = self.resolve(token)
         identity = self.ctl.identities.find(session["identity_id"])
         if identity is None:
@@ -161,7 +179,7 @@ class ApiSessionManager(EntityManager):
         if self.ctl.identities.is_disabled(identity):
             self.delete_for_identity(identity["id"])
             raise errors.Unauthorized()
-        call.session, call.identity = session, identity
+        return session, identity
 
     # -- second factors -------------------------------------------------------
     def auth_queries(self, session: dict, identity: dict) -> list[dict]:

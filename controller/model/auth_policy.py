@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import copy
 
+from controller import errors
 from controller.errors import ControllerError, NotFound, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, snake
@@ -143,7 +144,7 @@ class AuthPolicyManager(EntityManager):
         if users:
             raise ReferenceExists("authPolicyId", users)
         if record["id"] == "default":
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "the default authentication policy can not be deleted")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "the default authentication policy can not be deleted")
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["primary"] = to_wire(record["primary"])

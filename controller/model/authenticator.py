@@ -1,6 +1,7 @@
 """Authenticators: how an identity proves itself (``updb`` password or ``cert``)."""
 from __future__ import annotations
 
+from controller import errors
 from controller.auth.passwords import check_rules, hash_password, verify_password
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
 from controller.model import schema as s
@@ -75,12 +76,12 @@ class AuthenticatorManager(EntityManager):
         elif old is None:
             self._prepare_cert(record)
         elif body.get("password") is not None or body.get("username") is not None:
-            raise ControllerError("CAN_NOT_UPDATE_AUTHENTICATOR", "only updb authenticators have a username and password")
+            raise ControllerError(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only updb authenticators have a username and password")
 
     def _check_one_per_method(self, record: dict) -> None:
         for other in self.of_identity(record["identity_id"]):
             if other["method"] == record["method"]:
-                raise Conflict("MAX_AUTHENTICATOR_METHODS_REACHED",
+                raise Conflict(errors.MAX_AUTHENTICATOR_METHODS_REACHED,
                                f"the identity already has an authenticator of method {record['method']}")
 
     def _prepare_updb(self, record: dict, old: dict | None, body: dict, identity: dict) -> None:
@@ -106,7 +107,7 @@ class AuthenticatorManager(EntityManager):
         leaf = load_pem_chain(pem)[0]
         record["fingerprint"] = fingerprint(leaf)
         if self.by_fingerprint.get(record["fingerprint"]) is not None:
-            raise Conflict("CERT_IN_USE", "the certificate is already in use", {"fingerprint": record["fingerprint"]})
+            raise Conflict(errors.CERT_IN_USE, "the certificate is already in use", {"fingerprint": record["fingerprint"]})
         record["username"] = None
         record.setdefault("is_issued_by_network", False)
 
@@ -130,7 +131,7 @@ class AuthenticatorManager(EntityManager):
         with self.store.lock, self.store.transaction():
             self._check_one_per_method(record)
             if self.by_fingerprint.get(fingerprint) is not None:
-                raise Conflict("CERT_IN_USE", "the certificate is already in use", {"fingerprint": fingerprint})
+                raise Conflict(errors.CERT_IN_USE, "the certificate is already in use", {"fingerprint": fingerprint})
             self.store.insert(self.table, record["id"], record)
         return record["id"]
 
@@ -138,7 +139,7 @@ class AuthenticatorManager(EntityManager):
         """Change one's own password: ``currentPassword`` must match (401 otherwise)."""
         record = self.get_own(identity_id, auth_id)
         if record["method"] != "updb":
-            raise ControllerError("CAN_NOT_UPDATE_AUTHENTICATOR", "only updb authenticators have a password")
+            raise ControllerError(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only updb authenticators have a password")
         if not verify_password(body.get("currentPassword"), record):
             raise Unauthorized(cause={"field": "currentPassword", "reason": "invalid current password", "value": ""})
         changes = {k: v for k, v in body.items() if k != "currentPassword"}

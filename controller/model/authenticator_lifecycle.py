@@ -34,7 +34,7 @@ class CertLifecycle:
         ctl = self.ctl
         record = ctl.authenticators.get_own(identity_id, auth_id)
         if record["method"] != "cert" or not record.get("is_issued_by_network"):
-            raise errors.Conflict("CAN_NOT_UPDATE_AUTHENTICATOR", "only certificates issued by the network can be extended")
+            raise errors.Conflict(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only certificates issued by the network can be extended")
         # APPSEC(extend): the certificate being extended must be the one presented
         # on this TLS connection, chaining to the controller CA with clientAuth.
         if not peers or fingerprint(peers[0]) != record.get("fingerprint"):
@@ -58,13 +58,13 @@ class CertLifecycle:
         with ctl.store.lock, ctl.store.transaction():
             record = ctl.authenticators.get_own(identity_id, auth_id)
             if record["method"] != "cert" or not record.get("unverified_fingerprint"):
-                raise errors.Conflict("CAN_NOT_UPDATE_AUTHENTICATOR", "no certificate extension is pending")
+                raise errors.Conflict(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "no certificate extension is pending")
             try:
                 leaf = load_pem_chain(cert_pem)[0]
             except errors.BadRequest as ex:
-                raise errors.BadRequest("INVALID_CLIENT_CERT", "clientCert is not a PEM certificate") from ex
+                raise errors.BadRequest(errors.INVALID_CLIENT_CERT, "clientCert is not a PEM certificate") from ex
             if fingerprint(leaf) != record["unverified_fingerprint"]:
-                raise errors.BadRequest("INVALID_CLIENT_CERT", "clientCert is not the certificate issued by the extension")
+                raise errors.BadRequest(errors.INVALID_CLIENT_CERT, "clientCert is not the certificate issued by the extension")
             ctl.authenticators.touch(
                 auth_id, cert_pem=record["unverified_cert_pem"], fingerprint=record["unverified_fingerprint"],
                 unverified_cert_pem=None, unverified_fingerprint=None, is_extend_requested=False,
@@ -78,7 +78,7 @@ class CertLifecycle:
         with ctl.store.lock, ctl.store.transaction():
             record = ctl.authenticators.get(auth_id)
             if record["method"] != "cert":
-                raise errors.Forbidden("FORBIDDEN", "only certificate authenticators can be asked to extend",
+                raise errors.Forbidden(errors.FORBIDDEN, "only certificate authenticators can be asked to extend",
                                        {"field": "method", "reason": "not a certificate authenticator",
                                         "value": record["method"]})
             ctl.authenticators.touch(auth_id, is_extend_requested=True, is_key_roll_requested=bool(roll_keys),

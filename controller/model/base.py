@@ -24,6 +24,7 @@ from controller.api.call import Listing
 from controller.api.views import base_view, entity_ref
 from controller.clock import rfc3339
 from controller.errors import FieldError, NotFound
+from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
 from controller.store.query import Field, FieldSet, list_page
 
@@ -101,7 +102,7 @@ class EntityManager:
         self.ids = ctl.ids
         self.fields = FieldSet(self.filter_fields)
         self.names = UniqueIndex(self.store, self.table, lambda r: r.get("name")) if self.unique_names else None
-        self._settable_create = {a.wire: a for a in self.attrs if a.on_create}
+        self.filter_index = FilterIndex(self.store, self.table, self.fields)
         self._settable_update = {a.wire: a for a in self.attrs if a.on_update}
 
     # -- reads --------------------------------------------------------------
@@ -120,6 +121,8 @@ class EntityManager:
 
     def list(self, args: dict, *, candidates: Iterable[dict] | None = None,
              extra: Callable[[dict], bool] | None = None):
+        if candidates is None:
+            candidates = self.filter_index.candidates(args.get("filter"))
         records = self.store.all(self.table) if candidates is None else candidates
         return list_page(records, self.fields, extra=extra, **args)
 

@@ -115,7 +115,7 @@ class CaManager(EntityManager):
             raise errors.FieldError("certPem", ex.message, pem) from ex
         if not is_ca(certs[0]):
             # NOTE: the real controller answers 500 here; a client mistake is a 400.
-            raise errors.BadRequest("CERTIFICATE_IS_NOT_CA", "the first certificate of certPem is not a CA",
+            raise errors.BadRequest(errors.CERTIFICATE_IS_NOT_CA, "the first certificate of certPem is not a CA",
                                     {"field": "certPem", "reason": "certificate is not a CA", "value": ""})
         record["fingerprint"] = fingerprint(certs[0])
         holder = self.by_fingerprint.get(record["fingerprint"])
@@ -126,20 +126,20 @@ class CaManager(EntityManager):
         """``verifyCa``: a PEM certificate signed by the CA whose CN is the verification token."""
         record = self.get(ca_id)
         if record.get("is_verified"):
-            raise errors.Conflict("CA_ALREADY_VERIFIED", "the CA has already been verified")
+            raise errors.Conflict(errors.CA_ALREADY_VERIFIED, "the CA has already been verified")
         if not isinstance(body, str) or not body.strip():
-            raise errors.BadRequest("COULD_NOT_PARSE_BODY", "a PEM certificate is required as a text/plain body")
+            raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, "a PEM certificate is required as a text/plain body")
         try:
             certs = load_pem_chain(body)
         except errors.BadRequest as ex:
-            if ex.code in ("COULD_NOT_PARSE_PEM_BLOCK", "INVALID_CERT_PEM"):
-                raise errors.BadRequest("COULD_NOT_PARSE_BODY", "the body is not a PEM certificate") from ex
+            if ex.code in (errors.COULD_NOT_PARSE_PEM_BLOCK, errors.INVALID_CERT_PEM):
+                raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, "the body is not a PEM certificate") from ex
             raise
         leaf = certs[0]
         if common_name(leaf) != record.get("verification_token"):
-            raise errors.BadRequest("INVALID_COMMON_NAME", "the certificate's common name is not the verification token")
+            raise errors.BadRequest(errors.INVALID_COMMON_NAME, "the certificate's common name is not the verification token")
         if not self._verifies(leaf, certs[1:], self.certificate(record), check_leaf=True, client_auth=False):
-            raise errors.BadRequest("CERTIFICATE_FAILED_VALIDATION", "the certificate was not signed by the CA")
+            raise errors.BadRequest(errors.CERTIFICATE_FAILED_VALIDATION, "the certificate was not signed by the CA")
         self.touch(ca_id, is_verified=True)
 
     # -- trust --------------------------------------------------------------

@@ -64,9 +64,6 @@ class ConfigTypeManager(EntityManager):
         if users:
             raise ReferenceExists("configTypeId", users)
 
-    def find_by_name_or_id(self, value: str) -> dict | None:
-        return self.find(value) or self.find_by_name(value)
-
     def extend_view(self, record: dict, out: dict) -> None:
         out["schema"] = record.get("schema") or {}
         out["target"] = record.get("target") or "service"

@@ -86,7 +86,7 @@ class EnrollmentManager(EntityManager):
         for other_id in self.by_identity.get(identity["id"]):
             other = self.find(other_id)
             if other and other["id"] != record["id"] and other["method"] == record["method"]:
-                raise errors.Conflict("ENROLLMENT_EXISTS", f"an enrollment of method {record['method']} is outstanding")
+                raise errors.Conflict(errors.ENROLLMENT_EXISTS, f"an enrollment of method {record['method']} is outstanding")
         if record["method"] == "ottca":
             ca_id = record.get("ca_id")
             if not ca_id:

@@ -1,8 +1,9 @@
 """Identities: who may log in, what roles they carry, what they may do."""
 from __future__ import annotations
 
+from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
-from controller.errors import FieldError, ControllerError, NotFound
+from controller.errors import ControllerError, FieldError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
 from controller.policy.roles import validate_role_attributes
@@ -123,9 +124,9 @@ class IdentityManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_default_admin"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "the default admin identity can not be deleted")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "the default admin identity can not be deleted")
         if record.get("type_id") == "Router" and self.ctl.store.get("routers", record["id"]) is not None:
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "a router identity is deleted with its router")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "a router identity is deleted with its router")
 
     # -- disable / enable -----------------------------------------------------
     def disable(self, identity_id: str, duration_minutes: int) -> None:
@@ -153,6 +154,7 @@ class IdentityManager(EntityManager):
     def extend_view(self, record: dict, out: dict) -> None:
         identity_id = record["id"]
         disabled = self.is_disabled(record)
+        connected = self.ctl.router_presence.is_connected(identity_id)
         policy_id = record.get("auth_policy_id") or DEFAULT_AUTH_POLICY
         out.update({
             "authPolicyId": policy_id,
@@ -162,11 +164,11 @@ class IdentityManager(EntityManager):
             "disabled": disabled,
             "disabledAt": record.get("disabled_at") if disabled else None,
             "disabledUntil": record.get("disabled_until") if disabled else None,
-            "edgeRouterConnectionStatus": "offline",
+            "edgeRouterConnectionStatus": "online" if connected else "offline",
             "envInfo": record.get("env_info") or {},
             "sdkInfo": record.get("sdk_info") or {},
             "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
-            "hasEdgeRouterConnection": False,
+            "hasEdgeRouterConnection": connected,
             "isDefaultAdmin": bool(record.get("is_default_admin")),
             "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
             "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),

@@ -19,7 +19,7 @@ SELF = "./current-identity/mfa"
 
 
 def invalid_token() -> errors.BadRequest:
-    return errors.BadRequest("MFA_INVALID_TOKEN")
+    return errors.BadRequest(errors.MFA_INVALID_TOKEN)
 
 
 class MfaManager(EntityManager):
@@ -61,7 +61,7 @@ class MfaManager(EntityManager):
         }
         with self.store.lock, self.store.transaction():
             if self.of(identity["id"]) is not None:
-                raise errors.Conflict("MFA_EXISTS", "an MFA enrollment already exists; delete it first")
+                raise errors.Conflict(errors.MFA_EXISTS, "an MFA enrollment already exists; delete it first")
             self.store.insert(self.table, record["id"], record)
         self.ctl.events.mfa("enrolled", identity["id"], mfa_id=record["mfa_id"])
         return record
@@ -86,7 +86,7 @@ class MfaManager(EntityManager):
         with self.store.lock, self.store.transaction():
             record = self.of(session["identity_id"])
             if record is None:
-                raise errors.Conflict("MFA_NOT_ENROLLED", "the identity has no MFA enrollment")
+                raise errors.Conflict(errors.MFA_NOT_ENROLLED, "the identity has no MFA enrollment")
             try:
                 index = self.check_code(record, code, allow_recovery=True)
             except errors.BadRequest:

@@ -1,14 +1,21 @@
 """Wires the network model into a controller: managers, delete cascades and service-update markers.
 
 ``install(ctl)`` is called once by ``Controller.__init__`` after the policy engine
-exists. :class:`Network` holds the small cross-entity helpers the managers share.
+exists; it returns the typed registry :class:`NetworkManagers`. :class:`Network`
+holds the small cross-entity helpers the managers share.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
+
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
-from controller.model.policies import (KIND_TABLES, EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager,
-                                       ServicePolicyManager)
+from controller.model.policies import (
+    KIND_TABLES,
+    EdgeRouterPolicyManager,
+    ServiceEdgeRouterPolicyManager,
+    ServicePolicyManager,
+)
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
 from controller.model.posture_data import PostureData
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
@@ -95,42 +102,66 @@ class Network:
             self.ctl.service_updates.bump(affected)
 
 
-def install(ctl) -> None:
-    """Create the network managers on ``ctl`` and register their cascades and listeners."""
-    ctl.network = Network(ctl)
-    ctl.config_types = ConfigTypeManager(ctl)
-    ctl.configs = ConfigManager(ctl)
-    ctl.services = ServiceManager(ctl)
-    ctl.routers = RouterManager(ctl)
-    ctl.edge_routers = EdgeRouterManager(ctl)
-    ctl.transit_routers = TransitRouterManager(ctl)
-    ctl.terminators = TerminatorManager(ctl)
-    ctl.service_policies = ServicePolicyManager(ctl)
-    ctl.edge_router_policies = EdgeRouterPolicyManager(ctl)
-    ctl.service_edge_router_policies = ServiceEdgeRouterPolicyManager(ctl)
-    ctl.posture_checks = PostureCheckManager(ctl)
-    ctl.posture_check_types = PostureCheckTypeManager(ctl)
-    ctl.posture = PostureData(ctl)
-    ctl.service_configs = ServiceConfigs(ctl)
-    ctl.service_access = ServiceAccess(ctl)
-    ctl.sessions = SessionManager(ctl)
-    ctl.store.add_listener(ctl.network.on_changes)
-    _register_cascades(ctl)
+@dataclass(frozen=True)
+class NetworkManagers:
+    """The network's managers, typed and built in one place (as OpenZiti's ``managers.go``).
+
+    Each constructor reads only the store, clock, ids and policy engine, so the
+    order below is free; the cascades and the store listener are registered after.
+    """
+
+    network: Network
+    config_types: ConfigTypeManager
+    configs: ConfigManager
+    services: ServiceManager
+    routers: RouterManager
+    edge_routers: EdgeRouterManager
+    transit_routers: TransitRouterManager
+    terminators: TerminatorManager
+    service_policies: ServicePolicyManager
+    edge_router_policies: EdgeRouterPolicyManager
+    service_edge_router_policies: ServiceEdgeRouterPolicyManager
+    posture_checks: PostureCheckManager
+    posture_check_types: PostureCheckTypeManager
+    posture: PostureData
+    service_configs: ServiceConfigs
+    service_access: ServiceAccess
+    sessions: SessionManager
 
 
-def _register_cascades(ctl) -> None:
-    register, network = ctl.cascades.register, ctl.network
+#: the registry's field names (``Controller`` still answers ``ctl.<name>`` for them)
+NETWORK_MANAGER_NAMES = frozenset(field.name for field in fields(NetworkManagers))
+
+
+def install(ctl) -> NetworkManagers:
+    """Build the network managers of ``ctl``; register their cascades and listeners; return them."""
+    managers = NetworkManagers(
+        network=Network(ctl), config_types=ConfigTypeManager(ctl), configs=ConfigManager(ctl),
+        services=ServiceManager(ctl), routers=RouterManager(ctl), edge_routers=EdgeRouterManager(ctl),
+        transit_routers=TransitRouterManager(ctl), terminators=TerminatorManager(ctl),
+        service_policies=ServicePolicyManager(ctl), edge_router_policies=EdgeRouterPolicyManager(ctl),
+        service_edge_router_policies=ServiceEdgeRouterPolicyManager(ctl), posture_checks=PostureCheckManager(ctl),
+        posture_check_types=PostureCheckTypeManager(ctl), posture=PostureData(ctl), service_configs=ServiceConfigs(ctl),
+        service_access=ServiceAccess(ctl), sessions=SessionManager(ctl),
+    )
+    ctl.store.add_listener(managers.network.on_changes)
+    _register_cascades(ctl, managers)
+    return managers
+
+
+def _register_cascades(ctl, managers: NetworkManagers) -> None:
+    register, network = ctl.cascades.register, managers.network
     register("identities", lambda r: network.forget(IDENTITIES, r["id"]))
-    register("identities", ctl.service_configs.delete_for_identity)
-    register("identities", ctl.posture.forget_identity)
+    register("identities", managers.service_configs.delete_for_identity)
+    register("identities", managers.posture.forget_identity)
     register("identities", lambda r: ctl.service_updates.forget(r["id"]))
-    register("services", ctl.sessions.delete_for_service)
-    register("services", ctl.terminators.delete_for_service)
-    register("services", ctl.service_configs.delete_for_service)
+    register("services", managers.sessions.delete_for_service)
+    register("services", managers.terminators.delete_for_service)
+    register("services", managers.service_configs.delete_for_service)
     register("services", lambda r: network.forget(SERVICES, r["id"]))
-    register("routers", ctl.routers.delete_dependents)
+    register("routers", managers.routers.delete_dependents)
     register("posture_checks", lambda r: network.forget(POSTURE_CHECKS, r["id"]))
-    register("configs", ctl.services.drop_config)
-    register("configs", ctl.routers.drop_config)
-    register("api_sessions", ctl.sessions.delete_for_api_session)
-    register("api_sessions", ctl.posture.forget_session)
+    register("configs", managers.services.drop_config)
+    register("configs", managers.routers.drop_config)
+    register("api_sessions", managers.sessions.delete_for_api_session)
+    register("api_sessions", managers.posture.forget_session)

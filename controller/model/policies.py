@@ -6,11 +6,19 @@ The policy engine follows the records through :class:`controller.policy.sync.Pol
 """
 from __future__ import annotations
 
+from controller import errors
 from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, set_field, snake
-from controller.policy.kinds import (EDGE_ROUTER_POLICIES, EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS,
-                                     SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES)
+from controller.policy.kinds import (
+    EDGE_ROUTER_POLICIES,
+    EDGE_ROUTERS,
+    IDENTITIES,
+    POSTURE_CHECKS,
+    SERVICE_EDGE_ROUTER_POLICIES,
+    SERVICE_POLICIES,
+    SERVICES,
+)
 from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, roles_display, validate_roles
 from controller.store.query import Field
 
@@ -34,7 +42,7 @@ class PolicyManager(EntityManager):
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_UPDATED", "system policies can not be updated")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system policies can not be updated")
         semantic = normalize_semantic(record.get("semantic"))
         if semantic is None:
             raise FieldError("semantic", "semantic in body should be one of [AllOf AnyOf]", record.get("semantic"))
@@ -46,7 +54,7 @@ class PolicyManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "system policies can not be deleted")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "system policies can not be deleted")
 
     def extend_view(self, record: dict, out: dict) -> None:
         network = self.ctl.network
@@ -75,7 +83,8 @@ class PolicyManager(EntityManager):
 
 
 def _members_field(name: str, kind: str, pkind: str, ctl_ref) -> Field:
-    return Field(name, "set", lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind), sortable=False)
+    return Field(name, "set", lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind), sortable=False,
+                 derived=True)
 
 
 class ServicePolicyManager(PolicyManager):

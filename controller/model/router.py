@@ -15,7 +15,7 @@ from controller.model.base import Attr, EntityManager, name_field, scalar, set_f
 from controller.policy.kinds import EDGE_ROUTERS
 from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import MultiIndex, UniqueIndex
-from controller.store.query import Field
+from controller.store.query import Field, FieldSet
 
 IDS = {"type": ["array", "null"], "items": {"type": "string"}}
 NULLABLE_BOOL = {"type": ["boolean", "null"]}
@@ -48,12 +48,14 @@ class RouterManager(EntityManager):
         name_field(), scalar("fingerprint", "string"), scalar("cost", "int"),
         Field("noTraversal", "bool", lambda r: bool(r.get("no_traversal"))),
         Field("disabled", "bool", lambda r: bool(r.get("disabled"))),
-        Field("connected", "bool", lambda r: False), Field("isSystem", "bool", lambda r: False),
+        Field("isSystem", "bool", lambda r: False),
         set_field("configs", "configs"),
     )
     create_schema, update_schema, patch_schema = ROUTER_CREATE, ROUTER_CREATE, s.patch_of(ROUTER_CREATE)
 
     def __init__(self, ctl):
+        presence = ctl.router_presence
+        self.filter_fields = (*self.filter_fields, Field("connected", "bool", lambda r: presence.is_online(r["id"])))
         super().__init__(ctl)
         flag = self.kind_flag
         self.of_kind = MultiIndex(self.store, self.table, lambda r: True if flag is None or r.get(flag) else None)
@@ -139,7 +141,8 @@ class RouterManager(EntityManager):
     def extend_view(self, record: dict, out: dict) -> None:
         out.update(self.enrollment_fields(record))
         out.update({"fingerprint": record.get("fingerprint"), "isVerified": bool(record.get("is_verified")),
-                    "isOnline": False, "interfaces": [], "unverifiedCertPem": None, "unverifiedFingerprint": None,
+                    "isOnline": self.ctl.router_presence.is_online(record["id"]), "interfaces": [],
+                    "unverifiedCertPem": None, "unverifiedFingerprint": None,
                     "ctrlChanListeners": record.get("ctrl_chan_listeners") or {}, "configs": record.get("configs") or []})
 
 
@@ -163,10 +166,15 @@ class EdgeRouterManager(RouterManager):
         *RouterManager.filter_fields,
         Field("isVerified", "bool", lambda r: bool(r.get("is_verified"))),
         Field("isTunnelerEnabled", "bool", lambda r: bool(r.get("is_tunneler_enabled"))),
-        Field("online", "bool", lambda r: False), set_field("roleAttributes", "role_attributes"),
+        set_field("roleAttributes", "role_attributes"),
     )
     link_names = ("edge-router-policies", "identities", "service-edge-router-policies", "services")
     create_schema, update_schema, patch_schema = EDGE_CREATE, EDGE_CREATE, s.patch_of(EDGE_CREATE)
+
+    def __init__(self, ctl):
+        super().__init__(ctl)
+        presence = ctl.router_presence
+        self.fields = FieldSet((*self.filter_fields, Field("online", "bool", lambda r: presence.is_online(r["id"]))))
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         super().prepare(record, old, body)
@@ -208,11 +216,13 @@ class EdgeRouterManager(RouterManager):
                     "roleAttributes": record.get("role_attributes") or [], "versionInfo": dict(VERSION_INFO)})
         out.update(out["versionInfo"])  # the official documents also require these at the top level
 
-    @staticmethod
-    def common_fields(record: dict) -> dict:
+    def common_fields(self, record: dict) -> dict:
+        presence, router_id = self.ctl.router_presence, record["id"]
+        online = presence.is_online(router_id)
         return {"appData": record.get("app_data") or {}, "cost": record.get("cost") or 0,
-                "disabled": bool(record.get("disabled")), "hostname": "", "isOnline": False, "name": record["name"],
-                "noTraversal": bool(record.get("no_traversal")), "supportedProtocols": {}, "syncStatus": "SYNC_UNKNOWN"}
+                "disabled": bool(record.get("disabled")), "hostname": presence.hostname(router_id), "isOnline": online,
+                "name": record["name"], "noTraversal": bool(record.get("no_traversal")),
+                "supportedProtocols": presence.protocols(router_id), "syncStatus": "SYNC_DONE" if online else "SYNC_UNKNOWN"}
 
     def client_view(self, record: dict) -> dict:
         """The client API's edge router: common fields only."""

@@ -104,7 +104,7 @@ class ServiceAccess:
         """Services with MFA checks that re-prompt on the reported wake/unlock."""
         out, seen = [], set()
         for service_id in sorted(self.visible_ids(identity_id)):
-            for policy, checks in self.policy_results(identity_id, session, service_id):
+            for _policy, checks in self.policy_results(identity_id, session, service_id):
                 for check, result in checks:
                     if check["type_id"] == "MFA" and any(check.get(f) for f in flags) and service_id not in seen:
                         seen.add(service_id)

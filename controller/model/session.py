@@ -62,7 +62,7 @@ class SessionManager(EntityManager):
             raise errors.FieldError("ServiceId", "service not found", service_id)
         passing = self.check_posture(identity, api_session, service_id, ptype)
         if not engine.usable_edge_routers(identity["id"], service_id):
-            raise errors.BadRequest("NO_EDGE_ROUTERS_AVAILABLE", "No edge routers are available for this service")
+            raise errors.BadRequest(errors.NO_EDGE_ROUTERS_AVAILABLE, "No edge routers are available for this service")
         with self.store.lock, self.store.transaction():
             existing = self.find(self.by_purpose.get((api_session["id"], service_id, ptype)) or "")
             if existing is not None:
@@ -91,7 +91,7 @@ class SessionManager(EntityManager):
                                 "checks": checks} for pid, checks in sorted(failures.items())],
         })
         ids = " ".join(sorted(failures))
-        raise errors.Conflict("INVALID_POSTURE", "The supplied posture did not meet the criteria required for this operation",
+        raise errors.Conflict(errors.INVALID_POSTURE, "The supplied posture did not meet the criteria required for this operation",
                               {"message": f"failed to pass posture checks for service policies: [{ids}]", "data": failures})
 
     # -- automatic deletion ---------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 
+from controller import errors
 from controller.errors import Conflict, FieldError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager
@@ -79,7 +80,7 @@ class ControllerSettingManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record["id"] == GLOBAL:
-            raise Conflict("CAN_NOT_DELETE_REFERENCED_ENTITY", "the global controller settings can not be deleted",
+            raise Conflict(errors.CAN_NOT_DELETE_REFERENCED_ENTITY, "the global controller settings can not be deleted",
                            {"field": "id", "reason": "referenced", "value": GLOBAL})
 
     # -- views ------------------------------------------------------------------

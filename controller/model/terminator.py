@@ -1,6 +1,7 @@
 """Terminators: where a service is hosted (a router, a binding and an address)."""
 from __future__ import annotations
 
+from controller import errors
 from controller.errors import ControllerError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, scalar
@@ -40,8 +41,10 @@ class TerminatorManager(EntityManager):
             Field("sourceCtrl", "string", lambda r: r.get("source_ctrl") or ""),
             Field("service", "string", lambda r: r.get("service_id")),
             Field("router", "string", lambda r: r.get("router_id")),
-            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name")),
-            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name")),
+            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name"),
+                  derived=True),
+            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name"),
+                  derived=True),
             scalar("cost", "int"), scalar("precedence", "string"), scalar("identity", "string"),
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
         )
@@ -51,7 +54,7 @@ class TerminatorManager(EntityManager):
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_UPDATED", "system terminators are read only")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system terminators are read only")
         if self.ctl.services.find(record.get("service_id")) is None:
             raise NotFound("service", record.get("service_id"))
         if self.ctl.routers.find(record.get("router_id")) is None:
@@ -62,17 +65,33 @@ class TerminatorManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_system"):
-            raise ControllerError("ENTITY_CAN_NOT_BE_DELETED", "system terminators are read only")
+            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "system terminators are read only")
+
+    def create_system(self, terminator_id: str, service_id: str, router_id: str, **fields) -> None:
+        """A router's own terminator (``binding: edge``, read only over REST), as the router reported it."""
+        now = self._now()
+        record = {"id": terminator_id, "created_at": now, "updated_at": now, "tags": {}, "service_id": service_id,
+                  "router_id": router_id, "address": terminator_id, "binding": "edge", "is_system": True,
+                  "identity": fields.get("instance_id") or "", "identity_secret": None, **fields}
+        with self.store.lock, self.store.transaction():
+            if self.ctl.services.find(service_id) is None:
+                raise NotFound("service", service_id)
+            self.store.insert(self.table, terminator_id, record)
+
+    def delete_system(self, terminator_id: str) -> None:
+        with self.store.lock, self.store.transaction():
+            if self.find(terminator_id) is not None:
+                self.store.delete(self.table, terminator_id)
+
+    def delete_for_router(self, router: dict) -> None:
+        for terminator_id in list(self.by_router.get(router["id"])):
+            self.store.delete(self.table, terminator_id)
 
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]
 
     def delete_for_service(self, service: dict) -> None:
         for terminator_id in list(self.by_service.get(service["id"])):
-            self.store.delete(self.table, terminator_id)
-
-    def delete_for_router(self, router: dict) -> None:
-        for terminator_id in list(self.by_router.get(router["id"])):
             self.store.delete(self.table, terminator_id)
 
     def extend_view(self, record: dict, out: dict) -> None:

@@ -26,7 +26,6 @@ class Database:
         self._lock = threading.Lock()
         self._last: datetime | None = None
         self._temp_root: Path | None = None
-        self.last_snapshot: Path | None = None
 
     @property
     def interval(self) -> timedelta:
@@ -49,7 +48,6 @@ class Database:
             if isinstance(ex, OSError):
                 raise Unavailable(message=f"the snapshot could not be written: {ex.strerror}") from ex
             raise
-        self.last_snapshot = dest
         self.ctl.events.emit("database", "snapshot", path=str(dest))
         return dest
 

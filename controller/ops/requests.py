@@ -20,6 +20,7 @@ from collections import defaultdict, deque
 from contextvars import ContextVar
 from datetime import datetime, timedelta
 
+from controller import errors
 from controller.errors import ControllerError
 
 _current: ContextVar[tuple | None] = ContextVar("controller_request", default=None)
@@ -41,7 +42,7 @@ def current_response():
 
 
 AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa")
-TOO_MANY = "SERVER_TOO_MANY_REQUESTS"
+TOO_MANY = errors.SERVER_TOO_MANY_REQUESTS
 TOO_MANY_MESSAGE = ("Too many requests to alter state have been issued. "
                     "Please slow your request rate or try again later.")
 

@@ -130,10 +130,6 @@ class ControllerPKI:
     def server_chain_pem(self) -> str:
         return self.chain_pem(self.server_cert)
 
-    def server_key_pem(self) -> str:
-        return self.server_key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption(),
-        ).decode("ascii")
 
     def ca_bundle_pem(self) -> str:
         """The CA bundle: every controller CA cert as PEM."""

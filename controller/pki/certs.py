@@ -18,6 +18,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
+from controller import errors
 from controller.clock import utc
 from controller.errors import BadRequest
 
@@ -66,7 +67,7 @@ def pem_blocks(text: str | bytes) -> list[tuple[str, bytes]]:
         else:
             body.append(line)
     if not blocks:
-        raise BadRequest("COULD_NOT_PARSE_PEM_BLOCK", "no PEM block found")
+        raise BadRequest(errors.COULD_NOT_PARSE_PEM_BLOCK, "no PEM block found")
     return blocks
 
 
@@ -74,7 +75,7 @@ def _b64(lines: list[str]) -> bytes:
     try:
         return base64.b64decode("".join(lines), validate=True)
     except (binascii.Error, ValueError) as ex:
-        raise BadRequest("COULD_NOT_PARSE_DER_BLOCK", f"PEM block is not valid base64: {ex}") from ex
+        raise BadRequest(errors.COULD_NOT_PARSE_DER_BLOCK, f"PEM block is not valid base64: {ex}") from ex
 
 
 def load_pem_chain(text: str | bytes) -> list[x509.Certificate]:
@@ -87,7 +88,7 @@ def load_pem_chain(text: str | bytes) -> list[x509.Certificate]:
     certs = []
     for kind, body in pem_blocks(text):
         if kind != "CERTIFICATE":
-            raise BadRequest("EXPECTED_PEM_CERTIFICATE", f"expected a CERTIFICATE PEM block, got {kind}")
+            raise BadRequest(errors.EXPECTED_PEM_CERTIFICATE, f"expected a CERTIFICATE PEM block, got {kind}")
         certs.append(load_der_cert(body))
     return certs
 
@@ -102,7 +103,7 @@ def load_der_cert(data: bytes) -> x509.Certificate:
     try:
         return x509.load_der_x509_certificate(data)
     except ValueError as ex:
-        raise BadRequest("COULD_NOT_PARSE_DER_BLOCK", f"could not parse certificate DER: {ex}") from ex
+        raise BadRequest(errors.COULD_NOT_PARSE_DER_BLOCK, f"could not parse certificate DER: {ex}") from ex
 
 
 def ascii_text(data) -> str | None:
@@ -120,7 +121,7 @@ def ascii_text(data) -> str | None:
 def _as_text(data: str | bytes) -> str:
     text = ascii_text(data)
     if text is None:
-        raise BadRequest("INVALID_CERT_PEM", "PEM text (ASCII) expected")
+        raise BadRequest(errors.INVALID_CERT_PEM, "PEM text (ASCII) expected")
     return text
 
 

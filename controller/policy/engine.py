@@ -14,9 +14,20 @@ from collections.abc import Callable, Iterable
 
 from controller.policy.changes import ChangeTracker
 from controller.policy.index import EMPTY_SPEC, AttrClass, KindIndex, RoleSpec
-from controller.policy.kinds import (BIND, DIAL, EDGE_ROUTER_POLICIES, EDGE_ROUTERS, IDENTITIES, KINDS, POLICY_KINDS,
-                                     POSTURE_CHECKS, SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES,
-                                     policy_type)
+from controller.policy.kinds import (
+    BIND,
+    DIAL,
+    EDGE_ROUTER_POLICIES,
+    EDGE_ROUTERS,
+    IDENTITIES,
+    KINDS,
+    POLICY_KINDS,
+    POSTURE_CHECKS,
+    SERVICE_EDGE_ROUTER_POLICIES,
+    SERVICE_POLICIES,
+    SERVICES,
+    policy_type,
+)
 from controller.policy.queries import PolicyQueries
 from controller.policy.relation import BSide, Relation
 

@@ -7,7 +7,7 @@ entities, which keeps policy changes and memory independent of the entity count.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from controller.policy.roles import ALL_OF, ANY_OF, normalize_semantic, split_roles
@@ -158,9 +158,6 @@ class KindIndex:
         if cls is None:
             return set()
         return cls.pols.get(pkind, set()) | self.naming(pkind, entity_id)
-
-    def iter_ids(self) -> Iterator[str]:
-        return iter(self.class_of)
 
 
 def _toggle(target: set[str], value: str, add: bool) -> None:

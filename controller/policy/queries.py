@@ -11,8 +11,17 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import FieldError
 from controller.policy.index import EMPTY_SPEC, RoleSpec
-from controller.policy.kinds import (BIND, DIAL, EDGE_ROUTERS, IDENTITIES, POLICY_KINDS, POSTURE_CHECKS,
-                                     SERVICE_POLICIES, SERVICES, policy_type)
+from controller.policy.kinds import (
+    BIND,
+    DIAL,
+    EDGE_ROUTERS,
+    IDENTITIES,
+    POLICY_KINDS,
+    POSTURE_CHECKS,
+    SERVICE_POLICIES,
+    SERVICES,
+    policy_type,
+)
 from controller.policy.roles import ALL_OF, ENTITY_PREFIX, REASON_PREFIX, ROLE_PREFIX, normalize_semantic
 
 if TYPE_CHECKING:
@@ -158,17 +167,8 @@ class PolicyQueries:
 
     # -- entities and attributes ----------------------------------------------------------
     @locked
-    def has_entity(self, kind: str, entity_id: str) -> bool:
-        return self._kinds[kind].exists(entity_id)
-
-    @locked
     def entity_ids(self, kind: str) -> set[str]:
         return set(self._kinds[kind].class_of)
-
-    @locked
-    def attributes_of(self, kind: str, entity_id: str) -> frozenset[str] | None:
-        cls = self._kinds[kind].class_of.get(entity_id)
-        return None if cls is None else cls.attrs
 
     @locked
     def with_attribute(self, kind: str, attr: str) -> set[str]:

@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 
 from controller.clock import rfc3339
 from controller.policy.engine import PolicyEngine
-from controller.policy.kinds import (EDGE_ROUTER_POLICIES, POLICY_KINDS, SERVICE_EDGE_ROUTER_POLICIES,
-                                     SERVICE_POLICIES)
+from controller.policy.kinds import EDGE_ROUTER_POLICIES, POLICY_KINDS, SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES
 from controller.policy.verify import problems as verify_engine
 
 ENTITY_TABLES = {

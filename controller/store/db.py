@@ -1,8 +1,10 @@
 """The Store: TinyDB tables in memory behind one RLock, made durable by a journal.
 
 Reads are dict lookups. Each commit appends one CRC-guarded line to a journal
-segment and fsyncs it before returning, so a durable write costs the same at
-1,000 or 50,000 records. When the journal outgrows max(``compact_min_bytes``,
+segment under the lock; the thread then waits for the fsync covering that line
+as it lets go of the lock (group commit: concurrent commits share one fsync).
+So a write is durable by the time its caller can act on it, and a durable write
+costs the same at 1,000 or 50,000 records. When the journal outgrows max(``compact_min_bytes``,
 snapshot size) a background thread writes a new snapshot (a TinyDB JSON file)
 from a shallow copy and swaps it in by atomic rename; writes go on meanwhile.
 Records are immutable once stored: writers replace dicts, never mutate them,
@@ -19,12 +21,9 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.errors import Unavailable
 from controller.store import journal
-from controller.store.journal import (
-    StoreCorruptError,
-    StoreError,
-    StoreFormatError,
-    StoreInUseError,
-)
+from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
+from controller.store.locking import StoreLock
+from controller.store.snapshots import PART_RECORDS
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
 
 __all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
@@ -43,8 +42,8 @@ class Store:
     FORMAT_VERSION = journal.FORMAT_VERSION
 
     def __init__(self, path: str | os.PathLike | None = None, *, fsync: bool = True,
-                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES):
-        self.lock = threading.RLock()
+                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES, snapshot_part_records: int = PART_RECORDS):
+        self.lock = StoreLock(self._await_durable)
         self._compacting = threading.Lock()  # one compaction at a time; held by its thread
         self._pending: list[Change] = []
         self._depth = 0
@@ -55,10 +54,10 @@ class Store:
         self._journal: journal.Journal | None = None
         tables: dict[str, dict[str, dict]] = {}
         if path is not None:
-            self._journal, tables = journal.Journal.open(path, fsync=fsync)
+            self._journal, tables = journal.Journal.open(path, fsync=fsync, part_records=snapshot_part_records)
         self._storage = LiveStorage(tables, self.transaction, self._pending.append)
         self.db = KeyedTinyDB(self._storage)
-        if self._journal is not None and self._needs_compaction():
+        if self._journal is not None:
             self._compact_on_open()
 
     # -- reads ---------------------------------------------------------------
@@ -153,7 +152,7 @@ class Store:
             return
         if self._journal is not None:
             try:
-                self._journal.append(journal.encode_entry(changes))
+                self.lock.ticket = self._journal.write(journal.encode_entry(changes))
             except BaseException as ex:
                 self._undo(changes)  # memory must match the journal, whatever went wrong
                 if not isinstance(ex, OSError):
@@ -166,6 +165,13 @@ class Store:
             except Exception:
                 log.exception("store: listener %r failed", fn)
         self._maybe_compact()
+
+    def _await_durable(self, ticket: int) -> None:
+        """Called as a thread lets go of the lock: wait for the fsync covering its commits."""
+        try:
+            self._journal.sync(ticket)
+        except OSError as ex:
+            raise Unavailable() from ex
 
     def _undo(self, changes: list[Change]) -> None:
         for change in reversed(changes):
@@ -201,10 +207,14 @@ class Store:
         """After a commit: start a background compaction if the journal is due one."""
         if self._journal is None or not self._needs_compaction():
             return
+        self._start_compaction(self._begin_compaction)
+
+    def _start_compaction(self, begin: Callable[[], tuple[int, dict]]) -> None:
+        """Run ``begin()`` (upto, tables) and write that snapshot in a background thread."""
         if not self._compacting.acquire(blocking=False):
             return  # one is running already
         try:
-            upto, tables = self._begin_compaction()
+            upto, tables = begin()
             threading.Thread(target=self._compact_in_background, args=(upto, tables),
                              name="store-compaction", daemon=True).start()
         except Exception:  # the commit is durable: a compaction that cannot start is retried later
@@ -222,10 +232,14 @@ class Store:
             self._compacting.release()
 
     def _compact_on_open(self) -> None:
-        try:
-            self.compact()
-        except Unavailable as ex:  # e.g. a read-only folder: reads still work
-            log.warning("store: cannot compact on open: %s", ex.__cause__)
+        """In the background, so start-up never waits for a snapshot: finish the one an
+        earlier run left half-written, or start one if the journal is due."""
+        resume, self._journal.resume = self._journal.resume, None
+        if resume is not None:
+            self._start_compaction(lambda: resume)
+        elif self._needs_compaction():
+            with self.lock:
+                self._start_compaction(self._begin_compaction)
 
     def _begin_compaction(self) -> tuple[int, dict]:
         """Under the lock, at a commit boundary: cut the journal and copy the tables."""

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import NamedTuple, Optional, Union
 
-
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # ---------------------------------------------------------------- AST nodes

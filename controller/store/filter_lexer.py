@@ -6,7 +6,6 @@ import re
 from typing import NamedTuple, Optional
 
 from controller.errors import InvalidFilter
-
 from controller.store.filter_ast import INT64_MAX, INT64_MIN, Literal
 
 # ---------------------------------------------------------------- lexer

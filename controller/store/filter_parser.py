@@ -11,10 +11,28 @@ from __future__ import annotations
 from typing import Optional
 
 from controller.errors import InvalidFilter
+
 # NOTE(lead): the AST, rendering and lexer live in their own modules; their names are
 # re-exported here because callers treat this module as the language's front door.
-from controller.store.filter_ast import (And, Between, BoolConst, BoolField, Compare, In, IsEmpty,  # noqa: F401
-                                         Literal, Node, Not, Or, Parsed, Path, SetFn, SubQuery, number_text, render)
+from controller.store.filter_ast import (  # noqa: F401
+    And,
+    Between,
+    BoolConst,
+    BoolField,
+    Compare,
+    In,
+    IsEmpty,
+    Literal,
+    Node,
+    Not,
+    Or,
+    Parsed,
+    Path,
+    SetFn,
+    SubQuery,
+    number_text,
+    render,
+)
 from controller.store.filter_lexer import EOF, Token, _literal, number_literal, tokenize  # noqa: F401
 
 MAX_DEPTH = 100  # nesting of groups/not/sub-queries; stops RecursionError early

@@ -5,6 +5,7 @@ data folder holds only records.
 """
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from typing import Any, Callable, Hashable, Iterable
 
@@ -94,3 +95,60 @@ class MultiIndex:
                 self._remove(change.old)
             if change.new is not None:
                 self._add(change.new)
+
+
+class DueIndex:
+    """Record keys ordered by a derived time (e.g. last activity): ``due`` costs what is due.
+
+    A heap with lazy deletion: a change pushes the record's new time, and entries
+    whose record has since changed or gone are dropped as they surface.
+    """
+
+    def __init__(self, store, table: str, key_fn: Callable[[dict], str | None]):
+        self.table, self.key_fn = table, key_fn
+        self._heap: list[tuple[str, str]] = []
+        self._current: dict[str, str] = {}  # record key -> the time its live heap entry holds
+        with store.lock:
+            for record in store.values(table):
+                self._add(record)
+            heapq.heapify(self._heap)
+            store.add_listener(self._on_changes)
+
+    def __len__(self) -> int:
+        return len(self._current)
+
+    def push(self, when: str, key: str) -> None:
+        """(Re)schedule ``key`` at ``when``, e.g. after finding it still active."""
+        self._current[key] = when
+        heapq.heappush(self._heap, (when, key))
+
+    def due(self, upto: str) -> list[str]:
+        """Pop and return the keys whose time is at or before ``upto``."""
+        heap, current, out = self._heap, self._current, []
+        while heap and heap[0][0] <= upto:
+            when, key = heapq.heappop(heap)
+            if current.get(key) == when:
+                del current[key]
+                out.append(key)
+        return out
+
+    def _add(self, record: dict) -> None:
+        when = self.key_fn(record)
+        if when is not None:
+            self._current[record["id"]] = when
+            self._heap.append((when, record["id"]))
+
+    def _on_changes(self, changes) -> None:
+        for change in changes:
+            if change.table != self.table:
+                continue
+            if change.new is None:
+                self._current.pop(change.key, None)
+                continue
+            when = self.key_fn(change.new)
+            if change.old is not None and when == self._current.get(change.key):
+                continue
+            if when is None:
+                self._current.pop(change.key, None)
+            else:
+                self.push(when, change.key)

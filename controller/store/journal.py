@@ -5,6 +5,7 @@ Layout of a folder::
     format.json              {"format": "ziti-edge-controller-store", "version": 1}
     store.lock               flock'd while a Store has the folder open
     snapshot-00000007.json   TinyDB JSON ({table: {key: record}}); covers segments < 7
+    snapshot-00000009.part-000002   a part of the next snapshot (see ``snapshots``)
     journal-00000007.log     one line per commit: "<crc32 hex> <json ops>\\n"
     journal-00000008.log
 
@@ -15,6 +16,7 @@ Ops are whole-record puts and deletes, so replaying a segment twice is harmless.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import gc
 import logging
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 import orjson
+
+from controller.store import snapshots
 
 log = logging.getLogger(__name__)
 
@@ -150,9 +154,12 @@ def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
 class Journal:
     """The open files of one store folder. Appends come under the Store lock."""
 
-    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None):
+    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None, part_records: int = snapshots.PART_RECORDS):
         self.folder = folder
         self.fsync = fsync
+        self.part_records = part_records
+        #: (upto, tables at upto) of a snapshot an earlier run left half-written: finish it
+        self.resume: tuple[int, Tables] | None = None
         self.snapshot_bytes = 0
         self._lock = threading.Lock()  # guards the bookkeeping below against the compaction thread
         self._lock_fd = lock_fd
@@ -160,16 +167,22 @@ class Journal:
         self._seg = 0  # the segment the next append goes to
         self._sizes: dict[int, int] = {}  # bytes of each segment not yet covered by the snapshot
         self._snapshot: int | None = None  # ``upto`` of the snapshot file on disk
+        # group commit: bytes ever written and bytes known fsynced, guarded by ``_synced``
+        self._synced = threading.Condition(threading.Lock())
+        self._written = self._durable = 0
+        self._syncing = False
+        self._failed: OSError | None = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, fsync: bool) -> tuple[Journal, Tables]:
+    def open(cls, path: str | os.PathLike, *, fsync: bool,
+             part_records: int = snapshots.PART_RECORDS) -> tuple[Journal, Tables]:
         """Open (or initialise) a folder; returns the journal and the loaded tables."""
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
         _check_format(folder, fsync)  # before locking: leave no lock file in a foreign folder
         lock_fd = _lock_folder(folder)
         try:
-            journal = cls(folder, fsync=fsync, lock_fd=lock_fd)
+            journal = cls(folder, fsync=fsync, lock_fd=lock_fd, part_records=part_records)
             return journal, journal._load(os.listdir(folder))
         except BaseException:
             if lock_fd is not None:
@@ -194,31 +207,93 @@ class Journal:
             path = self.folder / snapshot_name(upto)
             tables, self._snapshot = load_snapshot(path), upto
             self.snapshot_bytes = path.stat().st_size
+        parted = _numbered(names, snapshots.PART_RE)
+        pending = max((n for n in parted if n > upto), default=None)
         for number in sorted(n for n in segs if n >= upto):
+            if number == pending:  # the tables as the half-written snapshot saw them
+                self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
             data = (self.folder / segment_name(number)).read_bytes()
             for ops in decode_segment(data, segment_name(number)):
                 apply_ops(tables, ops)
             self._sizes[number] = len(data)
+        if pending is not None and self.resume is None:
+            self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
         # NOTE: never append to a segment from an earlier run: it may end in a torn line.
-        self._seg = max([upto, *(n + 1 for n in segs)])
+        self._seg = max([upto, *(n + 1 for n in segs), *(n for n in parted)])
         stale = [snapshot_name(n) for n in snaps if n < upto] + [segment_name(n) for n in segs if n < upto]
+        stale += [name for name in names if _is_part(name) is not None and _is_part(name) != pending]
         _unlink_all(self.folder, stale + [n for n in names if n.endswith(".tmp")])
         return tables
 
     def append(self, line: bytes) -> None:
         """Write one commit line durably, or raise OSError leaving the files as they were."""
+        self.sync(self.write(line))
+
+    def write(self, line: bytes) -> int:
+        """Write one commit line (not yet fsynced); returns the ticket ``sync`` takes.
+
+        Raises OSError leaving the files as they were. Appends come under the Store lock.
+        """
         with self._lock:
+            if self._failed is not None:
+                raise OSError(errno.EIO, "an earlier fsync of the journal failed") from self._failed
             if self._file is None:
                 self._file = self._create_segment()
             start = self._sizes.get(self._seg, 0)
             try:
                 _write_all(self._file, line)
-                if self.fsync:
-                    os.fsync(self._file.fileno())
             except BaseException:  # also e.g. KeyboardInterrupt: the caller undoes the commit
                 self._undo(start)
                 raise
             self._sizes[self._seg] = start + len(line)
+            self._written += len(line)
+            return self._written
+
+    def sync(self, ticket: int) -> None:
+        """Return once every line up to ``ticket`` is on disk: group commit.
+
+        The first waiter fsyncs everything written so far; the others wait for
+        it (or for the next one), so concurrent commits share one fsync. Called
+        outside the Store lock, so writers go on appending meanwhile. Raises
+        OSError if the fsync failed: the journal then refuses further writes.
+        """
+        if not self.fsync:
+            return
+        with self._synced:
+            while self._durable < ticket:
+                if self._failed is not None:
+                    raise OSError(errno.EIO, "the fsync of the journal failed") from self._failed
+                if self._syncing:
+                    self._synced.wait()
+                    continue
+                self._lead_sync()
+
+    def _lead_sync(self) -> None:
+        """Under ``_synced``: fsync the open segment for every waiter, releasing it meanwhile."""
+        target, handle = self._written, self._file
+        self._syncing = True
+        self._synced.release()
+        try:
+            if handle is not None:
+                os.fsync(handle.fileno())
+        except OSError as ex:
+            log.error("store: fsync of the journal failed; refusing further writes: %s", ex)
+            self._failed = ex
+        finally:
+            self._synced.acquire()
+            self._syncing = False
+            self._synced.notify_all()
+        if self._failed is None:
+            self._durable = max(self._durable, target)
+
+    def _settle(self) -> None:
+        """Before a segment closes: wait out a running fsync, then fsync what is left."""
+        with self._synced:
+            while self._syncing:
+                self._synced.wait()
+            if self._file is not None and self.fsync and self._durable < self._written and self._failed is None:
+                os.fsync(self._file.fileno())
+            self._durable = self._written
 
     def _create_segment(self):
         path = self.folder / segment_name(self._seg)
@@ -242,11 +317,16 @@ class Journal:
         except OSError as ex:
             log.warning("store: cannot cut a failed write from %s (%s); starting a new segment",
                         segment_name(self._seg), ex)
+            try:
+                self._settle()  # earlier lines of the segment may still await their fsync
+            except OSError as sync_error:
+                self._failed = sync_error
             self._close_file()
             self._seg += 1
 
     def rotate(self) -> int:
         """Start a new segment; returns ``upto``: the segments below it are closed."""
+        self._settle()
         with self._lock:
             if self._file is not None:
                 self._close_file()
@@ -254,8 +334,16 @@ class Journal:
             return self._seg
 
     def write_snapshot(self, upto: int, tables: Tables) -> int:
-        """Write the snapshot covering segments < ``upto``; returns its size. No lock needed."""
-        return _write_snapshot(self.folder, upto, tables, self.fsync)
+        """Write the snapshot covering segments < ``upto`` (part by part, resumable); returns its size.
+
+        No lock needed.
+        """
+        parts = snapshots.write_parts(self.folder, upto, tables, per_part=self.part_records, fsync=self.fsync,
+                                      replace=_replace_atomically)
+        name = snapshot_name(upto)
+        _replace_atomically(self.folder, name, lambda handle: snapshots.join_parts(handle, self.folder, upto, parts),
+                            self.fsync)
+        return (self.folder / name).stat().st_size
 
     def retire(self, upto: int, size: int) -> None:
         """Adopt the snapshot ``upto`` and delete the files it covers."""
@@ -267,9 +355,14 @@ class Journal:
             if self._snapshot is not None and self._snapshot != upto:
                 dead.append(snapshot_name(self._snapshot))
             self._snapshot, self.snapshot_bytes = upto, size
+        dead += [name for name in os.listdir(self.folder) if _is_part(name)]
         _unlink_all(self.folder, dead)  # outside the lock: unlinking a big file takes a while
 
     def close(self) -> None:
+        try:
+            self._settle()
+        except OSError as ex:
+            log.error("store: final fsync of the journal failed: %s", ex)
         with self._lock:
             self._close_file()
             if self._lock_fd is not None:
@@ -394,6 +487,12 @@ def _fsync_dir(folder: Path) -> None:
 
 def _significant(names: list[str]) -> list[str]:
     return [name for name in names if name != LOCK_FILE and not name.endswith(".tmp")]
+
+
+def _is_part(name: str) -> int | None:
+    """The ``upto`` of a snapshot part file's name, else None."""
+    match = snapshots.PART_RE.fullmatch(name)
+    return int(match.group(1)) if match else None
 
 
 def _numbered(names: list[str], pattern: re.Pattern) -> list[int]:

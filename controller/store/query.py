@@ -9,14 +9,31 @@ from __future__ import annotations
 import datetime
 import heapq
 import re
-from dataclasses import dataclass, field as dc_field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, Callable, Iterable, Optional
 
+from controller import errors
 from controller.clock import parse_rfc3339
 from controller.errors import BadRequest, InvalidFilter
 from controller.store.filter_parser import (  # noqa: F401  (node types re-exported for callers)
-    And, Between, BoolConst, BoolField, Compare, In, IsEmpty, Literal, Node, Not, Or, Path, SetFn,
-    SubQuery, number_text, parse_text, render,
+    And,
+    Between,
+    BoolConst,
+    BoolField,
+    Compare,
+    In,
+    IsEmpty,
+    Literal,
+    Node,
+    Not,
+    Or,
+    Path,
+    SetFn,
+    SubQuery,
+    number_text,
+    parse_text,
+    render,
 )
 
 UNLIMITED = 9223372036854775807
@@ -34,6 +51,8 @@ class Field:
     type: str  # "string" | "int" | "float" | "bool" | "datetime" | "set" ("any" for tags.<key>)
     get: Callable[[dict], Any]
     sortable: bool = True
+    #: computed from other tables or state: indexes of this table cannot follow it
+    derived: bool = False
 
     def __post_init__(self):
         if self.type == "set":
@@ -476,7 +495,7 @@ def _int_param(value, name: str) -> Optional[int]:
     else:
         number = None
     if number is None or not -(2**63) <= number < 2**63:
-        raise BadRequest("INVALID_PAGINATION", None, {"code": "UNHANDLED", "message": f"invalid {name}: {value!r}"})
+        raise BadRequest(errors.INVALID_PAGINATION, None, {"code": errors.UNHANDLED, "message": f"invalid {name}: {value!r}"})
     return number
 
 
@@ -496,7 +515,7 @@ def effective_offset(offset: Optional[int]) -> int:
 def _sort_param(sort: str, fields: FieldSet) -> list:
     """Keys from a raw ?sort value ("name desc, id"); BadRequest(INVALID_SORT_IDENTIFIER) if bad."""
     def bad(detail):
-        return BadRequest("INVALID_SORT_IDENTIFIER", None, {"code": "UNHANDLED", "message": detail})
+        return BadRequest(errors.INVALID_SORT_IDENTIFIER, None, {"code": errors.UNHANDLED, "message": detail})
 
     try:
         parsed = parse_text("sort by " + str(sort))

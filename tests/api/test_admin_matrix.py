@@ -1,76 +1,141 @@
-"""Admin access as a matrix over every route, kept in step with the route table."""
+"""Admin access as a matrix over every real management operation (fixtures/operations/reference.json).
+
+Expectations come from the reference table of the real controller, not from our
+route table, so a route declared with the wrong level fails here. The matrix
+only reads (every request is refused, or names an id that does not exist), so
+one controller per mode serves every item; sessions are logged in once and
+again only when a request of the matrix ended them (logout, clock moved).
+"""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from controller.api.operations import ADMIN, CLIENT, MANAGEMENT, PARTIAL, PREFIXES, PUBLIC, SESSION
-from controller.api.routes import build_route_table
+from controller.app import create_app
+from controller.clock import FrozenClock
+from controller.config import Config
+from harness.transport import inprocess, over_http
+from harness.wire import Api
+from tests.api.reference_operations import REFERENCE
 from tests.api.test_conventions import assert_error
 
-ROUTES = build_route_table()
+PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
+ADMIN = ("admin", "admin")
+NON_ADMIN = ("matrix-user", "matrix-pass")
 
 
 def concrete(path: str) -> str:
     return re.sub(r"{\w+}", "some-id", path)
 
 
-def routes(api: str, levels: tuple[str, ...]):
-    return [pytest.param(op, id=f"{op.method} {op.path}") for op in ROUTES.for_api(api) if op.auth in levels]
+def operations(api: str, levels: tuple[str, ...]):
+    return [pytest.param(row, id=f"{row['method']} {row['path']}") for row in REFERENCE
+            if row["api"] == api and row["auth"] in levels]
 
 
-def send(api_client, op, api=MANAGEMENT, headers=None):
-    return api_client.request(op.method, PREFIXES[api] + concrete(op.path), json={} if op.method != "GET" else None,
-                              headers=headers or {})
+class Matrix:
+    """One controller and its clients, shared by the matrix's items in one mode."""
+
+    def __init__(self, mode: str, http_server=None):
+        self.clock = FrozenClock("2025-06-01T12:00:00Z")
+        self.app = create_app(Config(), clock=self.clock)
+        self.holder = http_server[0] if http_server else None
+        self.http = inprocess(self.app) if mode == "inprocess" else over_http(http_server[1].url)
+        self.api = Api(self.http)
+        self._sessions: dict[str, Api] = {}
+        self._non_admin_created = False
+
+    def mount(self) -> "Matrix":
+        if self.holder is not None:
+            self.holder.app = self.app
+        return self
+
+    def send(self, client: Api, row: dict, headers: dict | None = None):
+        path = PREFIXES[row["api"]] + concrete(row["path"])
+        body = {} if row["method"] != "GET" else None
+        return client.request(row["method"], path, json=body, headers=headers or {})
+
+    def session(self, kind: str) -> Api:
+        """A live session of ``admin`` or ``non-admin`` (logged in again if a request ended it)."""
+        cached = self._sessions.get(kind)
+        if cached is not None and cached.mgmt("GET", "/current-api-session").status_code == 200:
+            return cached
+        if kind == "non-admin" and not self._non_admin_created:
+            admin = self.session("admin")
+            identity_id = admin.create("identities", {"name": "matrix-user", "type": "User", "isAdmin": False})
+            admin.create("authenticators", {"identityId": identity_id, "method": "updb",
+                                            "username": NON_ADMIN[0], "password": NON_ADMIN[1]})
+            self._non_admin_created = True
+        self._sessions[kind] = self.api.login(*(ADMIN if kind == "admin" else NON_ADMIN))
+        return self._sessions[kind]
+
+    def expired_admin(self) -> Api:
+        """An admin session left idle past its timeout (the clock moves once; live sessions log in again)."""
+        if "expired" not in self._sessions:
+            self._sessions["expired"] = self.api.login(*ADMIN)
+            self.clock.advance(minutes=31)
+        return self._sessions["expired"]
+
+    def close(self) -> None:
+        self.http.close()
+        self.app.controller.close()
+
+
+@pytest.fixture(scope="module", params=["inprocess", "http"])
+def shared(request):
+    chosen = request.config.getoption("controller_mode")
+    if request.config.getoption("controller_url"):
+        pytest.skip("the matrix needs an in-process controller (its clock)")
+    if chosen not in ("both", request.param):
+        pytest.skip(f"--controller-mode={chosen}")
+    server = request.getfixturevalue("ziti_http_server") if request.param == "http" else None
+    matrix = Matrix(request.param, server)
+    yield matrix
+    matrix.close()
 
 
 @pytest.fixture
-def non_admin(api, make_identity):
-    make_identity(password="plain-pass", username="plainuser")
-    return api.login("plainuser", "plain-pass")
+def matrix(shared):
+    return shared.mount()
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN, SESSION, PARTIAL)))
-def test_no_session_is_401(api, op):
-    assert_error(send(api, op), 401, "UNAUTHORIZED")
+@pytest.mark.parametrize("row", operations("management", ("admin", "session")))
+def test_no_session_is_401(matrix, row):
+    assert_error(matrix.send(matrix.api, row), 401, "UNAUTHORIZED")
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN, SESSION, PARTIAL)))
-def test_unknown_token_is_401(api, op):
-    assert_error(send(api, op, headers={"zt-session": "4b1f0c55-0000-4000-8000-000000000000"}), 401, "UNAUTHORIZED")
+@pytest.mark.parametrize("row", operations("management", ("admin", "session")))
+def test_unknown_token_is_401(matrix, row):
+    response = matrix.send(matrix.api, row, headers={"zt-session": "4b1f0c55-0000-4000-8000-000000000000"})
+    assert_error(response, 401, "UNAUTHORIZED")
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN,)))
-def test_non_admin_session_is_401(non_admin, op):
-    assert_error(send(non_admin, op), 401, "UNAUTHORIZED")
+@pytest.mark.parametrize("row", operations("management", ("admin",)))
+def test_non_admin_session_is_401(matrix, row):
+    assert_error(matrix.send(matrix.session("non-admin"), row), 401, "UNAUTHORIZED")
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN,)))
-def test_expired_admin_session_is_401(admin, ziti_clock, op):
-    ziti_clock.advance(minutes=31)
-    assert_error(send(admin, op), 401, "UNAUTHORIZED")
+@pytest.mark.parametrize("row", operations("management", ("admin",)))
+def test_expired_admin_session_is_401(matrix, row):
+    assert_error(matrix.send(matrix.expired_admin(), row), 401, "UNAUTHORIZED")
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (ADMIN,)))
-def test_admin_session_is_never_401(admin, op):
-    response = send(admin, op)
+@pytest.mark.parametrize("row", operations("management", ("admin",)))
+def test_admin_session_is_never_401(matrix, row):
+    response = matrix.send(matrix.session("admin"), row)
     assert response.status_code != 401, response.text
     assert response.status_code < 500, response.text
 
 
-@pytest.mark.parametrize("op", routes(MANAGEMENT, (SESSION,)))
-def test_non_admin_reaches_session_operations(non_admin, op):
-    response = send(non_admin, op)
+@pytest.mark.parametrize("row", operations("management", ("session",)))
+def test_non_admin_reaches_session_operations(matrix, row):
+    response = matrix.send(matrix.session("non-admin"), row)
     assert response.status_code != 401 and response.status_code < 500, response.text
 
 
-PUBLIC_ROUTES = [pytest.param(name, op, id=f"{name} {op.method} {op.path}")
-                 for name in (MANAGEMENT, CLIENT) for op in ROUTES.for_api(name) if op.auth == PUBLIC]
-
-
-@pytest.mark.parametrize("api_name, op", PUBLIC_ROUTES)
-def test_public_operations_need_no_session(api, api_name, op):
-    response = send(api, op, api=api_name)
+@pytest.mark.parametrize("row", operations("management", ("public",)) + operations("client", ("public",)))
+def test_public_operations_need_no_session(matrix, row):
+    response = matrix.send(matrix.api, row)
     assert response.status_code != 401, response.text
     assert response.status_code < 500, response.text

@@ -7,7 +7,6 @@ import jwt
 import pytest
 
 from controller.clock import rfc3339
-
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
 from tests.flows.certs import CLIENT, CONTROLLER_URL, create_ca, new_identity, pending

@@ -5,8 +5,8 @@ import orjson
 
 from controller.app import create_app
 from controller.config import Config
-from harness.wire import Api
 from harness.transport import inprocess
+from harness.wire import Api
 from tests.api.test_mfa import code, enroll_verified
 from tests.api.test_password_login import login
 

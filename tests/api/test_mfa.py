@@ -1,9 +1,6 @@
 """TOTP MFA through the HTTP API: the spec's MFA rows, partial sessions, recovery codes, QR code."""
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import re
 import struct
 import zlib
@@ -13,6 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import segno
 
+from harness.flows import TotpDevice
 from tests.api.test_conventions import assert_error
 
 TOTP_QUERY = {"typeId": "MFA", "provider": "ziti", "format": "alphaNumeric", "httpMethod": "POST",
@@ -29,11 +27,7 @@ def secret_of(provisioning_url: str) -> str:
 
 def code(secret: str, clock, steps: int = 0) -> str:
     """What an authenticator app shows ``steps`` 30-second steps from the controller clock (RFC 6238)."""
-    when = clock.now() + timedelta(seconds=30 * steps)
-    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
-    digest = hmac.new(key, struct.pack(">Q", int(when.timestamp()) // 30), hashlib.sha1).digest()
-    offset = digest[-1] & 0x0F
-    return f"{(struct.unpack('>I', digest[offset:offset + 4])[0] & 0x7FFFFFFF) % 1_000_000:06d}"
+    return TotpDevice(secret, []).code(clock.now() + timedelta(seconds=30 * steps))
 
 
 def start_enrollment(session) -> dict:

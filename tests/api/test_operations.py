@@ -8,8 +8,8 @@ from controller.app import create_app
 from controller.config import Config
 from controller.store import journal
 from controller.store.db import Store
-from harness.wire import Api
 from harness.transport import inprocess
+from harness.wire import Api
 from tests.api.test_conventions import assert_error
 from tests.api.test_password_login import login, policy_body
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import falcon.inspect
 import pytest
 
-from controller.api.operations import CLIENT, MANAGEMENT, PREFIXES
 from controller.api.openapi import to_swagger_schema
+from controller.api.operations import CLIENT, MANAGEMENT, PREFIXES
 
 
 def mounted(app) -> dict[str, set[str]]:

@@ -5,11 +5,11 @@ Everything goes through the HTTP API and ``harness.pki`` (never ``controller.pki
 from __future__ import annotations
 
 import pytest
-from cryptography import x509
 
 from harness import pki as hp
-from harness.wire import ApiError
-from harness.enroll import ott_csr
+from harness.client import data_of
+from harness.flows import ca_verification_proof, submit_ott_csr
+from harness.flows import verify_ca as verify_ca_flow
 
 CLIENT = "/edge/client/v1"
 CONTROLLER_URL = "https://127.0.0.1:1280"
@@ -19,9 +19,7 @@ ENV_INFO = {"os": "linux", "osRelease": "6.1", "osVersion": "1", "arch": "x86_64
 
 def ok(response):
     """The ``data`` of a 2xx reply; ApiError otherwise."""
-    if response.status_code >= 300:
-        raise ApiError(response)
-    return response.json()["data"] if response.content else None
+    return data_of(response)
 
 
 def new_identity(admin, name: str, enrollment: dict | None = None, **fields) -> str:
@@ -43,11 +41,8 @@ def post_csr(api, token: str, csr_pem: str, *, content_type: str = "text/plain",
 
 
 def enroll_ott(api, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
-    """Enroll like the C SDK (text/plain CSR); return the issued chain with its key."""
-    csr_pem, key = ott_csr(subject, CONTROLLER_URL, key_type=key_type)
-    data = ok(post_csr(api, token, csr_pem))
-    chain = x509.load_pem_x509_certificates(data["cert"].encode("ascii"))
-    return hp.CertKey(chain[0], key, chain[1:])
+    """Enroll like the C SDK (the harness flow, text/plain CSR); return the issued chain with its key."""
+    return submit_ott_csr(api, token, subject, CONTROLLER_URL, key_type=key_type).cert_key()
 
 
 def enrolled(admin, api, name: str, **fields) -> tuple[str, hp.CertKey]:
@@ -79,16 +74,14 @@ def create_ca(admin, name: str, root: hp.CertKey, **fields) -> str:
 
 
 def verify_ca(admin, ca_id: str, root: hp.CertKey, now=None):
-    """Post the proof of possession: a cert signed by the CA whose CN is the verification token."""
-    token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
-    proof = hp.make_leaf(root, token, now=now)
-    return admin.mgmt("POST", f"/cas/{ca_id}/verify", content=proof.cert_pem.encode("ascii"),
-                      headers={"content-type": "text/plain"})
+    """Post the proof of possession (the harness's), returning the raw response."""
+    proof = ca_verification_proof(admin, ca_id, root, now=now)
+    return admin.mgmt("POST", f"/cas/{ca_id}/verify", content=proof.encode("ascii"), headers={"content-type": "text/plain"})
 
 
 def verified_ca(admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
     ca_id = create_ca(admin, name, root, **fields)
-    ok(verify_ca(admin, ca_id, root, now))
+    verify_ca_flow(admin, ca_id, root, now=now)
     return ca_id
 
 

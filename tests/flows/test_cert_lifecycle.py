@@ -6,9 +6,19 @@ from cryptography.x509.oid import NameOID
 
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
-from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
-from tests.flows.certs import (CLIENT, cert_login, enroll_ott, enrolled, new_identity, ok, session_of,
-                               third_party, verified_ca)
+from tests.flows.certs import (  # noqa: F401 - shared fixtures
+    CLIENT,
+    admin,
+    api,
+    cert_login,
+    enroll_ott,
+    enrolled,
+    new_identity,
+    ok,
+    session_of,
+    third_party,
+    verified_ca,
+)
 
 
 def cert_auth_id(admin, identity_id: str) -> str:

@@ -7,9 +7,20 @@ import pytest
 
 from harness import pki as hp
 from tests.api.test_conventions import assert_error
-from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
-from tests.flows.certs import (CLIENT, cert_login, enrolled, new_identity, ok, policy, session_of, third_party,
-                               verified_ca, create_ca)
+from tests.flows.certs import (  # noqa: F401 - shared fixtures
+    CLIENT,
+    admin,
+    api,
+    cert_login,
+    create_ca,
+    enrolled,
+    new_identity,
+    ok,
+    policy,
+    session_of,
+    third_party,
+    verified_ca,
+)
 
 
 def attach_cert(admin, identity_id: str, client: hp.CertKey) -> str:

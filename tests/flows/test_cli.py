@@ -42,7 +42,7 @@ def test_up_applies_a_network_and_writes_jwts(tmp_path, capsys):
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump(NETWORK))
     out = tmp_path / "ids"
-    code = main(["up", str(net), "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
+    code = main(["up", str(net), "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0", "--router-port", "0",
                  "--out", str(out), "--exit-after-start"])
     assert code == 0
     printed = capsys.readouterr().out

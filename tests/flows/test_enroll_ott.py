@@ -9,9 +9,19 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from harness import pki as hp
 from harness.enroll import ott_csr
 from tests.api.test_conventions import assert_error
-from tests.flows.certs import api, admin  # noqa: F401 - shared fixtures
-from tests.flows.certs import (CLIENT, CONTROLLER_URL, cert_login, enroll_ott, new_identity, ok, pending, post_csr,
-                               session_of)
+from tests.flows.certs import (  # noqa: F401 - shared fixtures
+    CLIENT,
+    CONTROLLER_URL,
+    admin,
+    api,
+    cert_login,
+    enroll_ott,
+    new_identity,
+    ok,
+    pending,
+    post_csr,
+    session_of,
+)
 
 
 def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, make_cert_api, ziti_unique):

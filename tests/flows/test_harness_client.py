@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from harness.client import ZitiClient, snake
-from harness.wire import ApiError
-from harness.opgen import served_operations
 from harness.operations import OPERATIONS
+from harness.opgen import served_operations
+from harness.wire import ApiError
 
 
 @pytest.fixture

@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.analysis import Analysis
+from harness.generate import generate
 from harness.network import Network, apply
 from harness.notebook import (ExplorerState, MatrixView, Playground, PolicyExplorer, TimelineView, filter_events,
                               run_virtual_clients, sample_network)
-from harness.plots import Picture, access_heatmap, draw_policy_graph, plot_timeline, policy_graph, timeline_frame
+from harness.plots import Picture, access_heatmap, draw_policy_graph, policy_graph
+from harness.timeline import plot_timeline, timeline_frame
 
 POSTURE = {"ben.sales": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}}}
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,12 +120,15 @@ def test_the_explorer_draws_its_state(explorer):
     assert isinstance(figure, Picture) and figure._repr_png_().startswith(b"\x89PNG")
 
 
-def test_the_readme_picture_renders(tmp_path):
-    spec = importlib.util.spec_from_file_location("make_explorer_png", ROOT / "docs" / "make_explorer_png.py")
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("chromium") and importlib.util.find_spec("playwright")
+                         and importlib.util.find_spec("jupyterlab")), reason="needs chromium, playwright and jupyterlab")
+def test_the_readme_screenshot_is_taken_from_jupyterlab(tmp_path):
+    spec = importlib.util.spec_from_file_location("screenshot", ROOT / "docs" / "screenshot.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    path = module.render(tmp_path / "explorer.png")
-    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 20_000
+    path = module.shoot(tmp_path / "explorer.png", chromium=shutil.which("chromium"))
+    assert path.read_bytes().startswith(b"\x89PNG") and path.stat().st_size > 50_000
 
 
 # -- the matrix and the graph -----------------------------------------------------------------------
@@ -135,12 +142,28 @@ def test_matrix_view_narrows_by_attribute(company):
     assert view.figure.axes[0].get_ylabel() == "identities (2)"
 
 
-def test_heatmap_marks_the_highlighted_cell_and_failing_posture(company):
-    figure = access_heatmap(Analysis(company, posture=POSTURE), highlight=("ben.sales", "crm"))
+def test_heatmap_marks_the_highlighted_cell_and_does_not_call_failing_posture_usable(company):
+    analysis = Analysis(company, posture=POSTURE)  # only ben reported, from Linux: every managed pair fails
+    figure = access_heatmap(analysis, highlight=("ben.sales", "crm"))
     ax = figure.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["ana.sales", "ben.sales"]
-    assert len(ax.patches) == 1 and ax.collections  # the outline, and the posture crosses
-    assert "posture fails" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert len(ax.patches) == 1  # the outline
+    assert "allowed, posture fails" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert ax.get_title().endswith("14 pairs allowed, 9 usable, 5 refused by posture")
+    codes = analysis.matrix().codes()
+    assert codes[1, 0] == 1 + 4 + 8 and codes[0, 4] == 1 + 4  # ben/crm refused; ana/wiki (no posture) usable
+    assert analysis.matrix().frame(with_routers=True).loc["ben.sales", "crm"] == "D!"
+
+
+def test_a_big_heatmap_groups_equal_access_and_labels_groups_by_shared_attributes():
+    analysis = Analysis(generate("realistic"))
+    ax = access_heatmap(analysis).axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "#sales #staff (21)" in labels and ax.get_ylabel() == "identities (150), grouped by access"
+    assert len(labels) <= 40 and len(set(labels)) == len(labels)
+    rows = [row.tobytes() for row in np.asarray(ax.images[0].get_array(), dtype=np.int8)]
+    runs = 1 + sum(a != b for a, b in zip(rows, rows[1:]))
+    assert runs == len(set(rows)) < 40  # each access pattern is one block of rows
 
 
 def test_policy_graph_links_identities_policies_services_and_routers(company):
@@ -173,6 +196,23 @@ def test_virtual_clients_leave_a_timeline_that_the_view_filters(playground):
     kept = view.selected()
     assert len(kept) == 1 and kept[0]["namespace"] == "authentication"
     assert "<b>1 events</b>" in view.table.value and "dev.ops" in view.table.value
-    assert view.figure.axes[0].get_title() == "1 events"
+    assert view.figure.axes[0].get_title() == "1 events, 1 network change(s)"  # the change stays marked
     assert filter_events(result.events, result.names, None, "ana.sales")
-    assert plot_timeline(result.events, result.names).axes
+
+
+def test_the_timeline_colours_clients_and_marks_network_changes(playground):
+    def revoke(pg):
+        apply(pg.admin, {"identities": [{"name": "dev.ops", "roleAttributes": ["staff"]}]})
+
+    result = run_virtual_clients(playground, [("ana", "ana.sales", "Sales-Pass-123"), ("dev", "dev.ops", "Ops-Pass-1234")],
+                                 rounds=3, changes={2: revoke})
+    router_event = {"namespace": "router.circuits", "event_type": "dialed", "timestamp": result.events[-1]["timestamp"]}
+    ax = plot_timeline([*result.events, router_event], result.names).axes[0]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == ["Default Admin", "ana.sales", "dev.ops", "(no identity)", "network change"]  # admin's apply too
+    marks = [t.get_text() for t in ax.texts]
+    assert marks == ["updated identities/dev.ops (role_attributes)"]  # logins that touch identities are not changes
+    lanes = [t.get_text() for t in ax.get_yticklabels()]
+    assert "router.circuits dialed" in lanes and "authentication success" in lanes
+    colours = {tuple(c.get_facecolor()[0]) for c in ax.collections}
+    assert len(colours) == 4  # three identities and the neutral grey

@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.policy.roles import matches
-from harness.wire import Api
 from harness.transport import inprocess
+from harness.wire import Api
 
 EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", "25"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

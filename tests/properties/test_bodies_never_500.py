@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from controller.api.operations import PREFIXES
 from controller.app import create_app
 from controller.clock import FrozenClock
-from harness.wire import Api
 from harness.transport import inprocess
+from harness.wire import Api
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),

@@ -16,10 +16,14 @@ from pathlib import Path
 import pytest
 from tinydb import TinyDB
 
+from controller.store import journal
 from controller.store.db import Store
 
 WRITER = Path(__file__).with_name("_writer.py")
 RUNS = 24
+MODES = ("write", "compact", "concurrent")
+PRELOAD = 20_000  # records in the journal before the resume test's first run
+MAX_RESUME_RUNS = 40
 
 
 class Ledger:
@@ -59,7 +63,7 @@ def run_and_kill(folder: Path, mode: str, run: int, rng: random.Random) -> list[
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
-        if not ready.wait(20) or lines[:1] != [b"ready\n"]:
+        if not ready.wait(20) or not lines[0].startswith(b"ready"):
             raise RuntimeError(f"writer did not start: {process.stderr.read1(4096)!r}")
         time.sleep(rng.uniform(0.02, 0.4))  # the random moment of the kill is the point of this test
         if process.poll() is not None:
@@ -72,10 +76,18 @@ def run_and_kill(folder: Path, mode: str, run: int, rng: random.Random) -> list[
     return lines
 
 
-def check(folder: Path, ledger: Ledger, where: str) -> int:
-    """Reopen the folder and check the ledger against it; returns the record count."""
-    with Store(folder) as store:  # opening cleanly is part of the check
-        records = {record["id"]: record for record in store.all("records")}
+def check(folder: Path, ledger: Ledger, where: str, *, compact: bool = True) -> int:
+    """Reopen the folder and check the ledger against it; returns the record count.
+
+    ``compact=False`` loads it without the Store, which would finish a pending snapshot.
+    """
+    if compact:
+        with Store(folder) as store:  # opening cleanly is part of the check
+            records = {record["id"]: record for record in store.all("records")}
+    else:
+        opened, tables = journal.Journal.open(folder, fsync=False)
+        opened.close()
+        records = tables.get("records", {})
     for key, record in records.items():
         assert record["crc"] == zlib.crc32(record["body"].encode()), f"{where}: {key} is not whole"
         members = (f"{record['tx']}-{index}" for index in range(record["size"]))
@@ -95,12 +107,14 @@ def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
     killed_mid_snapshot = 0
 
     for run in range(RUNS):
-        mode = "compact" if run % 2 else "write"
+        mode = MODES[run % len(MODES)]
         ledger.read(run_and_kill(folder, mode, run, rng))
         killed_mid_snapshot += mode == "compact" and any(folder.glob("snapshot-*.tmp"))
         check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} ({mode})")
 
     assert len(ledger.acked) > RUNS, "the writers hardly wrote anything"
+    assert len({key.split("-")[0] for key in ledger.acked if "t" in key.split("-")[0]}) > 1, \
+        "no concurrent writers were acknowledged"
     assert killed_mid_snapshot > 0, "no kill landed inside a snapshot write"
     with Store(folder) as store:
         store.compact()
@@ -108,3 +122,26 @@ def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
     [snapshot] = folder.glob("snapshot-*.json")
     with TinyDB(snapshot, access_mode="r") as stock:
         assert len(stock.table("records")) == expected
+
+
+@pytest.mark.slow
+def test_compaction_progresses_when_kills_come_faster_than_a_snapshot(tmp_path):
+    seed = int(os.environ.get("STORE_KILL_SEED", random.randrange(2**32)))
+    rng, folder, ledger = random.Random(seed), tmp_path / "data", Ledger()
+    with Store(folder, compact_min_bytes=1 << 30) as store:  # a long journal and no snapshot yet
+        for start in range(0, PRELOAD, 1000):
+            with store.transaction():
+                for index in range(start, start + 1000):
+                    store.insert("records", f"pre-{index}", {"id": f"pre-{index}", "tx": "pre", "size": 1,
+                                                             "body": "x" * 200, "crc": zlib.crc32(b"x" * 200)})
+    ledger.acked.update(f"pre-{index}" for index in range(PRELOAD))
+    resumed = 0
+    for run in range(MAX_RESUME_RUNS):
+        lines = run_and_kill(folder, "resume", run, rng)
+        ledger.read(lines)
+        resumed += int(lines[0].split()[1]) > 0  # this run found parts an earlier, killed run had written
+        check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} (resume)", compact=False)
+        if list(folder.glob("snapshot-*.json")):
+            break
+    assert list(folder.glob("snapshot-*.json")), f"STORE_KILL_SEED={seed}: no snapshot completed in {run + 1} runs"
+    assert resumed > 0, "every snapshot finished within one run: the parts were never resumed"

@@ -13,9 +13,16 @@ from cryptography import x509
 
 from controller.config import Config
 from harness import pki as hp
-from harness.wire import Api
-from harness.enroll import EnrolledIdentity, ott_csr, parse_cacerts, pem_bundle, served_certificate, verify_enrollment_jwt
+from harness.enroll import (
+    EnrolledIdentity,
+    ott_csr,
+    parse_cacerts,
+    pem_bundle,
+    served_certificate,
+    verify_enrollment_jwt,
+)
 from harness.transport import inprocess
+from harness.wire import Api
 from tests.flows.certs import ENV_INFO, SDK_INFO, ok
 
 SDK_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": "harness-sdk (OpenSSL)"}

@@ -35,7 +35,8 @@ def test_matrix_lists_every_pair_with_dial_bind_and_routers(company):
     with pytest.raises(KeyError):
         matrix["eve.contractor", "crm"]
     assert len(matrix) == len(list(matrix)) == 14
-    assert matrix.counts() == {"identities": 7, "services": 5, "dial": 11, "bind": 3, "any": 14, "usable": 14}
+    assert matrix.counts() == {"identities": 7, "services": 5, "dial": 11, "bind": 3, "any": 14, "usable": 14,
+                               "posture_fails": 0}
     assert {"identity": "dev.ops", "service": "ssh", "dial": True, "bind": False,
             "routers": ["er-eu-1", "er-eu-2", "er-us-1"]} in matrix.rows()
 

@@ -7,8 +7,15 @@ import pytest
 
 from controller.errors import FieldError
 from controller.policy.engine import PolicyEngine
-from controller.policy.kinds import (EDGE_ROUTER_POLICIES, EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS,
-                                     SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES)
+from controller.policy.kinds import (
+    EDGE_ROUTER_POLICIES,
+    EDGE_ROUTERS,
+    IDENTITIES,
+    POSTURE_CHECKS,
+    SERVICE_EDGE_ROUTER_POLICIES,
+    SERVICE_POLICIES,
+    SERVICES,
+)
 from controller.policy.verify import problems
 
 

@@ -11,6 +11,7 @@ from controller.errors import BadRequest
 from controller.pki import fingerprint, is_ca, is_expired, load_pem_chain, verify_chain
 from harness import pki as hp
 
+
 def _now() -> datetime:
     # Per call: the certificates are dated when each test makes them, not at import.
     return datetime.now(timezone.utc)

@@ -5,8 +5,22 @@ import pytest
 
 from controller.errors import InvalidFilter
 from controller.store.filter_parser import (
-    And, Between, BoolConst, BoolField, Compare, In, IsEmpty, Literal, Not, Or, Path, SetFn, SubQuery,
-    parse_text, render, tokenize,
+    And,
+    Between,
+    BoolConst,
+    BoolField,
+    Compare,
+    In,
+    IsEmpty,
+    Literal,
+    Not,
+    Or,
+    Path,
+    SetFn,
+    SubQuery,
+    parse_text,
+    render,
+    tokenize,
 )
 from controller.store.query import Query, parse
 
@@ -228,6 +242,7 @@ def test_render_parses_back_to_the_same_query(text):
 
 def test_repr_is_valid_python():
     import datetime as datetime_module  # noqa: F401  (needed by the eval below)
+
     from controller.store import filter_parser as fp
     node = pred('a = 1 and not d > datetime(2024-01-01T00:00:00Z) or anyOf(s) in ["x"]')
     assert eval(repr(node), {**vars(fp), "datetime": datetime_module}) == node

@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 
 from controller.errors import FieldError
-from controller.policy.roles import (matches, normalize_semantic, roles_display, validate_role_attributes,
-                                     validate_roles)
+from controller.policy.roles import matches, normalize_semantic, roles_display, validate_role_attributes, validate_roles
 
 
 def no_missing(ids):

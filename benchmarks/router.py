@@ -1,0 +1,266 @@
+"""The edge router: round trips, bulk throughput, dials per second, memory held per connection.
+
+Run: ``python -m benchmarks.router [--quick]``. The controller and its router run
+as ``python -m controller`` in a subprocess (so its RSS is the router's process);
+the harness's data plane is the SDK. Each figure is printed beside an anchor
+measured in the same run on the same loopback:
+
+* echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo;
+* one connection's bulk MB/s (unencrypted service) vs a bare asyncio TLS relay
+  (its own process) in front of the same sink;
+* dials per second (Connect until StateConnected, session cached) vs TLS connects per second;
+* the process RSS with idle channels plus active circuits held.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import os
+import socket
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness import pki as hp
+from harness.client import ZitiClient
+from harness.dataplane import DataPlane
+from harness.quickstart import new_quickstart
+from harness.sync_dataplane import load_identity_file
+from router.wire import ContentType, Header, Message, read_message
+
+CHUNK = 64 * 1024
+#: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
+LIMIT = 2 ** 20
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_controller(folder: Path) -> tuple[subprocess.Popen, dict]:
+    ports = {name: free_port() for name in ("https", "http", "router")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller", "--data", str(folder), "--port", str(ports["https"]),
+         "--http-port", str(ports["http"]), "--router-port", str(ports["router"]), "--quickstart-policies",
+         "--log-level", "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in process.stdout:
+        if "Ctrl-C stops it" in line:
+            break
+    return process, ports
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+# -- anchors --------------------------------------------------------------------------
+def anchor_tls(folder: Path) -> tuple[ssl.SSLContext, ssl.SSLContext, tuple[str, str]]:
+    """A throwaway CA and a server certificate for 127.0.0.1 (server, client contexts, files)."""
+    root = hp.make_root_ca("bench root")
+    leaf = hp.make_leaf(root, "127.0.0.1", ips=["127.0.0.1"], eku=("serverAuth",))
+    files = leaf.write(folder, "anchor")
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(*files)
+    return server, hp.client_ssl_context(hp.pem(root.cert)), tuple(map(str, files))
+
+
+async def serve_echo(reader, writer) -> None:
+    try:
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+    except (ConnectionError, ssl.SSLError):
+        pass  # the connects/s anchor hangs up right after the handshake
+    writer.close()
+
+
+def make_sink(total: int):
+    async def sink(reader, writer) -> None:
+        seen = 0
+        while seen < total and (data := await reader.read(CHUNK)):
+            seen += len(data)
+        writer.write(b"done")
+        await writer.drain()
+        writer.close()
+    return sink
+
+
+def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
+    """A bare asyncio TLS relay: accept TLS, connect TLS to ``target``, copy both ways."""
+    async def pipe(reader, writer):
+        while data := await reader.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+        writer.close()
+
+    async def handle(reader, writer):
+        client = ssl.create_default_context()
+        client.check_hostname, client.verify_mode = False, ssl.CERT_NONE
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", target, ssl=client, limit=LIMIT)
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    async def main():
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*files)
+        server = await asyncio.start_server(handle, "127.0.0.1", port, ssl=context, limit=LIMIT)
+        ready.set()
+        await server.serve_forever()
+
+    asyncio.run(main())
+
+
+# -- measurements -------------------------------------------------------------------------
+async def round_trips(send, recv, count: int) -> list[float]:
+    out = []
+    for _ in range(count):
+        started = time.perf_counter()
+        await send(b"x" * 64)
+        await recv(64)
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    cuts = statistics.quantiles(samples, n=100)
+    return cuts[49], cuts[98]
+
+
+async def bulk(send, recv, total: int) -> float:
+    block = os.urandom(CHUNK)
+    started = time.perf_counter()
+    for _ in range(total // CHUNK):
+        await send(block)
+    assert await recv(4) == b"done"
+    return total / (time.perf_counter() - started) / 1e6
+
+
+async def hold_channels(router: tuple[str, int], context: ssl.SSLContext, token: str, count: int) -> list:
+    held = []
+    for _ in range(count):
+        reader, writer = await asyncio.open_connection(*router, ssl=context)
+        writer.write(Message(ContentType.HELLO, b"bench", {Header.SESSION_TOKEN: token.encode()}, seq=1).encode())
+        await read_message(reader)
+        held.append(writer)
+    return held
+
+
+async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
+    admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
+    admin.login("admin", "admin")
+    urls = {"controller_url": f"https://127.0.0.1:{ports['https']}", "router_url": f"tls://127.0.0.1:{ports['router']}"}
+    echo_qs = new_quickstart(admin, folder / "echo", "bench-echo", **urls)
+    bulk_qs = new_quickstart(admin, folder / "bulk", "bench-bulk", encrypted=False, **urls)
+    server_ctx, client_ctx, files = anchor_tls(folder)
+    figures = {}
+
+    async def echo(conn):
+        while data := await conn.recv():
+            await conn.send(data)
+
+    async def sink(conn):
+        seen = 0
+        while seen < shape["bulk"] and (data := await conn.recv()):
+            seen += len(data)
+        await conn.send(b"done")
+
+    planes = [DataPlane(*load_identity_file(path)) for path in (echo_qs.binder, echo_qs.dialer, bulk_qs.binder, bulk_qs.dialer)]
+    echo_host, echo_guest, bulk_host, bulk_guest = planes
+    await echo_host.bind("bench-echo", echo)
+    await bulk_host.bind("bench-bulk", sink)
+
+    # round trips
+    conn = await echo_guest.dial("bench-echo")
+    routed = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
+    echo_server = await asyncio.start_server(serve_echo, "127.0.0.1", 0, ssl=server_ctx)
+    reader, writer = await asyncio.open_connection("127.0.0.1", echo_server.sockets[0].getsockname()[1], ssl=client_ctx)
+
+    async def send(data):
+        writer.write(data)
+        await writer.drain()
+
+    direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
+    writer.close()
+    await conn.close()
+    figures.update({"echo p50 via router (ms)": routed[0], "echo p50 direct TLS (ms)": direct[0],
+                    "echo p50 ratio": routed[0] / direct[0], "echo p99 via router (ms)": routed[1],
+                    "echo p99 direct TLS (ms)": direct[1], "echo p99 ratio": routed[1] / direct[1]})
+
+    # bulk
+    conn = await bulk_guest.dial("bench-bulk")
+    routed_mb = await bulk(conn.send, conn.recv_exactly, shape["bulk"])
+    sink_server = await asyncio.start_server(make_sink(shape["bulk"]), "127.0.0.1", 0, ssl=server_ctx, limit=LIMIT)
+    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+    relay = multiprocessing.get_context("spawn").Process(
+        target=run_relay, args=(relay_port, sink_server.sockets[0].getsockname()[1], files, ready), daemon=True)
+    relay.start()
+    ready.wait(30)
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
+    relayed_mb = await bulk(send, reader.readexactly, shape["bulk"])
+    writer.close()
+    relay.terminate()
+    figures.update({"bulk MB/s via router": routed_mb, "bulk MB/s bare TLS relay": relayed_mb,
+                    "bulk ratio": routed_mb / relayed_mb})
+
+    # dials
+    started = time.perf_counter()
+    for _ in range(shape["dials"]):
+        await (await echo_guest.dial("bench-echo")).close()
+    dials = shape["dials"] / (time.perf_counter() - started)
+    started = time.perf_counter()
+    for _ in range(shape["dials"]):
+        _, writer = await asyncio.open_connection("127.0.0.1", echo_server.sockets[0].getsockname()[1], ssl=client_ctx)
+        writer.close()
+    connects = shape["dials"] / (time.perf_counter() - started)
+    figures.update({"dials/s via router": dials, "TLS connects/s direct": connects, "dials ratio": dials / connects})
+
+    # memory held
+    baseline = rss_mib(pid)
+    client, identity = load_identity_file(echo_qs.dialer)
+    context = ssl.create_default_context(cadata=identity.ca_pem)
+    context.load_cert_chain(*identity.cert_key().write(folder, "idle"))
+    idle = await hold_channels(("127.0.0.1", ports["router"]), context, client.token, shape["idle"])
+    active = [await echo_guest.dial("bench-echo") for _ in range(shape["active"])]
+    await asyncio.gather(*(c.send(b"ping") for c in active))
+    await asyncio.gather(*(c.recv_exactly(4) for c in active))
+    held = rss_mib(pid)
+    for writer in idle:
+        writer.close()
+    for conn in active:
+        await conn.close()
+    for plane in planes:
+        await plane.close()
+    figures.update({"process RSS idle router (MiB)": baseline,
+                    f"process RSS {shape['idle']} idle + {shape['active']} active (MiB)": held,
+                    "KiB per held connection": (held - baseline) * 1024 / (shape["idle"] + shape["active"])})
+    return figures
+
+
+SHAPES = {"quick": {"round_trips": 200, "bulk": 8 * 2 ** 20, "dials": 50, "idle": 200, "active": 20},
+          "full": {"round_trips": 2000, "bulk": 64 * 2 ** 20, "dials": 300, "idle": 1000, "active": 100}}
+
+
+def main(quick: bool = False) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-router-") as tmp:
+        process, ports = start_controller(Path(tmp) / "data")
+        try:
+            return asyncio.run(scenario(ports, Path(tmp), process.pid, SHAPES["quick" if quick else "full"]))
+        finally:
+            process.terminate()
+            process.wait(30)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.router")
+    parser.add_argument("--quick", action="store_true")
+    for key, value in main(parser.parse_args().quick).items():
+        print(f"  {key:<48} {value:,.3f}" if isinstance(value, float) else f"  {key:<48} {value}")

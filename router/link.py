@@ -1,0 +1,91 @@
+"""What the router needs from a controller: the narrow interface it defines.
+
+The controller supplies an adapter (``controller/router_link.py``); the router
+never reaches further. The adapter answers with plain dicts carrying the
+fields of :class:`Caller`, :class:`Grant` or :class:`Credentials` (so it needs
+nothing from this package); a refusal is a ``PermissionError`` whose text is
+what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Protocol
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The API session a channel's hello named, checked against its certificate."""
+
+    api_session_id: str
+    identity_id: str
+    identity_name: str
+
+
+@dataclass(frozen=True)
+class Grant:
+    """A Dial or Bind session the controller accepted for one service."""
+
+    session_id: str
+    service_id: str
+    service_name: str
+    encryption_required: bool
+
+
+@dataclass(frozen=True)
+class Terminator:
+    """A binding the router asks the controller to record (``binding: edge``)."""
+
+    terminator_id: str
+    service_id: str
+    identity_id: str
+    cost: int = 0
+    precedence: str = "default"
+    instance_id: str = ""
+    host_public_key: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """The router's id, name and TLS server certificate (chain and key as PEM)."""
+
+    router_id: str
+    name: str
+    cert_chain_pem: str
+    key_pem: str
+
+
+class ControllerLink(Protocol):
+    """The controller as the router sees it; every call is synchronous and quick."""
+
+    def credentials(self) -> Mapping[str, Any]:
+        """The router entity (created and verified if needed) and its server certificate."""
+
+    def trusted_cas(self) -> str:
+        """PEM bundle of the CAs client certificates must chain to."""
+
+    def hello(self, token: str, fingerprint: str) -> Mapping[str, Any]:
+        """Validate an API session token and the SHA-1 fingerprint of the client leaf."""
+
+    def session(self, caller: Caller, token: str, kind: str) -> Mapping[str, Any]:
+        """Validate a Dial or Bind session token of ``caller`` for this router."""
+
+    def add_terminator(self, terminator: Terminator) -> None:
+        """Record a terminator of this router."""
+
+    def remove_terminator(self, terminator_id: str) -> None:
+        """Forget a terminator (gone already is fine)."""
+
+    def online(self, url: str) -> None:
+        """The router listens at ``url`` (``tls://host:port``); stale terminators go."""
+
+    def offline(self) -> None:
+        """The router stopped."""
+
+    def watch(self, revoked: Callable[[str, str], None]) -> None:
+        """From now on call ``revoked(kind, id)`` (kind ``session`` or ``apiSession``) when one goes; quick, any thread."""
+
+    def connection_changed(self, identity_id: str, connected: bool) -> None:
+        """An identity's channel to this router opened or closed."""
+
+    def emit(self, namespace: str, event_type: str, **fields) -> None:
+        """Put an event on the controller's timeline."""

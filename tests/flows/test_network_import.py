@@ -1,0 +1,102 @@
+"""The importEntities extension and the fast apply built on it."""
+from __future__ import annotations
+
+import pytest
+
+from controller.config import Config
+from harness.network import Network, apply, export
+from harness.wire import ApiError
+
+
+@pytest.fixture
+def config():
+    return Config(simulation=True)  # faults stand in for a controller without the extension
+
+
+def small_network(prefix: str) -> dict:
+    return {
+        "services": [{"name": f"{prefix}-svc", "roleAttributes": ["web"]}],
+        "identities": [{"name": f"{prefix}-alice", "roleAttributes": ["sales"], "password": "pw-alice-1"},
+                       {"name": f"{prefix}-bob"}],
+        "servicePolicies": [{"name": f"{prefix}-dial", "type": "Dial", "semantic": "AnyOf",
+                             "identityRoles": ["#sales", f"@{prefix}-bob"], "serviceRoles": ["#web"]}],
+    }
+
+
+def names(client, op: str, prefix: str) -> set[str]:
+    return {r["name"] for r in client.management.iterate(op, filter=f'name contains "{prefix}"')}
+
+
+def test_import_creates_entities_that_refer_to_each_other(ziti_admin, ziti_unique):
+    prefix = ziti_unique("imp")
+    reply = ziti_admin.management.call("importEntities", body={"items": [
+        {"op": "createIdentity", "ref": "bob", "body": {"name": f"{prefix}-bob", "type": "User", "isAdmin": False}},
+        {"op": "createServicePolicy", "ref": "dial", "body": {
+            "name": f"{prefix}-dial", "type": "Dial", "semantic": "AnyOf",
+            "identityRoles": [{"$ref": "bob", "prefix": "@"}], "serviceRoles": ["#all"]}}]})
+
+    policy = ziti_admin.management.detail_service_policy(reply["created"]["dial"])
+    assert policy["identityRoles"] == ["@" + reply["created"]["bob"]] and reply["count"] == 2
+
+
+@pytest.mark.parametrize("op, body, field", [
+    ("createIdentity", {"name": "{p}-x", "type": "Robot", "isAdmin": False}, "type"),
+    ("createIdentity", {"type": "User", "isAdmin": False}, "name"),
+    ("createService", {"name": "{p}-taken", "encryptionRequired": True}, "name"),
+    ("createServicePolicy", {"name": "{p}-p", "type": "Dial", "semantic": "AnyOf", "identityRoles": ["@missing"]},
+     "identityRoles"),
+])
+def test_a_bad_item_fails_the_whole_import_exactly_as_its_own_create_does(ziti_admin, ziti_unique, op, body, field):
+    prefix = ziti_unique("bad")
+    ziti_admin.management.create_service(body={"name": f"{prefix}-taken", "encryptionRequired": True})
+    body = {key: value.replace("{p}", prefix) if isinstance(value, str) else value for key, value in body.items()}
+    with pytest.raises(ApiError) as alone:
+        ziti_admin.management.call(op, body=body)
+
+    with pytest.raises(ApiError) as imported:
+        ziti_admin.management.call("importEntities", body={"items": [
+            {"op": "createService", "body": {"name": f"{prefix}-first", "encryptionRequired": True}}, {"op": op, "body": body}]})
+
+    error, expected = imported.value, alone.value
+    assert (error.status, error.code) == (expected.status, expected.code) == (400, "COULD_NOT_VALIDATE")
+    assert error.cause["field"] == f"items.1.body.{expected.cause['field']}" and expected.cause["field"].startswith(field)
+    assert error.cause["reason"] == expected.cause["reason"]
+    assert names(ziti_admin, "listServices", prefix) == {f"{prefix}-taken"}  # the first item was undone
+
+
+def test_import_refuses_unknown_operations_references_and_non_admins(ziti_admin, ziti, ziti_unique):
+    with pytest.raises(ApiError) as caught:
+        ziti_admin.management.call("importEntities", body={"items": [{"op": "deleteIdentity", "body": {}}]})
+    assert caught.value.status == 400 and caught.value.cause["field"] == "items.0.op"
+    with pytest.raises(ApiError) as caught:
+        ziti_admin.management.call("importEntities", body={"items": [
+            {"op": "createServicePolicy", "body": {"name": ziti_unique("p"), "type": "Dial",
+                                                   "identityRoles": [{"$ref": "later", "prefix": "@"}]}}]})
+    assert caught.value.status == 400 and caught.value.cause["field"] == "items.0.body.$ref"
+    ziti_admin.logout()
+    with pytest.raises(ApiError) as caught:
+        ziti.management.call("importEntities", body={"items": []})
+    assert caught.value.status == 401
+
+
+def test_apply_uses_the_import_and_reads_back_the_same_network(ziti_admin, ziti_unique):
+    prefix = ziti_unique("net")
+    steps = apply(ziti_admin, small_network(prefix))
+
+    assert sorted(step.action for step in steps) == ["create"] * 4
+    exported = export(ziti_admin).to_dict()
+    policy = next(p for p in exported["servicePolicies"] if p["name"] == f"{prefix}-dial")
+    assert sorted(policy["identityRoles"]) == sorted(["#sales", f"@{prefix}-bob"])
+    ziti_admin.login(f"{prefix}-alice", "pw-alice-1")  # the password shorthand made its authenticator
+
+
+def test_apply_falls_back_to_concurrent_requests_without_the_extension(ziti_admin, ziti_unique):
+    ziti_admin.management.call("createSimulationFault", body={"path": "/imports", "status": 404})
+    prefix = ziti_unique("noext")
+    apply(ziti_admin, small_network(prefix))
+
+    assert names(ziti_admin, "listIdentities", prefix) == {f"{prefix}-alice", f"{prefix}-bob"}
+    policy = next(ziti_admin.management.iterate("listServicePolicies", filter=f'name = "{prefix}-dial"'))
+    bob = next(ziti_admin.management.iterate("listIdentities", filter=f'name = "{prefix}-bob"'))
+    assert f"@{bob['id']}" in policy["identityRoles"]
+    assert apply(ziti_admin, Network.from_dict(small_network(prefix))) == []  # already in step

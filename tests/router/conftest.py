@@ -1,0 +1,70 @@
+"""Router tests wait for the controller's events (never for time)."""
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+
+class Timeline:
+    """Events seen since the fixture started; ``wait`` blocks until one matches."""
+
+    def __init__(self, events):
+        self.seen: list[dict] = []
+        self._cond = threading.Condition()
+        self._unsubscribe = events.subscribe(self._on_event)
+
+    def _on_event(self, event: dict) -> None:
+        with self._cond:
+            self.seen.append(event)
+            self._cond.notify_all()
+
+    def matching(self, namespace: str, event_type: str | None = None, **fields) -> list[dict]:
+        with self._cond:
+            return [e for e in self.seen if e.get("namespace") == namespace
+                    and event_type in (None, e.get("event_type")) and all(e.get(k) == v for k, v in fields.items())]
+
+    def wait(self, namespace: str, event_type: str | None = None, *, count: int = 1, timeout: float = 20, **fields) -> list[dict]:
+        with self._cond:
+            ok = self._cond.wait_for(lambda: len(self.matching(namespace, event_type, **fields)) >= count, timeout)
+        assert ok, f"no {namespace}/{event_type} {fields} event within {timeout} s"
+        return self.matching(namespace, event_type, **fields)
+
+    def close(self) -> None:
+        self._unsubscribe()
+
+
+@pytest.fixture
+def timeline(ziti_quickstart_controller):
+    recorder = Timeline(ziti_quickstart_controller.controller.events)
+    yield recorder
+    recorder.close()
+
+
+class RouterLog(logging.Handler):
+    """The router's warnings; ``wait`` blocks until ``count`` have arrived (they come from its thread)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._cond:
+            self.lines.append(record.getMessage())
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"router logged {self.lines}"
+            return list(self.lines)
+
+
+@pytest.fixture
+def router_log():
+    handler = RouterLog()
+    logger = logging.getLogger("router")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)

@@ -1,0 +1,65 @@
+"""Run by tests/router/test_real_sdk.py in a subprocess: the real ``openziti`` SDK (libziti).
+
+``python sdk_echo.py bind BINDER SERVICE``: bind, echo one connection, exit.
+``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply
+(``dial-fin``: half-close after sending, read until the host closes).
+``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
+``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
+"""
+import socket
+import sys
+import threading
+
+import openziti
+from openziti import zitilib
+
+
+def bind(identity: str, service: str) -> threading.Thread:
+    server = openziti.load(identity).bind(service)
+    server.listen(5)
+
+    def serve():
+        conn, _ = server.accept()
+        while data := conn.recv(65536):
+            conn.sendall(data)
+        conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    print("BOUND", flush=True)
+    return thread
+
+
+def dial(identity: str, service: str, message: bytes, half_close: bool = False) -> None:
+    context = openziti.load(identity)
+    fd = zitilib.ziti_socket(socket.SOCK_STREAM)
+    # NOTE: openziti 0.6.0's connect() encodes a None terminator and fails; call the library as it would
+    zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd) as conn:
+        conn.sendall(message)
+        reply = b""
+        if half_close:  # FIN, then read until the host's end of stream
+            conn.shutdown(socket.SHUT_WR)
+            while chunk := conn.recv(65536):
+                reply += chunk
+        while len(reply) < len(message):
+            reply += conn.recv(65536)
+    print("ECHO", reply.decode(), flush=True)
+
+
+def main(mode: str, *args: str) -> None:
+    if mode == "enroll":
+        with open(args[1], "w") as out:
+            out.write(openziti.enroll(args[0]))
+    elif mode == "bind":
+        bind(*args).join(60)
+    elif mode in ("dial", "dial-fin"):
+        dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")
+    else:
+        binder, dialer, service, message = args
+        bind(binder, service)
+        dial(dialer, service, message.encode())
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

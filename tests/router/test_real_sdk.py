@@ -1,0 +1,77 @@
+"""The real OpenZiti C SDK (PyPI ``openziti`` 0.6.0, libziti 0.29) through the router.
+
+Each SDK runs in a subprocess (libziti keeps process-wide state). The
+quickstart's identities are enrolled by the harness (which also works with an
+``--server-key ec`` controller, whose ES256 JWTs libziti 0.29 cannot verify);
+one test has the SDK enroll itself against the default RSA server key.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.sync_dataplane import echo
+from tests.router.raw import upper_after_eof
+
+pytest.importorskip("openziti")
+SCRIPT = Path(__file__).with_name("sdk_echo.py")
+ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
+
+
+def run_sdk(*args: str, timeout: float = 60) -> str:
+    done = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=ENV)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_real_sdk_binder_and_real_sdk_dialer_echo_through_the_router(ziti_quickstart):
+    out = run_sdk("both", ziti_quickstart.binder, ziti_quickstart.dialer, ziti_quickstart.service, "hello")
+    assert "ECHO hello" in out
+
+
+def test_harness_dialer_reaches_a_real_sdk_binder(ziti_quickstart, ziti_quickstart_controller):
+    bound = threading.Event()
+    unsubscribe = ziti_quickstart_controller.controller.events.subscribe(
+        lambda e: bound.set() if e.get("namespace") == "terminator" and e.get("event_type") == "created" else None)
+    binder = subprocess.Popen([sys.executable, str(SCRIPT), "bind", str(ziti_quickstart.binder), ziti_quickstart.service],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+    try:
+        assert bound.wait(30), "the real SDK never bound"
+        with ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest, guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"hello real sdk")
+            assert conn.recv_exactly(14) == b"hello real sdk"
+    finally:
+        unsubscribe()
+        binder.kill()
+        binder.communicate(timeout=10)
+
+
+def test_real_sdk_dialer_reaches_a_harness_binder(ziti_quickstart):
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
+        host.bind(ziti_quickstart.service, echo)
+        out = run_sdk("dial", ziti_quickstart.dialer, ziti_quickstart.service, "hello harness")
+    assert "ECHO hello harness" in out
+
+
+def test_real_sdk_half_close_reaches_the_host_as_end_of_stream(ziti_quickstart):
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
+        host.bind(ziti_quickstart.service, upper_after_eof)
+        out = run_sdk("dial-fin", ziti_quickstart.dialer, ziti_quickstart.service, "shout")
+    assert "ECHO SHOUT" in out
+
+
+def test_the_real_sdk_enrolls_itself_then_binds_for_a_real_sdk_dialer(ziti_quickstart, tmp_path):
+    admin, service = ziti_quickstart.admin, ziti_quickstart.service
+    created = admin.management.create_identity(body={"name": f"{service}-self", "type": "User", "isAdmin": False,
+                                                     "roleAttributes": [f"{service}-binder"], "enrollment": {"ott": True}})
+    jwt_file = tmp_path / "self.jwt"
+    jwt_file.write_text(admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"])
+    run_sdk("enroll", jwt_file, tmp_path / "self.json")
+    assert admin.management.detail_identity(created["id"])["authenticators"]["cert"]
+    out = run_sdk("both", tmp_path / "self.json", ziti_quickstart.dialer, service, "self-enrolled")
+    assert "ECHO self-enrolled" in out
