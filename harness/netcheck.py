@@ -229,7 +229,7 @@ class ApplyInterrupted(NetworkError):
 class Tally:
     """Counts the entities an apply has gone through, with an optional progress bar.
 
-    Leaving it on an exception after some entities raises :class:`ApplyInterrupted`.
+    Leaving it on an exception raises :class:`ApplyInterrupted` (how far it got).
     """
 
     def __init__(self, network, show: bool = False):
@@ -256,5 +256,5 @@ class Tally:
 
     def __exit__(self, kind, ex, tb) -> None:
         self.close()
-        if ex is not None and self.done and not isinstance(ex, NetworkError):
+        if ex is not None and not isinstance(ex, NetworkError):
             raise ApplyInterrupted(self.done, self.total, ex) from ex

@@ -32,7 +32,7 @@ def cli(*args: str, timeout: float = TIMEOUT, **kwargs) -> subprocess.CompletedP
 
 
 def controller(*args: str, **kwargs):
-    return cli("-m", "controller", "--log-level", "warning", *args, **kwargs)
+    return cli("-m", "controller", "--log-level", "warning", "--no-router", *args, **kwargs)
 
 
 def harness(*args: str, **kwargs):
@@ -117,7 +117,8 @@ def test_controller_help_documents_exit_codes_and_version_and_every_option_has_h
 def _start(data: Path, *extra: str) -> tuple[subprocess.Popen, list[str]]:
     """A controller subprocess; return it once its banner is printed, with the banner lines."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "controller", "--log-level", "warning", "--data", str(data),
+    proc = subprocess.Popen([sys.executable, "-m", "controller", "--log-level", "warning", "--router-port", "0",
+                             "--data", str(data),
                              "--port", str(free_port()), "--http-port", str(free_port()), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
     lines = []
@@ -235,14 +236,14 @@ def test_a_failure_mid_apply_says_how_far_it_got_and_a_rerun_finishes(served, tm
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump({"identities": [{"name": f"mid-{i}"} for i in range(3)],
                                    "services": [{"name": "mid-svc"}]}))
-    app.controller.faults.add("/identities$", method="POST", status=503, count=1)  # services go first
+    app.controller.faults.add("/imports$", method="POST", status=503, count=1)  # the creates: one import
     failed = harness("apply", str(net), "--url", url, "--quiet")
     assert failed.returncode == 1
-    assert one_line(failed).startswith("error: 1 of 4 entities applied, then ApiError: 503")
+    assert one_line(failed).startswith("error: 0 of 4 entities applied, then ApiError: 503")
     assert "re-run to finish" in failed.stderr
     again = harness("apply", str(net), "--url", url, "--quiet")
     assert again.returncode == 0, again.stderr
-    assert again.stdout.splitlines()[-1] == "3 change(s)"
+    assert again.stdout.splitlines()[-1] == "4 change(s)"
 
 
 def test_output_into_a_closed_pipe_ends_quietly():
@@ -258,7 +259,7 @@ def test_output_into_a_closed_pipe_ends_quietly():
 def test_up_checks_its_ports_before_writing_anything(taken_port, tmp_path):
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump({"identities": [{"name": "dev", "enrollment": {"ott": True}}]}))
-    result = harness("up", str(net), "--data", str(tmp_path / "data"), "--port", "0",
+    result = harness("up", str(net), "--data", str(tmp_path / "data"), "--port", "0", "--router-port", "0",
                      "--http-port", str(taken_port), "--out", str(tmp_path / "ids"))
     assert result.returncode == 4
     assert result.stderr.splitlines() == [f"reading {net}", f"error: HTTP port {taken_port} on 127.0.0.1 is in use; "
