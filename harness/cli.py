@@ -22,8 +22,17 @@ import threading
 from pathlib import Path
 
 from controller.config import VERSION
-from controller.console import (EXIT_CODES, FAILED, INTERRUPTED, UNREACHABLE, USAGE, CliError, controller_errors,
-                                exit_process, run)
+from controller.console import (
+    EXIT_CODES,
+    FAILED,
+    INTERRUPTED,
+    UNREACHABLE,
+    USAGE,
+    CliError,
+    controller_errors,
+    exit_process,
+    run,
+)
 from harness.client import ZitiClient
 from harness.wire import ApiError
 

@@ -28,7 +28,6 @@ from harness import apply_fast
 from harness.kinds import BY_KEY, KINDS, Kind, canonical
 
 
-
 class NetworkError(ValueError):
     """A network file that cannot be applied as written."""
 

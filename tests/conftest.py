@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
-from harness.transport import SwappableApp, inprocess, over_http
 from harness.fixtures import identity_factory, service_factory
+from harness.transport import SwappableApp, inprocess, over_http
 from harness.wire import Api
 
 ADMIN = ("admin", "admin")

@@ -9,7 +9,7 @@ from harness.wire import ApiError
 
 
 @pytest.fixture
-def config():
+def ziti_config():
     return Config(simulation=True)  # faults stand in for a controller without the extension
 
 

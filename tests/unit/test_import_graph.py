@@ -21,9 +21,9 @@ LAYERS = [
     {"errors", "clock", "ids", "config"},
     {"store", "pki", "policy"},
     {"model", "auth", "enroll"},
-    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
+    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "lifecycle"},
     {"api"},
-    {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "__main__", "__init__"},
+    {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "console", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "policy", "store", "pki"}
 
