@@ -36,6 +36,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--no-router", action="store_true", help="do not start the edge router")
     parser.add_argument("--quickstart-policies", action="store_true",
                         help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies")
+    parser.add_argument("--no-oidc", dest="oidc", action="store_false",
+                        help="do not serve or advertise OIDC authentication (SDKs then log in the legacy way)")
     parser.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -55,7 +57,7 @@ def main(argv=None) -> int:
     config = Config(data_dir=Path(args.data), host=args.host, api_address=advertise, hostnames=hostnames,
                     admin_username=args.admin_user,
                     admin_password=password, session_timeout_seconds=args.session_timeout * 60,
-                    simulation=args.simulation, server_key_type=args.server_key)
+                    simulation=args.simulation, server_key_type=args.server_key, oidc=args.oidc)
     from controller.serve import run
 
     return run(config, port=args.port, http_port=args.http_port, stop=_stop_event(),

@@ -1,10 +1,8 @@
 """The request being served on this thread, and what runs before every request.
 
 ``Controller.before_request`` records the request in a context variable, so
-hooks that get no request argument (``extra_auth_queries``, store listeners)
-can read it: the Authorization header for ext-jwt second factors, the source
-of an entity change for its event. Then it applies the authentication rate
-limit.
+store listeners, which get no request argument, can read the source of an
+entity change for its event. Then it applies the authentication rate limit.
 
 The limit is off unless configured: ``Config.extra["auth_rate_limit"] =
 {"max_requests": 10, "window_seconds": 1, "per_ip": False}``. Authentication
