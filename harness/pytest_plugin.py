@@ -14,7 +14,7 @@ controller, a running edge router, a fresh service and enrolled dialer and
 binder identity files) on one session-wide ``ziti_quickstart_controller``.
 
 Client fixtures: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`),
-``ziti_admin`` (logged in as admin), ``network`` (a network file applied; mark a
+``ziti_admin`` (logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC), ``network`` (a network file applied; mark a
 test with ``@pytest.mark.network("path.yaml")``), and factories
 ``make_identity``, ``make_service``, ``make_service_policy``.
 """
@@ -41,6 +41,8 @@ def pytest_addoption(parser):
                     help="run controller tests in-process, over a real HTTP server, or both (default)")
     group.addoption("--controller-url", default=None, help="attach to an external controller at this URL")
     group.addoption("--controller-admin", default="admin:admin", help="admin username:password for --controller-url")
+    group.addoption("--controller-auth", choices=["legacy", "oidc-c", "oidc-go"], default="legacy",
+                    help="how ziti_admin logs in: /authenticate (default) or OIDC in the C or Go SDK's style")
 
 
 def pytest_configure(config):
@@ -108,15 +110,26 @@ def ziti(request, controller_mode):
         holder, server = request.getfixturevalue("http_server")
         holder.app = request.getfixturevalue("controller_app")
         client = ZitiClient.connect(server.url)
+    if controller_mode != "external":
+        # token ages are measured on the controller's frozen clock, so refreshes follow clock.advance
+        frozen = request.getfixturevalue("clock")
+        client.now = lambda: frozen.now().timestamp()
     with client:
         yield client
 
 
 @pytest.fixture
-def ziti_admin(request, ziti):
-    """The same client logged in as the default admin."""
+def auth_style(request):
+    """``None`` for legacy logins, else the OIDC style (``c`` or ``go``) chosen by ``--controller-auth``."""
+    chosen = request.config.getoption("controller_auth")
+    return None if chosen == "legacy" else chosen.split("-", 1)[1]
+
+
+@pytest.fixture
+def ziti_admin(request, ziti, auth_style):
+    """The same client logged in as the default admin (legacy or OIDC, see ``--controller-auth``)."""
     username, _, password = request.config.getoption("controller_admin").partition(":")
-    ziti.login(username, password)
+    ziti.login(username, password, oidc=auth_style)
     return ziti
 
 
