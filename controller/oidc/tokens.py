@@ -21,6 +21,7 @@ SCOPES = ("openid", "offline_access")
 #: claims a refresh or an exchange copies from the subject token
 CUSTOM = ("amr", "auth_time", "client_id", "scopes", "z_asid", "z_aid", "z_ct", "z_ia", "z_eid", "z_cfs", "z_acf",
           "z_sdk", "z_env", "z_ra", "z_ice", "z_cer", "z_ckrr", "z_iccc", "z_cae", "z_authid")
+VERIFIED_CACHE = 4096
 OMIT_WHEN_EMPTY = ("z_aid", "z_ct", "z_ia", "z_eid", "z_cae", "z_authid", "z_acf")
 
 
@@ -58,6 +59,8 @@ class TokenSigner:
         self.clock, self.ids, self.lifetimes = clock, ids, lifetimes
         self.key, self.alg, self.kid = pki.jwt_signing_key()
         self.public_key = self.key.public_key()
+        #: token -> claims of signatures already verified (bounded)
+        self._verified: dict[str, dict] = {}
 
     def now(self) -> int:
         return int(self.clock.now().timestamp())
@@ -96,13 +99,9 @@ class TokenSigner:
 
     def verify(self, token: str, kind: str) -> dict:
         """The claims of our token of ``kind``; ``TokenRejected`` when forged, of another kind or expired."""
-        if not self.looks_like_ours(token):
-            raise TokenRejected("invalid")
-        try:
-            claims = jwt.decode(token, self.public_key, algorithms=[self.alg], options={
-                "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False})
-        except jwt.PyJWTError:
-            raise TokenRejected("invalid") from None
+        claims = self._verified.get(token) if isinstance(token, str) else None
+        if claims is None:
+            claims = self._check_signature(token)
         if claims.get("z_t") != kind or not isinstance(claims.get("sub"), str):
             raise TokenRejected("invalid")
         exp = claims.get("exp")
@@ -110,6 +109,20 @@ class TokenSigner:
             raise TokenRejected("invalid")
         if self.now() >= exp:
             raise TokenRejected("expired")
+        return claims
+
+    def _check_signature(self, token: str) -> dict:
+        if not self.looks_like_ours(token):
+            raise TokenRejected("invalid")
+        try:
+            claims = jwt.decode(token, self.public_key, algorithms=[self.alg], options={
+                "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False})
+        except jwt.PyJWTError:
+            raise TokenRejected("invalid") from None
+        # A bearer comes back on every request: remember what verified (times and revocations are still checked).
+        if len(self._verified) >= VERIFIED_CACHE:
+            self._verified.clear()
+        self._verified[token] = claims
         return claims
 
     def jwks(self) -> dict:

@@ -5,11 +5,10 @@ import base64
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import pytest
 
 from harness import flows
 from harness.client import ZitiClient
-from harness.oidc import C_REDIRECT, GO_REDIRECT, pkce
+from harness.oidc import C_REDIRECT, pkce
 
 TOKEN = "/oidc/oauth/token"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -88,28 +87,3 @@ def ziti_error(reply: httpx.Response, status: int, code: str) -> dict:
     body = reply.json()
     assert body["code"] == code and "data" not in body and "meta" not in body, body
     return body
-
-
-@pytest.fixture
-def cert_client_of(controller_app, cert_mode, request):
-    """Factory: a ZitiClient presenting an enrolled identity's certificate, in-process or over real TLS."""
-    opened = []
-
-    def make(identity: flows.EnrolledIdentity) -> ZitiClient:
-        if cert_mode == "inprocess":
-            client = flows.cert_client(controller_app, identity)
-        else:
-            holder, server, _ = request.getfixturevalue("https_server")
-            holder.app = controller_app
-            client = flows.cert_client(controller_app, identity, url=f"https://127.0.0.1:{server.port}")
-        clock = request.getfixturevalue("clock")
-        client.now = lambda: clock.now().timestamp()
-        opened.append(client)
-        return client
-
-    yield make
-    for client in opened:
-        client.close()
-
-
-__all__ = ["GO_REDIRECT", "cert_client_of"]

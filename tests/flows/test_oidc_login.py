@@ -8,7 +8,7 @@ from controller.app import create_app
 from controller.config import Config
 from harness import flows
 from harness.client import ZitiClient
-from tests.flows.oidc_support import cert_client_of, enrolled_identity, password_identity  # noqa: F401 - fixture
+from tests.flows.oidc_support import enrolled_identity, password_identity
 
 STYLES = ["c", "go"]
 
