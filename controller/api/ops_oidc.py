@@ -131,10 +131,14 @@ def guarded(handler):
     return respond
 
 
-class Discovery:
+class Endpoint:
+    """One ``/oidc`` path; responders use ``self.ctl.oidc``."""
+
     def __init__(self, ctl):
         self.ctl = ctl
 
+
+class Discovery(Endpoint):
     @guarded
     def on_get(self, req, resp):
         write(resp, discovery(issuer_of(req), self.ctl.oidc.signer.alg))
@@ -157,20 +161,14 @@ def discovery(issuer: str, alg: str) -> dict:
     }
 
 
-class Keys:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class Keys(Endpoint):
     @guarded
     def on_get(self, req, resp):
         write(resp, self.ctl.oidc.signer.jwks())
 
 
-class Authorize:
+class Authorize(Endpoint):
     """GET (sdk-golang) or POST with the parameters in the query (the C SDK): 302 to the login page."""
-
-    def __init__(self, ctl):
-        self.ctl = ctl
 
     @guarded
     def on_get(self, req, resp):
@@ -187,20 +185,18 @@ class Authorize:
         redirect(resp, location)
 
 
-class Callback:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class Callback(Endpoint):
     @guarded
     def on_get(self, req, resp):
         redirect(resp, self.ctl.oidc.flow.callback(req.get_param("id")))
 
 
-class Login:
+class Login(Endpoint):
     """``/oidc/login/{password,username,cert,ext-jwt}``: GET names the request, POST logs in."""
 
     def __init__(self, ctl, method: str):
-        self.ctl, self.method = ctl, method
+        super().__init__(ctl)
+        self.method = method
 
     @guarded
     def on_get(self, req, resp):
@@ -233,20 +229,14 @@ def reply_outcome(ctl, resp, outcome: LoginOutcome) -> None:
     write(resp, {"authQueries": outcome.queries})
 
 
-class Totp:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class Totp(Endpoint):
     @guarded
     def on_post(self, req, resp):
         body = read_login_body(req)
         reply_outcome(self.ctl, resp, self.ctl.oidc.flow.totp(request_id_of(req, body), body.get("code")))
 
 
-class TotpEnroll:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class TotpEnroll(Endpoint):
     @guarded
     def on_post(self, req, resp):
         body = read_login_body(req)
@@ -259,29 +249,20 @@ class TotpEnroll:
         write(resp, {})
 
 
-class TotpEnrollVerify:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class TotpEnrollVerify(Endpoint):
     @guarded
     def on_post(self, req, resp):
         body = read_login_body(req)
         reply_outcome(self.ctl, resp, self.ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code")))
 
 
-class AuthQueries:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class AuthQueries(Endpoint):
     @guarded
     def on_get(self, req, resp):
         write(resp, {"authQueries": self.ctl.oidc.flow.pending_queries(request_id_of(req, {}))})
 
 
-class Token:
-    def __init__(self, ctl):
-        self.ctl = ctl
-
+class Token(Endpoint):
     @guarded
     def on_post(self, req, resp):
         media = (req.content_type or "").split(";")[0].strip().lower()

@@ -185,19 +185,17 @@ class OidcFlow:
         return self._outcome(request, ())
 
     def _outcome(self, request: OidcAuthRequest, bearer_tokens) -> LoginOutcome:
+        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
         identity = self.ctl.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
         pending = self.ctl.factors.pending(identity, totp_required=request.totp_required,
                                            totp_done="totp" in request.amr, bearer_tokens=bearer_tokens)
-        for query in pending.ext_jwt:
-            mark = f"ejs:{query['id']}"
-            if mark in request.amr:
-                pending.ext_jwt = [q for q in pending.ext_jwt if q is not query]
-        if not pending.ext_jwt:
-            signer = (self.ctl.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
-            if signer and bearer_tokens and f"ejs:{signer}" not in request.amr:
-                request.amr.append(f"ejs:{signer}")
+        signer = (self.ctl.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
+        if signer and f"ejs:{signer}" in request.amr:
+            pending.ext_jwt = []
+        elif signer and bearer_tokens and not pending.ext_jwt:
+            request.amr.append(f"ejs:{signer}")
         if not pending.any:
             self._save_info(request)
         return LoginOutcome(request, auth_queries(pending, self.ctl.factors.mfa_enabled(identity["id"])))
