@@ -6,8 +6,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from harness import flows
+from harness import pki as hp
 from harness.client import ZitiClient
-from harness.oidc import GO_REDIRECT
+from harness.oidc import GO_REDIRECT, OidcTokens
 from tests.flows.oidc_support import (TOKEN, bearer, code_of, enrolled_identity, exchange, oauth_error,
                                       password_identity, password_login, password_tokens, refresh, start, ziti_error)
 
@@ -49,8 +50,6 @@ def test_disabled_identity_is_invalid_auth(raw, admin, user):
 def test_cert_login_without_or_with_an_unknown_certificate_is_invalid_auth(raw, controller_app):
     request_id, _ = start(raw, method="cert")
     ziti_error(raw.post("/oidc/login/cert", params={"id": request_id}, json={}), 401, "INVALID_AUTH")
-    from harness import pki as hp
-
     stranger = hp.make_leaf(None, "stranger")
     with ZitiClient.in_process(controller_app, peer_certs=[stranger.cert]) as client:
         request_id, _ = start(client.http)
@@ -138,8 +137,6 @@ def test_totp_enrollment_inside_the_flow(raw, admin, user, clock):
     assert verified.status_code == 302
     tokens = exchange(raw, code_of(raw, request_id), verifier).json()
     assert admin.management.detail_identity(user[0])["isMfaEnabled"] is True
-    from harness.oidc import OidcTokens
-
     assert OidcTokens.from_reply(tokens, 0).claims["amr"] == ["password", "totp"]
 
 
@@ -160,7 +157,6 @@ def test_authorize_refuses_bad_parameters(raw, override, error):
 
 
 def test_authorize_without_method_redirects_by_certificate(raw, controller_app, admin, unique):
-    _, location_less = start(raw)  # no certificate: the username page
     _, identity = enrolled_identity(admin, unique("redir"))
     with flows.cert_client(controller_app, identity) as client:
         reply = client.http.post("/oidc/authorize", params={

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness import flows
 from harness.client import ZitiClient
+from harness.oidc import OidcError, OidcTokens
 from tests.flows.oidc_support import bearer, password_identity, password_tokens, refresh
 from tests.flows.oidc_support import oauth_error
 
@@ -87,8 +89,6 @@ def test_disabling_the_identity_ends_its_tokens_and_refreshes(raw, ziti_admin, u
 @pytest.mark.parametrize("kind", ["JTI", "API_SESSION", "IDENTITY"])
 def test_revocations_end_the_token(raw, ziti_admin, user, kind):
     tokens = password_tokens(raw, *user)
-    from harness.oidc import OidcTokens
-
     claims = OidcTokens.from_reply(tokens, 0).claims
     target = {"JTI": claims["jti"], "API_SESSION": claims["z_asid"], "IDENTITY": claims["sub"]}[kind]
     ziti_admin.management.create_revocation(body={"id": target, "type": kind})
@@ -132,3 +132,18 @@ def test_no_token_answers_both_realms_missing(raw):
     assert reply.status_code == 401
     assert 'Bearer realm="openziti-oidc" error="missing"' in reply.headers["www-authenticate"]
     assert 'zt-session realm="zt-session" error="missing"' in reply.headers["www-authenticate"]
+
+
+def test_oidc_session_enrolls_totp_and_the_next_login_asks_for_it(controller_app, ziti_admin, user, clock):
+    name, password = user
+    with ZitiClient.in_process(controller_app) as me:
+        me.now = lambda: clock.now().timestamp()
+        me.login(name, password, oidc="go")
+        device = flows.enroll_totp(me, at=clock.now())
+        assert ziti_admin.management.list_identities(filter=f'name = "{name}"')[0]["isMfaEnabled"] is True
+        reply = me.edge.call("authenticateMfa", body={"code": device.code(clock.now())}, raw=True)
+        assert reply.status_code == 400 and reply.json()["error"]["code"] == "INVALID_BACKING_TOKEN_TYPE"
+        me.logout()
+        with pytest.raises(OidcError) as caught:
+            me.login(name, password, oidc="c")
+        assert caught.value.step.startswith("totp")
