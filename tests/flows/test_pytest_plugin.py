@@ -56,3 +56,15 @@ def test_external_controller_skips_time_travel(pytester):
         """)
         result = pytester.runpytest(f"--controller-url={server.url}", "-q")
         result.assert_outcomes(passed=1, skipped=1)
+
+
+def test_controller_auth_option_logs_the_admin_in_by_oidc(pytester):
+    pytester.makepyfile("""
+        def test_admin_by_oidc(ziti_admin, clock, auth_style):
+            assert auth_style == "go" and ziti_admin.oidc is not None and ziti_admin.token is None
+            first = ziti_admin.oidc.access_token
+            clock.advance(minutes=50)  # past the access token's life: the client refreshes first
+            assert ziti_admin.management.get_current_identity()["isDefaultAdmin"] is True
+            assert ziti_admin.oidc.access_token != first
+    """)
+    pytester.runpytest("--controller-auth=oidc-go", "-p", "no:cacheprovider", "-q").assert_outcomes(passed=2)
