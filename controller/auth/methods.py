@@ -26,6 +26,9 @@ class PasswordMethod:
 
     def authenticate(self, request: AuthRequest) -> Proof:
         username, password = request.body.get("username"), request.body.get("password")
+        for field, value in (("username", username), ("password", password)):
+            if value is not None and not isinstance(value, str):
+                raise errors.FieldError(field, f"{field} in body must be of type string", value)
         if not username or not password:
             raise errors.BadRequest(errors.COULD_NOT_VALIDATE, cause={"code": errors.UNHANDLED, "message": "username and password fields are required"})
         with self.ctl.store.lock:

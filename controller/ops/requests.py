@@ -39,7 +39,8 @@ def current_response():
     return pair[1] if pair else None
 
 
-AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa")
+AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa", "/oidc/login/password", "/oidc/login/username",
+                      "/oidc/login/cert", "/oidc/login/ext-jwt", "/oidc/login/totp")
 TOO_MANY = errors.SERVER_TOO_MANY_REQUESTS
 TOO_MANY_MESSAGE = ("Too many requests to alter state have been issued. "
                     "Please slow your request rate or try again later.")

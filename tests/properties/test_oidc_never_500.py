@@ -46,15 +46,23 @@ def values(known):
     return st.sampled_from(known) | st.text(max_size=30) | st.binary(max_size=20).map(lambda b: b.decode("latin-1"))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def json_values(known):
+    """Form fields are strings; a JSON body may hold anything."""
+    scalars = values(known) | st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=False)
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                          max_size=3), max_leaves=6)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_oidc_endpoints_never_answer_500(oidc_world, data):
     client, known = oidc_world
     path = data.draw(st.sampled_from(PATHS))
     method = data.draw(st.sampled_from(["GET", "POST", "DELETE"]))
     query = data.draw(st.dictionaries(st.sampled_from(NAMES), values(known), max_size=6))
-    fields = data.draw(st.dictionaries(st.sampled_from(NAMES), values(known), max_size=8))
     as_json = data.draw(st.booleans())
+    fields = data.draw(st.dictionaries(st.sampled_from(NAMES), json_values(known) if as_json else values(known),
+                                       max_size=8))
     headers = {"Content-Type": data.draw(st.sampled_from(CONTENT_TYPES))}
     if data.draw(st.booleans()):
         headers["Authorization"] = data.draw(st.sampled_from(["Basic b3BlbnppdGk6", "Basic !!", "Bearer x"] +
