@@ -48,7 +48,7 @@ def values(known):
 
 def json_values(known):
     """Form fields are strings; a JSON body may hold anything."""
-    scalars = values(known) | st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=False)
+    scalars = values(known) | st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=False, allow_infinity=False)
     return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
                                                                                           max_size=3), max_leaves=6)
 
