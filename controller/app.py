@@ -85,9 +85,9 @@ class Controller:
         self.external_jwt_signers = ExternalJwtSignerManager(self)
         self.ext_jwt = ExtJwtVerifier(self)
         self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
-        self.factors = SecondaryFactors(self, self.ext_jwt_secondary)
-        self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
-                                  self.factors)
+        self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
+        self.auth = Authenticator([PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
+                                  factors=self.factors, api_sessions=self.api_sessions, events=self.events)
         self.oidc = Oidc.from_config(self)
         self.session_tokens = SessionTokens(self.api_sessions, self.identities, self.oidc and self.oidc.sessions)
         self.controller_settings = ControllerSettingManager(self)

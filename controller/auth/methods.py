@@ -60,9 +60,8 @@ class PasswordMethod:
 class Authenticator:
     """Runs a method from the registry; ``authenticate`` also opens the API session."""
 
-    def __init__(self, ctl, methods: list, factors):
-        self.ctl = ctl
-        self.factors = factors
+    def __init__(self, methods: list, *, factors, api_sessions, events):
+        self.factors, self.api_sessions, self.events = factors, api_sessions, events
         self.methods = {method.name: method for method in methods}
 
     def register(self, method) -> None:
@@ -76,16 +75,16 @@ class Authenticator:
         try:
             return method.authenticate(request)
         except errors.ControllerError as ex:
-            self.ctl.events.authentication(False, request.method, remote_address=request.remote_address, reason=ex.code)
+            self.events.authentication(False, request.method, remote_address=request.remote_address, reason=ex.code)
             raise
 
     def authenticate(self, request: AuthRequest) -> AuthResult:
         """Legacy login: verify, open the API session, report the factors it still owes."""
         proof = self.verify(request)
         flags = {"is_mfa_required": self.factors.mfa_enabled(proof.identity["id"]), **proof.flags}
-        sessions = self.ctl.api_sessions
+        sessions = self.api_sessions
         record = sessions.open(proof.identity, proof.authenticator_id, request.body, request.remote_address, **flags)
-        self.ctl.events.authentication(True, request.method, identity_id=proof.identity["id"],
+        self.events.authentication(True, request.method, identity_id=proof.identity["id"],
                                        authenticator_id=proof.authenticator_id, api_session_id=record["id"],
                                        remote_address=request.remote_address)
         pending = sessions.pending(record, proof.identity, request.bearer_tokens)

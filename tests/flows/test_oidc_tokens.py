@@ -147,3 +147,20 @@ def test_oidc_session_enrolls_totp_and_the_next_login_asks_for_it(controller_app
         with pytest.raises(OidcError) as caught:
             me.login(name, password, oidc="c")
         assert caught.value.step.startswith("totp")
+
+
+def test_one_resolver_takes_a_legacy_token_or_an_access_jwt(controller_app, raw, ziti_admin, user):
+    """``SessionTokens.resolve_token`` is what an edge router's hello calls with the token it got."""
+    from controller import errors
+
+    resolver = controller_app.controller.session_tokens
+    tokens = password_tokens(raw, *user)
+    oidc = resolver.resolve_token(tokens["access_token"])
+    legacy_token = raw.post("/edge/client/v1/authenticate", params={"method": "password"},
+                            json={"username": user[0], "password": user[1]}).json()["data"]["token"]
+    legacy = resolver.resolve_token(legacy_token)
+    assert oidc.is_oidc and oidc.identity["name"] == user[0] and oidc.session["id"] == oidc.claims["z_asid"]
+    assert not legacy.is_oidc and legacy.identity["id"] == oidc.identity["id"]
+    for bad in ("", "not-a-token", tokens["refresh_token"], tokens["access_token"][:-3] + "abc"):
+        with pytest.raises(errors.Unauthorized):
+            resolver.resolve_token(bad)
