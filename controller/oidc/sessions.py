@@ -52,9 +52,11 @@ class OidcSessions:
         self.ctl, self.signer, self.revocations = ctl, signer, revocations
 
     def is_access_token(self, token: str) -> bool:
-        if not self.signer.looks_like_ours(token):
-            return False
-        claims = unverified_claims(token) or {}
+        claims = self.signer.known_claims(token)
+        if claims is None:
+            if not self.signer.looks_like_ours(token):
+                return False
+            claims = unverified_claims(token) or {}
         return claims.get("z_t") == ACCESS and bool(claims.get("z_asid"))
 
     def resolve(self, token: str, presented: Presented, others=()) -> ResolvedSession:
