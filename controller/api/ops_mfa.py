@@ -51,7 +51,7 @@ def create_mfa_recovery_codes(call: Call) -> None:
 
 def authenticate_mfa(call: Call) -> None:
     if call.resolved.is_oidc:
-        raise errors.BadRequest("INVALID_BACKING_TOKEN_TYPE", "an OIDC session answers TOTP at /oidc/login/totp "
+        raise errors.BadRequest(errors.INVALID_BACKING_TOKEN_TYPE, "an OIDC session answers TOTP at /oidc/login/totp "
                                 "during login; this operation is for zt-session sessions")
     call.ctl.mfas.authenticate(call.session, call.body["code"])
 

@@ -68,9 +68,9 @@ def read_login_body(req) -> dict:
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            raise errors.BadRequest("COULD_NOT_PARSE_BODY", "the body is not valid JSON") from None
+            raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, "the body is not valid JSON") from None
         return body if isinstance(body, dict) else {}
-    raise errors.ControllerError("UNSUPPORTED_MEDIA_TYPE", f"content type {media!r} is not supported")
+    raise errors.ControllerError(errors.UNSUPPORTED_MEDIA_TYPE, f"content type {media!r} is not supported")
 
 
 def unflatten(form: dict) -> dict:
@@ -113,10 +113,13 @@ def redirect(resp, location: str) -> None:
 
 
 def guarded(handler):
-    """Render domain errors as the OIDC endpoints do; never a 500 for bad input."""
+    """Find the controller on the request; render domain errors as the OIDC endpoints do."""
     def respond(self, req, resp, **params):
+        ctl = req.context.ctl
+        if ctl.oidc is None:
+            raise falcon.HTTPNotFound()
         try:
-            handler(self, req, resp, **params)
+            handler(self, ctl, req, resp, **params)
         except OAuthError as ex:
             write(resp, {"error": ex.error, "error_description": ex.description}, ex.status)
         except errors.ControllerError as ex:
@@ -125,23 +128,20 @@ def guarded(handler):
             body = {"code": ex.code, "message": ex.message}
             if ex.cause:
                 body["cause"] = ex.cause
-            write(resp, body, 415 if ex.code == "UNSUPPORTED_MEDIA_TYPE" else status_of(ex))
+            write(resp, body, status_of(ex))
 
     respond.__name__ = handler.__name__
     return respond
 
 
 class Endpoint:
-    """One ``/oidc`` path; responders use ``self.ctl.oidc``."""
-
-    def __init__(self, ctl):
-        self.ctl = ctl
+    """One ``/oidc`` path; one router serves every app, so responders get the request's controller."""
 
 
 class Discovery(Endpoint):
     @guarded
-    def on_get(self, req, resp):
-        write(resp, discovery(issuer_of(req), self.ctl.oidc.signer.alg))
+    def on_get(self, ctl, req, resp):
+        write(resp, discovery(issuer_of(req), ctl.oidc.signer.alg))
 
 
 def discovery(issuer: str, alg: str) -> dict:
@@ -163,23 +163,23 @@ def discovery(issuer: str, alg: str) -> dict:
 
 class Keys(Endpoint):
     @guarded
-    def on_get(self, req, resp):
-        write(resp, self.ctl.oidc.signer.jwks())
+    def on_get(self, ctl, req, resp):
+        write(resp, ctl.oidc.signer.jwks())
 
 
 class Authorize(Endpoint):
     """GET (sdk-golang) or POST with the parameters in the query (the C SDK): 302 to the login page."""
 
     @guarded
-    def on_get(self, req, resp):
-        self._start(req, resp, first_values(parse_qs(req.query_string or "", keep_blank_values=True)))
+    def on_get(self, ctl, req, resp):
+        self._start(ctl, req, resp, first_values(parse_qs(req.query_string or "", keep_blank_values=True)))
 
     @guarded
-    def on_post(self, req, resp):
-        self._start(req, resp, read_form(req))
+    def on_post(self, ctl, req, resp):
+        self._start(ctl, req, resp, read_form(req))
 
-    def _start(self, req, resp, params: dict) -> None:
-        _, location = self.ctl.oidc.flow.authorize(
+    def _start(self, ctl, req, resp, params: dict) -> None:
+        _, location = ctl.oidc.flow.authorize(
             params, issuer=issuer_of(req), peer_certs=req.env.get("controller.peer_certs") or [],
             remote_address=req.remote_addr or "")
         redirect(resp, location)
@@ -187,20 +187,19 @@ class Authorize(Endpoint):
 
 class Callback(Endpoint):
     @guarded
-    def on_get(self, req, resp):
-        redirect(resp, self.ctl.oidc.flow.callback(req.get_param("id")))
+    def on_get(self, ctl, req, resp):
+        redirect(resp, ctl.oidc.flow.callback(req.get_param("id")))
 
 
 class Login(Endpoint):
     """``/oidc/login/{password,username,cert,ext-jwt}``: GET names the request, POST logs in."""
 
-    def __init__(self, ctl, method: str):
-        super().__init__(ctl)
+    def __init__(self, method: str):
         self.method = method
 
     @guarded
-    def on_get(self, req, resp):
-        request = self.ctl.oidc.requests.get(request_id_of(req, {}))
+    def on_get(self, ctl, req, resp):
+        request = ctl.oidc.requests.get(request_id_of(req, {}))
         resp.set_header("auth-request-id", request.id)
         if self.method in ("password", "username"):
             resp.content_type = "text/html"
@@ -211,12 +210,12 @@ class Login(Endpoint):
             resp.text = "please POST to this URL"
 
     @guarded
-    def on_post(self, req, resp):
+    def on_post(self, ctl, req, resp):
         body = read_login_body(req)
         auth = AuthRequest.of(LOGIN_METHODS[self.method], body, peer_certs=req.env.get("controller.peer_certs") or [],
                               bearer_tokens=bearer_tokens(req.get_header("Authorization")),
                               remote_address=req.remote_addr or "")
-        reply_outcome(self.ctl, resp, self.ctl.oidc.flow.login(request_id_of(req, body), auth))
+        reply_outcome(ctl, resp, ctl.oidc.flow.login(request_id_of(req, body), auth))
 
 
 def reply_outcome(ctl, resp, outcome: LoginOutcome) -> None:
@@ -231,60 +230,60 @@ def reply_outcome(ctl, resp, outcome: LoginOutcome) -> None:
 
 class Totp(Endpoint):
     @guarded
-    def on_post(self, req, resp):
+    def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        reply_outcome(self.ctl, resp, self.ctl.oidc.flow.totp(request_id_of(req, body), body.get("code")))
+        reply_outcome(ctl, resp, ctl.oidc.flow.totp(request_id_of(req, body), body.get("code")))
 
 
 class TotpEnroll(Endpoint):
     @guarded
-    def on_post(self, req, resp):
+    def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        write(resp, self.ctl.oidc.flow.totp_enroll(request_id_of(req, body)), 201)
+        write(resp, ctl.oidc.flow.totp_enroll(request_id_of(req, body)), 201)
 
     @guarded
-    def on_delete(self, req, resp):
+    def on_delete(self, ctl, req, resp):
         body = read_login_body(req)
-        self.ctl.oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"))
+        ctl.oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"))
         write(resp, {})
 
 
 class TotpEnrollVerify(Endpoint):
     @guarded
-    def on_post(self, req, resp):
+    def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        reply_outcome(self.ctl, resp, self.ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code")))
+        reply_outcome(ctl, resp, ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code")))
 
 
 class AuthQueries(Endpoint):
     @guarded
-    def on_get(self, req, resp):
-        write(resp, {"authQueries": self.ctl.oidc.flow.pending_queries(request_id_of(req, {}))})
+    def on_get(self, ctl, req, resp):
+        write(resp, {"authQueries": ctl.oidc.flow.pending_queries(request_id_of(req, {}))})
 
 
 class Token(Endpoint):
     @guarded
-    def on_post(self, req, resp):
+    def on_post(self, ctl, req, resp):
         media = (req.content_type or "").split(";")[0].strip().lower()
         if media not in (FORM, ""):
             raise OAuthError("invalid_request", "the token request must be form encoded")
-        reply = self.ctl.oidc.grants.token(read_form(req), basic_client=basic_client(req), issuer=issuer_of(req),
+        reply = ctl.oidc.grants.token(read_form(req), basic_client=basic_client(req), issuer=issuer_of(req),
                                            peer_certs=req.env.get("controller.peer_certs") or [])
         resp.set_header("Cache-Control", "no-store")
         write(resp, reply)
 
 
-def mount_oidc(app, ctl) -> None:
-    """Add the ``/oidc`` routes (and the root discovery alias) to ``app``."""
-    app.add_route("/oidc/.well-known/openid-configuration", Discovery(ctl))
-    app.add_route("/.well-known/openid-configuration", Discovery(ctl))
-    app.add_route("/oidc/keys", Keys(ctl))
-    app.add_route("/oidc/authorize", Authorize(ctl))
-    app.add_route("/oidc/authorize/callback", Callback(ctl))
+def oidc_routes():
+    """``(path, resource)`` of every ``/oidc`` route (and the root discovery alias)."""
+    yield "/oidc/.well-known/openid-configuration", Discovery()
+    yield "/.well-known/openid-configuration", Discovery()
+    yield "/oidc/keys", Keys()
+    yield "/oidc/authorize", Authorize()
+    yield "/oidc/authorize/callback", Callback()
     for method in LOGIN_METHODS:
-        app.add_route(f"/oidc/login/{method}", Login(ctl, method))
-    app.add_route("/oidc/login/totp", Totp(ctl))
-    app.add_route("/oidc/login/totp/enroll", TotpEnroll(ctl))
-    app.add_route("/oidc/login/totp/enroll/verify", TotpEnrollVerify(ctl))
-    app.add_route("/oidc/login/auth-queries", AuthQueries(ctl))
-    app.add_route("/oidc/oauth/token", Token(ctl))
+        yield f"/oidc/login/{method}", Login(method)
+    yield "/oidc/login/totp", Totp()
+    yield "/oidc/login/totp/enroll", TotpEnroll()
+    yield "/oidc/login/totp/enroll/verify", TotpEnrollVerify()
+    yield "/oidc/login/auth-queries", AuthQueries()
+    yield "/oidc/oauth/token", Token()
