@@ -22,7 +22,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import jwt
 
-
 C_REDIRECT = "http://localhost:20314/auth/callback"
 GO_REDIRECT = "http://localhost:8080/auth/callback"
 EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"

@@ -12,7 +12,17 @@ import hmac
 from controller.oidc.flow import OAuthError
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.sessions import holds_bound_cert
-from controller.oidc.tokens import ACCESS, CLIENTS, CUSTOM, REFRESH, SCOPES, TokenRejected, TokenSigner, s256, session_claims
+from controller.oidc.tokens import (
+    ACCESS,
+    CLIENTS,
+    CUSTOM,
+    REFRESH,
+    SCOPES,
+    TokenRejected,
+    TokenSigner,
+    s256,
+    session_claims,
+)
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TYPE_PREFIX = "urn:ietf:params:oauth:token-type:"

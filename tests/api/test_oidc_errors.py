@@ -9,8 +9,20 @@ from harness import flows
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.oidc import GO_REDIRECT, OidcTokens
-from tests.flows.oidc_support import (TOKEN, bearer, code_of, enrolled_identity, exchange, oauth_error,
-                                      password_identity, password_login, password_tokens, refresh, start, ziti_error)
+from tests.flows.oidc_support import (
+    TOKEN,
+    bearer,
+    code_of,
+    enrolled_identity,
+    exchange,
+    oauth_error,
+    password_identity,
+    password_login,
+    password_tokens,
+    refresh,
+    start,
+    ziti_error,
+)
 
 
 @pytest.fixture

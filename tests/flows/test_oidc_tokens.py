@@ -6,8 +6,7 @@ import pytest
 from harness import flows
 from harness.client import ZitiClient
 from harness.oidc import OidcError, OidcTokens
-from tests.flows.oidc_support import bearer, password_identity, password_tokens, refresh
-from tests.flows.oidc_support import oauth_error
+from tests.flows.oidc_support import bearer, oauth_error, password_identity, password_tokens, refresh
 
 EXPIRED = 'Bearer realm="openziti-oidc" error="expired" error_description="token expired"'
 INVALID = 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"'
