@@ -163,3 +163,21 @@ def test_one_resolver_takes_a_legacy_token_or_an_access_jwt(controller_app, raw,
     for bad in ("", "not-a-token", tokens["refresh_token"], tokens["access_token"][:-3] + "abc"):
         with pytest.raises(errors.Unauthorized):
             resolver.resolve_token(bad)
+
+
+def test_router_hello_lookup_checks_the_bound_certificate_by_fingerprint(controller_app, ziti_admin, unique):
+    """``api_sessions.for_token`` (an edge router's hello) resolves an access JWT bound to a certificate."""
+    from controller import errors
+    from harness import pki as hp
+    from tests.flows.oidc_support import enrolled_identity
+
+    _, identity = enrolled_identity(ziti_admin, unique("hello"))
+    with flows.cert_client(controller_app, identity) as client:
+        client.login_cert(oidc="c")
+        token = client.oidc.access_token
+    leaf_fingerprint = hp.sha1_fingerprint(identity.cert_key().cert)
+    api_sessions = controller_app.controller.api_sessions
+    session, found = api_sessions.for_token(token, peer_fingerprint=leaf_fingerprint)
+    assert session["id"] == client.oidc.claims["z_asid"] and session["identity_id"] == found["id"]
+    with pytest.raises(errors.Unauthorized):
+        api_sessions.for_token(token, peer_fingerprint="00" * 20)
