@@ -19,6 +19,7 @@ SECTIONS = {
     "analysis": "benchmarks.analysis",
     "router": "benchmarks.router",
     "bulk": "benchmarks.bulk",
+    "oidc": "benchmarks.oidc",
 }
 
 

@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("--server-key", choices=("rsa", "ec"), default=None,
         help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new data folder, "
              "as the real quickstart) or ec (ES256); an existing folder keeps its key unless this is given")
+    add("--no-oidc", dest="oidc", action="store_false",
+        help="do not serve or advertise OIDC authentication (SDKs then log in the legacy way; default: served)")
     add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
     add("--router-port", type=int, default=3022,
         help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)")
@@ -67,7 +69,7 @@ def build_config(args, data_dir: Path) -> Config:
     return Config(data_dir=data_dir, host=args.host, api_address=advertise, hostnames=hostnames,
                   admin_username=args.admin_user, admin_password=password,
                   session_timeout_seconds=args.session_timeout * 60, simulation=args.simulation,
-                  server_key_type=args.server_key)
+                  server_key_type=args.server_key, oidc=args.oidc)
 
 
 def serve(args) -> int:

@@ -15,7 +15,9 @@ from controller.api.routes import shared_routing
 from controller.api.views import entity_ref
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
+from controller.auth.factors import SecondaryFactors
 from controller.auth.methods import Authenticator, PasswordMethod
+from controller.auth.session_tokens import SessionTokens
 from controller.bootstrap import bootstrap
 from controller.clock import Clock, rfc3339
 from controller.config import Config
@@ -40,6 +42,7 @@ from controller.model.network import install as install_network
 from controller.model.revocation import RevocationManager
 from controller.model.router_presence import RouterPresence
 from controller.model.settings import ControllerSettingManager
+from controller.oidc.service import Oidc
 from controller.ops.database import Database
 from controller.ops.integrity import Integrity
 from controller.ops.requests import RequestGuard
@@ -83,7 +86,11 @@ class Controller:
         self.external_jwt_signers = ExternalJwtSignerManager(self)
         self.ext_jwt = ExtJwtVerifier(self)
         self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
-        self.auth = Authenticator(self, [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)])
+        self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
+        self.auth = Authenticator([PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
+                                  factors=self.factors, api_sessions=self.api_sessions, events=self.events)
+        self.oidc = Oidc.from_config(self)
+        self.session_tokens = SessionTokens(self.api_sessions, self.identities, self.oidc and self.oidc.sessions)
         self.controller_settings = ControllerSettingManager(self)
         self.revocations = RevocationManager(self)
         self.database = Database(self)
@@ -117,11 +124,7 @@ class Controller:
         self.faults.apply(req)
 
     def mfa_enabled(self, identity_id: str) -> bool:
-        record = self.store.get("mfas", identity_id)
-        return bool(record and record.get("is_verified"))
-
-    def extra_auth_queries(self, session: dict, identity: dict, policy: dict) -> list[dict]:
-        return self.ext_jwt_secondary.auth_queries(session, identity, policy)
+        return self.factors.mfa_enabled(identity_id)
 
     def resolve_config_types(self, names: list[str]) -> list[str]:
         """Config type names or ids -> ids; ``all`` stays ``["all"]``; unknown ones are ignored."""

@@ -41,6 +41,11 @@ class Config:
     #: ``events.jsonl`` rotates before it passes this size, keeping this many older files (``.1`` newest)
     events_max_bytes: int = 16 * 1024 * 1024
     events_keep_files: int = 4
+    #: serve OIDC under /oidc and advertise OIDC_AUTH (as the real 2.x does by default)
+    oidc: bool = True
+    oidc_access_token_seconds: int = 30 * 60
+    oidc_refresh_token_seconds: int = 24 * 60 * 60
+    oidc_id_token_seconds: int = 30 * 60
     fsync: bool = True
     extra: dict = field(default_factory=dict)
 

@@ -140,6 +140,8 @@ REQUEST_ENTITY_TOO_LARGE = _declare("REQUEST_ENTITY_TOO_LARGE", 413, "The reques
 
 # -- 415 ------------------------------------------------------------
 UNSUPPORTED_MEDIA = _declare("UNSUPPORTED_MEDIA", 415, "The content type of the request is not supported")
+#: what the OIDC login endpoints answer for a body that is neither JSON nor a form
+UNSUPPORTED_MEDIA_TYPE = _declare("UNSUPPORTED_MEDIA_TYPE", 415, "The content type of the request is not supported")
 
 # -- 429 ------------------------------------------------------------
 RATE_LIMITED = _declare(

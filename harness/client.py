@@ -19,12 +19,14 @@ import json
 import re
 import ssl
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import quote
 
 import httpx
 
+from harness.oidc import OidcError, OidcLogin, OidcTokens
 from harness.operations import OPERATIONS
 from harness.transport import inprocess
 
@@ -66,22 +68,38 @@ def snake(op_id: str) -> str:
 
 
 class SessionAuth(httpx.Auth):
-    """Send ``zt-session``; on a 401, log in again once with the stored credentials."""
+    """Send ``zt-session`` (legacy) or ``Authorization: Bearer`` (OIDC, refreshed before expiry);
+    on a 401, refresh or log in again once with the stored credentials."""
 
     def __init__(self, client: "ZitiClient"):
         self.client = client
 
     def auth_flow(self, request):
-        token = self.client.token
-        if token and "zt-session" not in request.headers:
-            request.headers["zt-session"] = token
+        client = self.client
+        if request.url.path.startswith("/oidc/"):
+            yield request
+            return
+        if client.oidc is not None:
+            client.refresh_if_due()
+        sent = self._attach(request, force=False)
         response = yield request
-        if response.status_code == 401 and token and self.client.relogin is not None and not request.url.path.endswith("/authenticate"):
-            self.client.token = None
-            self.client.relogin()
-            if self.client.token:
-                request.headers["zt-session"] = self.client.token
+        if response.status_code == 401 and sent and client.relogin is not None and not request.url.path.endswith("/authenticate"):
+            client.recover()
+            if self._attach(request, force=True):
                 yield request
+
+    def _attach(self, request, force: bool) -> bool:
+        """Add the session credential unless the caller set its own; True when one was added."""
+        client = self.client
+        if client.oidc is not None:
+            if force or "authorization" not in request.headers:
+                request.headers["Authorization"] = f"Bearer {client.oidc.access_token}"
+                return True
+            return False
+        if client.token and (force or "zt-session" not in request.headers):
+            request.headers["zt-session"] = client.token
+            return True
+        return False
 
 
 class OperationGroup:
@@ -163,6 +181,11 @@ class ZitiClient:
         self.relogin = None
         # per request, not on the httpx client: clients sharing one connection carry their own sessions
         self._auth = SessionAuth(self)
+        #: the OIDC tokens when logged in by OIDC (then sent as ``Authorization: Bearer``)
+        self.oidc: OidcTokens | None = None
+        self._oidc_flow: OidcLogin | None = None
+        #: the clock token ages are measured on (tests set the controller's frozen clock)
+        self.now = time.time
         self.management = ManagementOperations(self, "management")
         self.edge = ClientOperations(self, "client")
 
@@ -243,7 +266,8 @@ class ZitiClient:
                            timeout=timeout)
 
     # -- sessions -------------------------------------------------------------
-    def login(self, username: str, password: str, *, api: str = "management", totp=None, **body) -> dict:
+    def login(self, username: str, password: str, *, api: str = "management", totp=None, oidc: str | None = None,
+              **body) -> dict:
         """Authenticate by password; the client then carries the session (and logs in again on 401).
 
         Args:
@@ -252,11 +276,14 @@ class ZitiClient:
             api: ``management`` or ``client``.
             totp: an authenticator (anything with ``code()``, e.g. ``flows.TotpDevice``) that answers
                 the session's MFA query, on this login and on every automatic re-login.
+            oidc: log in by OIDC in this SDK style (``c`` or ``go``) instead of ``/authenticate``.
             **body: more authenticate fields (``configTypes``, ``sdkInfo``, ``envInfo``).
 
         Returns:
             The API session.
         """
+        if oidc:
+            return self.login_oidc("password", style=oidc, totp=totp, username=username, password=password, **body)
         group = self.management if api == "management" else self.edge
 
         def again():
@@ -267,11 +294,13 @@ class ZitiClient:
                 data = group.call("getCurrentAPISession")
             return data
 
-        self.relogin = again
+        self._use_legacy(again)
         return again()
 
-    def login_cert(self, *, api: str = "client", **body) -> dict:
-        """Authenticate with the client certificate presented on the connection."""
+    def login_cert(self, *, api: str = "client", oidc: str | None = None, totp=None, **body) -> dict:
+        """Authenticate with the client certificate presented on the connection (``oidc``: by OIDC)."""
+        if oidc:
+            return self.login_oidc("cert", style=oidc, totp=totp, **body)
         group = self.management if api == "management" else self.edge
 
         def again():
@@ -279,13 +308,62 @@ class ZitiClient:
             self.token = data["token"]
             return data
 
-        self.relogin = again
+        self._use_legacy(again)
         return again()
 
-    def logout(self) -> None:
-        if self.token:
-            self.edge.call("deleteCurrentApiSession")
+    def login_oidc(self, method: str = "cert", *, style: str = "c", totp=None, bearer: str | None = None,
+                   **body) -> dict:
+        """Log in by OIDC (PKCE) as an SDK does; later calls carry the access token and refresh it.
+
+        Args:
+            method: ``cert``, ``password`` or ``ext-jwt``.
+            style: ``c`` (C SDK requests) or ``go`` (sdk-golang requests).
+            totp: answers the TOTP step when the login asks for it.
+            bearer: the external JWT of an ``ext-jwt`` login.
+            **body: login fields (``username``, ``password``, ``configTypes``, ``sdkInfo``, ``envInfo``).
+
+        Returns:
+            The API session (``GET /current-api-session``).
+
+        Raises:
+            OidcError: a step of the flow failed (``response`` holds the reply).
+        """
+        flow = OidcLogin(self.http, method, style, body, totp, bearer, now=lambda: self.now())
+
+        def again():
+            self.oidc = flow.run()
+            return self.edge.call("getCurrentAPISession")
+
+        self.token, self._oidc_flow, self.relogin = None, flow, again
+        return again()
+
+    def _use_legacy(self, again) -> None:
+        self.oidc, self._oidc_flow, self.relogin = None, None, again
+
+    def refresh_if_due(self) -> None:
+        """Refresh the OIDC tokens past two thirds of the access token's life."""
+        if self.oidc is not None and self.oidc.due(self.now()):
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Refresh the OIDC tokens now; log in again when the refresh is refused."""
+        try:
+            self.oidc = self._oidc_flow.refresh(self.oidc)
+        except OidcError:
+            self.relogin()
+
+    def recover(self) -> None:
+        """After a 401: an OIDC session refreshes (or logs in again), a legacy one logs in again."""
+        if self.oidc is not None:
+            self.refresh()
+            return
         self.token = None
+        self.relogin()
+
+    def logout(self) -> None:
+        if self.token or self.oidc:
+            self.edge.call("deleteCurrentApiSession")
+        self.token = self.oidc = self._oidc_flow = None
         self.relogin = None
 
     def close(self) -> None:

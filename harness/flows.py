@@ -155,14 +155,19 @@ def cert_client(target, identity: EnrolledIdentity, *, url: str | None = None) -
 
 # -- logins -----------------------------------------------------------------
 
-def login_password(client: ZitiClient, username: str, password: str, **body) -> dict:
-    """Password login on the client API; the client keeps the session."""
-    return client.login(username, password, api="client", **body)
+def login_password(client: ZitiClient, username: str, password: str, *, oidc: str | None = None, totp=None,
+                   **body) -> dict:
+    """Password login on the client API; the client keeps the session.
+
+    ``oidc="c"`` or ``"go"`` logs in by OIDC with that SDK's requests instead of
+    ``/authenticate``; ``totp`` answers a TOTP step either way.
+    """
+    return client.login(username, password, api="client", oidc=oidc, totp=totp, **body)
 
 
-def login_cert(client: ZitiClient, **body) -> dict:
-    """Certificate login (the client must present a certificate)."""
-    return client.login_cert(**body)
+def login_cert(client: ZitiClient, *, oidc: str | None = None, totp=None, **body) -> dict:
+    """Certificate login (the client must present a certificate); ``oidc`` as in :func:`login_password`."""
+    return client.login_cert(oidc=oidc, totp=totp, **body)
 
 
 def login_ext_jwt(client: ZitiClient, token: str, **body) -> dict:

@@ -12,7 +12,7 @@ a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
   that need the clock or the app are skipped there).
 
 Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
-(logged in as admin); ``ziti_network`` (a network file applied: mark the test with
+(logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
 ``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
 ``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
 Declare factories with other defaults with :mod:`harness.fixtures`.
@@ -42,6 +42,8 @@ def pytest_addoption(parser):
     group = parser.getgroup("ziti", "edge controller harness")
     group.addoption("--controller-mode", choices=["inprocess", "http", "both"], default="inprocess",
                     help="run controller tests in-process (default), over a real HTTP server, or both")
+    group.addoption("--controller-auth", choices=["legacy", "oidc-c", "oidc-go"], default="legacy",
+                    help="how ziti_admin logs in: /authenticate (default) or OIDC in the C or Go SDK's style")
     group.addoption("--controller-url", default=None, help="attach to an external controller at this URL")
     group.addoption("--controller-admin", default="admin:admin", help="admin username:password for --controller-url")
 
@@ -106,15 +108,26 @@ def ziti(request, ziti_mode):
         holder, server = request.getfixturevalue("ziti_http_server")
         holder.app = request.getfixturevalue("ziti_app")
         client = ZitiClient.connect(server.url)
+    if ziti_mode != "external":
+        # token ages are measured on the controller's frozen clock, so refreshes follow ziti_clock.advance
+        frozen = request.getfixturevalue("ziti_clock")
+        client.now = lambda: frozen.now().timestamp()
     with client:
         yield client
 
 
 @pytest.fixture
-def ziti_admin(request, ziti):
-    """The same client logged in as the default admin."""
+def ziti_auth_style(request):
+    """``None`` for legacy logins, else the OIDC style (``c`` or ``go``) chosen by ``--controller-auth``."""
+    chosen = request.config.getoption("controller_auth")
+    return None if chosen == "legacy" else chosen.split("-", 1)[1]
+
+
+@pytest.fixture
+def ziti_admin(request, ziti, ziti_auth_style):
+    """The same client logged in as the default admin (legacy or OIDC, see ``--controller-auth``)."""
     username, _, password = request.config.getoption("controller_admin").partition(":")
-    ziti.login(username, password)
+    ziti.login(username, password, oidc=ziti_auth_style)
     return ziti
 
 

@@ -104,6 +104,30 @@ def make_cert_api(ziti_app, cert_mode, request):
 
 
 @pytest.fixture
+def cert_client_of(ziti_app, cert_mode, request):
+    """Factory: a ZitiClient presenting an enrolled identity's certificate, in-process or over real TLS."""
+    from harness import flows
+
+    opened = []
+
+    def make(identity):
+        if cert_mode == "inprocess":
+            client = flows.cert_client(ziti_app, identity)
+        else:
+            holder, server, _ = request.getfixturevalue("https_server")
+            holder.app = ziti_app
+            client = flows.cert_client(ziti_app, identity, url=f"https://127.0.0.1:{server.port}")
+        clock = request.getfixturevalue("ziti_clock")
+        client.now = lambda: clock.now().timestamp()
+        opened.append(client)
+        return client
+
+    yield make
+    for client in opened:
+        client.close()
+
+
+@pytest.fixture
 def cert_admin(make_cert_api):
     """The default admin's session on a certificate-capable connection (same mode as ``make_cert_api``)."""
     return make_cert_api().login(*ADMIN)

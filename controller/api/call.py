@@ -4,6 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controller.auth.ext_jwt import bearer_tokens
+from controller.auth.request import AuthRequest
+from controller.auth.session_tokens import Presented
+
 
 @dataclass
 class Listing:
@@ -26,7 +30,7 @@ class Created:
 class Call:
     """The request context handed to every operation handler."""
 
-    __slots__ = ("ctl", "op", "api", "req", "resp", "params", "body", "session", "identity", "request_id")
+    __slots__ = ("ctl", "op", "api", "req", "resp", "params", "body", "session", "identity", "request_id", "resolved")
 
     def __init__(self, ctl, op, api: str, req, resp, params: dict):
         self.ctl, self.op, self.api = ctl, op, api
@@ -34,6 +38,8 @@ class Call:
         self.body: Any = None
         self.session: dict | None = None
         self.identity: dict | None = None
+        #: the resolved API session (pending factors, OIDC claims) when one is attached
+        self.resolved = None
         self.request_id: str = req.context.request_id
 
     # -- parameters -------------------------------------------------------
@@ -73,6 +79,21 @@ class Call:
         # APPSEC(lead): the client chain comes only from the TLS layer (or the
         # in-process harness wrapper), never from a request header.
         return self.req.env.get("controller.peer_certs") or []
+
+    def bearer_tokens(self) -> tuple[str, ...]:
+        """The first three ``Authorization: Bearer`` values (prefix exact, like the real controller)."""
+        return tuple(bearer_tokens(self.header("Authorization")))
+
+    def presented(self) -> Presented:
+        """The session credentials this request presents."""
+        value = self.header("zt-session") or self.header("net-session")
+        return Presented(value.strip() if value and value.strip() else None, self.bearer_tokens(),
+                         tuple(self.peer_certs), self.client_ip)
+
+    def auth_request(self, method: str | None) -> AuthRequest:
+        """An :class:`AuthRequest` of this request's body and connection."""
+        return AuthRequest.of(method or "", self.body, peer_certs=self.peer_certs, bearer_tokens=self.bearer_tokens(),
+                              remote_address=self.client_ip)
 
     @property
     def client_ip(self) -> str:

@@ -48,14 +48,25 @@ def dispatch(ctl, op: Operation, api: str, req, resp, params: dict) -> None:
 
 def authorize(call: Call) -> None:
     level = call.op.auth
+    presented = call.presented()
     if level == PUBLIC:
-        call.ctl.api_sessions.attach_optional(call)
+        if call.ctl.session_tokens.presents_any(presented):
+            try:
+                attach(call, call.ctl.session_tokens.resolve(presented))
+            except errors.Unauthorized:
+                pass  # a public operation ignores a bad token
         return
-    call.ctl.api_sessions.attach_required(call, allow_partial=(level == PARTIAL))
+    attach(call, call.ctl.session_tokens.resolve(presented))
+    if level != PARTIAL and call.resolved.is_partial:
+        raise errors.Unauthorized()
     if level == ADMIN and not call.is_admin:
         raise errors.Unauthorized()
     if level not in (PARTIAL, SESSION, ADMIN):  # pragma: no cover - table mistake
         raise errors.ControllerError(errors.UNHANDLED, f"unknown auth level {level}")
+
+
+def attach(call: Call, resolved) -> None:
+    call.resolved, call.session, call.identity = resolved, resolved.session, resolved.identity
 
 
 def read_body(call: Call):

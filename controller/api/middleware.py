@@ -14,7 +14,9 @@ from controller.config import VERSION
 log = logging.getLogger("controller.api")
 
 CLIENT_PREFIX = "/edge/client/v1"
-KNOWN_ROOTS = ("/edge/", "/fabric/", "/.well-known/")
+KNOWN_ROOTS = ("/edge/", "/fabric/", "/.well-known/", "/oidc/")
+#: served where they are, not as client API paths
+UNALIASED = ("/edge", "/fabric", "/.well-known", "/oidc", "/.well-known/openid-configuration")
 
 
 def alias_path(path: str) -> str:
@@ -25,7 +27,7 @@ def alias_path(path: str) -> str:
     """
     if path.startswith("/edge/v1/") or path == "/edge/v1":
         return CLIENT_PREFIX + path[len("/edge/v1"):]
-    if path in ("/edge", "/fabric", "/.well-known"):
+    if path in UNALIASED:
         return path
     if path.startswith(KNOWN_ROOTS):
         if path.startswith("/.well-known/"):

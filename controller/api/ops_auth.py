@@ -7,6 +7,7 @@ from controller.api.crud import LIST_QUERY
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.model import authenticator as auth_model
 from controller.model import schema as s
+from controller.model.api_session import go_time
 
 AUTHENTICATE = s.obj({
     "configTypes": {"type": ["array", "null"], "items": {"type": "string"}},
@@ -22,15 +23,39 @@ def authenticate(call: Call) -> dict:
     method = call.query("method")
     if method not in ("password", "cert", "ext-jwt"):
         raise errors.FieldError("method", "method in query should be one of [password cert ext-jwt]", method)
-    return call.ctl.auth.authenticate(call)
+    result = call.ctl.auth.authenticate(call.auth_request(method))
+    sessions = call.ctl.api_sessions
+    view = sessions.view(result.api_session, current=True, auth_queries=result.auth_queries)
+    call.set_header("zt-session", result.api_session["token"])
+    call.set_header("expiration-seconds", str(view["expirationSeconds"]))
+    call.set_header("expires-at", go_time(result.expires_at))
+    if result.extend_requested:
+        call.set_header("ziti-authenticator-extend-requested", "true")
+    _challenge(call, result.challenge)
+    return view
+
+
+def _challenge(call: Call, value: str | None) -> None:
+    """Name a missing secondary ext-jwt signer, on the operations the real controller does."""
+    if value:
+        call.set_header("WWW-Authenticate", value)
 
 
 def current_api_session(call: Call) -> dict:
-    return call.ctl.api_sessions.view(call.session, current=True)
+    resolved = call.resolved
+    _challenge(call, resolved.pending.challenge)
+    if resolved.is_oidc:
+        return call.ctl.oidc.sessions.view(resolved)
+    sessions = call.ctl.api_sessions
+    return sessions.view(call.session, current=True, auth_queries=sessions.render_queries(resolved.pending))
 
 
 def delete_current_api_session(call: Call) -> None:
-    call.ctl.api_sessions.close(call.session["id"])
+    _challenge(call, call.resolved.pending.challenge)
+    if call.resolved.is_oidc:
+        call.ctl.oidc.sessions.end(call.resolved)
+    else:
+        call.ctl.api_sessions.close(call.session["id"])
     call.ctl.events.logout(call.session, call.client_ip)
 
 

@@ -29,7 +29,9 @@ def detail_mfa_qr_code(call: Call) -> None:
 
 
 def verify_mfa(call: Call) -> None:
-    call.ctl.mfas.verify(call.identity["id"], call.body["code"], call.session)
+    # An OIDC session has no record to mark: its token's amr says what was done at login.
+    session = None if call.resolved.is_oidc else call.session
+    call.ctl.mfas.verify(call.identity["id"], call.body["code"], session)
 
 
 def delete_mfa(call: Call) -> None:
@@ -48,6 +50,9 @@ def create_mfa_recovery_codes(call: Call) -> None:
 
 
 def authenticate_mfa(call: Call) -> None:
+    if call.resolved.is_oidc:
+        raise errors.BadRequest(errors.INVALID_BACKING_TOKEN_TYPE, "an OIDC session answers TOTP at /oidc/login/totp "
+                                "during login; this operation is for zt-session sessions")
     call.ctl.mfas.authenticate(call.session, call.body["code"])
 
 

@@ -11,6 +11,7 @@ from controller.api.openapi import SPEC_IDS, document
 from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
 
+OIDC_PATH = "/oidc"
 ENUMERATED_CAPABILITIES = ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]
 SUMMARY_TABLES = {
     "services": "services", "terminators": "terminators", "identities": "identities", "identityTypes": "identity_types",
@@ -27,13 +28,18 @@ def version_info(call: Call) -> dict:
     base = call.ctl.config.base_url
     client = {"v1": {"apiBaseUrls": [base + PREFIXES[CLIENT]], "path": PREFIXES[CLIENT], "version": "v1"}}
     management = {"v1": {"apiBaseUrls": [base + PREFIXES[MANAGEMENT]], "path": PREFIXES[MANAGEMENT], "version": "v1"}}
-    # APPSEC(lead): no OIDC entry and no OIDC_AUTH capability: we do not serve OIDC,
-    # and advertising it would switch real SDKs to a flow that would fail.
+    apis = {"edge": client, "edge-client": client, "edge-management": management}
+    capabilities = []
+    if call.ctl.oidc is not None:
+        # SDKs choose OIDC when they see both the capability and the edge-oidc entry.
+        # NOTE: OIDC_AUTH_WITH_CSR is not advertised: session certificates from a CSR are not served.
+        capabilities.append("OIDC_AUTH")
+        apis["edge-oidc"] = {"v1": {"apiBaseUrls": [base + OIDC_PATH], "path": OIDC_PATH, "version": "v1"}}
     return {
         "version": VERSION, "revision": REVISION, "buildDate": BUILD_DATE,
         "runtimeVersion": f"python{platform.python_version()}",
-        "capabilities": [],
-        "apiVersions": {"edge": client, "edge-client": client, "edge-management": management},
+        "capabilities": capabilities,
+        "apiVersions": apis,
     }
 
 

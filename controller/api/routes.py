@@ -29,6 +29,7 @@ from controller.api import (
 )
 from controller.api.dispatch import PathResource
 from controller.api.operations import PREFIXES, RouteTable
+from controller.api.ops_oidc import oidc_routes
 
 #: modules contributing operations, in documentation order
 OPERATION_MODULES = [ops_system, ops_auth, ops_identities, ops_enroll, ops_cas, ops_certs,
@@ -54,7 +55,7 @@ def shared_routing(extra_modules: tuple = ()) -> tuple[RouteTable, CompiledRoute
     """
     table = build_route_table(extra_modules)
     router = CompiledRouter()
-    for template, resource in _resources(table):
+    for template, resource in [*_resources(table), *oidc_routes()]:
         router.add_route(template, resource)
     return table, router
 

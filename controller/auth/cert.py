@@ -2,7 +2,7 @@
 
 Order of the checks (the real controller's):
 
-1. The chain comes only from the TLS layer (``call.peer_certs``); none is INVALID_AUTH.
+1. The chain comes only from the TLS layer (``AuthRequest.peer_certs``); none is INVALID_AUTH.
 2. It must verify, leaf dates ignored and any EKU, against the controller root,
    else the root with the controller intermediate added (the client forgot to
    send it: ``improperClientCertChain``), else a third-party CA that is verified
@@ -18,7 +18,7 @@ from __future__ import annotations
 from cryptography import x509
 
 from controller import errors
-from controller.auth.methods import Proof
+from controller.auth.request import AuthRequest, Proof
 from controller.pki import claims
 from controller.pki.certs import fingerprint, is_expired
 
@@ -34,8 +34,8 @@ class CertMethod:
     def __init__(self, ctl):
         self.ctl = ctl
 
-    def authenticate(self, call) -> Proof:
-        peers = call.peer_certs
+    def authenticate(self, request: AuthRequest) -> Proof:
+        peers = list(request.peer_certs)
         if not peers:
             raise errors.InvalidAuth()
         leaf = peers[0]

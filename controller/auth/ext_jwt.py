@@ -21,8 +21,7 @@ import jwt
 
 from controller import errors
 from controller.auth.jwt_keys import SignerKeys, algorithms_for
-from controller.auth.methods import Proof
-from controller.ops.requests import current_request, current_response
+from controller.auth.request import AuthRequest, Proof
 
 PRIMARY_REALM = "openziti-primary-ext-jwt"
 SECONDARY_REALM = "openziti-secondary-ext-jwt"
@@ -30,7 +29,6 @@ MAX_CANDIDATES = 3
 DESCRIPTIONS = {"missing": "no matching token was provided", "expired": "token expired", "invalid": "token is invalid"}
 #: worst reason wins when several candidates fail
 SEVERITY = {"missing": 0, "invalid": 1, "expired": 2}
-CHALLENGED_PATHS = ("/authenticate", "/current-api-session")
 
 
 class TokenRejected(Exception):
@@ -144,12 +142,12 @@ class ExtJwtMethod:
         self.ctl = ctl
         self.verifier = verifier
 
-    def authenticate(self, call) -> Proof:
+    def authenticate(self, request: AuthRequest) -> Proof:
         signers = self.ctl.external_jwt_signers.enabled()
         if not signers:
             raise errors.Unauthorized()
         worst = "missing"
-        for token in bearer_tokens(call.header("Authorization")):
+        for token in request.bearer_tokens:
             try:
                 verified = self.verifier.verify(token)
             except TokenRejected as ex:
@@ -175,25 +173,25 @@ class ExtJwtSecondary:
         self.ctl = ctl
         self.verifier = verifier
 
-    def auth_queries(self, session: dict, identity: dict, policy: dict) -> list[dict]:
+    def check(self, identity: dict, policy: dict, tokens) -> tuple[list[dict], str | None]:
+        """The EXT-JWT auth queries still pending and the ``WWW-Authenticate`` challenge naming them."""
         signer_id = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
         if not signer_id:
-            return []
+            return [], None
         signer = self.ctl.external_jwt_signers.find(signer_id) or {"id": signer_id}
-        reason = self._check_request(signer, identity)
+        reason = self._check_tokens(signer, identity, tokens)
         if reason is None:
-            return []
-        self._challenge(signer, reason)
-        return [{"typeId": "EXT-JWT", "provider": "url", "httpUrl": signer.get("external_auth_url"),
-                 "clientId": signer.get("client_id"), "scopes": signer.get("scopes") or [], "id": signer_id}]
+            return [], None
+        query = {"typeId": "EXT-JWT", "provider": "url", "httpUrl": signer.get("external_auth_url"),
+                 "clientId": signer.get("client_id"), "scopes": signer.get("scopes") or [], "id": signer_id}
+        return [query], challenge(SECONDARY_REALM, reason, [signer])
 
-    def _check_request(self, signer: dict, identity: dict) -> str | None:
-        """None when the current request carries a valid bearer of ``signer`` for ``identity``."""
-        req = current_request()
-        if req is None or not signer.get("enabled"):
+    def _check_tokens(self, signer: dict, identity: dict, tokens) -> str | None:
+        """None when ``tokens`` hold a valid bearer of ``signer`` for ``identity``, else the worst reason."""
+        if not signer.get("enabled"):
             return "missing"
         worst = "missing"
-        for token in bearer_tokens(req.get_header("Authorization")):
+        for token in tokens:
             try:
                 verified = self.verifier.verify(token, signer)
             except TokenRejected as ex:
@@ -203,9 +201,3 @@ class ExtJwtSecondary:
             if found is not None and found["id"] == identity.get("id"):
                 return None
         return worst
-
-    @staticmethod
-    def _challenge(signer: dict, reason: str) -> None:
-        req, resp = current_request(), current_response()
-        if req is not None and resp is not None and req.path.endswith(CHALLENGED_PATHS):
-            resp.set_header("WWW-Authenticate", challenge(SECONDARY_REALM, reason, [signer]))

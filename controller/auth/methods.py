@@ -1,25 +1,17 @@
-"""Primary authentication methods, one small class each, in a registry.
+"""Primary authentication: the password method and the authenticator that runs any method.
 
-``authenticate(call)`` picks the method from ``?method=``, lets it find the
-identity, then opens the API session the same way for every method.
+``Authenticator.verify`` picks the method an :class:`AuthRequest` names and lets
+it find the identity (a :class:`Proof`); ``authenticate`` then opens the legacy
+API session the same way for every method. The OIDC login endpoints call
+``verify`` too, so both front doors share the same checks.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from datetime import datetime
 
 from controller import errors
 from controller.auth.passwords import verify_password
-from controller.clock import rfc3339
-from controller.model.api_session import go_time
-
-
-@dataclass
-class Proof:
-    """What a method established: the identity and how."""
-
-    identity: dict
-    authenticator_id: str
-    flags: dict = field(default_factory=dict)
+from controller.auth.request import AuthRequest, AuthResult, Proof, fold_keys
 
 
 class PasswordMethod:
@@ -32,9 +24,11 @@ class PasswordMethod:
         #: failures per authenticator, in memory like the real controller (reset on success)
         self.failures: dict[str, int] = {}
 
-    def authenticate(self, call) -> Proof:
-        body = _fold_keys(call.body or {})
-        username, password = body.get("username"), body.get("password")
+    def authenticate(self, request: AuthRequest) -> Proof:
+        username, password = request.body.get("username"), request.body.get("password")
+        for field, value in (("username", username), ("password", password)):
+            if value is not None and not isinstance(value, str):
+                raise errors.FieldError(field, f"{field} in body must be of type string", value)
         if not username or not password:
             raise errors.BadRequest(errors.COULD_NOT_VALIDATE, cause={"code": errors.UNHANDLED, "message": "username and password fields are required"})
         with self.ctl.store.lock:
@@ -63,48 +57,41 @@ class PasswordMethod:
             self.failures[authenticator["id"]] = count
 
 
-def _fold_keys(body: dict) -> dict:
-    """The real controller ignores the case of authenticate body keys."""
-    known = {"username": "username", "password": "password", "configtypes": "configTypes",
-             "envinfo": "envInfo", "sdkinfo": "sdkInfo"}
-    if not isinstance(body, dict):
-        return {}
-    return {known.get(key.lower(), key): value for key, value in body.items()}
-
-
 class Authenticator:
-    """Runs a method from the registry and opens the API session."""
+    """Runs a method from the registry; ``authenticate`` also opens the API session."""
 
-    def __init__(self, ctl, methods: list):
-        self.ctl = ctl
+    def __init__(self, methods: list, *, factors, api_sessions, events):
+        self.factors, self.api_sessions, self.events = factors, api_sessions, events
         self.methods = {method.name: method for method in methods}
 
     def register(self, method) -> None:
         self.methods[method.name] = method
 
-    def authenticate(self, call) -> dict:
-        name = call.query("method")
-        method = self.methods.get(name)
+    def verify(self, request: AuthRequest) -> Proof:
+        """The primary factor only: who the request proves to be (failures are audited)."""
+        method = self.methods.get(request.method)
         if method is None:
-            raise errors.BadRequest(errors.INVALID_AUTH_METHOD, cause={"field": "method", "reason": f"method {name} is not supported", "value": name})
+            raise errors.BadRequest(errors.INVALID_AUTH_METHOD, cause={"field": "method", "reason": f"method {request.method} is not supported", "value": request.method})
         try:
-            proof = method.authenticate(call)
+            return method.authenticate(request)
         except errors.ControllerError as ex:
-            self.ctl.events.authentication(False, name, remote_address=call.client_ip, reason=ex.code)
+            self.events.authentication(False, request.method, remote_address=request.remote_address, reason=ex.code)
             raise
-        body = _fold_keys(call.body or {})
-        flags = {"is_mfa_required": self.ctl.mfa_enabled(proof.identity["id"]), **proof.flags}
-        record = self.ctl.api_sessions.open(proof.identity, proof.authenticator_id, body, call.client_ip, **flags)
-        self.ctl.events.authentication(True, name, identity_id=proof.identity["id"],
+
+    def authenticate(self, request: AuthRequest) -> AuthResult:
+        """Legacy login: verify, open the API session, report the factors it still owes."""
+        proof = self.verify(request)
+        flags = {"is_mfa_required": self.factors.mfa_enabled(proof.identity["id"]), **proof.flags}
+        sessions = self.api_sessions
+        record = sessions.open(proof.identity, proof.authenticator_id, request.body, request.remote_address, **flags)
+        self.events.authentication(True, request.method, identity_id=proof.identity["id"],
                                        authenticator_id=proof.authenticator_id, api_session_id=record["id"],
-                                       remote_address=call.client_ip)
-        view = self.ctl.api_sessions.view(record, current=True)
-        call.set_header("zt-session", record["token"])
-        call.set_header("expiration-seconds", str(view["expirationSeconds"]))
-        call.set_header("expires-at", go_time(self.ctl.api_sessions.last_activity(record) + self.ctl.api_sessions.timeout))
-        if record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested"):
-            call.set_header("ziti-authenticator-extend-requested", "true")
-        return view
+                                       remote_address=request.remote_address)
+        pending = sessions.pending(record, proof.identity, request.bearer_tokens)
+        expires_at: datetime = sessions.last_activity(record) + sessions.timeout
+        return AuthResult(record, proof.identity, proof.authenticator_id, sessions.render_queries(pending),
+                          pending.challenge, expires_at,
+                          bool(record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested")))
 
 
-__all__ = ["Authenticator", "PasswordMethod", "Proof", "rfc3339"]
+__all__ = ["AuthRequest", "AuthResult", "Authenticator", "PasswordMethod", "Proof", "fold_keys"]

@@ -4,14 +4,13 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from controller import errors
+from controller.auth.request import Pending
 from controller.clock import parse_rfc3339, rfc3339
 from controller.model.base import EntityManager, scalar
 from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
 from controller.store.query import Field, dt_key
 
 INVALID_TOKEN = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
-MISSING_TOKEN = ('zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
-                 'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"')
 #: how often a session's activity reaches the store (the real controller flushes every 90 s)
 ACTIVITY_FLUSH = timedelta(seconds=90)
 TOTP_QUERY = {
@@ -87,8 +86,11 @@ class ApiSessionManager(EntityManager):
         self.close(entity_id)
 
     def delete_for_identity(self, identity_id: str) -> None:
+        """End every API session of the identity: the stored ones, and its OIDC tokens issued so far."""
         for session_id in list(self.by_identity.get(identity_id)):
             self.close(session_id)
+        if self.ctl.oidc is not None:
+            self.ctl.oidc.revocations.revoke(identity_id, "IDENTITY")
 
     def has_session(self, identity_id: str) -> bool:
         return bool(self.by_identity.get(identity_id))
@@ -118,13 +120,11 @@ class ApiSessionManager(EntityManager):
             self.close(session_id)
         return len(expired)
 
-    # -- resolving a request's token ------------------------------------------
-    def token_of(self, call) -> str | None:
-        value = call.header("zt-session") or call.header("net-session")
-        value = value.strip() if value else None
-        return value or None
+    # -- resolving a zt-session token ---------------------------------------------
+    invalid_token = INVALID_TOKEN
 
     def resolve(self, token: str) -> dict:
+        """The live session of ``token`` (activity marked); ``Unauthorized`` when unknown or expired."""
         session_id = self.by_token.get(token)
         record = self.find(session_id) if session_id else None
         if record is None:
@@ -146,55 +146,34 @@ class ApiSessionManager(EntityManager):
                     except errors.Unavailable:
                         pass  # NOTE: reads go on while the store cannot write; the activity stays cached
 
-    def attach_required(self, call, allow_partial: bool = False) -> None:
-        token = self.token_of(call)
-        if token is None:
-            raise errors.Unauthorized(www_authenticate=MISSING_TOKEN)
-        self._attach(call, token)
-        if not allow_partial and self.auth_queries(call.session, call.identity):
-            raise errors.Unauthorized()
+    def for_token(self, token: str, *, peer_fingerprint: str | None = None) -> tuple[dict, dict]:
+        """``(API session, identity)`` of a presented token (zt-session or OIDC access JWT).
 
-    def attach_optional(self, call) -> None:
-        token = self.token_of(call)
-        if token is None:
-            return
-        try:
-            self._attach(call, token)
-        except errors.Unauthorized:
-            call.session = call.identity = None
-
-    def _attach(self, call, token: str) -> None:
-        call.session, call.identity = self.for_token(token)
-
-    def for_token(self, token: str) -> tuple[dict, dict]:
-        """``(API session, identity)`` of a presented token: the one lookup HTTP and the router share.
-
-        Raises ``Unauthorized`` for an unknown or expired token, a vanished or disabled identity.
+        The router's hello calls this; it is :meth:`SessionTokens.resolve_token`, the one
+        lookup HTTP dispatch uses too. Raises ``Unauthorized`` like it.
         """
-        session = self.resolve(token)
-        identity = self.ctl.identities.find(session["identity_id"])
-        if identity is None:
-            self.close(session["id"])
-            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
-        if self.ctl.identities.is_disabled(identity):
-            self.delete_for_identity(identity["id"])
-            raise errors.Unauthorized()
-        return session, identity
+        resolved = self.ctl.session_tokens.resolve_token(token, peer_fingerprint=peer_fingerprint)
+        return resolved.session, resolved.identity
 
     # -- second factors -------------------------------------------------------
-    def auth_queries(self, session: dict, identity: dict) -> list[dict]:
-        """Secondary factors still pending on ``session``."""
-        queries = []
-        policy = self.ctl.identities.auth_policy_of(identity)
-        secondary = policy.get("secondary", {})
-        if (session.get("is_mfa_required") or secondary.get("require_totp")) and not session.get("is_mfa_complete"):
-            queries.append(dict(TOTP_QUERY))
-        queries.extend(self.ctl.extra_auth_queries(session, identity, policy))
-        return queries
+    def pending(self, session: dict, identity: dict, bearer_tokens=()) -> Pending:
+        """Secondary factors still owed on ``session`` (``bearer_tokens`` of the request at hand)."""
+        return self.ctl.factors.pending(identity, totp_required=bool(session.get("is_mfa_required")),
+                                        totp_done=bool(session.get("is_mfa_complete")), bearer_tokens=bearer_tokens)
+
+    @staticmethod
+    def render_queries(pending: Pending) -> list[dict]:
+        """The legacy ``authQueries`` of what is pending."""
+        return ([dict(TOTP_QUERY)] if pending.totp else []) + list(pending.ext_jwt)
+
+    def auth_queries(self, session: dict, identity: dict, bearer_tokens=()) -> list[dict]:
+        return self.render_queries(self.pending(session, identity, bearer_tokens))
 
     # -- views --------------------------------------------------------------
-    def view(self, record: dict, current: bool = False) -> dict:
+    def view(self, record: dict, current: bool = False, auth_queries: list[dict] | None = None) -> dict:
         identity = self.ctl.identities.find(record["identity_id"]) or {"id": record["identity_id"]}
+        if auth_queries is None:
+            auth_queries = self.auth_queries(record, identity)
         last = self.last_activity(record)
         out = {
             "_links": {"self": {"href": f"./api-sessions/{record['id']}"},
@@ -202,7 +181,7 @@ class ApiSessionManager(EntityManager):
             "id": record["id"], "createdAt": record["created_at"], "updatedAt": record["updated_at"],
             "tags": record.get("tags") or {}, "token": record["token"],
             "identityId": record["identity_id"], "identity": self.ctl.identities.ref(record["identity_id"]),
-            "authenticatorId": record.get("authenticator_id"), "authQueries": self.auth_queries(record, identity),
+            "authenticatorId": record.get("authenticator_id"), "authQueries": auth_queries,
             "configTypes": record.get("config_types") or [], "ipAddress": record.get("ip_address") or "",
             "isMfaRequired": bool(record.get("is_mfa_required")), "isMfaComplete": bool(record.get("is_mfa_complete")),
             "isCertExtendable": bool(record.get("is_cert_extendable")),

@@ -84,21 +84,32 @@ class MfaManager(EntityManager):
     def authenticate(self, session: dict, code: str) -> None:
         """``POST /authenticate/mfa``: a TOTP or a (then spent) recovery code completes the session."""
         with self.store.lock, self.store.transaction():
-            record = self.of(session["identity_id"])
-            if record is None:
+            if self.of(session["identity_id"]) is None:
                 raise errors.Conflict(errors.MFA_NOT_ENROLLED, "the identity has no MFA enrollment")
             try:
-                index = self.check_code(record, code, allow_recovery=True)
+                used_recovery = self.spend_code(session["identity_id"], code)
             except errors.BadRequest:
                 self.ctl.events.mfa("authenticationFailed", session["identity_id"], api_session_id=session["id"])
                 raise
+            self.ctl.api_sessions.touch(session["id"], is_mfa_complete=True)
+        self.ctl.events.mfa("authenticated", session["identity_id"], api_session_id=session["id"],
+                            used_recovery_code=used_recovery)
+
+    def spend_code(self, identity_id: str, code: str, *, verified_only: bool = False) -> bool:
+        """Check a login's TOTP or recovery code (a recovery code is spent); True for a recovery code.
+
+        Raises MFA_INVALID_TOKEN for a wrong code or a missing (or, if asked, unverified) enrollment.
+        """
+        with self.store.lock, self.store.transaction():
+            record = self.of(identity_id)
+            if record is None or (verified_only and not record.get("is_verified")):
+                raise invalid_token()
+            index = self.check_code(record, code, allow_recovery=True)
             if index is not None:
                 codes = list(record["recovery_codes"])
                 del codes[index]
                 self.touch(record["id"], recovery_codes=codes)
-            self.ctl.api_sessions.touch(session["id"], is_mfa_complete=True)
-        self.ctl.events.mfa("authenticated", session["identity_id"], api_session_id=session["id"],
-                            used_recovery_code=index is not None)
+        return index is not None
 
     def remove_own(self, identity_id: str, code: str | None) -> None:
         """``DELETE /current-identity/mfa``: a verified enrollment needs a TOTP or recovery code."""

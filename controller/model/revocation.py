@@ -1,8 +1,9 @@
 """Revocations: ``JTI``, ``IDENTITY`` and ``API_SESSION`` entries that end tokens early.
 
-This controller serves no OIDC tokens, so a ``JTI`` revocation is recorded only;
-``IDENTITY`` ends every API session of the identity and ``API_SESSION`` ends that
-session, at once. Entries expire after the longest token lifetime (a day).
+OIDC tokens check every kind (``controller/oidc/revocations.py``); besides,
+``IDENTITY`` ends every stored API session of the identity and ``API_SESSION``
+ends a stored session at once (an OIDC session's ``z_asid`` has no record, so it
+is accepted as is). Entries expire after the longest token lifetime (a day).
 """
 from __future__ import annotations
 
@@ -36,8 +37,6 @@ class RevocationManager(EntityManager):
             raise errors.FieldError("id", f"a revocation with id {record['id']} already exists", record["id"])
         if record["type"] == "IDENTITY":
             self.ctl.identities.get(record["id"])
-        elif record["type"] == "API_SESSION":
-            self.ctl.api_sessions.get(record["id"])
         record["expires_at"] = rfc3339(self.clock.now() + LIFETIME)
 
     def after_create(self, record: dict, body: dict) -> None:
@@ -45,6 +44,7 @@ class RevocationManager(EntityManager):
             self.ctl.api_sessions.delete_for_identity(record["id"])
         elif record["type"] == "API_SESSION":
             self.ctl.api_sessions.close(record["id"])
+            self.ctl.sessions.delete_for_api_session(record)
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["expiresAt"] = record["expires_at"]

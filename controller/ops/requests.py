@@ -1,10 +1,8 @@
 """The request being served on this thread, and what runs before every request.
 
 ``Controller.before_request`` records the request in a context variable, so
-hooks that get no request argument (``extra_auth_queries``, store listeners)
-can read it: the Authorization header for ext-jwt second factors, the source
-of an entity change for its event. Then it applies the authentication rate
-limit.
+store listeners, which get no request argument, can read the source of an
+entity change for its event. Then it applies the authentication rate limit.
 
 The limit is off unless configured: ``Config.extra["auth_rate_limit"] =
 {"max_requests": 10, "window_seconds": 1, "per_ip": False}``. Authentication
@@ -41,7 +39,8 @@ def current_response():
     return pair[1] if pair else None
 
 
-AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa")
+AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa", "/oidc/login/password", "/oidc/login/username",
+                      "/oidc/login/cert", "/oidc/login/ext-jwt", "/oidc/login/totp")
 TOO_MANY = errors.SERVER_TOO_MANY_REQUESTS
 TOO_MANY_MESSAGE = ("Too many requests to alter state have been issued. "
                     "Please slow your request rate or try again later.")

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+from controller.config import Config
+
 
 def test_success_envelope_has_data_and_empty_meta(api):
     response = api.edge("GET", "/version")
@@ -12,6 +14,7 @@ def test_success_envelope_has_data_and_empty_meta(api):
     assert set(body) == {"data", "meta"} and body["meta"] == {}
 
 
+@pytest.mark.parametrize("ziti_config", [Config(oidc=False)], ids=["oidc-off"])
 def test_version_advertises_edge_path_and_no_oidc(api):
     data = api.edge_ok("GET", "/version")
     assert data["apiVersions"]["edge"]["v1"]["path"] == "/edge/client/v1"

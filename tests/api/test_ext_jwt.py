@@ -219,3 +219,26 @@ def test_events_never_carry_the_token(api, ziti_app, signer, person, ec_key, zit
     assert token not in logged and session_token not in logged
     success = ziti_app.controller.events.query("authentication", event_type="success", identity_id=person)
     assert success and success[-1]["auth_method"] == "ext-jwt"
+
+
+@pytest.mark.parametrize("style", ["c", "go"])
+def test_oidc_login_by_external_jwt(api, signer, person, ec_key, ziti_clock, style):
+    from harness.oidc import OidcLogin
+
+    flow = OidcLogin(api.raw, "ext-jwt", style, bearer=ec_key.token(claims(signer[1], person, ziti_clock)))
+    tokens = flow.run()
+    assert tokens.claims["sub"] == person and tokens.claims["amr"] == ["ext-jwt"]
+    assert tokens.claims["z_authid"] == f"extJwtId:{signer[0]}"
+    me = api.raw.get("/edge/client/v1/current-identity", headers={"Authorization": f"Bearer {tokens.access_token}"})
+    assert me.status_code == 200 and me.json()["data"]["id"] == person
+
+
+def test_oidc_login_with_a_bad_external_jwt_is_401_with_the_primary_challenge(api, signer, person, ec_key, ziti_clock):
+    from harness.oidc import OidcError, OidcLogin
+
+    expired = claims(signer[1], person, ziti_clock)
+    expired["exp"] = int(ziti_clock.now().timestamp()) - 10
+    with pytest.raises(OidcError) as caught:
+        OidcLogin(api.raw, "ext-jwt", "c", bearer=ec_key.token(expired)).run()
+    assert caught.value.response.status_code == 401 and caught.value.body["code"] == "UNAUTHORIZED"
+    assert 'realm="openziti-primary-ext-jwt" error="expired"' in caught.value.response.headers["www-authenticate"]

@@ -91,6 +91,19 @@ def test_factories_accept_at_name_and_can_be_redeclared_with_other_returns(pytes
     pytester.runpytest("-q").assert_outcomes(passed=1)
 
 
+def test_controller_auth_option_logs_the_admin_in_by_oidc(pytester):
+    pytester.makepyfile("""
+        def test_admin_by_oidc(ziti_admin, ziti_clock, ziti_auth_style):
+            assert ziti_auth_style == "go" and ziti_admin.oidc is not None and ziti_admin.token is None
+            first = ziti_admin.oidc.access_token
+            ziti_clock.advance(minutes=50)  # past the access token's life: the client refreshes first
+            assert ziti_admin.management.get_current_identity()["isDefaultAdmin"] is True
+            assert ziti_admin.oidc.access_token != first
+    """)
+    pytester.runpytest("--controller-auth=oidc-go", "--controller-mode=both", "-p", "no:cacheprovider",
+                       "-q").assert_outcomes(passed=2)
+
+
 def test_external_controller_skips_time_travel(pytester):
     from controller.app import create_app
     from controller.serve import ThreadedServer

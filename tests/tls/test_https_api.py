@@ -46,6 +46,9 @@ def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> 
     return httpx.Client(base_url=base_url, verify=ctx, headers=SDK_HEADERS, timeout=10)
 
 
+# The legacy SDK sequence: with OIDC advertised a current SDK would log in by OIDC instead
+# (tests/flows/test_oidc_login.py drives that one over real TLS).
+@pytest.mark.parametrize("ziti_config", [Config(oidc=False)], ids=["legacy-only"])
 def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url, tmp_path, ziti_unique):
     identity_id = admin.create("identities", {"name": ziti_unique("sdk"), "type": "Device", "isAdmin": False,
                                               "enrollment": {"ott": True}})

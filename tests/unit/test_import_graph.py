@@ -20,12 +20,12 @@ ROOT = Path(controller.__file__).parent
 LAYERS = [
     {"errors", "clock", "ids", "config"},
     {"store", "pki", "policy"},
-    {"model", "auth", "enroll"},
+    {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "lifecycle"},
     {"api"},
     {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "console", "__main__", "__init__"},
 ]
-DOMAIN = {"model", "auth", "enroll", "policy", "store", "pki"}
+DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 
 
 def package(path: Path) -> str:

@@ -1,0 +1,102 @@
+"""One way to turn a presented token into an API session: legacy ``zt-session`` or OIDC access JWT.
+
+:meth:`SessionTokens.resolve` is what the API dispatch calls for every
+request that presents a token, and :meth:`SessionTokens.resolve_token` is the
+same for a single token (an edge router's hello carries one). Both answer a
+:class:`ResolvedSession` or raise ``Unauthorized`` with the real
+``WWW-Authenticate`` value.
+
+Selection (the real controller's): a ``zt-session`` value makes the request
+legacy, and bearer tokens are then only second factors. Otherwise the first
+bearer that looks like a controller access token (our ``kid``, ``z_t`` "a",
+a ``z_asid``) is the session, the other bearers second factors.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from controller import errors
+from controller.auth.request import Pending
+
+MISSING_TOKEN = ('zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
+                 'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"')
+
+
+@dataclass(frozen=True)
+class Presented:
+    """The credentials one request or connection presents."""
+
+    zt_session: str | None = None
+    bearer_tokens: tuple[str, ...] = ()
+    #: the TLS peer chain, leaf first (never from a header)
+    peer_certs: tuple = ()
+    remote_address: str = ""
+    #: the TLS client certificate's SHA-1 fingerprint, when only that is known (an edge router's hello)
+    peer_fingerprint: str | None = None
+
+
+@dataclass
+class ResolvedSession:
+    """An authenticated API session as a request sees it."""
+
+    #: the stored record (legacy) or one built from the token's claims (OIDC)
+    session: dict
+    identity: dict
+    pending: Pending = field(default_factory=Pending)
+    #: the verified claims of an OIDC access token, None for legacy sessions
+    claims: dict | None = None
+
+    @property
+    def is_oidc(self) -> bool:
+        return self.claims is not None
+
+    @property
+    def is_partial(self) -> bool:
+        return self.pending.any
+
+
+class SessionTokens:
+    """Resolves presented tokens; the OIDC verifier is absent when OIDC is off."""
+
+    def __init__(self, api_sessions, identities, oidc=None):
+        self.api_sessions = api_sessions
+        self.identities = identities
+        self.oidc = oidc
+
+    def resolve(self, presented: Presented) -> ResolvedSession:
+        """The API session ``presented`` proves; ``Unauthorized`` when none."""
+        if presented.zt_session:
+            return self._legacy(presented)
+        if self.oidc is not None:
+            for index, token in enumerate(presented.bearer_tokens):
+                if self.oidc.is_access_token(token):
+                    others = presented.bearer_tokens[:index] + presented.bearer_tokens[index + 1:]
+                    return self.oidc.resolve(token, presented, others)
+        raise errors.Unauthorized(www_authenticate=MISSING_TOKEN)
+
+    def resolve_token(self, token: str, *, peer_certs=(), peer_fingerprint: str | None = None,
+                      remote_address: str = "") -> ResolvedSession:
+        """One token (a router hello's): a JWT is an OIDC access token, anything else a zt-session."""
+        connection = {"peer_certs": tuple(peer_certs), "peer_fingerprint": peer_fingerprint,
+                      "remote_address": remote_address}
+        if self.oidc is not None and isinstance(token, str) and token.startswith("ey"):
+            return self.resolve(Presented(bearer_tokens=(token,), **connection))
+        return self.resolve(Presented(zt_session=token, **connection))
+
+    def presents_any(self, presented: Presented) -> bool:
+        """True when the request carries something that could be a session token."""
+        if presented.zt_session:
+            return True
+        return self.oidc is not None and any(self.oidc.is_access_token(t) for t in presented.bearer_tokens)
+
+    def _legacy(self, presented: Presented) -> ResolvedSession:
+        session = self.api_sessions.resolve(presented.zt_session)
+        identity = self.identities.find(session["identity_id"])
+        if identity is None:
+            self.api_sessions.close(session["id"])
+            raise errors.Unauthorized(www_authenticate=self.api_sessions.invalid_token)
+        if self.identities.is_disabled(identity):
+            self.api_sessions.delete_for_identity(identity["id"])
+            raise errors.Unauthorized()
+        pending = self.api_sessions.pending(session, identity, presented.bearer_tokens)
+        return ResolvedSession(session, identity, pending)

@@ -1,0 +1,219 @@
+"""The interactive part of an OIDC login: authorize, primary login, TOTP, callback.
+
+``authorize`` validates the client, redirect URI, scopes and PKCE challenge and
+opens an auth request; a ``login`` runs the same primary authentication as the
+legacy ``/authenticate`` (through ``Authenticator.verify``) and decides the
+second factors with the same rules; ``callback`` hands out the code once every
+factor is done.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from controller import errors
+from controller.auth.request import AuthRequest, Pending
+from controller.oidc.requests import AuthRequests, OidcAuthRequest
+from controller.oidc.tokens import CLIENTS, SCOPES
+from controller.pki.certs import fingerprint
+
+#: the real controller's default redirect URIs (globs; ``*`` is one port)
+REDIRECTS = (re.compile(r"^openziti://auth/callback$"),
+             re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"))
+LOGIN_METHODS = {"password": "password", "username": "password", "cert": "cert", "ext-jwt": "ext-jwt"}
+MAX_CODE, MAX_ID = 13, 40
+# NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
+# upper-snake catalogue; a BadRequest, so 400.
+INVALID_TOTP_CODE = "INVALID TOTP CODE"
+TOTP_QUERY = {"typeId": "TOTP", "provider": "ziti", "httpMethod": "POST", "httpUrl": "./oidc/login/totp",
+              "format": "numeric", "minLength": 6, "maxLength": 8, "scopes": None}
+
+
+class OAuthError(Exception):
+    """An OAuth error reply: ``{"error", "error_description"}`` with ``status``."""
+
+    def __init__(self, error: str, description: str, status: int = 400):
+        super().__init__(description)
+        self.error, self.description, self.status = error, description, status
+
+
+def invalid_totp() -> errors.BadRequest:
+    return errors.BadRequest(INVALID_TOTP_CODE, "an invalid TOTP code was supplied")
+
+
+def auth_queries(pending: Pending, totp_enrolled: bool) -> list[dict]:
+    """The OIDC auth queries of what is pending (``isTotpEnrolled`` omitted when false)."""
+    out = []
+    if pending.totp:
+        out.append({**TOTP_QUERY, **({"isTotpEnrolled": True} if totp_enrolled else {})})
+    return out + list(pending.ext_jwt)
+
+
+@dataclass
+class LoginOutcome:
+    """After a login step: done (go to the callback) or second factors pending."""
+
+    request: OidcAuthRequest
+    queries: list[dict] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.queries
+
+    @property
+    def totp_pending(self) -> bool:
+        return any(q["typeId"] == "TOTP" for q in self.queries)
+
+
+class OidcFlow:
+    """Authorize, login steps and the callback; auth requests live in ``requests``."""
+
+    def __init__(self, ctl, requests: AuthRequests):
+        self.ctl, self.requests = ctl, requests
+
+    # -- authorize ----------------------------------------------------------
+    def authorize(self, params: dict, *, issuer: str, peer_certs=(), remote_address: str = "") -> tuple[OidcAuthRequest, str]:
+        """Open an auth request; returns it and the login path to redirect to."""
+        client_id, redirect_uri = params.get("client_id"), params.get("redirect_uri")
+        if client_id not in CLIENTS:
+            raise OAuthError("invalid_client", "client not found")
+        if not redirect_uri or not any(p.match(redirect_uri) for p in REDIRECTS):
+            raise OAuthError("invalid_request", "The requested redirect_uri is missing in the client configuration.")
+        if params.get("response_type") != "code":
+            raise OAuthError("unsupported_response_type", "The requested response type is missing in the client configuration.")
+        scopes = [scope for scope in (params.get("scope") or "").split() if scope in SCOPES]
+        if not scopes:
+            raise OAuthError("invalid_request", "The scope of your request is missing. Please ensure some scopes are requested.")
+        if not params.get("code_challenge") or params.get("code_challenge_method") != "S256":
+            raise OAuthError("invalid_request", "code_challenge with code_challenge_method S256 is required")
+        if params.get("prompt") == "none":
+            raise OAuthError("login_required", "prompt none is not supported: a login is required")
+        request = self.requests.add(OidcAuthRequest(
+            id=self.ctl.ids.uuid(), client_id=client_id, redirect_uri=redirect_uri, scopes=scopes,
+            state=params.get("state") or "", nonce=params.get("nonce") or "", code_challenge=params["code_challenge"],
+            api_session_id=self.ctl.ids.uuid(), created_at=self.ctl.clock.now(), peer_certs=tuple(peer_certs),
+            remote_address=remote_address, issuer=issuer))
+        method = params.get("method") or ("cert" if peer_certs else "username")
+        page = {"password": "username"}.get(method, method if method in LOGIN_METHODS else "username")
+        return request, f"/oidc/login/{page}?authRequestID={request.id}"
+
+    # -- primary login --------------------------------------------------------
+    def login(self, request_id, auth: AuthRequest) -> LoginOutcome:
+        """Primary credentials, checked by the same authenticator as ``/authenticate``."""
+        request = self.requests.get(request_id)
+        method = LOGIN_METHODS[auth.method]
+        proof = self.ctl.auth.verify(AuthRequest(method, auth.body, auth.peer_certs, auth.bearer_tokens,
+                                                 auth.remote_address or request.remote_address))
+        identity = proof.identity
+        request.identity_id, request.authenticator_id = identity["id"], proof.authenticator_id
+        request.amr, request.flags = [method], dict(proof.flags)
+        request.auth_time = int(self.ctl.clock.now().timestamp())
+        request.config_types = self.ctl.resolve_config_types(_names(auth.body.get("configTypes")))
+        request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
+        request.totp_required = self.ctl.factors.mfa_enabled(identity["id"])
+        if method == "cert" and auth.peer_certs:
+            request.cert_fingerprint = fingerprint(auth.peer_certs[0])
+            cert_policy = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
+            request.allow_expired_certs = bool(cert_policy.get("allow_expired_certs", True))
+        self.ctl.events.authentication(True, f"oidc-{method}", identity_id=identity["id"],
+                                       authenticator_id=proof.authenticator_id, api_session_id=request.api_session_id,
+                                       remote_address=auth.remote_address)
+        return self._outcome(request, auth.bearer_tokens)
+
+    # -- TOTP -----------------------------------------------------------------
+    def totp(self, request_id, code) -> LoginOutcome:
+        """A TOTP or recovery code as the second factor; 400 ``INVALID TOTP CODE`` when wrong."""
+        request = self._authenticated(request_id)
+        code = code.strip() if isinstance(code, str) else ""
+        if not code or len(code) > MAX_CODE:
+            raise invalid_totp()
+        try:
+            self.ctl.mfas.spend_code(request.identity_id, code, verified_only=True)
+        except errors.BadRequest:
+            raise invalid_totp() from None
+        return self._add_totp(request)
+
+    def totp_enroll(self, request_id) -> dict:
+        """Start TOTP enrollment inside the flow (409 ``MFA_EXISTS`` when one exists)."""
+        request = self._authenticated(request_id)
+        identity = self.ctl.identities.get(request.identity_id)
+        return self.ctl.mfas.view(self.ctl.mfas.enroll(identity))
+
+    def totp_enroll_discard(self, request_id, code=None) -> None:
+        """Drop an enrollment: an unverified one freely, a verified one with a valid code."""
+        request = self._authenticated(request_id)
+        self.ctl.mfas.remove_own(request.identity_id, code if isinstance(code, str) else None)
+
+    def totp_enroll_verify(self, request_id, code) -> LoginOutcome:
+        """Finish the enrollment; it counts as the TOTP factor."""
+        request = self._authenticated(request_id)
+        try:
+            self.ctl.mfas.verify(request.identity_id, code if isinstance(code, str) else "", None)
+        except errors.BadRequest:
+            raise invalid_totp() from None
+        return self._add_totp(request)
+
+    def pending_queries(self, request_id) -> list[dict]:
+        return self._outcome(self._authenticated(request_id), ()).queries
+
+    # -- callback -------------------------------------------------------------
+    def callback(self, request_id) -> str:
+        """Where the callback redirects: the redirect URI with ``code`` (first) and ``state``."""
+        request = self.requests.find(request_id)
+        if request is None:
+            raise OAuthError("invalid_request", "auth request not found")
+        if not request.authenticated or not self._outcome(request, ()).complete:
+            query = {"error": "interaction_required", "error_description": "not all authentication factors are complete"}
+        else:
+            query = {"code": self.requests.issue_code(request)}
+        if request.state:
+            query["state"] = request.state
+        separator = "&" if "?" in request.redirect_uri else "?"
+        return request.redirect_uri + separator + urlencode(sorted(query.items()))
+
+    def callback_url(self, request: OidcAuthRequest) -> str:
+        return f"{request.issuer}/authorize/callback?id={request.id}"
+
+    # -- helpers --------------------------------------------------------------
+    def _authenticated(self, request_id) -> OidcAuthRequest:
+        request = self.requests.get(request_id)
+        if not request.authenticated:
+            raise errors.Unauthorized()
+        return request
+
+    def _add_totp(self, request: OidcAuthRequest) -> LoginOutcome:
+        if "totp" not in request.amr:
+            request.amr.append("totp")
+        return self._outcome(request, ())
+
+    def _outcome(self, request: OidcAuthRequest, bearer_tokens) -> LoginOutcome:
+        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
+        identity = self.ctl.identities.find(request.identity_id)
+        if identity is None:
+            raise errors.InvalidAuth()
+        pending = self.ctl.factors.pending(identity, totp_required=request.totp_required,
+                                           totp_done="totp" in request.amr, bearer_tokens=bearer_tokens)
+        signer = (self.ctl.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
+        if signer and f"ejs:{signer}" in request.amr:
+            pending.ext_jwt = []
+        elif signer and bearer_tokens and not pending.ext_jwt:
+            request.amr.append(f"ejs:{signer}")
+        if not pending.any:
+            self._save_info(request)
+        return LoginOutcome(request, auth_queries(pending, self.ctl.factors.mfa_enabled(identity["id"])))
+
+    def _save_info(self, request: OidcAuthRequest) -> None:
+        changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
+        if changes:
+            self.ctl.identities.touch(request.identity_id, **changes)
+
+
+def _names(value) -> list[str]:
+    if isinstance(value, str):
+        return [part for part in value.split(",") if part]
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _dict(value) -> dict | None:
+    return value if isinstance(value, dict) and value else None
