@@ -45,6 +45,9 @@ class RouterLink:
         self.hostnames = tuple(dict.fromkeys(("localhost", "127.0.0.1", *hostnames)))
         self.router_id = ""
         self._unwatch = None
+        #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
+        #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation
+        self._presented: dict[str, tuple[str, str]] = {}
 
     # -- start -----------------------------------------------------------------------
     def credentials(self) -> dict:
@@ -80,13 +83,14 @@ class RouterLink:
     def hello(self, token: str, client_fingerprint: str) -> dict:
         ctl = self.ctl
         try:
-            session, identity = ctl.api_sessions.for_token(token)
+            session, identity = ctl.api_sessions.for_token(token, peer_fingerprint=client_fingerprint)
         except ControllerError:
             raise PermissionError("invalid api session") from None
         if ctl.api_sessions.auth_queries(session, identity):
             raise PermissionError("api session has unanswered authentication queries")
         if client_fingerprint not in self._fingerprints(session, identity):
             raise PermissionError("client certificate does not belong to the api session")
+        self._presented[session["id"]] = (token, client_fingerprint)
         return {"api_session_id": session["id"], "identity_id": identity["id"], "identity_name": identity.get("name") or ""}
 
     def _fingerprints(self, session: dict, identity: dict) -> set[str]:
@@ -100,10 +104,12 @@ class RouterLink:
         record = ctl.sessions.find(token)
         if record is None or record.get("token") != token or record["api_session_id"] != caller.api_session_id:
             raise PermissionError(INVALID_SESSION)
-        api_session = ctl.api_sessions.find(caller.api_session_id)
-        identity = ctl.identities.find(caller.identity_id)
-        if api_session is None or ctl.api_sessions.is_expired(api_session) or identity is None \
-                or ctl.identities.is_disabled(identity):
+        token, fingerprint = self._presented.get(caller.api_session_id, ("", ""))
+        try:
+            api_session, identity = ctl.api_sessions.for_token(token, peer_fingerprint=fingerprint)
+        except ControllerError:
+            raise PermissionError(INVALID_SESSION) from None
+        if api_session["id"] != caller.api_session_id or identity["id"] != caller.identity_id:
             raise PermissionError(INVALID_SESSION)
         if record["type"] != kind:
             raise PermissionError("rejecting bind, invalid session type" if kind == "Bind" else "incorrect session type")
@@ -137,6 +143,7 @@ class RouterLink:
 
         def on_event(event: dict) -> None:
             if event.get("event_type") == "deleted" and event.get("namespace") in kinds:
+                self._presented.pop(event["id"], None)
                 revoked(kinds[event["namespace"]], event["id"])
 
         self._unwatch = self.ctl.events.subscribe(on_event)

@@ -189,6 +189,11 @@ class ZitiClient:
         self.management = ManagementOperations(self, "management")
         self.edge = ClientOperations(self, "client")
 
+    @property
+    def session_token(self) -> str | None:
+        """The credential a router hello carries: the OIDC access token, else ``zt-session``."""
+        return self.oidc.access_token if self.oidc is not None else self.token
+
     # -- raw access, for tests of the wire format -------------------------------
     @property
     def raw(self) -> httpx.Client:

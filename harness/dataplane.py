@@ -282,7 +282,7 @@ class DataPlane:
         parts = urlsplit(url)
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=self._context())
         channel = _Channel(reader, writer)
-        hello = Message(CT.HELLO, HELLO_BODY, {Header.SESSION_TOKEN: self.client.token.encode()})
+        hello = Message(CT.HELLO, HELLO_BODY, {Header.SESSION_TOKEN: self.client.session_token.encode()})
         hello.seq = 1
         await channel.send(hello)
         reply = await read_message(reader)

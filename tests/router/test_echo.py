@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.dataplane import DataPlane
-from harness.sync_dataplane import echo, load_identity_file
+from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from tests.router.raw import upper_after_eof
 
 
@@ -64,3 +64,16 @@ def test_an_http_request_over_the_overlay(ziti_quickstart):
                 response += chunk
     head, body = response.split(b"\r\n\r\n", 1)
     assert head.startswith(b"HTTP/1.1 200 OK") and body == b"you asked for /hello"
+
+
+def test_a_dialer_logged_in_by_oidc_echoes_through_the_router(ziti_quickstart):
+    """The router's hello takes an OIDC access token, bound to the certificate that logged in."""
+    client, identity = load_identity_file(ziti_quickstart.dialer)
+    client.logout()
+    client.login_cert(oidc="c")
+    assert client.token is None and client.session_token.count(".") == 2  # a JWT, not a zt-session
+    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, SyncDataPlane(client, identity) as guest:
+        host.bind(ziti_quickstart.service, echo)
+        with guest.dial(ziti_quickstart.service) as conn:
+            conn.sendall(b"hello over oidc")
+            assert conn.recv_exactly(15) == b"hello over oidc"
