@@ -3,6 +3,7 @@
 Figures are printed, never asserted: shared machines make timings noisy.
 ``--quick`` uses smaller shapes; ``--only NAME`` runs one section.
 """
+
 from __future__ import annotations
 
 import argparse

@@ -11,6 +11,7 @@ Run: ``python -m benchmarks.analysis`` (``--quick`` for smaller shapes).
   :mod:`harness.generate` (100,000 identities, 2,000 services). Target: p50
   under 100 ms.
 """
+
 from __future__ import annotations
 
 import random
@@ -83,8 +84,11 @@ def bench_explain(shape: str, samples: int) -> dict:
     built = time.perf_counter() - started
     analysis.explain(analysis.populations["identities"].names[0], analysis.populations["services"].names[0])  # warm
     timings, allowed = _explain_timings(analysis, samples, 11)
-    network["servicePolicies"] = [{**p, "semantic": "AllOf"} for p in network["servicePolicies"]
-                                  if "#all" not in p["identityRoles"] + p["serviceRoles"]]
+    network["servicePolicies"] = [
+        {**p, "semantic": "AllOf"}
+        for p in network["servicePolicies"]
+        if "#all" not in p["identityRoles"] + p["serviceRoles"]
+    ]
     narrower = Analysis(network)
     narrower.explain(narrower.populations["identities"].names[0], narrower.populations["services"].names[0])
     denied_timings, denied_allowed = _explain_timings(narrower, samples, 12)

@@ -6,6 +6,7 @@
 
 Over-the-socket figures are in ``benchmarks.serving`` (load from another process).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -32,18 +33,35 @@ def _preload(app, count: int) -> None:
         with ctl.store.lock, ctl.store.transaction():
             for index in range(start, min(count, start + batch)):
                 record_id = f"pre{index:07d}"
-                ctl.store.insert("identities", record_id, {
-                    "id": record_id, "name": f"preloaded-{index:07d}", "created_at": now, "updated_at": now,
-                    "tags": {"batch": str(index % 10)}, "type_id": "Default", "is_admin": False, "is_default_admin": False,
-                    "role_attributes": [f"attr{index % 8}"], "auth_policy_id": None, "external_id": None, "app_data": {},
-                    "default_hosting_cost": 0, "default_hosting_precedence": "default", "service_hosting_costs": {},
-                    "service_hosting_precedences": {},
-                })
+                ctl.store.insert(
+                    "identities",
+                    record_id,
+                    {
+                        "id": record_id,
+                        "name": f"preloaded-{index:07d}",
+                        "created_at": now,
+                        "updated_at": now,
+                        "tags": {"batch": str(index % 10)},
+                        "type_id": "Default",
+                        "is_admin": False,
+                        "is_default_admin": False,
+                        "role_attributes": [f"attr{index % 8}"],
+                        "auth_policy_id": None,
+                        "external_id": None,
+                        "app_data": {},
+                        "default_hosting_cost": 0,
+                        "default_hosting_precedence": "default",
+                        "service_hosting_costs": {},
+                        "service_hosting_precedences": {},
+                    },
+                )
 
 
 def _session(app) -> tuple[falcon.testing.TestClient, dict]:
     client = falcon.testing.TestClient(app)
-    token = client.simulate_post("/edge/management/v1/authenticate", params={"method": "password"}, json=ADMIN).json["data"]["token"]
+    token = client.simulate_post("/edge/management/v1/authenticate", params={"method": "password"}, json=ADMIN).json[
+        "data"
+    ]["token"]
     return client, {"zt-session": token}
 
 
@@ -56,7 +74,12 @@ def durable_create_cost(existing: int, writes: int = 200) -> float:
             client, headers = _session(app)
             samples = []
             for index in range(writes):
-                body = {"name": f"bench-{existing}-{index}", "type": "Device", "isAdmin": False, "roleAttributes": ["bench"]}
+                body = {
+                    "name": f"bench-{existing}-{index}",
+                    "type": "Device",
+                    "isAdmin": False,
+                    "roleAttributes": ["bench"],
+                }
                 started = time.perf_counter()
                 response = client.simulate_post("/edge/management/v1/identities", json=body, headers=headers)
                 samples.append(time.perf_counter() - started)

@@ -16,6 +16,7 @@ Every figure sits beside an anchor measured in the same run:
 Targets: creates >= 2,000/s at 8 connections; large shape <= 60 s; filtered page
 <= 5 ms; 1M identities start <= 60 s with RSS <= 2 GB.
 """
+
 from __future__ import annotations
 
 import json
@@ -71,8 +72,15 @@ def _rate(url: str, token: str, connections: int, requests: int, kind: str) -> f
     headers = {"zt-session": token, "Content-Type": "application/json"}
     if kind == "create":
         prefix = uuid.uuid4().hex[:8]
-        plan = [Request("POST", "/edge/management/v1/services", json.dumps({"name": f"bench-{prefix}-{n}",
-                        "encryptionRequired": True}), headers) for n in range(requests)]
+        plan = [
+            Request(
+                "POST",
+                "/edge/management/v1/services",
+                json.dumps({"name": f"bench-{prefix}-{n}", "encryptionRequired": True}),
+                headers,
+            )
+            for n in range(requests)
+        ]
         result = drive(url, plan, connections=connections, once=True, timeout=600)
     else:
         result = drive(url, Request("GET", "/version", headers=headers), connections=connections, seconds=3)
@@ -107,6 +115,7 @@ def whole_network(figures: dict, shape: str) -> None:
     try:
         started = time.perf_counter()
         from harness.network import Network
+
         Network.from_yaml(path)
         figures[f"{shape} shape: YAML parse alone (s)"] = time.perf_counter() - started
         figures[f"{shape} shape: file to ready network, in-process (s)"] = _apply_in_process(path, work / "a")
@@ -153,21 +162,29 @@ def filtered_lists(figures: dict, identities: int, repeats: int = 50) -> None:
     from controller.store.db import Store
 
     store, clock = Store(None), Clock()
-    load(store, {**SHAPES["large"], "identities": identities, "services": 10, "routers": 10, "sps": 1,
-                 "erps": 1, "serps": 1}, rfc3339(clock.now()))
+    load(
+        store,
+        {**SHAPES["large"], "identities": identities, "services": 10, "routers": 10, "sps": 1, "erps": 1, "serps": 1},
+        rfc3339(clock.now()),
+    )
     app = create_app(Config(), clock=clock, store=store)
     client = falcon.testing.TestClient(app)
-    token = client.simulate_post("/edge/management/v1/authenticate", params={"method": "password"},
-                                 json={"username": "admin", "password": "admin"}).json["data"]["token"]
+    token = client.simulate_post(
+        "/edge/management/v1/authenticate",
+        params={"method": "password"},
+        json={"username": "admin", "password": "admin"},
+    ).json["data"]["token"]
 
     def page_ms(text: str) -> float:
         def once():
             started = time.perf_counter()
-            reply = client.simulate_get("/edge/management/v1/identities", headers={"zt-session": token},
-                                        params={"filter": text, "limit": "10"})
+            reply = client.simulate_get(
+                "/edge/management/v1/identities", headers={"zt-session": token}, params={"filter": text, "limit": "10"}
+            )
             if reply.status_code != 200:
                 raise RuntimeError(f"{text}: {reply.status_code} {reply.text[:200]}")
             return time.perf_counter() - started
+
         once()  # builds the index on first use
         return statistics.median(once() for _ in range(repeats)) * 1000
 
@@ -197,10 +214,12 @@ def big_starts(figures: dict, big: int) -> None:
 def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict:
     sizes = QUICK if quick else FULL
     figures: dict = {}
-    steps = {"creates": lambda: creates(figures, sizes["creates"]),
-             "network": lambda: whole_network(figures, sizes["network"]),
-             "filters": lambda: filtered_lists(figures, sizes["identities"]),
-             "starts": lambda: big_starts(figures, sizes["big"])}
+    steps = {
+        "creates": lambda: creates(figures, sizes["creates"]),
+        "network": lambda: whole_network(figures, sizes["network"]),
+        "filters": lambda: filtered_lists(figures, sizes["identities"]),
+        "starts": lambda: big_starts(figures, sizes["big"]),
+    }
     for name, step in steps.items():
         if not only or name in only:
             try:
@@ -211,5 +230,7 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict:
 
 
 if __name__ == "__main__":
-    for key, value in main(quick="--quick" in sys.argv, only=tuple(a for a in sys.argv[1:] if not a.startswith("-"))).items():
+    for key, value in main(
+        quick="--quick" in sys.argv, only=tuple(a for a in sys.argv[1:] if not a.startswith("-"))
+    ).items():
         print(f"{key:<60} {value:,.3f}" if isinstance(value, float) else f"{key:<60} {value}")

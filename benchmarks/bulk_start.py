@@ -7,6 +7,7 @@ identity that sees 10 services) durably into ``FOLDER/db``.
 in this fresh process and prints JSON: start seconds, RSS after start (MB) and
 the probe's client ``GET /services`` p50 (ms).
 """
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,11 @@ def measure(folder: str, repeats: int = 200) -> dict:
     start_seconds = time.perf_counter() - started
     rss, _peak = rss_mb()
     client = falcon.testing.TestClient(app)
-    login = client.simulate_post(CLIENT + "/authenticate", params={"method": "password"},
-                                 json={"username": "probe-user", "password": "probe-pass"})
+    login = client.simulate_post(
+        CLIENT + "/authenticate",
+        params={"method": "password"},
+        json={"username": "probe-user", "password": "probe-pass"},
+    )
     headers = {"zt-session": login.json["data"]["token"]}
     samples = []
     for _ in range(repeats):

@@ -5,6 +5,7 @@ process (and GIL). ``drive`` writes a plan to a temporary file, runs
 ``python -m benchmarks.load PLAN`` and reads the result back::
 
     from benchmarks.load import Request, drive
+
     result = drive("http://127.0.0.1:8080", Request("GET", "/version"), connections=8, seconds=3)
     result.rate, result.p50_ms, result.p99_ms
 
@@ -15,6 +16,7 @@ every request is sent exactly once, shared among the connections (for
 operations that consume a token, such as enrollments). ``wrk_rate`` runs ``wrk``
 (when installed) for a plain GET, the client-side ceiling to compare against.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -65,17 +67,36 @@ class Result:
         return self.requests / self.seconds if self.seconds else 0.0
 
 
-def drive(url: str, requests: Request | list[Request], *, connections: int = 1, seconds: float = 3.0,
-          once: bool = False, tls: TLSFiles | None = None, timeout: float = 60) -> Result:
+def drive(
+    url: str,
+    requests: Request | list[Request],
+    *,
+    connections: int = 1,
+    seconds: float = 3.0,
+    once: bool = False,
+    tls: TLSFiles | None = None,
+    timeout: float = 60,
+) -> Result:
     """Run the load in a child process and return what it measured."""
-    plan = {"url": url, "requests": [asdict(r) for r in (requests if isinstance(requests, list) else [requests])],
-            "connections": connections, "seconds": seconds, "once": once, "tls": asdict(tls) if tls else None}
+    plan = {
+        "url": url,
+        "requests": [asdict(r) for r in (requests if isinstance(requests, list) else [requests])],
+        "connections": connections,
+        "seconds": seconds,
+        "once": once,
+        "tls": asdict(tls) if tls else None,
+    }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(plan, handle)
     try:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.load", handle.name], capture_output=True,
-                              text=True, timeout=seconds + timeout, cwd=_ROOT,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")])})
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.load", handle.name],
+            capture_output=True,
+            text=True,
+            timeout=seconds + timeout,
+            cwd=_ROOT,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")])},
+        )
     finally:
         os.unlink(handle.name)
     if done.returncode != 0:
@@ -87,8 +108,12 @@ def wrk_rate(url: str, *, connections: int = 1, seconds: float = 3.0) -> float |
     """GET requests per second that ``wrk`` sustains against ``url`` (None when not installed)."""
     if shutil.which("wrk") is None:
         return None
-    done = subprocess.run(["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds:g}s", url],
-                          capture_output=True, text=True, timeout=seconds + 30)
+    done = subprocess.run(
+        ["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds:g}s", url],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 30,
+    )
     for line in done.stdout.splitlines():
         if line.startswith("Requests/sec:"):
             return float(line.split()[1])
@@ -126,8 +151,12 @@ class _Worker(threading.Thread):
                 break
             started = time.perf_counter()
             try:
-                conn.request(request["method"], request["path"], body=request["body"].encode() or None,
-                             headers=request["headers"])
+                conn.request(
+                    request["method"],
+                    request["path"],
+                    body=request["body"].encode() or None,
+                    headers=request["headers"],
+                )
                 response = conn.getresponse()
                 response.read()
                 if response.status >= 400:
@@ -168,8 +197,14 @@ def _run(plan: dict) -> dict:
     def pct(q: float) -> float:
         return samples[min(len(samples) - 1, int(q * len(samples)))] * 1000 if samples else 0.0
 
-    return {"requests": len(samples) - len(errors), "errors": len(errors), "seconds": elapsed,
-            "p50_ms": pct(0.5), "p99_ms": pct(0.99), "first_error": errors[0] if errors else ""}
+    return {
+        "requests": len(samples) - len(errors),
+        "errors": len(errors),
+        "seconds": elapsed,
+        "p50_ms": pct(0.5),
+        "p99_ms": pct(0.99),
+        "first_error": errors[0] if errors else "",
+    }
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ everything else goes through the in-process app:
 * time for one policy change to be visible in the probe's ``GET /services``;
 * load time (store fill plus controller start) and RSS of the large shape.
 """
+
 from __future__ import annotations
 
 import random
@@ -64,42 +65,110 @@ def _insert_all(store, table: str, records, batch: int = 10_000) -> None:
     records = list(records)
     for start in range(0, len(records), batch):
         with store.lock, store.transaction():
-            for record in records[start:start + batch]:
+            for record in records[start : start + batch]:
                 store.insert(table, record["id"], record)
 
 
 def load(store, shape: dict, now: str, seed: int = 7) -> dict[str, list[str]]:
     """Insert the shape's entities, then its policies; returns the ids by kind."""
     rng = random.Random(seed)
-    ids = {"identities": [f"id{n:06d}" for n in range(shape["identities"])],
-           "services": [f"svc{n:05d}" for n in range(shape["services"])],
-           "routers": [f"er{n:04d}" for n in range(shape["routers"])]}
-    _insert_all(store, "identities", ({
-        **_base(i, "name-" + i, now), "role_attributes": spread(rng), "auth_policy_id": None, "external_id": None,
-        "app_data": {}, "default_hosting_cost": 0, "default_hosting_precedence": "default", "service_hosting_costs": {},
-        "service_hosting_precedences": {}, "is_admin": False, "is_default_admin": False, "type_id": "Default"}
-        for i in ids["identities"]))
-    _insert_all(store, "services", ({
-        **_base(s, "name-" + s, now), "configs": [], "encryption_required": True, "max_idle_time_millis": 0,
-        "role_attributes": spread(rng), "terminator_strategy": "smartrouting"} for s in ids["services"]))
-    _insert_all(store, "routers", ({
-        **_base(r, "name-" + r, now), "cost": 0, "disabled": False, "no_traversal": False, "configs": [],
-        "ctrl_chan_listeners": {}, "app_data": {}, "is_tunneler_enabled": False, "role_attributes": spread(rng),
-        "is_edge": True, "is_transit": False, "is_verified": True, "fingerprint": None, "cert_pem": None}
-        for r in ids["routers"]))
+    ids = {
+        "identities": [f"id{n:06d}" for n in range(shape["identities"])],
+        "services": [f"svc{n:05d}" for n in range(shape["services"])],
+        "routers": [f"er{n:04d}" for n in range(shape["routers"])],
+    }
+    _insert_all(
+        store,
+        "identities",
+        (
+            {
+                **_base(i, "name-" + i, now),
+                "role_attributes": spread(rng),
+                "auth_policy_id": None,
+                "external_id": None,
+                "app_data": {},
+                "default_hosting_cost": 0,
+                "default_hosting_precedence": "default",
+                "service_hosting_costs": {},
+                "service_hosting_precedences": {},
+                "is_admin": False,
+                "is_default_admin": False,
+                "type_id": "Default",
+            }
+            for i in ids["identities"]
+        ),
+    )
+    _insert_all(
+        store,
+        "services",
+        (
+            {
+                **_base(s, "name-" + s, now),
+                "configs": [],
+                "encryption_required": True,
+                "max_idle_time_millis": 0,
+                "role_attributes": spread(rng),
+                "terminator_strategy": "smartrouting",
+            }
+            for s in ids["services"]
+        ),
+    )
+    _insert_all(
+        store,
+        "routers",
+        (
+            {
+                **_base(r, "name-" + r, now),
+                "cost": 0,
+                "disabled": False,
+                "no_traversal": False,
+                "configs": [],
+                "ctrl_chan_listeners": {},
+                "app_data": {},
+                "is_tunneler_enabled": False,
+                "role_attributes": spread(rng),
+                "is_edge": True,
+                "is_transit": False,
+                "is_verified": True,
+                "fingerprint": None,
+                "cert_pem": None,
+            }
+            for r in ids["routers"]
+        ),
+    )
     policies = {
-        "service_policies": [{**_base(f"sp{n:04d}", f"sp-{n}", now), "type": rng.choice(["Dial", "Bind"]),
-                              "semantic": "AnyOf", "identity_roles": roles(rng, ids["identities"], False),
-                              "service_roles": roles(rng, ids["services"], True), "posture_check_roles": [],
-                              "is_system": False} for n in range(shape["sps"])],
-        "edge_router_policies": [{**_base(f"erp{n:04d}", f"erp-{n}", now), "semantic": "AnyOf",
-                                  "identity_roles": roles(rng, ids["identities"], False),
-                                  "edge_router_roles": roles(rng, ids["routers"], True), "is_system": False}
-                                 for n in range(shape["erps"])],
-        "service_edge_router_policies": [{**_base(f"serp{n:04d}", f"serp-{n}", now), "semantic": "AnyOf",
-                                          "service_roles": roles(rng, ids["services"], True),
-                                          "edge_router_roles": roles(rng, ids["routers"], True), "is_system": False}
-                                         for n in range(shape["serps"])],
+        "service_policies": [
+            {
+                **_base(f"sp{n:04d}", f"sp-{n}", now),
+                "type": rng.choice(["Dial", "Bind"]),
+                "semantic": "AnyOf",
+                "identity_roles": roles(rng, ids["identities"], False),
+                "service_roles": roles(rng, ids["services"], True),
+                "posture_check_roles": [],
+                "is_system": False,
+            }
+            for n in range(shape["sps"])
+        ],
+        "edge_router_policies": [
+            {
+                **_base(f"erp{n:04d}", f"erp-{n}", now),
+                "semantic": "AnyOf",
+                "identity_roles": roles(rng, ids["identities"], False),
+                "edge_router_roles": roles(rng, ids["routers"], True),
+                "is_system": False,
+            }
+            for n in range(shape["erps"])
+        ],
+        "service_edge_router_policies": [
+            {
+                **_base(f"serp{n:04d}", f"serp-{n}", now),
+                "semantic": "AnyOf",
+                "service_roles": roles(rng, ids["services"], True),
+                "edge_router_roles": roles(rng, ids["routers"], True),
+                "is_system": False,
+            }
+            for n in range(shape["serps"])
+        ],
     }
     for table, records in policies.items():
         _insert_all(store, table, records, batch=len(records))
@@ -137,20 +206,39 @@ class Bench:
     def make_probe(self) -> str:
         """An identity that sees exactly the first 10 services, over one shared router."""
         create = lambda path, body: self.call("POST", MGMT + path, self.admin, json=body).json["data"]["id"]  # noqa: E731
-        identity_id = create("/identities", {"name": "probe", "type": "User", "isAdmin": False, "roleAttributes": ["probe"]})
-        create("/authenticators", {"identityId": identity_id, "method": "updb", "username": "probe-user", "password": "probe-pass"})
+        identity_id = create(
+            "/identities", {"name": "probe", "type": "User", "isAdmin": False, "roleAttributes": ["probe"]}
+        )
+        create(
+            "/authenticators",
+            {"identityId": identity_id, "method": "updb", "username": "probe-user", "password": "probe-pass"},
+        )
         wanted = ["@" + s for s in self.ids["services"][:PROBE_SERVICES]]
         router = "@" + self.ids["routers"][0]
-        policy = create("/service-policies", {"name": "probe-dial", "type": "Dial", "semantic": "AnyOf",
-                                              "identityRoles": ["#probe"], "serviceRoles": wanted})
-        create("/edge-router-policies", {"name": "probe-erp", "semantic": "AnyOf", "identityRoles": ["#probe"],
-                                         "edgeRouterRoles": [router]})
-        create("/service-edge-router-policies", {"name": "probe-serp", "semantic": "AnyOf", "serviceRoles": wanted,
-                                                 "edgeRouterRoles": [router]})
+        policy = create(
+            "/service-policies",
+            {
+                "name": "probe-dial",
+                "type": "Dial",
+                "semantic": "AnyOf",
+                "identityRoles": ["#probe"],
+                "serviceRoles": wanted,
+            },
+        )
+        create(
+            "/edge-router-policies",
+            {"name": "probe-erp", "semantic": "AnyOf", "identityRoles": ["#probe"], "edgeRouterRoles": [router]},
+        )
+        create(
+            "/service-edge-router-policies",
+            {"name": "probe-serp", "semantic": "AnyOf", "serviceRoles": wanted, "edgeRouterRoles": [router]},
+        )
         return policy
 
     def list_services(self, headers: dict) -> list[dict]:
-        return self.call("GET", CLIENT + "/services", headers, params={"configTypes": "all", "limit": "25"}).json["data"]
+        return self.call("GET", CLIENT + "/services", headers, params={"configTypes": "all", "limit": "25"}).json[
+            "data"
+        ]
 
     def p50(self, fn, repeats: int) -> float:
         samples = []
@@ -184,10 +272,17 @@ class Bench:
 
     def typical_identity(self) -> dict:
         """A loaded identity carrying the two most common attributes, logged in through a password."""
-        identity_id = next(i for i in self.ids["identities"]
-                           if {"role0", "role1"} <= set(self.ctl.store.get("identities", i)["role_attributes"]))
-        self.call("POST", MGMT + "/authenticators", self.admin,
-                  json={"identityId": identity_id, "method": "updb", "username": "typical-user", "password": "typical-pass"})
+        identity_id = next(
+            i
+            for i in self.ids["identities"]
+            if {"role0", "role1"} <= set(self.ctl.store.get("identities", i)["role_attributes"])
+        )
+        self.call(
+            "POST",
+            MGMT + "/authenticators",
+            self.admin,
+            json={"identityId": identity_id, "method": "updb", "username": "typical-user", "password": "typical-pass"},
+        )
         return self.login(CLIENT, {"username": "typical-user", "password": "typical-pass"})
 
     def close(self) -> None:
@@ -202,7 +297,9 @@ def rss_mb() -> tuple[float, float]:
             key, _, value = line.partition(":")
             fields[key] = value.strip()
     current = int(fields.get("VmRSS", "0 kB").split()[0]) / 1024
-    peak = max(int(fields.get("VmHWM", "0 kB").split()[0]) / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    peak = max(
+        int(fields.get("VmHWM", "0 kB").split()[0]) / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    )
     return current, peak
 
 
@@ -228,19 +325,31 @@ def main(quick: bool = False) -> dict:
     figures[f"{name}: GET /services p50, same 10 services (ms)"] = large_p50
     figures[f"{name}/small GET /services ratio"] = large_p50 / small_p50
     typical = large.typical_identity()
-    visible = large.call("GET", CLIENT + "/services", typical, params={"limit": "1"}).json["meta"]["pagination"]["totalCount"]
+    visible = large.call("GET", CLIENT + "/services", typical, params={"limit": "1"}).json["meta"]["pagination"][
+        "totalCount"
+    ]
     figures[f"{name}: typical identity's services"] = visible
-    figures[f"{name}: GET /services p50, typical identity, page of 25 (ms)"] = large.p50(lambda: large.list_services(typical), repeats)
+    figures[f"{name}: GET /services p50, typical identity, page of 25 (ms)"] = large.p50(
+        lambda: large.list_services(typical), repeats
+    )
     figures[f"{name}: POST /sessions p50 (ms)"] = large.session_create_p50(repeats)
     extra = "@" + large.ids["services"][PROBE_SERVICES]
     wanted = ["@" + s for s in large.ids["services"][:PROBE_SERVICES]]
     probe_sees = lambda n: lambda: len(large.list_services(large.probe)) == n  # noqa: E731
-    figures[f"{name}: probe policy change visible p50 (ms)"] = large.change_visible_ms(large.probe_policy, [
-        ({"serviceRoles": [*wanted, extra]}, probe_sees(PROBE_SERVICES + 1)),
-        ({"serviceRoles": wanted}, probe_sees(PROBE_SERVICES))])
+    figures[f"{name}: probe policy change visible p50 (ms)"] = large.change_visible_ms(
+        large.probe_policy,
+        [
+            ({"serviceRoles": [*wanted, extra]}, probe_sees(PROBE_SERVICES + 1)),
+            ({"serviceRoles": wanted}, probe_sees(PROBE_SERVICES)),
+        ],
+    )
     figures[f"{name}: broad policy change (#role0: half the identities) visible p50 (ms)"] = large.change_visible_ms(
-        large.probe_policy, [({"identityRoles": ["#probe", "#role0"]}, probe_sees(PROBE_SERVICES)),
-                             ({"identityRoles": ["#probe"]}, probe_sees(PROBE_SERVICES))])
+        large.probe_policy,
+        [
+            ({"identityRoles": ["#probe", "#role0"]}, probe_sees(PROBE_SERVICES)),
+            ({"identityRoles": ["#probe"]}, probe_sees(PROBE_SERVICES)),
+        ],
+    )
     large.close()
     return figures
 

@@ -5,6 +5,7 @@ runs in-process (memory store, no sockets), so the figures compare the
 controller's own work: an OIDC login is authorize + cert login + callback +
 code exchange (the C SDK's sequence); a legacy one is ``POST /authenticate``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,9 @@ def _rate(count: int, work) -> float:
 def _enrolled_client(app) -> ZitiClient:
     with ZitiClient.in_process(app) as admin:
         admin.login("admin", "admin")
-        created = admin.management.create_identity(body={"name": "bench-oidc", "type": "Device", "isAdmin": False,
-                                                         "enrollment": {"ott": True}})
+        created = admin.management.create_identity(
+            body={"name": "bench-oidc", "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
+        )
         token = admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
         identity = flows.enroll_ott(admin, token)
     return flows.cert_client(app, identity)

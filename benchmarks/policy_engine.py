@@ -8,6 +8,7 @@ then AnyOf permutations of the attributes that also name the first entity by id.
 Targets for "large": load well under 60 s, peak RSS well under 1.5 GB. Memory is
 measured in a fresh process (the engine alone, and that process's peak).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,7 +72,7 @@ def permutations(values: list[str], limit: int) -> list[list[str]]:
     def walk(base: list[str], rest: list[str]) -> bool:
         for i, value in enumerate(rest):
             result.append(base + [value])
-            if len(result) >= limit or not walk(base + [value], rest[i + 1:]):
+            if len(result) >= limit or not walk(base + [value], rest[i + 1 :]):
                 return False
         return True
 
@@ -82,8 +83,10 @@ def permutations(values: list[str], limit: int) -> list[list[str]]:
 def build_shape(shape: str, spread: str = "real") -> dict:
     """Entities (id -> attributes) and policy argument tuples of a shape."""
     n_svc, n_id, n_er, n_sp, n_erp, n_serp = SHAPES[shape]
-    net = {kind: {f"{kind[:2]}{i:06d}": attrs for i, attrs in enumerate(SPREADS[spread](n, kind))}
-           for kind, n in (("services", n_svc), ("identities", n_id), ("routers", n_er))}
+    net = {
+        kind: {f"{kind[:2]}{i:06d}": attrs for i, attrs in enumerate(SPREADS[spread](n, kind))}
+        for kind, n in (("services", n_svc), ("identities", n_id), ("routers", n_er))
+    }
     first = {kind: next(iter(ids)) for kind, ids in net.items()}
     attrs = {kind: sorted({a for values in ids.values() for a in values}) for kind, ids in net.items()}
 
@@ -159,16 +162,25 @@ def engine_memory(shape: str, spread: str) -> dict:
     engine = PolicyEngine()
     load(engine, net)
     gc.collect()
-    return {"engine_mb": rss_mb() - before, "peak_mb": peak_mb(),
-            "size": len(engine.services_for_identity(next(iter(net["identities"]))))}
+    return {
+        "engine_mb": rss_mb() - before,
+        "peak_mb": peak_mb(),
+        "size": len(engine.services_for_identity(next(iter(net["identities"])))),
+    }
 
 
 def engine_memory_in_fresh_process(shape: str, spread: str) -> dict:
     """``engine_memory`` in a child process, so earlier sections' memory does not count."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    done = subprocess.run([sys.executable, "-m", "benchmarks.policy_engine", "--memory-of", shape, "--spread", spread],
-                          capture_output=True, text=True, cwd=root, timeout=600, check=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])})
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.policy_engine", "--memory-of", shape, "--spread", spread],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=600,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])},
+    )
     return json.loads(done.stdout)
 
 
@@ -182,9 +194,11 @@ def measure(shape: str, spread: str = "real") -> dict[str, float]:
     load(engine, net)
     loaded = time.perf_counter() - started
     memory = engine_memory_in_fresh_process(net_shape, spread)
-    figures = {f"{shape}: load (s)": loaded,
-               f"{shape}: engine memory, fresh process (MB)": memory["engine_mb"],
-               f"{shape}: fresh process peak RSS (MB)": memory["peak_mb"]}
+    figures = {
+        f"{shape}: load (s)": loaded,
+        f"{shape}: engine memory, fresh process (MB)": memory["engine_mb"],
+        f"{shape}: fresh process peak RSS (MB)": memory["peak_mb"],
+    }
     figures.update(query_figures(shape, engine, net))
     figures.update(change_figures(shape, engine, net))
     return figures
@@ -205,7 +219,8 @@ def query_figures(shape: str, engine: PolicyEngine, net: dict) -> dict[str, floa
     figures[f"{shape}: services_for_identity p50 (us)"] = median
     figures[f"{shape}: services_for_identity p99 (us)"] = p99
     figures[f"{shape}: services_for_identity answer size (first identity)"] = len(
-        engine.services_for_identity(identities[0]))
+        engine.services_for_identity(identities[0])
+    )
     median, p99 = p50_us(lambda: engine.usable_edge_routers(pick_id(), pick_svc()))
     figures[f"{shape}: usable_edge_routers p50 (us)"] = median
     figures[f"{shape}: usable_edge_routers p99 (us)"] = p99
@@ -228,15 +243,19 @@ def change_figures(shape: str, engine: PolicyEngine, net: dict) -> dict[str, flo
     moved = ["#" + second_attr if role == "#" + first_attr else role for role in ids]
     figures = {
         f"{shape}: SP identity roles change (ms)": timed_ms(
-            lambda: engine.upsert_service_policy("sp0002", "Dial", "AnyOf", moved, svcs, [])),
+            lambda: engine.upsert_service_policy("sp0002", "Dial", "AnyOf", moved, svcs, [])
+        ),
         f"{shape}: identities told of that change": affected[-1] if affected else 0,
         f"{shape}: new #all/#all SP (ms)": timed_ms(
-            lambda: engine.upsert_service_policy("bench-all", "Bind", "AnyOf", ["#all"], ["#all"], [])),
+            lambda: engine.upsert_service_policy("bench-all", "Bind", "AnyOf", ["#all"], ["#all"], [])
+        ),
         f"{shape}: remove that SP (ms)": timed_ms(lambda: engine.remove_service_policy("bench-all")),
         f"{shape}: identity attribute change (ms)": timed_ms(
-            lambda: engine.upsert_identity(next(iter(net["identities"])), ["bench-new-attr"])),
+            lambda: engine.upsert_identity(next(iter(net["identities"])), ["bench-new-attr"])
+        ),
         f"{shape}: new edge router under #all policies (ms)": timed_ms(
-            lambda: engine.upsert_edge_router("bench-router", [])),
+            lambda: engine.upsert_edge_router("bench-router", [])
+        ),
     }
     return figures
 
@@ -253,8 +272,12 @@ def _cli(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.policy_engine")
     parser.add_argument("--quick", action="store_true", help="small and medium shapes only")
     parser.add_argument("--shape", choices=sorted(SHAPES), action="append")
-    parser.add_argument("--spread", choices=sorted(SPREADS), default="real",
-                        help="attribute assignment: the real generator's stepping, or independent draws")
+    parser.add_argument(
+        "--spread",
+        choices=sorted(SPREADS),
+        default="real",
+        help="attribute assignment: the real generator's stepping, or independent draws",
+    )
     parser.add_argument("--memory-of", choices=sorted(SHAPES), help="print the engine memory of one shape as JSON")
     args = parser.parse_args(argv)
     if args.memory_of:

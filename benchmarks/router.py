@@ -11,6 +11,7 @@ measured in the same run on the same loopback:
 * dials per second (Connect until StateConnected, session cached) vs TLS connects per second;
 * the process RSS with idle channels plus active circuits held.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,7 +36,7 @@ from router.wire import ContentType, Header, Message, read_message
 
 CHUNK = 64 * 1024
 #: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
-LIMIT = 2 ** 20
+LIMIT = 2**20
 
 
 def free_port() -> int:
@@ -47,9 +48,26 @@ def free_port() -> int:
 def start_controller(folder: Path) -> tuple[subprocess.Popen, dict]:
     ports = {name: free_port() for name in ("https", "http", "router")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "--data", str(folder), "--port", str(ports["https"]),
-         "--http-port", str(ports["http"]), "--router-port", str(ports["router"]), "--quickstart-policies",
-         "--log-level", "WARNING"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "--data",
+            str(folder),
+            "--port",
+            str(ports["https"]),
+            "--http-port",
+            str(ports["http"]),
+            "--router-port",
+            str(ports["router"]),
+            "--quickstart-policies",
+            "--log-level",
+            "WARNING",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     for line in process.stdout:
         if "Ctrl-C stops it" in line:
             break
@@ -92,11 +110,13 @@ def make_sink(total: int):
         writer.write(b"done")
         await writer.drain()
         writer.close()
+
     return sink
 
 
 def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
     """A bare asyncio TLS relay: accept TLS, connect TLS to ``target``, copy both ways."""
+
     async def pipe(reader, writer):
         while data := await reader.read(CHUNK):
             writer.write(data)
@@ -173,7 +193,10 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             seen += len(data)
         await conn.send(b"done")
 
-    planes = [DataPlane(*load_identity_file(path)) for path in (echo_qs.binder, echo_qs.dialer, bulk_qs.binder, bulk_qs.dialer)]
+    planes = [
+        DataPlane(*load_identity_file(path))
+        for path in (echo_qs.binder, echo_qs.dialer, bulk_qs.binder, bulk_qs.dialer)
+    ]
     echo_host, echo_guest, bulk_host, bulk_guest = planes
     await echo_host.bind("bench-echo", echo)
     await bulk_host.bind("bench-bulk", sink)
@@ -191,9 +214,16 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
     writer.close()
     await conn.close()
-    figures.update({"echo p50 via router (ms)": routed[0], "echo p50 direct TLS (ms)": direct[0],
-                    "echo p50 ratio": routed[0] / direct[0], "echo p99 via router (ms)": routed[1],
-                    "echo p99 direct TLS (ms)": direct[1], "echo p99 ratio": routed[1] / direct[1]})
+    figures.update(
+        {
+            "echo p50 via router (ms)": routed[0],
+            "echo p50 direct TLS (ms)": direct[0],
+            "echo p50 ratio": routed[0] / direct[0],
+            "echo p99 via router (ms)": routed[1],
+            "echo p99 direct TLS (ms)": direct[1],
+            "echo p99 ratio": routed[1] / direct[1],
+        }
+    )
 
     # bulk
     conn = await bulk_guest.dial("bench-bulk")
@@ -201,15 +231,21 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     sink_server = await asyncio.start_server(make_sink(shape["bulk"]), "127.0.0.1", 0, ssl=server_ctx, limit=LIMIT)
     relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
     relay = multiprocessing.get_context("spawn").Process(
-        target=run_relay, args=(relay_port, sink_server.sockets[0].getsockname()[1], files, ready), daemon=True)
+        target=run_relay, args=(relay_port, sink_server.sockets[0].getsockname()[1], files, ready), daemon=True
+    )
     relay.start()
     ready.wait(30)
     reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
     relayed_mb = await bulk(send, reader.readexactly, shape["bulk"])
     writer.close()
     relay.terminate()
-    figures.update({"bulk MB/s via router": routed_mb, "bulk MB/s bare TLS relay": relayed_mb,
-                    "bulk ratio": routed_mb / relayed_mb})
+    figures.update(
+        {
+            "bulk MB/s via router": routed_mb,
+            "bulk MB/s bare TLS relay": relayed_mb,
+            "bulk ratio": routed_mb / relayed_mb,
+        }
+    )
 
     # dials
     started = time.perf_counter()
@@ -239,14 +275,20 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
         await conn.close()
     for plane in planes:
         await plane.close()
-    figures.update({"process RSS idle router (MiB)": baseline,
-                    f"process RSS {shape['idle']} idle + {shape['active']} active (MiB)": held,
-                    "KiB per held connection": (held - baseline) * 1024 / (shape["idle"] + shape["active"])})
+    figures.update(
+        {
+            "process RSS idle router (MiB)": baseline,
+            f"process RSS {shape['idle']} idle + {shape['active']} active (MiB)": held,
+            "KiB per held connection": (held - baseline) * 1024 / (shape["idle"] + shape["active"]),
+        }
+    )
     return figures
 
 
-SHAPES = {"quick": {"round_trips": 200, "bulk": 8 * 2 ** 20, "dials": 50, "idle": 200, "active": 20},
-          "full": {"round_trips": 2000, "bulk": 64 * 2 ** 20, "dials": 300, "idle": 1000, "active": 100}}
+SHAPES = {
+    "quick": {"round_trips": 200, "bulk": 8 * 2**20, "dials": 50, "idle": 200, "active": 20},
+    "full": {"round_trips": 2000, "bulk": 64 * 2**20, "dials": 300, "idle": 1000, "active": 100},
+}
 
 
 def main(quick: bool = False) -> dict:

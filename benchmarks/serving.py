@@ -8,6 +8,7 @@ app on the same server at the same connection count (the server's ceiling), and
 ``wrk`` against the same hello (the ``http.client`` driver's own ceiling). The
 slow-client figure holds 200 slow connections per port while a probe is timed.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,8 +43,10 @@ def hello_app(environ, start_response):
 def anchors(seconds: float, level: int) -> dict:
     """The bare hello app on the same server: ``http.client`` driver and ``wrk`` at one level."""
     with ThreadedServer(hello_app, threads=8) as hello:
-        return {f"hello x{level}": drive(hello.url, Request("GET", "/"), connections=level, seconds=seconds).rate,
-                f"hello wrk x{level}": wrk_rate(hello.url + "/", connections=level, seconds=seconds)}
+        return {
+            f"hello x{level}": drive(hello.url, Request("GET", "/"), connections=level, seconds=seconds).rate,
+            f"hello wrk x{level}": wrk_rate(hello.url + "/", connections=level, seconds=seconds),
+        }
 
 
 def granian_reference(seconds: float) -> dict:
@@ -59,14 +62,30 @@ def granian_reference(seconds: float) -> dict:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "wsgi", "--port", str(port),
-                               "--workers", "1", "benchmarks.serving:hello_app"], cwd=_ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "granian",
+            "--interface",
+            "wsgi",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "benchmarks.serving:hello_app",
+        ],
+        cwd=_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         if not _wait_for_port(port, 15):
             return {}
-        return {f"granian hello wrk x{level}": wrk_rate(f"http://127.0.0.1:{port}/", connections=level, seconds=seconds)
-                for level in LEVELS}
+        return {
+            f"granian hello wrk x{level}": wrk_rate(f"http://127.0.0.1:{port}/", connections=level, seconds=seconds)
+            for level in LEVELS
+        }
     finally:
         server.terminate()
         server.wait(10)
@@ -99,22 +118,37 @@ class Rig:
         out = []
         for _ in range(count):
             self.counter += 1
-            identity_id = self.admin.create("identities", {"name": f"bench-{self.counter:06d}", "type": "Device",
-                                                           "isAdmin": False, "enrollment": {"ott": True}})
-            out.append((identity_id, self.admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["token"]))
+            identity_id = self.admin.create(
+                "identities",
+                {"name": f"bench-{self.counter:06d}", "type": "Device", "isAdmin": False, "enrollment": {"ott": True}},
+            )
+            out.append(
+                (identity_id, self.admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["token"])
+            )
         return out
 
     def enrollments(self, count: int) -> list[Request]:
-        return [Request("POST", f"/edge/client/v1/enroll?method=ott&token={token}",
-                        ott_csr(identity_id, self.ctl.https_url)[0], {"content-type": "text/plain"})
-                for identity_id, token in self.tokens(count)]
+        return [
+            Request(
+                "POST",
+                f"/edge/client/v1/enroll?method=ott&token={token}",
+                ott_csr(identity_id, self.ctl.https_url)[0],
+                {"content-type": "text/plain"},
+            )
+            for identity_id, token in self.tokens(count)
+        ]
 
     def client_cert(self) -> TLSFiles:
         """Enroll one identity and write its certificate and key for the driver."""
         ((identity_id, token),) = self.tokens(1)
         csr_pem, key = ott_csr(identity_id, self.ctl.https_url)
-        data = Api(self.admin.raw).edge_ok("POST", "/enroll", params={"method": "ott", "token": token},
-                                           content=csr_pem, headers={"content-type": "text/plain"})
+        data = Api(self.admin.raw).edge_ok(
+            "POST",
+            "/enroll",
+            params={"method": "ott", "token": token},
+            content=csr_pem,
+            headers={"content-type": "text/plain"},
+        )
         chain = x509.load_pem_x509_certificates(data["cert"].encode())
         cert, key_file = hp.CertKey(chain[0], key, chain[1:]).write(self.folder, "login")
         return TLSFiles(str(self.ca), str(cert), str(key_file))
@@ -124,8 +158,14 @@ class Rig:
         out = []
         for _ in range(count):
             self.counter += 1
-            out.append(Request("POST", "/edge/management/v1/identities", headers=headers,
-                               body=f'{{"name":"bench-create-{self.counter:06d}","type":"Device","isAdmin":false}}'))
+            out.append(
+                Request(
+                    "POST",
+                    "/edge/management/v1/identities",
+                    headers=headers,
+                    body=f'{{"name":"bench-create-{self.counter:06d}","type":"Device","isAdmin":false}}',
+                )
+            )
         return out
 
     def close(self) -> None:
@@ -137,22 +177,29 @@ def controller_figures(rig: Rig, seconds: float, batch: int) -> dict:
     tls = TLSFiles(str(rig.ca))
     cert = rig.client_cert()
     cert_login = Request("POST", "/edge/client/v1/authenticate?method=cert", "{}", JSON)
-    password_login = Request("POST", "/edge/client/v1/authenticate?method=password",
-                             '{"username":"admin","password":"admin"}', JSON)
+    password_login = Request(
+        "POST", "/edge/client/v1/authenticate?method=password", '{"username":"admin","password":"admin"}', JSON
+    )
     for level in LEVELS:  # each level right after its anchor, so both see the same machine
         figures.update(anchors(seconds, level))
-        figures[f"GET /version x{level}"] = drive(ctl.url, Request("GET", "/edge/client/v1/version"),
-                                                  connections=level, seconds=seconds).rate
-        figures[f"GET /version wrk x{level}"] = wrk_rate(ctl.url + "/edge/client/v1/version", connections=level,
-                                                         seconds=seconds)
-        figures[f"cert logins x{level}"] = _rate(drive(ctl.https_url, cert_login, connections=level, seconds=seconds,
-                                                       tls=cert))
-        figures[f"password logins x{level}"] = _rate(drive(ctl.https_url, password_login, connections=level,
-                                                           seconds=seconds, tls=tls))
-        figures[f"enrollments x{level}"] = _rate(drive(ctl.https_url, rig.enrollments(batch), connections=level,
-                                                       once=True, tls=tls))
-        figures[f"durable creates x{level}"] = _rate(drive(ctl.url, rig.creates(batch * 2), connections=level,
-                                                           once=True))
+        figures[f"GET /version x{level}"] = drive(
+            ctl.url, Request("GET", "/edge/client/v1/version"), connections=level, seconds=seconds
+        ).rate
+        figures[f"GET /version wrk x{level}"] = wrk_rate(
+            ctl.url + "/edge/client/v1/version", connections=level, seconds=seconds
+        )
+        figures[f"cert logins x{level}"] = _rate(
+            drive(ctl.https_url, cert_login, connections=level, seconds=seconds, tls=cert)
+        )
+        figures[f"password logins x{level}"] = _rate(
+            drive(ctl.https_url, password_login, connections=level, seconds=seconds, tls=tls)
+        )
+        figures[f"enrollments x{level}"] = _rate(
+            drive(ctl.https_url, rig.enrollments(batch), connections=level, once=True, tls=tls)
+        )
+        figures[f"durable creates x{level}"] = _rate(
+            drive(ctl.url, rig.creates(batch * 2), connections=level, once=True)
+        )
     return figures
 
 
@@ -170,14 +217,14 @@ def slow_client_figures(rig: Rig, seconds: float) -> dict:
     probes = {"HTTPS": ctl.https_url + version, "HTTP": ctl.url + version}
     figures = {}
     for slow in (0, 200):
-        result = hold(targets, list(probes.values()), connections=slow, seconds=seconds if slow else 2,
-                      ca=str(rig.ca))
+        result = hold(targets, list(probes.values()), connections=slow, seconds=seconds if slow else 2, ca=str(rig.ca))
         for scheme, url in probes.items():
             row = result[url]
             label = f"{slow} slow conns per port held {seconds:g} s" if slow else "no slow conns"
             figures[f"{scheme} probe p50 / p99 / max (ms), {label}"] = (
                 f"{row['p50_ms']:.1f} / {row['p99_ms']:.1f} / {row['max_ms']:.1f} "
-                f"({row['probes']} probes, {row['failures']} failed)")
+                f"({row['probes']} probes, {row['failures']} failed)"
+            )
     return figures
 
 

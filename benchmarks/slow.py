@@ -7,6 +7,7 @@ byte a second; a socket the server closes is opened again, as an attacker
 would), while a probe opens a fresh connection to each probe URL in turn and
 times one ``GET`` on it. Returns each probe URL's p50/p99/max (ms) and failures.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -26,16 +27,27 @@ from benchmarks.load import _ROOT
 TRICKLE = {"http": (b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", b"a"), "https": (b"\x16\x03\x01\x02\x00\x01", b"\x00")}
 
 
-def hold(targets: list[tuple[str, int, str]], probes: list[str], *, connections: int = 200, seconds: float = 30,
-         ca: str | None = None) -> dict:
+def hold(
+    targets: list[tuple[str, int, str]],
+    probes: list[str],
+    *,
+    connections: int = 200,
+    seconds: float = 30,
+    ca: str | None = None,
+) -> dict:
     """Hold slow connections to every ``(host, port, scheme)`` target; return probe figures per URL."""
     plan = {"targets": targets, "probes": probes, "connections": connections, "seconds": seconds, "ca": ca}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(plan, handle)
     try:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.slow", handle.name], capture_output=True, text=True,
-                              timeout=seconds + 120, cwd=_ROOT,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")])})
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.slow", handle.name],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 120,
+            cwd=_ROOT,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([_ROOT, os.environ.get("PYTHONPATH", "")])},
+        )
     finally:
         os.unlink(handle.name)
     if done.returncode != 0:
@@ -93,8 +105,11 @@ def _probe(url: str, ca: str | None) -> float:
 
 
 def _run(plan: dict) -> dict:
-    slow = [_Slow(host, port, scheme, trickles=bool(n % 2))
-            for host, port, scheme in plan["targets"] for n in range(plan["connections"])]
+    slow = [
+        _Slow(host, port, scheme, trickles=bool(n % 2))
+        for host, port, scheme in plan["targets"]
+        for n in range(plan["connections"])
+    ]
     stop = threading.Event()
 
     def keep_slow() -> None:
@@ -117,15 +132,23 @@ def _run(plan: dict) -> dict:
         time.sleep(0.05)  # a probe every 50 ms per URL: a client, not a load test
     stop.set()
     holder.join()
-    return {url: _summary(sorted(values), failures[url], sum(c.reopened for c in slow)) for url, values in samples.items()}
+    return {
+        url: _summary(sorted(values), failures[url], sum(c.reopened for c in slow)) for url, values in samples.items()
+    }
 
 
 def _summary(values: list[float], failures: int, reopened: int) -> dict:
     def pct(q: float) -> float:
         return values[min(len(values) - 1, int(q * len(values)))] if values else float("nan")
 
-    return {"probes": len(values), "failures": failures, "p50_ms": pct(0.5), "p99_ms": pct(0.99),
-            "max_ms": values[-1] if values else float("nan"), "slow_reopened": reopened}
+    return {
+        "probes": len(values),
+        "failures": failures,
+        "p50_ms": pct(0.5),
+        "p99_ms": pct(0.99),
+        "max_ms": values[-1] if values else float("nan"),
+        "slow_reopened": reopened,
+    }
 
 
 if __name__ == "__main__":

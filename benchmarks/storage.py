@@ -3,6 +3,7 @@
 Run: ``python -m benchmarks.storage``. The store's promise is that a durable
 insert at 50,000 records costs within 1.5x of one at 1,000.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -81,8 +82,10 @@ def main(repeats: int = 3) -> None:
         label = "durable (fsync)" if fsync else "no fsync (CPU only)"
         small = min(write_cost(1_000, fsync=fsync) for _ in range(repeats))
         large = min(write_cost(50_000, fsync=fsync) for _ in range(repeats))
-        print(f"{label:>20}: {small * 1e3:.3f} ms/insert at 1,000, "
-              f"{large * 1e3:.3f} ms/insert at 50,000, ratio {large / small:.2f}")
+        print(
+            f"{label:>20}: {small * 1e3:.3f} ms/insert at 1,000, "
+            f"{large * 1e3:.3f} ms/insert at 50,000, ratio {large / small:.2f}"
+        )
 
 
 if __name__ == "__main__":

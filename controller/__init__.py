@@ -4,6 +4,7 @@ The public surface is small: build an app with :func:`create_app`, configure it
 with :class:`Config`, drive time with :class:`FrozenClock`, serve it with
 :class:`ThreadedServer` (HTTP) or :class:`TLSServer` (HTTPS).
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """``python -m controller`` / ``ziti-controller``: run a controller on its embedded default."""
+
 from __future__ import annotations
 
 import argparse
@@ -20,38 +21,75 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ziti-controller", description="Run a Python edge controller.",
-                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="ziti-controller",
+        description="Run a Python edge controller.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add = parser.add_argument
     add("--version", action="version", version=f"ziti-controller {VERSION}")
-    add("--data", default=os.environ.get("ZITI_CTRL_DATA", "./data"),
-        help="data folder (TinyDB files and PKI); default ./data (env ZITI_CTRL_DATA)")
+    add(
+        "--data",
+        default=os.environ.get("ZITI_CTRL_DATA", "./data"),
+        help="data folder (TinyDB files and PKI); default ./data (env ZITI_CTRL_DATA)",
+    )
     add("--temp", action="store_true", help="use a fresh temporary data folder, removed on exit")
     add("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     add("--port", type=int, default=1280, help="HTTPS port for both APIs (default 1280)")
     add("--http-port", type=int, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
     add("--advertise", default=None, help="public host:port clients use (default host:port)")
-    add("--hostname", action="append", default=[], metavar="NAME",
-        help="an extra DNS name or IP the TLS server certificate must cover (repeatable; default none)")
-    add("--admin-user", default=os.environ.get("ZITI_CTRL_ADMIN_USER", "admin"),
-        help="username of the default admin (default admin; env ZITI_CTRL_ADMIN_USER)")
-    add("--admin-password", default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
-        help="password of the default admin (default 'admin', allowed on loopback only; env ZITI_CTRL_ADMIN_PASSWORD)")
+    add(
+        "--hostname",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an extra DNS name or IP the TLS server certificate must cover (repeatable; default none)",
+    )
+    add(
+        "--admin-user",
+        default=os.environ.get("ZITI_CTRL_ADMIN_USER", "admin"),
+        help="username of the default admin (default admin; env ZITI_CTRL_ADMIN_USER)",
+    )
+    add(
+        "--admin-password",
+        default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
+        help="password of the default admin (default 'admin', allowed on loopback only; env ZITI_CTRL_ADMIN_PASSWORD)",
+    )
     add("--session-timeout", type=int, default=30, help="API session inactivity timeout in minutes (default 30)")
-    add("--server-key", choices=("rsa", "ec"), default=None,
+    add(
+        "--server-key",
+        choices=("rsa", "ec"),
+        default=None,
         help="TLS server key type, which also signs enrollment JWTs: rsa (RS256, the default for a new data folder, "
-             "as the real quickstart) or ec (ES256); an existing folder keeps its key unless this is given")
-    add("--no-oidc", dest="oidc", action="store_false",
-        help="do not serve or advertise OIDC authentication (SDKs then log in the legacy way; default: served)")
+        "as the real quickstart) or ec (ES256); an existing folder keeps its key unless this is given",
+    )
+    add(
+        "--no-oidc",
+        dest="oidc",
+        action="store_false",
+        help="do not serve or advertise OIDC authentication (SDKs then log in the legacy way; default: served)",
+    )
     add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
-    add("--router-port", type=int, default=3022,
-        help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)")
+    add(
+        "--router-port",
+        type=int,
+        default=3022,
+        help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)",
+    )
     add("--no-router", action="store_true", help="do not start the edge router (default: started)")
-    add("--quickstart-policies", action="store_true",
-        help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies "
-             "(default off)")
-    add("--log-level", default="info", type=str.lower, choices=LOG_LEVELS,
-        help="debug, info (one access-log line per request), warning, error or critical (default info)")
+    add(
+        "--quickstart-policies",
+        action="store_true",
+        help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies (default off)",
+    )
+    add(
+        "--log-level",
+        default="info",
+        type=str.lower,
+        choices=LOG_LEVELS,
+        help="debug, info (one access-log line per request), warning, error or critical (default info)",
+    )
     add("--debug", action="store_true", help="show the traceback of a failure instead of one line")
     return parser
 
@@ -61,15 +99,26 @@ def build_config(args, data_dir: Path) -> Config:
     password = args.admin_password
     if password is None:
         if not is_loopback(args.host):
-            raise CliError("an admin password is required when binding to a non-loopback address "
-                           "(--admin-password or ZITI_CTRL_ADMIN_PASSWORD)", USAGE)
+            raise CliError(
+                "an admin password is required when binding to a non-loopback address "
+                "(--admin-password or ZITI_CTRL_ADMIN_PASSWORD)",
+                USAGE,
+            )
         password = "admin"
     advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
     hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
-    return Config(data_dir=data_dir, host=args.host, api_address=advertise, hostnames=hostnames,
-                  admin_username=args.admin_user, admin_password=password,
-                  session_timeout_seconds=args.session_timeout * 60, simulation=args.simulation,
-                  server_key_type=args.server_key, oidc=args.oidc)
+    return Config(
+        data_dir=data_dir,
+        host=args.host,
+        api_address=advertise,
+        hostnames=hostnames,
+        admin_username=args.admin_user,
+        admin_password=password,
+        session_timeout_seconds=args.session_timeout * 60,
+        simulation=args.simulation,
+        server_key_type=args.server_key,
+        oidc=args.oidc,
+    )
 
 
 def serve(args) -> int:
@@ -81,10 +130,16 @@ def serve(args) -> int:
         config = build_config(args, data_dir)
         stop = threading.Event()
         stop_on_signals(stop)
-        return run_server(config, port=args.port, http_port=args.http_port, stop=stop, temporary=args.temp,
-                          router_port=None if args.no_router else args.router_port,
-                          quickstart_policies=args.quickstart_policies,
-                          router_advertise=config.api_address.rsplit(":", 1)[0].strip("[]"))
+        return run_server(
+            config,
+            port=args.port,
+            http_port=args.http_port,
+            stop=stop,
+            temporary=args.temp,
+            router_port=None if args.no_router else args.router_port,
+            quickstart_policies=args.quickstart_policies,
+            router_advertise=config.api_address.rsplit(":", 1)[0].strip("[]"),
+        )
     finally:
         if args.temp:
             shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,4 +1,5 @@
 """``create_app``: wires config, clock, ids and store into a Falcon WSGI app."""
+
 from __future__ import annotations
 
 import logging
@@ -87,8 +88,12 @@ class Controller:
         self.ext_jwt = ExtJwtVerifier(self)
         self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
         self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
-        self.auth = Authenticator([PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
-                                  factors=self.factors, api_sessions=self.api_sessions, events=self.events)
+        self.auth = Authenticator(
+            [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
+            factors=self.factors,
+            api_sessions=self.api_sessions,
+            events=self.events,
+        )
         self.oidc = Oidc.from_config(self)
         self.session_tokens = SessionTokens(self.api_sessions, self.identities, self.oidc and self.oidc.sessions)
         self.controller_settings = ControllerSettingManager(self)
@@ -151,10 +156,16 @@ class Controller:
     def controller_view(self) -> dict:
         base = self.config.base_url
         return {
-            "_links": {"self": {"href": f"./controllers/{self.instance_id}"}}, "id": self.instance_id,
-            "name": self.config.extra.get("controller_name", "controller"), "createdAt": self.started_at,
-            "updatedAt": self.started_at, "tags": {}, "isOnline": True, "lastJoinedAt": self.started_at,
-            "ctrlAddress": None, "certPem": cert_pem(self.pki.server_cert),
+            "_links": {"self": {"href": f"./controllers/{self.instance_id}"}},
+            "id": self.instance_id,
+            "name": self.config.extra.get("controller_name", "controller"),
+            "createdAt": self.started_at,
+            "updatedAt": self.started_at,
+            "tags": {},
+            "isOnline": True,
+            "lastJoinedAt": self.started_at,
+            "ctrlAddress": None,
+            "certPem": cert_pem(self.pki.server_cert),
             "fingerprint": fingerprint(self.pki.server_cert),
             "apiAddresses": {
                 "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
@@ -180,8 +191,9 @@ class ControllerApp(falcon.App):
     controller: Controller
 
 
-def create_app(config: Config | None = None, *, clock: Clock | None = None, ids: Ids | None = None,
-               store: Store | None = None) -> ControllerApp:
+def create_app(
+    config: Config | None = None, *, clock: Clock | None = None, ids: Ids | None = None, store: Store | None = None
+) -> ControllerApp:
     """Build a controller WSGI app. Inject clock, ids and store in tests; patch nothing."""
     config = config or Config()
     clock = clock or (SimulatedClock() if config.simulation else Clock())
@@ -190,8 +202,11 @@ def create_app(config: Config | None = None, *, clock: Clock | None = None, ids:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     ctl = Controller(config, store, clock, ids)
     bootstrap(ctl)
-    app = ControllerApp(middleware=[CorsMiddleware(), RequestMiddleware(ctl), AccessLogMiddleware()], cors_enable=False,
-                        router=ctl.falcon_router)
+    app = ControllerApp(
+        middleware=[CorsMiddleware(), RequestMiddleware(ctl), AccessLogMiddleware()],
+        cors_enable=False,
+        router=ctl.falcon_router,
+    )
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
     install_error_handlers(app, ctl)

@@ -1,4 +1,5 @@
 """First-start records, as the real controller creates them."""
+
 from __future__ import annotations
 
 import logging
@@ -27,17 +28,31 @@ def ensure_default_admin(ctl) -> None:
             log.warning("no default admin exists and no admin password was given: none created")
             return
         with ctl.store.transaction():
-            identity_id = ctl.identities.create_system({
-                "name": config.admin_name, "is_admin": True, "is_default_admin": True, "type_id": "Default",
-            })
+            identity_id = ctl.identities.create_system(
+                {"name": config.admin_name, "is_admin": True, "is_default_admin": True, "type_id": "Default"}
+            )
             ctl.authenticators.create_updb(identity_id, config.admin_username, config.admin_password)
 
 
 QUICKSTART_POLICIES = (
-    ("edge_router_policies", {"name": "all-endpoints-public-routers", "semantic": "AnyOf",
-                              "edgeRouterRoles": ["#public"], "identityRoles": ["#all"]}),
-    ("service_edge_router_policies", {"name": "all-routers-all-services", "semantic": "AnyOf",
-                                      "edgeRouterRoles": ["#all"], "serviceRoles": ["#all"]}),
+    (
+        "edge_router_policies",
+        {
+            "name": "all-endpoints-public-routers",
+            "semantic": "AnyOf",
+            "edgeRouterRoles": ["#public"],
+            "identityRoles": ["#all"],
+        },
+    ),
+    (
+        "service_edge_router_policies",
+        {
+            "name": "all-routers-all-services",
+            "semantic": "AnyOf",
+            "edgeRouterRoles": ["#all"],
+            "serviceRoles": ["#all"],
+        },
+    ),
 )
 
 

@@ -2,6 +2,7 @@
 
 Tests freeze and advance a :class:`FrozenClock` instead of sleeping.
 """
+
 from __future__ import annotations
 
 import re
@@ -62,7 +63,6 @@ class Clock:
 
     def now(self) -> datetime:
         return datetime.now(timezone.utc)
-
 
 
 class FrozenClock(Clock):

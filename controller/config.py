@@ -1,4 +1,5 @@
 """Controller configuration: one dataclass, defaults like the real quickstart."""
+
 from __future__ import annotations
 
 import ipaddress

@@ -5,6 +5,7 @@ through :func:`run`: a known failure becomes ``error: <what to do>`` on
 standard error and its exit code; ``--debug`` shows the traceback instead;
 a closed pipe (``... | head``) ends quietly.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,11 +44,15 @@ def controller_errors(ex: BaseException) -> CliError | None:
     if isinstance(ex, ListenerError):
         return CliError(str(ex), LOCAL)
     if isinstance(ex, StoreInUseError):
-        return CliError(f"another controller is using this data folder ({ex}); stop it, "
-                        "or give this one its own folder with --data", LOCAL)
+        return CliError(
+            f"another controller is using this data folder ({ex}); stop it, "
+            "or give this one its own folder with --data",
+            LOCAL,
+        )
     if isinstance(ex, StoreCorruptError):
-        return CliError(f"the store is damaged: {ex}; restore a backup of the data folder, "
-                        "or move it away to start afresh", LOCAL)
+        return CliError(
+            f"the store is damaged: {ex}; restore a backup of the data folder, or move it away to start afresh", LOCAL
+        )
     if isinstance(ex, StoreFormatError):
         return CliError(f"{ex}; or point --data at another folder", LOCAL)
     return None

@@ -7,6 +7,7 @@ API edge answers with (as OpenZiti's ``apierror/messages.go``); raise with the
 constants (``errors.NOT_FOUND``), never with bare strings. ``api/status.py``
 reads the status from here.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,7 +37,8 @@ def _declare(code: str, status: int, message: str) -> str:
 
 # -- 400 ------------------------------------------------------------
 COULD_NOT_VALIDATE = _declare(
-    "COULD_NOT_VALIDATE", 400,
+    "COULD_NOT_VALIDATE",
+    400,
     "The supplied request contains an invalid document or no valid accept content were available, see cause",
 )
 CERTIFICATE_FAILED_VALIDATION = _declare("CERTIFICATE_FAILED_VALIDATION", 400, "Certificate failed validation")
@@ -52,12 +54,10 @@ ENROLLMENT_CA_NOT_VALID = _declare("ENROLLMENT_CA_NOT_VALID", 400, "Enrollment c
 ENROLLMENT_EXPIRED = _declare("ENROLLMENT_EXPIRED", 400, "Enrollment expired")
 ENROLLMENT_NO_VALID_CAS = _declare("ENROLLMENT_NO_VALID_CAS", 400, "Enrollment no valid cas")
 ENTITY_CAN_NOT_BE_DELETED = _declare(
-    "ENTITY_CAN_NOT_BE_DELETED", 400,
-    "The entity requested for delete can not be deleted",
+    "ENTITY_CAN_NOT_BE_DELETED", 400, "The entity requested for delete can not be deleted"
 )
 ENTITY_CAN_NOT_BE_UPDATED = _declare(
-    "ENTITY_CAN_NOT_BE_UPDATED", 400,
-    "The entity requested for update can not be updated",
+    "ENTITY_CAN_NOT_BE_UPDATED", 400, "The entity requested for update can not be updated"
 )
 EXPECTED_PEM_CERTIFICATE = _declare("EXPECTED_PEM_CERTIFICATE", 400, "Expected pem certificate")
 INVALID_AUTHENTICATOR_PROPERTIES = _declare("INVALID_AUTHENTICATOR_PROPERTIES", 400, "Invalid authenticator properties")
@@ -77,14 +77,14 @@ MFA_INVALID_TOKEN = _declare("MFA_INVALID_TOKEN", 400, "An invalid token/code wa
 MISSING_CERT_CLAIM = _declare("MISSING_CERT_CLAIM", 400, "Missing cert claim")
 MISSING_OR_INVALID_CSR = _declare("MISSING_OR_INVALID_CSR", 400, "Missing or invalid csr")
 NO_EDGE_ROUTERS_AVAILABLE = _declare(
-    "NO_EDGE_ROUTERS_AVAILABLE", 400,
-    "No edge routers are assigned and online to handle the requested connection",
+    "NO_EDGE_ROUTERS_AVAILABLE", 400, "No edge routers are assigned and online to handle the requested connection"
 )
 REFERENCED_ENTITY_NOT_FOUND = _declare("REFERENCED_ENTITY_NOT_FOUND", 400, "Referenced entity not found")
 
 # -- 401 ------------------------------------------------------------
 UNAUTHORIZED = _declare(
-    "UNAUTHORIZED", 401,
+    "UNAUTHORIZED",
+    401,
     "The request could not be completed. The session is not authorized or the credentials are invalid",
 )
 INVALID_AUTH = _declare("INVALID_AUTH", 401, "The authentication request failed")
@@ -105,7 +105,8 @@ NOT_ACCEPTABLE = _declare("NOT_ACCEPTABLE", 406, "Not acceptable")
 # -- 409 ------------------------------------------------------------
 CONFLICT = _declare("CONFLICT", 409, "Conflict")
 CAN_NOT_DELETE_REFERENCED_ENTITY = _declare(
-    "CAN_NOT_DELETE_REFERENCED_ENTITY", 409,
+    "CAN_NOT_DELETE_REFERENCED_ENTITY",
+    409,
     "The entity requested for delete can not be deleted because it is referenced by other entities",
 )
 CAN_NOT_UPDATE_AUTHENTICATOR = _declare("CAN_NOT_UPDATE_AUTHENTICATOR", 409, "Can not update authenticator")
@@ -114,25 +115,21 @@ CA_ALREADY_VERIFIED = _declare("CA_ALREADY_VERIFIED", 409, "Ca already verified"
 CERT_IN_USE = _declare("CERT_IN_USE", 409, "Cert in use")
 ENROLLMENT_EXISTS = _declare("ENROLLMENT_EXISTS", 409, "Enrollment exists")
 ENROLLMENT_IDENTITY_ALREADY_ENROLLED = _declare(
-    "ENROLLMENT_IDENTITY_ALREADY_ENROLLED", 409,
-    "Enrollment identity already enrolled",
+    "ENROLLMENT_IDENTITY_ALREADY_ENROLLED", 409, "Enrollment identity already enrolled"
 )
 INVALID_ENROLLMENT_NOT_ALLOWED = _declare("INVALID_ENROLLMENT_NOT_ALLOWED", 409, "Invalid enrollment not allowed")
 INVALID_POSTURE = _declare(
-    "INVALID_POSTURE", 409,
-    "The supplied posture did not meet the criteria required for this operation",
+    "INVALID_POSTURE", 409, "The supplied posture did not meet the criteria required for this operation"
 )
 MAX_AUTHENTICATOR_METHODS_REACHED = _declare(
-    "MAX_AUTHENTICATOR_METHODS_REACHED", 409,
-    "Max authenticator methods reached",
+    "MAX_AUTHENTICATOR_METHODS_REACHED", 409, "Max authenticator methods reached"
 )
 MFA_EXISTS = _declare("MFA_EXISTS", 409, "Mfa exists")
 MFA_NOT_ENROLLED = _declare("MFA_NOT_ENROLLED", 409, "Mfa not enrolled")
 
 # -- 410 ------------------------------------------------------------
 INVALID_ENROLLMENT_ALREADY_ENROLLED = _declare(
-    "INVALID_ENROLLMENT_ALREADY_ENROLLED", 410,
-    "Invalid enrollment already enrolled",
+    "INVALID_ENROLLMENT_ALREADY_ENROLLED", 410, "Invalid enrollment already enrolled"
 )
 
 # -- 413 ------------------------------------------------------------
@@ -145,8 +142,7 @@ UNSUPPORTED_MEDIA_TYPE = _declare("UNSUPPORTED_MEDIA_TYPE", 415, "The content ty
 
 # -- 429 ------------------------------------------------------------
 RATE_LIMITED = _declare(
-    "RATE_LIMITED", 429,
-    "The resource is rate limited and the rate limit has been exceeded. Please try again later",
+    "RATE_LIMITED", 429, "The resource is rate limited and the rate limit has been exceeded. Please try again later"
 )
 SERVER_TOO_MANY_REQUESTS = _declare("SERVER_TOO_MANY_REQUESTS", 429, "Server too many requests")
 
@@ -215,7 +211,9 @@ class InvalidFilter(BadRequest):
 class NotFound(ControllerError):
     code = NOT_FOUND
 
-    def __init__(self, kind: str | None = None, entity_id: str | None = None, code: str | None = None, message: str | None = None):
+    def __init__(
+        self, kind: str | None = None, entity_id: str | None = None, code: str | None = None, message: str | None = None
+    ):
         cause = None
         if kind is not None:
             cause = {"code": UNHANDLED, "message": f"{kind} with id {entity_id} not found"}
@@ -242,7 +240,9 @@ class Unauthorized(ControllerError):
 
     code = UNAUTHORIZED
 
-    def __init__(self, code: str | None = None, message: str | None = None, cause=None, www_authenticate: str | None = None):
+    def __init__(
+        self, code: str | None = None, message: str | None = None, cause=None, www_authenticate: str | None = None
+    ):
         self.www_authenticate = www_authenticate
         super().__init__(code, message, cause)
 

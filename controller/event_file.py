@@ -4,6 +4,7 @@
 ``events.jsonl.<keep>``; older ones are deleted. The whole set therefore never
 exceeds about ``max_bytes * (keep + 1)`` on disk, whatever the uptime.
 """
+
 from __future__ import annotations
 
 import os

@@ -18,6 +18,7 @@ APPSEC(events): every event passes :func:`redact` before it is stored,
 written or handed to a subscriber, so password hashes, salts, tokens, JWTs,
 private keys, TOTP secrets and recovery codes never leave the store.
 """
+
 from __future__ import annotations
 
 import functools
@@ -76,14 +77,19 @@ class Events:
         self._subscribers: list[Subscriber] = []
         self._file_failed = False
         self.path = ctl.config.data_dir / EVENTS_FILE if ctl.config.data_dir else None
-        self._file = RotatingFile(self.path, ctl.config.events_max_bytes, ctl.config.events_keep_files) if self.path else None
+        self._file = (
+            RotatingFile(self.path, ctl.config.events_max_bytes, ctl.config.events_keep_files) if self.path else None
+        )
         ctl.store.add_listener(self.on_changes)
 
     # -- emitting ------------------------------------------------------------
     def emit(self, namespace: str, event_type: str | None = None, **fields) -> dict:
         """Record one event stamped with the controller clock; return it."""
-        event = {"namespace": namespace, "event_src_id": self.ctl.instance_id,
-                 "timestamp": rfc3339(self.ctl.clock.now())}
+        event = {
+            "namespace": namespace,
+            "event_src_id": self.ctl.instance_id,
+            "timestamp": rfc3339(self.ctl.clock.now()),
+        }
         if event_type is not None:
             event["event_type"] = event_type
         event.update(fields)
@@ -119,9 +125,17 @@ class Events:
             log.warning("events: cannot write %s, keeping events in memory only: %s", self.path, ex.strerror)
 
     # -- reading -------------------------------------------------------------
-    def query(self, namespace: str | None = None, *, event_type: str | None = None, since: datetime | str | None = None,
-              until: datetime | str | None = None, where: Callable[[dict], bool] | None = None,
-              limit: int | None = None, **match) -> list[dict]:
+    def query(
+        self,
+        namespace: str | None = None,
+        *,
+        event_type: str | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        where: Callable[[dict], bool] | None = None,
+        limit: int | None = None,
+        **match,
+    ) -> list[dict]:
         """Events kept in memory, oldest first, filtered.
 
         ``event_type`` matches ``event_type`` or ``eventType``; other keyword
@@ -169,9 +183,16 @@ class Events:
         metadata = self._metadata()
         for change in changes:
             kind = "created" if change.old is None else "deleted" if change.new is None else "updated"
-            event = {"namespace": "entityChange", "event_src_id": self.ctl.instance_id,
-                     "timestamp": rfc3339(self.ctl.clock.now()), "eventId": self.ctl.ids.uuid(), "eventType": kind,
-                     "entityType": entity_type(change.table), "entityId": change.key, "isParentEvent": False}
+            event = {
+                "namespace": "entityChange",
+                "event_src_id": self.ctl.instance_id,
+                "timestamp": rfc3339(self.ctl.clock.now()),
+                "eventId": self.ctl.ids.uuid(),
+                "eventType": kind,
+                "entityType": entity_type(change.table),
+                "entityId": change.key,
+                "isParentEvent": False,
+            }
             if metadata:
                 event["metadata"] = metadata
             if change.old is not None:
@@ -184,44 +205,89 @@ class Events:
 
     def _session_event(self, table: str, kind: str, record: dict) -> None:
         if table == "api_sessions":
-            self.emit("edge.apiSessions", kind, id=record["id"], type="legacy", identity_id=record.get("identity_id"),
-                      ip_address=record.get("ip_address") or "")
+            self.emit(
+                "edge.apiSessions",
+                kind,
+                id=record["id"],
+                type="legacy",
+                identity_id=record.get("identity_id"),
+                ip_address=record.get("ip_address") or "",
+            )
             return
-        self.emit("edge.sessions", kind, id=record["id"], session_type=record.get("type"),
-                  api_session_id=record.get("api_session_id"), identity_id=record.get("identity_id"),
-                  service_id=record.get("service_id"))
+        self.emit(
+            "edge.sessions",
+            kind,
+            id=record["id"],
+            session_type=record.get("type"),
+            api_session_id=record.get("api_session_id"),
+            identity_id=record.get("identity_id"),
+            service_id=record.get("service_id"),
+        )
 
     @staticmethod
     def _metadata() -> dict:
         req = current_request()
         if req is None:
             return {}
-        return {"source": {"type": "rest", "method": req.method, "path": req.path,
-                           "requestId": getattr(req.context, "request_id", None), "remoteAddr": req.remote_addr}}
+        return {
+            "source": {
+                "type": "rest",
+                "method": req.method,
+                "path": req.path,
+                "requestId": getattr(req.context, "request_id", None),
+                "remoteAddr": req.remote_addr,
+            }
+        }
 
     # -- typed helpers for the feature areas -----------------------------------
-    def authentication(self, success: bool, method: str, *, identity_id: str | None = None,
-                       authenticator_id: str | None = None, remote_address: str = "", reason: str | None = None,
-                       **extra) -> dict:
-        fields = {"auth_method": method, "identity_id": identity_id, "authenticator_id": authenticator_id,
-                  "remote_address": remote_address, "success": success, **extra}
+    def authentication(
+        self,
+        success: bool,
+        method: str,
+        *,
+        identity_id: str | None = None,
+        authenticator_id: str | None = None,
+        remote_address: str = "",
+        reason: str | None = None,
+        **extra,
+    ) -> dict:
+        fields = {
+            "auth_method": method,
+            "identity_id": identity_id,
+            "authenticator_id": authenticator_id,
+            "remote_address": remote_address,
+            "success": success,
+            **extra,
+        }
         if reason:
             fields["reason"] = reason
         return self.emit("authentication", "success" if success else "fail", **fields)
 
     def logout(self, session: dict, remote_address: str = "") -> dict:
-        return self.emit("authentication", "logout", api_session_id=session["id"],
-                         identity_id=session.get("identity_id"), remote_address=remote_address)
+        return self.emit(
+            "authentication",
+            "logout",
+            api_session_id=session["id"],
+            identity_id=session.get("identity_id"),
+            remote_address=remote_address,
+        )
 
     def mfa(self, event_type: str, identity_id: str, **fields) -> dict:
         return self.emit("edge.mfa", event_type, identity_id=identity_id, **fields)
 
     def failed_service_request(self, identity_id: str, entry: dict) -> dict:
         """A service request refused by posture: ``entry`` is the identity's failed-service-request entry."""
-        return self.emit("edge.failedServiceRequests", "failed", identity_id=identity_id,
-                         api_session_id=entry.get("apiSessionId"), service_id=entry.get("serviceId"),
-                         service_name=entry.get("serviceName"), session_type=entry.get("sessionType"),
-                         policy_failures=entry.get("policyFailures") or [], when=entry.get("when"))
+        return self.emit(
+            "edge.failedServiceRequests",
+            "failed",
+            identity_id=identity_id,
+            api_session_id=entry.get("apiSessionId"),
+            service_id=entry.get("serviceId"),
+            service_name=entry.get("serviceName"),
+            session_type=entry.get("sessionType"),
+            policy_failures=entry.get("policyFailures") or [],
+            when=entry.get("when"),
+        )
 
     def close(self) -> None:
         with self._lock:

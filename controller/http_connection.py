@@ -5,6 +5,7 @@ it parses; a complete request (or one whose body is too large to read) goes to
 the server's worker queue, and the worker's framed answer comes back through
 ``_respond``. While a request is in the app, further bytes wait in ``pending``.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -181,9 +182,14 @@ class Connection(asyncio.Protocol):
         head, body, too_large = self.ready.popleft()
         self.busy, self.fresh, self.too_large = True, False, too_large
         self._disarm()
-        environ = build_environ(head, body, server=(self.server.host, self.server.port),
-                                peer=self.transport.get_extra_info("peername") or ("", 0),
-                                scheme=self.server.scheme, too_large=too_large)
+        environ = build_environ(
+            head,
+            body,
+            server=(self.server.host, self.server.port),
+            peer=self.transport.get_extra_info("peername") or ("", 0),
+            scheme=self.server.scheme,
+            too_large=too_large,
+        )
         if self.tls is not None:
             environ[PEER_CERTS_KEY] = list(self.peer_certs)
         loop = self.server.loop

@@ -15,6 +15,7 @@ Requests are parsed by httptools (llhttp, Node's C parser) in
 is given, is a layer over memory buffers (``controller.tls.TLSLayer``), so the
 handshake never blocks the loop.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -57,8 +58,16 @@ class HTTPServer:
 
     scheme = "http"
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, *, threads: int = 8,
-                 limits: Limits | None = None, tls: Callable[[], object] | None = None):
+    def __init__(
+        self,
+        app,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        threads: int = 8,
+        limits: Limits | None = None,
+        tls: Callable[[], object] | None = None,
+    ):
         self.app = app
         self.limits = limits or Limits()
         self.tls = tls  # a factory of one TLS layer per connection
@@ -67,8 +76,9 @@ class HTTPServer:
         self._sock = socket.create_server((host, port), family=family, backlog=1024)
         self.port = self._sock.getsockname()[1]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-        self.workers = [threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True)
-                        for n in range(threads)]
+        self.workers = [
+            threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True) for n in range(threads)
+        ]
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connections: set = set()
         self.error: BaseException | None = None
@@ -97,7 +107,8 @@ class HTTPServer:
         self.loop = asyncio.new_event_loop()
         try:
             self._listener = self.loop.run_until_complete(
-                self.loop.create_server(lambda: Connection(self), sock=self._sock, backlog=1024))
+                self.loop.create_server(lambda: Connection(self), sock=self._sock, backlog=1024)
+            )
             for worker in self.workers:
                 worker.start()
             self.loop.call_later(self._tick, self._sweep)

@@ -1,4 +1,5 @@
 """Identifiers in the real controller's styles."""
+
 from __future__ import annotations
 
 import os

@@ -12,6 +12,7 @@ that a ``bind(port)`` callable returns once it is bound and not yet serving
   :class:`ListenerError` naming the listener and its option;
 * :meth:`Listeners.stop` stops them all in parallel within a deadline.
 """
+
 from __future__ import annotations
 
 import errno
@@ -33,8 +34,10 @@ class ListenerError(OSError):
 
     def __init__(self, listener: "Listener", host: str, reason: str):
         self.listener = listener
-        super().__init__(f"{listener.name} port {listener.port} on {host} {reason}; "
-                         f"stop what uses it or pick another port with {listener.option} PORT")
+        super().__init__(
+            f"{listener.name} port {listener.port} on {host} {reason}; "
+            f"stop what uses it or pick another port with {listener.option} PORT"
+        )
 
 
 @dataclass
@@ -112,8 +115,10 @@ class Listeners:
 
     def stop(self, deadline: float = STOP_DEADLINE) -> bool:
         """Stop every server in parallel; False when one is still stopping after ``deadline`` s."""
-        threads = [threading.Thread(target=_stop_quietly, args=(listener, server), daemon=True,
-                                    name=f"stop-{listener.name}") for listener, server in self.servers]
+        threads = [
+            threading.Thread(target=_stop_quietly, args=(listener, server), daemon=True, name=f"stop-{listener.name}")
+            for listener, server in self.servers
+        ]
         self.servers = []
         for thread in threads:
             thread.start()

@@ -6,6 +6,7 @@ instance to ``router.EdgeRouter``. Answers are plain dicts with the fields of
 the router's ``Caller``, ``Grant`` and ``Credentials``; refusals are
 ``PermissionError`` with the text the SDK is told.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,8 +25,14 @@ INVALID_SESSION = "Invalid Session"
 
 
 def _csr(common_name: str, key, names: tuple[str, ...] = ()) -> x509.CertificateSigningRequest:
-    builder = x509.CertificateSigningRequestBuilder().subject_name(x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti"), x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+    builder = x509.CertificateSigningRequestBuilder().subject_name(
+        x509.Name(
+            [
+                x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti"),
+                x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+            ]
+        )
+    )
     if names:
         sans = []
         for name in names:
@@ -59,17 +66,24 @@ class RouterLink:
             router = ctl.edge_routers.get(router_id)
         self.router_id = router["id"]
         client_key, server_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
-        client, server = ctl.pki.sign_router_csrs(_csr(self.router_id, client_key),
-                                                  _csr(self.router_id, server_key, self.hostnames))
+        client, server = ctl.pki.sign_router_csrs(
+            _csr(self.router_id, client_key), _csr(self.router_id, server_key, self.hostnames)
+        )
         with ctl.store.lock, ctl.store.transaction():
             for enrollment_id in list(ctl.routers.enrollment_ids.get(self.router_id)):
                 ctl.store.delete("enrollments", enrollment_id)
-            ctl.routers.mark_enrolled(self.router_id, ctl.pki.chain_pem(client), fingerprint(client),
-                                      ctl.pki.chain_pem(server))
-        key_pem = server_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()).decode("ascii")
-        return {"router_id": self.router_id, "name": self.name, "cert_chain_pem": ctl.pki.chain_pem(server),
-                "key_pem": key_pem}
+            ctl.routers.mark_enrolled(
+                self.router_id, ctl.pki.chain_pem(client), fingerprint(client), ctl.pki.chain_pem(server)
+            )
+        key_pem = server_key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
+        return {
+            "router_id": self.router_id,
+            "name": self.name,
+            "cert_chain_pem": ctl.pki.chain_pem(server),
+            "key_pem": key_pem,
+        }
 
     def trusted_cas(self) -> str:
         """The controller CAs plus verified third-party CAs enabled for authentication."""
@@ -91,7 +105,11 @@ class RouterLink:
         if client_fingerprint not in self._fingerprints(session, identity):
             raise PermissionError("client certificate does not belong to the api session")
         self._presented[session["id"]] = (token, client_fingerprint)
-        return {"api_session_id": session["id"], "identity_id": identity["id"], "identity_name": identity.get("name") or ""}
+        return {
+            "api_session_id": session["id"],
+            "identity_id": identity["id"],
+            "identity_name": identity.get("name") or "",
+        }
 
     def _fingerprints(self, session: dict, identity: dict) -> set[str]:
         ctl, out = self.ctl, set()
@@ -112,22 +130,35 @@ class RouterLink:
         if api_session["id"] != caller.api_session_id or identity["id"] != caller.identity_id:
             raise PermissionError(INVALID_SESSION)
         if record["type"] != kind:
-            raise PermissionError("rejecting bind, invalid session type" if kind == "Bind" else "incorrect session type")
+            raise PermissionError(
+                "rejecting bind, invalid session type" if kind == "Bind" else "incorrect session type"
+            )
         service = ctl.services.find(record["service_id"])
         if service is None:
             raise PermissionError("invalid service")
         if self.router_id not in ctl.network.engine.usable_edge_routers(caller.identity_id, service["id"]):
             raise PermissionError("invalid edge router for session")
-        return {"session_id": record["id"], "service_id": service["id"], "service_name": service["name"],
-                "encryption_required": bool(service.get("encryption_required"))}
+        return {
+            "session_id": record["id"],
+            "service_id": service["id"],
+            "service_name": service["name"],
+            "encryption_required": bool(service.get("encryption_required")),
+        }
 
     # -- terminators, presence, events ----------------------------------------------------
     def add_terminator(self, terminator) -> None:
         peer = {"1003": base64.b64encode(terminator.host_public_key).decode()} if terminator.host_public_key else {}
         self.ctl.terminators.create_system(
-            terminator.terminator_id, terminator.service_id, self.router_id, cost=terminator.cost,
-            precedence=terminator.precedence, instance_id=terminator.instance_id, host_id=terminator.identity_id,
-            source_ctrl=self.ctl.instance_id, peer_data=peer)
+            terminator.terminator_id,
+            terminator.service_id,
+            self.router_id,
+            cost=terminator.cost,
+            precedence=terminator.precedence,
+            instance_id=terminator.instance_id,
+            host_id=terminator.identity_id,
+            source_ctrl=self.ctl.instance_id,
+            peer_data=peer,
+        )
 
     def remove_terminator(self, terminator_id: str) -> None:
         self.ctl.terminators.delete_system(terminator_id)
@@ -164,8 +195,12 @@ class RouterLink:
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
         self.ctl.router_presence.connection_changed(identity_id, connected)
-        self.emit("edge.router.connections", "connected" if connected else "disconnected",
-                  identity_id=identity_id, router_id=self.router_id)
+        self.emit(
+            "edge.router.connections",
+            "connected" if connected else "disconnected",
+            identity_id=identity_id,
+            router_id=self.router_id,
+        )
 
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         self.ctl.events.emit(namespace, event_type, **fields)

@@ -7,6 +7,7 @@ closes everything within about two seconds and is idempotent. ``listeners``
 describes them for ``controller.lifecycle`` (ports checked, all bound before
 any serves, all stopped together); ``run`` is what the command line starts.
 """
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,9 @@ class ThreadedServer(HTTPServer):
     """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
 
-def listeners(app_of, host: str, *, port: int, http_port: int, router_port: int | None = None,
-              router_advertise: str | None = None) -> list:
+def listeners(
+    app_of, host: str, *, port: int, http_port: int, router_port: int | None = None, router_advertise: str | None = None
+) -> list:
     """The listeners in start order: HTTPS (both APIs), plain HTTP, the edge router.
 
     ``app_of()`` gives the app once it is built (ports are checked before); an
@@ -37,8 +39,14 @@ def listeners(app_of, host: str, *, port: int, http_port: int, router_port: int 
     if http_port:
         out.append(Listener("HTTP", "--http-port", http_port, lambda bound: ThreadedServer(app_of(), host, bound)))
     if router_port is not None:
-        out.append(Listener("router", "--router-port", router_port,
-                            lambda bound: edge_router(app_of().controller, host, bound, router_advertise)))
+        out.append(
+            Listener(
+                "router",
+                "--router-port",
+                router_port,
+                lambda bound: edge_router(app_of().controller, host, bound, router_advertise),
+            )
+        )
     return out
 
 
@@ -57,8 +65,15 @@ def start_router(ctl, host: str, port: int, advertise: str | None = None):
     return edge_router(ctl, host, port, advertise).start()
 
 
-def banner(config, https_port: int | None, http_port: int | None, router=None, *, temporary: bool = False,
-           identities: list | None = None) -> str:
+def banner(
+    config,
+    https_port: int | None,
+    http_port: int | None,
+    router=None,
+    *,
+    temporary: bool = False,
+    identities: list | None = None,
+) -> str:
     """What a person needs to start using the controller: addresses, files, the login."""
     lines = ["", "Python edge controller is running."]
     if https_port:
@@ -77,8 +92,17 @@ def banner(config, https_port: int | None, http_port: int | None, router=None, *
     return "\n".join(lines)
 
 
-def run(config, *, port: int, http_port: int, stop: threading.Event, router_port: int | None = None,
-        quickstart_policies: bool = False, router_advertise: str | None = None, temporary: bool = False) -> int:
+def run(
+    config,
+    *,
+    port: int,
+    http_port: int,
+    stop: threading.Event,
+    router_port: int | None = None,
+    quickstart_policies: bool = False,
+    router_advertise: str | None = None,
+    temporary: bool = False,
+) -> int:
     """Check every port, build the app, start every listener, serve until ``stop`` is set.
 
     Any listener that cannot start stops the others and raises ``ListenerError``.
@@ -88,8 +112,17 @@ def run(config, *, port: int, http_port: int, stop: threading.Event, router_port
     from controller.lifecycle import Listeners, wait_for_stop
 
     built: list = []
-    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=port, http_port=http_port,
-                                             router_port=router_port, router_advertise=router_advertise))
+    group = Listeners(
+        config.host,
+        listeners(
+            lambda: built[0],
+            config.host,
+            port=port,
+            http_port=http_port,
+            router_port=router_port,
+            router_advertise=router_advertise,
+        ),
+    )
     group.check()
     built.append(create_app(config))
     ctl = built[0].controller

@@ -5,6 +5,7 @@ started in simulation mode also serves control endpoints (``ops_simulation``) so
 that out-of-process clients can move its clock and inject faults; in its
 default mode those routes do not exist.
 """
+
 from __future__ import annotations
 
 import re
@@ -53,9 +54,16 @@ class Fault:
         return (self.method is None or self.method.upper() == method) and re.search(self.path, path) is not None
 
     def view(self) -> dict:
-        return {"id": self.id, "path": self.path, "method": self.method, "status": self.status,
-                "latencyMs": self.latency_ms, "drop": self.drop, "remaining": self.remaining, "hits": self.hits}
-
+        return {
+            "id": self.id,
+            "path": self.path,
+            "method": self.method,
+            "status": self.status,
+            "latencyMs": self.latency_ms,
+            "drop": self.drop,
+            "remaining": self.remaining,
+            "hits": self.hits,
+        }
 
 
 class FaultInjector:
@@ -66,8 +74,16 @@ class FaultInjector:
         self._faults: dict[str, Fault] = {}
         self._lock = threading.Lock()
 
-    def add(self, path: str = ".*", *, method: str | None = None, status: int | None = None, latency_ms: int = 0,
-            drop: bool = False, count: int | None = None) -> Fault:
+    def add(
+        self,
+        path: str = ".*",
+        *,
+        method: str | None = None,
+        status: int | None = None,
+        latency_ms: int = 0,
+        drop: bool = False,
+        count: int | None = None,
+    ) -> Fault:
         """Inject a fault on requests whose path matches ``path`` (a regular expression)."""
         re.compile(path)
         if status is not None and errors.code_for_status(status) is None:

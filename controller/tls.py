@@ -9,6 +9,7 @@ verify callback, over memory buffers that ``controller.httpserver``'s event
 loop drives: a slow or silent client holds no thread, and the handshake has a
 deadline. The chain reaches the app only as ``environ["controller.peer_certs"]``.
 """
+
 from __future__ import annotations
 
 from cryptography import x509
@@ -128,7 +129,8 @@ class TLSServer(HTTPServer):
 
     scheme = "https"
 
-    def __init__(self, app, host: str, port: int, pki: ControllerPKI, threads: int = 8, *,
-                 limits: Limits | None = None):
+    def __init__(
+        self, app, host: str, port: int, pki: ControllerPKI, threads: int = 8, *, limits: Limits | None = None
+    ):
         context = server_context(pki)
         super().__init__(app, host, port, threads=threads, limits=limits, tls=lambda: TLSLayer(context))

@@ -6,6 +6,7 @@ the app. The worker frames the response itself and hands the bytes back through
 a whole body, one per chunk for an iterable body, so a streamed body is written
 as it is produced. ``outcome`` tells the loop what follows the bytes.
 """
+
 from __future__ import annotations
 
 import io
@@ -31,8 +32,13 @@ MORE, DONE, CLOSE, ABORT = "more", "done", "close", "abort"  # what follows the 
 Emit = Callable[[bytes, str], None]
 
 _BASE_ENVIRON = {
-    "SCRIPT_NAME": "", "wsgi.version": (1, 0), "wsgi.errors": sys.stderr, "wsgi.multithread": True,
-    "wsgi.multiprocess": False, "wsgi.run_once": False, "wsgi.input_terminated": True,
+    "SCRIPT_NAME": "",
+    "wsgi.version": (1, 0),
+    "wsgi.errors": sys.stderr,
+    "wsgi.multithread": True,
+    "wsgi.multiprocess": False,
+    "wsgi.run_once": False,
+    "wsgi.input_terminated": True,
 }
 _NO_BODY = {204, 304}
 
@@ -49,14 +55,24 @@ class RequestHead:
     declared_length: int | None = None
 
 
-def build_environ(head: RequestHead, body: bytes, *, server: tuple, peer: tuple, scheme: str,
-                  too_large: bool = False) -> dict:
+def build_environ(
+    head: RequestHead, body: bytes, *, server: tuple, peer: tuple, scheme: str, too_large: bool = False
+) -> dict:
     """A PEP 3333 environ for ``head`` whose whole body (or, ``too_large``, its first part) is ``body``."""
     path, _, query = _origin_form(head.target).partition(b"?")
-    environ = {**_BASE_ENVIRON, "REQUEST_METHOD": head.method, "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
-               "QUERY_STRING": query.decode("latin-1"), "SERVER_NAME": str(server[0]), "SERVER_PORT": str(server[1]),
-               "SERVER_PROTOCOL": f"HTTP/{head.version}", "REMOTE_ADDR": str(peer[0]), "REMOTE_PORT": str(peer[1]),
-               "wsgi.url_scheme": scheme, "wsgi.input": io.BytesIO(body)}
+    environ = {
+        **_BASE_ENVIRON,
+        "REQUEST_METHOD": head.method,
+        "PATH_INFO": unquote_to_bytes(path).decode("latin-1"),
+        "QUERY_STRING": query.decode("latin-1"),
+        "SERVER_NAME": str(server[0]),
+        "SERVER_PORT": str(server[1]),
+        "SERVER_PROTOCOL": f"HTTP/{head.version}",
+        "REMOTE_ADDR": str(peer[0]),
+        "REMOTE_PORT": str(peer[1]),
+        "wsgi.url_scheme": scheme,
+        "wsgi.input": io.BytesIO(body),
+    }
     for name, value in head.headers:
         _add_header(environ, name.lower(), value.decode("latin-1"))
     # Chunked framing is already removed: the app sees the length it can read, or the
@@ -222,5 +238,7 @@ def _server_error() -> bytes:
 
 def plain_response(status: int, reason: str, body: bytes) -> bytes:
     """A complete JSON response that closes the connection (for the server's own errors)."""
-    return (f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-            f"Connection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        f"Connection: close\r\n\r\n"
+    ).encode() + body

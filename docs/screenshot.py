@@ -9,6 +9,7 @@ repository's notebooks), starts JupyterLab there on a free local port, opens
 with a live kernel, and screenshots the window. Playwright only drives the
 system's Chromium (``--chromium``); it downloads no browser.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "02-policy-explorer.ipynb"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def free_port() -> int:
@@ -39,15 +47,35 @@ def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:
     news = folder / ".settings" / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     news.parent.mkdir(parents=True)
     news.write_text('{"fetchNews": "false"}')  # no "would you like news?" toast over the picture
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "JUPYTER_CONFIG_DIR": str(folder / ".config"),
-           "JUPYTERLAB_SETTINGS_DIR": str(folder / ".settings"), "JUPYTERLAB_WORKSPACES_DIR": str(folder / ".ws")}
-    return subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-                             f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}",
-                             "--LabApp.expose_app_in_browser=True", "--allow-root",
-                             # stay offline: no extension manager look-ups, no update checks
-                             "--LabApp.extension_manager=readonly",
-                             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-                            env=env, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "JUPYTER_CONFIG_DIR": str(folder / ".config"),
+        "JUPYTERLAB_SETTINGS_DIR": str(folder / ".settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(folder / ".ws"),
+    }
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={folder}",
+            "--LabApp.expose_app_in_browser=True",
+            "--allow-root",
+            # stay offline: no extension manager look-ups, no update checks
+            "--LabApp.extension_manager=readonly",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        env=env,
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until_serving(lab: subprocess.Popen, port: int, timeout: float) -> None:
@@ -95,13 +123,20 @@ def shoot(out: Path, *, chromium: str, width: int = 1360, height: int = 1000, ti
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
                 page = browser.new_page(viewport={"width": width, "height": height})
                 page.goto(f"http://127.0.0.1:{port}/lab/tree/{NOTEBOOK}?token={token}&reset")
-                page.wait_for_function("window.jupyterapp && window.jupyterapp.shell.currentWidget "
-                                       "&& window.jupyterapp.shell.currentWidget.sessionContext", timeout=timeout * 1000)
+                page.wait_for_function(
+                    "window.jupyterapp && window.jupyterapp.shell.currentWidget "
+                    "&& window.jupyterapp.shell.currentWidget.sessionContext",
+                    timeout=timeout * 1000,
+                )
                 page.evaluate(RUN_TO_EXPLORER)
                 page.wait_for_selector(".widget-dropdown select", timeout=timeout * 1000)
-                page.wait_for_function("window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
-                                       timeout=timeout * 1000)
-                page.evaluate("document.querySelector('.widget-dropdown').closest('.jp-Cell').scrollIntoView({block: 'start'})")
+                page.wait_for_function(
+                    "window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
+                    timeout=timeout * 1000,
+                )
+                page.evaluate(
+                    "document.querySelector('.widget-dropdown').closest('.jp-Cell').scrollIntoView({block: 'start'})"
+                )
                 page.locator(".widget-html-content", has_text="CANNOT dial crm").first.wait_for(state="visible")
                 page.screenshot(path=str(out))
                 browser.close()
@@ -114,8 +149,11 @@ def shoot(out: Path, *, chromium: str, width: int = 1360, height: int = 1000, ti
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", nargs="?", default=str(Path(__file__).with_name("explorer.png")))
-    parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium",
-                        help="the Chromium executable to drive (default: chromium on PATH)")
+    parser.add_argument(
+        "--chromium",
+        default=shutil.which("chromium") or "/usr/bin/chromium",
+        help="the Chromium executable to drive (default: chromium on PATH)",
+    )
     args = parser.parse_args(argv)
     print(shoot(Path(args.out), chromium=args.chromium))
     return 0

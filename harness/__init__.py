@@ -6,6 +6,7 @@ reach what, run a real controller (and its edge router) with
 :class:`LocalController`, and push bytes through the router with
 :class:`SyncDataPlane` / :class:`DataPlane`.
 """
+
 from __future__ import annotations
 
 import importlib

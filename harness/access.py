@@ -1,4 +1,5 @@
 """Access of a whole network state: the identity x service matrix, and the diff between two states."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
@@ -24,8 +25,9 @@ class AccessMatrix(Mapping):
         self._columns = [self._svcs.position(name, "service") for name in services]
         self._chosen = (set(identities), set(services))
         keep = mask_of(self._columns, len(self._svcs))
-        self._rows = [(analysis.services_mask(i, DIAL) & keep, analysis.services_mask(i, BIND) & keep)
-                      for i in self._positions]
+        self._rows = [
+            (analysis.services_mask(i, DIAL) & keep, analysis.services_mask(i, BIND) & keep) for i in self._positions
+        ]
         self._refused: dict[int, int] = {}
 
     def __getitem__(self, key: tuple[str, str]) -> dict:
@@ -61,8 +63,15 @@ class AccessMatrix(Mapping):
 
     def counts(self) -> dict[str, int]:
         """Pairs with dial, bind, either; usable (a shared edge router, posture not refusing); refused by posture."""
-        out = {"identities": len(self.identities), "services": len(self.services), "dial": 0, "bind": 0, "any": 0,
-               "usable": 0, "posture_fails": 0}
+        out = {
+            "identities": len(self.identities),
+            "services": len(self.services),
+            "dial": 0,
+            "bind": 0,
+            "any": 0,
+            "usable": 0,
+            "posture_fails": 0,
+        }
         for row, (dial, bind) in enumerate(self._rows):
             out["dial"] += dial.bit_count()
             out["bind"] += bind.bit_count()
@@ -92,8 +101,12 @@ class AccessMatrix(Mapping):
         out = np.zeros((len(self.identities), len(self.services)), dtype=np.int8)
         for row, (dial, bind) in enumerate(self._rows):
             if dial | bind:
-                out[row] = (unpack(dial) + 2 * unpack(bind) + 4 * unpack((dial | bind) & self._usable(row))
-                            + 8 * unpack(self.refused(row)))
+                out[row] = (
+                    unpack(dial)
+                    + 2 * unpack(bind)
+                    + 4 * unpack((dial | bind) & self._usable(row))
+                    + 8 * unpack(self.refused(row))
+                )
         return out
 
     def frame(self, with_routers: bool = False):
@@ -106,13 +119,18 @@ class AccessMatrix(Mapping):
         pd = pandas()
         base = ["", "D", "B", "DB"]
         if with_routers:
-            marks = [("" if c & 3 == 0 else base[c & 3] if c & 4 else base[c & 3].lower()) + ("!" if c & 8 else "")
-                     for c in range(16)]
+            marks = [
+                ("" if c & 3 == 0 else base[c & 3] if c & 4 else base[c & 3].lower()) + ("!" if c & 8 else "")
+                for c in range(16)
+            ]
         else:
             marks = base * 4
         marks = np.array(marks, dtype=object)
-        return pd.DataFrame(marks[self.codes()], index=pd.Index(self.identities, name="identity"),
-                            columns=pd.Index(self.services, name="service"))
+        return pd.DataFrame(
+            marks[self.codes()],
+            index=pd.Index(self.identities, name="identity"),
+            columns=pd.Index(self.services, name="service"),
+        )
 
     def long_frame(self):
         """A pandas DataFrame with one row per pair with access."""
@@ -171,8 +189,11 @@ def access_diff(before: Analysis, after: Analysis) -> AccessDiff:
             old_names, new_names = set(old_svcs.names_of(old)), set(new_svcs.names_of(new))
             gained += [(identity, service) for service in sorted(new_names - old_names)]
             lost += [(identity, service) for service in sorted(old_names - new_names)]
-    return AccessDiff(sorted((i, s, t) for t in TYPES for i, s in changes[t][0]),
-                      sorted((i, s, t) for t in TYPES for i, s in changes[t][1]), *changes[USABLE])
+    return AccessDiff(
+        sorted((i, s, t) for t in TYPES for i, s in changes[t][0]),
+        sorted((i, s, t) for t in TYPES for i, s in changes[t][1]),
+        *changes[USABLE],
+    )
 
 
 def _mask(analysis: Analysis, identity: int | None, kind: str | None) -> int:

@@ -21,6 +21,7 @@ reads): then a failing check refuses, as the controller would.
 refuses when one fails (unless forced); ``ziti-harness test FILE --url URL``
 checks them against a live controller.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -124,9 +125,12 @@ def validate_tests(raw) -> list[dict]:
 
 def cases_of(raw: list[dict]) -> list[AccessCase]:
     """The cases of a validated tests section, in file order."""
-    return [AccessCase(n, entry["identity"], ptype, service, expect, entry.get("posture"))
-            for n, entry in enumerate(raw) for key, (ptype, expect) in EXPECTATIONS.items()
-            for service in entry.get(key, [])]
+    return [
+        AccessCase(n, entry["identity"], ptype, service, expect, entry.get("posture"))
+        for n, entry in enumerate(raw)
+        for key, (ptype, expect) in EXPECTATIONS.items()
+        for service in entry.get(key, [])
+    ]
 
 
 # -- judging -------------------------------------------------------------------------------------
@@ -140,7 +144,11 @@ def run_tests(base: Analysis, cases: list[AccessCase]) -> TestReport:
 
 
 def _judge(analysis: Analysis, case: AccessCase) -> CaseResult:
-    missing = [f"no identity named {case.identity!r}"] if case.identity not in analysis.populations["identities"].index else []
+    missing = (
+        [f"no identity named {case.identity!r}"]
+        if case.identity not in analysis.populations["identities"].index
+        else []
+    )
     if case.service not in analysis.populations["services"].index:
         missing.append(f"no service named {case.service!r}")
     if missing:
@@ -178,5 +186,15 @@ def check_live(client, network: Network) -> TestReport:
     return run_tests(Analysis.from_controller(client, posture=False), cases_of(network.tests))
 
 
-__all__ = ["AccessCase", "AccessTestsFailed", "CaseResult", "TestReport", "cases_of", "check_before_apply",
-           "check_live", "planned_network", "run_tests", "validate_tests"]
+__all__ = [
+    "AccessCase",
+    "AccessTestsFailed",
+    "CaseResult",
+    "TestReport",
+    "cases_of",
+    "check_before_apply",
+    "check_live",
+    "planned_network",
+    "run_tests",
+    "validate_tests",
+]

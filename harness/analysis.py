@@ -16,6 +16,7 @@ matrix or one explanation at 100,000 identities costs milliseconds.
 Results are plain objects; ``frame()`` methods give pandas DataFrames when
 pandas is installed.
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,7 +33,11 @@ from harness.posture import PostureState, evaluate
 
 #: role lists of each policy kind -> the population they select from
 ROLE_LISTS = {
-    "servicePolicies": {"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"},
+    "servicePolicies": {
+        "identityRoles": "identities",
+        "serviceRoles": "services",
+        "postureCheckRoles": "postureChecks",
+    },
     "edgeRouterPolicies": {"identityRoles": "identities", "edgeRouterRoles": "edgeRouters"},
     "serviceEdgeRouterPolicies": {"serviceRoles": "services", "edgeRouterRoles": "edgeRouters"},
 }
@@ -68,8 +73,9 @@ class Analysis:
             network = Network.from_yaml(network)
         self.network = network if isinstance(network, Network) else Network.from_dict(network)
         ents = self.network.entities
-        self.populations = {key: Population(ents.get(key, [])) for key in
-                            ("identities", "services", "edgeRouters", "postureChecks")}
+        self.populations = {
+            key: Population(ents.get(key, [])) for key in ("identities", "services", "edgeRouters", "postureChecks")
+        }
         self._ids, self._svcs = self.populations["identities"], self.populations["services"]
         self._routers, self._checks = self.populations["edgeRouters"], self.populations["postureChecks"]
         self.check_items = {item["name"]: item for item in ents.get("postureChecks", [])}
@@ -99,9 +105,11 @@ class Analysis:
         states = None
         if posture or (posture is None and network.entities.get("postureChecks")):
             wanted = set(network.names("identities"))
-            states = {record["name"]: client.management.call("getIdentityPostureData", record["id"])
-                      for record in client.management.iterate("listIdentities", page_size=500)
-                      if record["name"] in wanted}
+            states = {
+                record["name"]: client.management.call("getIdentityPostureData", record["id"])
+                for record in client.management.iterate("listIdentities", page_size=500)
+                if record["name"] in wanted
+            }
         return cls(network, posture=states)
 
     # -- indexes ----------------------------------------------------------------------
@@ -110,23 +118,34 @@ class Analysis:
         roles = {wire: list(policy.get(wire) or []) for wire in ROLE_LISTS[kind]}
         matches = {wire: self.populations[pop].match(roles[wire], semantic) for wire, pop in ROLE_LISTS[kind].items()}
         ptype = type_of(policy.get("type")) if kind == "servicePolicies" else None
-        wanted = {wire: None if ALL_ROLE in roles[wire] else frozenset(r[1:] for r in roles[wire] if r.startswith("#"))
-                  for wire in roles}
+        wanted = {
+            wire: None if ALL_ROLE in roles[wire] else frozenset(r[1:] for r in roles[wire] if r.startswith("#"))
+            for wire in roles
+        }
         return CompiledPolicy(policy["name"], kind, ptype, semantic, roles, matches, wanted)
 
     def _build(self) -> None:
         self._access = {t: ([0] * len(self._ids.classes), {}) for t in TYPES}
         for policy in self.policies["servicePolicies"]:
-            self._add(self._access[policy.type], policy.matches["identityRoles"],
-                      self._svcs.mask(policy.matches["serviceRoles"]))
+            self._add(
+                self._access[policy.type],
+                policy.matches["identityRoles"],
+                self._svcs.mask(policy.matches["serviceRoles"]),
+            )
         self._identity_routers = ([0] * len(self._ids.classes), {})
         for policy in self.policies["edgeRouterPolicies"]:
-            self._add(self._identity_routers, policy.matches["identityRoles"],
-                      self._routers.mask(policy.matches["edgeRouterRoles"]))
+            self._add(
+                self._identity_routers,
+                policy.matches["identityRoles"],
+                self._routers.mask(policy.matches["edgeRouterRoles"]),
+            )
         self._service_routers = ([0] * len(self._svcs.classes), {})
         for policy in self.policies["serviceEdgeRouterPolicies"]:
-            self._add(self._service_routers, policy.matches["serviceRoles"],
-                      self._routers.mask(policy.matches["edgeRouterRoles"]))
+            self._add(
+                self._service_routers,
+                policy.matches["serviceRoles"],
+                self._routers.mask(policy.matches["edgeRouterRoles"]),
+            )
         self._reach_cache: dict[int, int] = {}
         self._memo: dict[tuple, Any] = {}
         self._router_groups: dict[int, int] | None = None
@@ -164,7 +183,9 @@ class Analysis:
                 groups: dict[int, list[int]] = {}
                 for service in range(len(self._svcs)):
                     groups.setdefault(self.service_router_mask(service), []).append(service)
-                self._router_groups = {mask: mask_of(members, len(self._svcs)) for mask, members in groups.items() if mask}
+                self._router_groups = {
+                    mask: mask_of(members, len(self._svcs)) for mask, members in groups.items() if mask
+                }
             reach = 0
             for routers, services in self._router_groups.items():
                 if routers & router_mask:
@@ -231,9 +252,13 @@ class Analysis:
         """The management policy advice, by names: access flags, router counts, common routers."""
         i, s = self._pair(identity, service)
         mine, theirs = self.identity_router_mask(i), self.service_router_mask(s)
-        return {"isDialAllowed": self.can(identity, service, DIAL), "isBindAllowed": self.can(identity, service, BIND),
-                "identityRouterCount": mine.bit_count(), "serviceRouterCount": theirs.bit_count(),
-                "commonRouters": sorted(self._routers.names_of(mine & theirs))}
+        return {
+            "isDialAllowed": self.can(identity, service, DIAL),
+            "isBindAllowed": self.can(identity, service, BIND),
+            "identityRouterCount": mine.bit_count(),
+            "serviceRouterCount": theirs.bit_count(),
+            "commonRouters": sorted(self._routers.names_of(mine & theirs)),
+        }
 
     def posture_state(self, identity: str) -> PostureState | None:
         if self.posture_data is None:
@@ -246,14 +271,21 @@ class Analysis:
     def policy_posture(self, policy: CompiledPolicy) -> list[str]:
         """Names of the posture checks a service policy requires."""
         if "checks" not in policy._names:
-            policy._names["checks"] = sorted(self._checks.names_of(self._checks.mask(policy.matches["postureCheckRoles"])))
+            policy._names["checks"] = sorted(
+                self._checks.names_of(self._checks.mask(policy.matches["postureCheckRoles"]))
+            )
         return policy._names["checks"]
 
     def linking(self, identity: str, service: str, type: str = DIAL) -> list[CompiledPolicy]:
         """The service policies of ``type`` that match both the identity and the service."""
         i, s = self._pair(identity, service)
-        return [p for p in self.policies["servicePolicies"] if p.type == type_of(type)
-                and self._ids.contains(p.matches["identityRoles"], i) and self._svcs.contains(p.matches["serviceRoles"], s)]
+        return [
+            p
+            for p in self.policies["servicePolicies"]
+            if p.type == type_of(type)
+            and self._ids.contains(p.matches["identityRoles"], i)
+            and self._svcs.contains(p.matches["serviceRoles"], s)
+        ]
 
     def posture_ok(self, identity: str, service: str, type: str = DIAL) -> bool | None:
         """Whether some linking policy has all its posture checks passing (None: cannot tell)."""
@@ -372,16 +404,31 @@ class Analysis:
             if policy.type != ptype:
                 continue
             names = self.policy_posture(policy)
-            checks.append(PolicyCheck(
-                policy.name, ptype, judge(policy.roles["identityRoles"], policy.semantic, identity, id_attrs),
-                judge(policy.roles["serviceRoles"], policy.semantic, service, svc_attrs), list(names),
-                [evaluate(self.check_items[name], state) for name in names]))
+            checks.append(
+                PolicyCheck(
+                    policy.name,
+                    ptype,
+                    judge(policy.roles["identityRoles"], policy.semantic, identity, id_attrs),
+                    judge(policy.roles["serviceRoles"], policy.semantic, service, svc_attrs),
+                    list(names),
+                    [evaluate(self.check_items[name], state) for name in names],
+                )
+            )
         checks.sort(key=lambda c: (not c.grants, c.policy))
         id_routers = self._linking_routers("edgeRouterPolicies", "identityRoles", self._ids, i)
         svc_routers = self._linking_routers("serviceEdgeRouterPolicies", "serviceRoles", self._svcs, s)
-        ex = Explanation(identity, service, ptype, any(c.grants for c in checks), checks, id_routers, svc_routers,
-                         sorted(set(id_routers) & set(svc_routers)),
-                         sorted({n for c in checks if c.grants for n in c.posture_checks}), "")
+        ex = Explanation(
+            identity,
+            service,
+            ptype,
+            any(c.grants for c in checks),
+            checks,
+            id_routers,
+            svc_routers,
+            sorted(set(id_routers) & set(svc_routers)),
+            sorted({n for c in checks if c.grants for n in c.posture_checks}),
+            "",
+        )
         ex.other_types = [t for t in self.permissions(identity, service) if t != ptype]
         ex.posture_known = state is not None
         ex.outcome = self.session_outcome(identity, service, ptype)
@@ -450,5 +497,16 @@ def apply_change(data: dict, change: dict) -> dict:
     return {key: items for key, items in data.items() if items}
 
 
-__all__ = ["AccessDiff", "AccessMatrix", "Analysis", "Explanation", "PolicyCheck", "RoleCheck", "access_diff",
-           "apply_change", "judge", "DIAL", "BIND"]
+__all__ = [
+    "AccessDiff",
+    "AccessMatrix",
+    "Analysis",
+    "Explanation",
+    "PolicyCheck",
+    "RoleCheck",
+    "access_diff",
+    "apply_change",
+    "judge",
+    "DIAL",
+    "BIND",
+]

@@ -9,6 +9,7 @@ real API instead: each kind's creates, then the updates, sent over ``workers``
 concurrent requests (which the controller's group commit turns into shared
 fsyncs). Dry runs never come here.
 """
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -49,14 +50,25 @@ class Patch:
     changes: dict  # may hold pending ids
 
 
-def execute(client, creates: list[Create], patches: list[Patch], *, workers: int = WORKERS,
-            tick: Callable[[int], None] = lambda n: None) -> dict[str, str]:
+def execute(
+    client,
+    creates: list[Create],
+    patches: list[Patch],
+    *,
+    workers: int = WORKERS,
+    tick: Callable[[int], None] = lambda n: None,
+) -> dict[str, str]:
     """Run the creates then the patches; returns the created ids by ``kind/name``."""
     created = _import(client, creates, tick) if creates else {}
     if created is None:
         created = _create_concurrently(client, creates, workers, tick)
-    _run_all(workers, [lambda p=p: client.management.call(p.kind.patch_op, p.entity_id, body=resolve(p.changes, created))
-                       for p in patches])
+    _run_all(
+        workers,
+        [
+            lambda p=p: client.management.call(p.kind.patch_op, p.entity_id, body=resolve(p.changes, created))
+            for p in patches
+        ],
+    )
     return created
 
 

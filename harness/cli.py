@@ -12,6 +12,7 @@
 Each subcommand is a ``register(sub, common)`` function in :data:`SUBCOMMANDS`;
 adding one is a module and one line there.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,6 +42,7 @@ DEFAULT_URL = "http://127.0.0.1:1281"
 
 # -- talking to a controller -------------------------------------------------------
 
+
 def client_for(args) -> ZitiClient:
     """A client of ``--url`` (not logged in), trusting ``--ca`` for HTTPS."""
     return ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure)
@@ -54,8 +56,10 @@ def connect(args) -> ZitiClient:
     except ApiError as ex:
         client.close()
         reason = ex.code if ex.status == 401 else (ex.cause or {}).get("reason", ex.message)
-        raise CliError(f"the controller at {args.url} refused the login of {args.user!r} ({reason}): "
-                       "check --user and --password", UNREACHABLE) from ex
+        raise CliError(
+            f"the controller at {args.url} refused the login of {args.user!r} ({reason}): check --user and --password",
+            UNREACHABLE,
+        ) from ex
     return client
 
 
@@ -69,15 +73,18 @@ def harness_errors(ex: BaseException) -> CliError | None:
     if isinstance(ex, httpx.ConnectError):
         return _connect_error(ex)
     if isinstance(ex, httpx.TimeoutException):
-        return CliError(f"the controller at {_url(ex)} did not answer in time; is it overloaded or stopped?",
-                        UNREACHABLE)
+        return CliError(
+            f"the controller at {_url(ex)} did not answer in time; is it overloaded or stopped?", UNREACHABLE
+        )
     if isinstance(ex, ApplyInterrupted):
         return CliError(str(ex), INTERRUPTED if isinstance(ex.cause, KeyboardInterrupt) else FAILED)
     if isinstance(ex, (NetworkProblems, NetworkError)):
         return CliError(str(ex), USAGE)
     if isinstance(ex, ApiError):
-        return CliError(f"the controller answered {ex.status} {ex.code}: {ex.message}"
-                        + (f" ({ex.cause})" if ex.cause else ""), FAILED)
+        return CliError(
+            f"the controller answered {ex.status} {ex.code}: {ex.message}" + (f" ({ex.cause})" if ex.cause else ""),
+            FAILED,
+        )
     if isinstance(ex, FileNotFoundError):
         return CliError(f"no such file: {ex.filename}", USAGE)
     return controller_errors(ex)
@@ -86,11 +93,17 @@ def harness_errors(ex: BaseException) -> CliError | None:
 def _connect_error(ex) -> CliError:
     url = _url(ex)
     if "CERTIFICATE_VERIFY_FAILED" in str(ex):
-        return CliError(f"the TLS certificate of {url} is not signed by a CA this command trusts: pass the "
-                        "controller's CA bundle with --ca FILE (the controller names it at start, e.g. "
-                        "DATA/pki/root-ca.cert.pem)", UNREACHABLE)
-    return CliError(f"nothing is listening at {url}: start a controller (ziti-controller or ziti-harness up) "
-                    "or give its address with --url", UNREACHABLE)
+        return CliError(
+            f"the TLS certificate of {url} is not signed by a CA this command trusts: pass the "
+            "controller's CA bundle with --ca FILE (the controller names it at start, e.g. "
+            "DATA/pki/root-ca.cert.pem)",
+            UNREACHABLE,
+        )
+    return CliError(
+        f"nothing is listening at {url}: start a controller (ziti-controller or ziti-harness up) "
+        "or give its address with --url",
+        UNREACHABLE,
+    )
 
 
 def _url(ex) -> str:
@@ -102,6 +115,7 @@ def _url(ex) -> str:
 
 
 # -- up ----------------------------------------------------------------------------
+
 
 def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
     """Write ``<identity name>.jwt`` for every identity with a pending ott enrollment."""
@@ -144,8 +158,10 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
 
     built: list = []
     router_port = None if args.no_router else args.router_port
-    group = Listeners(config.host, listeners(lambda: built[0], config.host, port=https_port, http_port=http_port,
-                                             router_port=router_port))
+    group = Listeners(
+        config.host,
+        listeners(lambda: built[0], config.host, port=https_port, http_port=http_port, router_port=router_port),
+    )
     group.check()  # before anything is applied or written
     built.append(app := create_app(config))
     ensure_quickstart_policies(app.controller)
@@ -158,8 +174,10 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
             jwts = write_enrollment_jwts(client, Path(args.out) if args.out else config.data_dir / "identities")
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
-        print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary,
-                     identities=jwts), flush=True)
+        print(
+            banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary, identities=jwts),
+            flush=True,
+        )
         stop = threading.Event()
         stop_on_signals(stop)
         if args.exit_after_start:
@@ -173,6 +191,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
 
 # -- apply, export, diff, scenario -------------------------------------------------
 
+
 def cmd_apply(args) -> int:
     from harness.access_tests import AccessTestsFailed
     from harness.netcheck import check_file
@@ -184,11 +203,19 @@ def cmd_apply(args) -> int:
         network = check_file(args.network, client)
         say(f"checked {args.network}: {sum(len(v) for v in network.entities.values())} entities")
         try:
-            steps = apply(client, network, prune=args.prune, dry_run=args.dry_run, progress=not args.quiet,
-                          force=args.force)
+            steps = apply(
+                client, network, prune=args.prune, dry_run=args.dry_run, progress=not args.quiet, force=args.force
+            )
         except AccessTestsFailed as ex:
-            print("\n".join([*ex.report.lines()[:-1], f"{args.network}: {ex.report.summary()}; nothing applied"
-                                                          " (--force applies anyway)"]), file=sys.stderr)
+            print(
+                "\n".join(
+                    [
+                        *ex.report.lines()[:-1],
+                        f"{args.network}: {ex.report.summary()}; nothing applied (--force applies anyway)",
+                    ]
+                ),
+                file=sys.stderr,
+            )
             return 1
     for step in steps:
         print(("plan   " if args.dry_run else "") + str(step))
@@ -250,8 +277,9 @@ def cmd_scenario(args) -> int:
         app = create_app(Config(simulation=True))  # a clock the scenario can move
         admin = ZitiClient.in_process(app)
         admin.login("admin", "admin")
-        runner = ScenarioRunner(admin, make_client=lambda: ZitiClient.in_process(app), base=base,
-                                controller=app.controller)
+        runner = ScenarioRunner(
+            admin, make_client=lambda: ZitiClient.in_process(app), base=base, controller=app.controller
+        )
     try:
         for line in runner.run(scenario):
             print(line)
@@ -262,6 +290,7 @@ def cmd_scenario(args) -> int:
 
 
 # -- the parser --------------------------------------------------------------------
+
 
 def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, with_url: bool = True) -> None:
     """The options that reach a controller."""
@@ -281,7 +310,9 @@ def register_core(sub, common) -> None:
     up.add_argument("--http-port", type=int, default=1281, help="plain HTTP port (default 1281; 0 picks a free one)")
     up.add_argument("--out", default=None, help="where enrollment JWTs are written (default DATA/identities)")
     up.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
-    up.add_argument("--router-port", type=int, default=3022, help="edge router TLS port (default 3022; 0 = any free port)")
+    up.add_argument(
+        "--router-port", type=int, default=3022, help="edge router TLS port (default 3022; 0 = any free port)"
+    )
     up.add_argument("--no-router", action="store_true", help="do not start the edge router (default: started)")
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
     up.set_defaults(func=cmd_up)
@@ -299,14 +330,19 @@ def register_core(sub, common) -> None:
     remote(ex)
     ex.set_defaults(func=cmd_export)
 
-    df = sub.add_parser("diff", parents=[common], help="compare two networks (files or controller URLs); exit 1 if they differ")
+    df = sub.add_parser(
+        "diff", parents=[common], help="compare two networks (files or controller URLs); exit 1 if they differ"
+    )
     df.add_argument("before", help="network file or controller URL")
     df.add_argument("after", help="network file or controller URL")
     remote(df, with_url=False)
     df.set_defaults(func=cmd_diff)
 
-    te = sub.add_parser("test", parents=[common],
-                        help="check a network file's access tests against a live controller (exit 1 if one fails)")
+    te = sub.add_parser(
+        "test",
+        parents=[common],
+        help="check a network file's access tests against a live controller (exit 1 if one fails)",
+    )
     te.add_argument("network", help="network file (YAML) with a tests: section")
     remote(te)
     te.set_defaults(func=cmd_test)
@@ -329,10 +365,18 @@ SUBCOMMANDS = [register_core, _register_queries]
 
 def parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the traceback of a failure instead of one line")
-    top = argparse.ArgumentParser(prog="ziti-harness", description=__doc__.split("\n")[0], epilog=EXIT_CODES,
-                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of a failure instead of one line",
+    )
+    top = argparse.ArgumentParser(
+        prog="ziti-harness",
+        description=__doc__.split("\n")[0],
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     top.add_argument("--version", action="version", version=f"ziti-harness {VERSION}")
     top.add_argument("--debug", action="store_true", help="show the traceback of a failure instead of one line")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")

@@ -5,6 +5,7 @@
 * ``policy-advisor identities|services [NAME]``: every granted pair, flagged when unusable;
 * ``generate SHAPE``: a network file of a benchmark shape on standard output.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -21,8 +22,9 @@ KIND_NAMES = {
     "ext-jwt-signers": next(kind for kind in KINDS if kind.key == "externalJwtSigners"),
 }
 #: and singular: identity, service-policy, edge-router, ...
-KIND_NAMES.update({"".join("-" + c.lower() if c.isupper() else c for c in kind.singular).lstrip("-"): kind
-                   for kind in KINDS})
+KIND_NAMES.update(
+    {"".join("-" + c.lower() if c.isupper() else c for c in kind.singular).lstrip("-"): kind for kind in KINDS}
+)
 SINGULAR = {name for name in KIND_NAMES if not name.endswith("s")} - {"cas"}
 #: columns of the text listing, besides id and name
 COLUMNS = ("type", "roleAttributes", "identityRoles", "serviceRoles", "edgeRouterRoles", "semantic")
@@ -33,8 +35,7 @@ def kind_named(text: str) -> Kind:
     if kind is None:
         close = difflib.get_close_matches(text, list(KIND_NAMES), n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise CliError(f"unknown kind {text!r}: {hint}kinds are {', '.join(sorted(set(KIND_NAMES) - SINGULAR))}",
-                       USAGE)
+        raise CliError(f"unknown kind {text!r}: {hint}kinds are {', '.join(sorted(set(KIND_NAMES) - SINGULAR))}", USAGE)
     return kind
 
 
@@ -132,9 +133,11 @@ def advise(analysis, identity: str, service: str) -> tuple[str, str]:
     """``(OKAY|ERROR, line)`` for one granted pair, in the spirit of ``ziti edge policy-advisor``."""
     advice = analysis.advice(identity, service)
     common = len(advice["commonRouters"])
-    line = (f"{identity} ({advice['identityRouterCount']}) -> {service} ({advice['serviceRouterCount']}) "
-            f"Common Routers: ({common}) Dial: {'Y' if advice['isDialAllowed'] else 'N'} "
-            f"Bind: {'Y' if advice['isBindAllowed'] else 'N'}")
+    line = (
+        f"{identity} ({advice['identityRouterCount']}) -> {service} ({advice['serviceRouterCount']}) "
+        f"Common Routers: ({common}) Dial: {'Y' if advice['isDialAllowed'] else 'N'} "
+        f"Bind: {'Y' if advice['isBindAllowed'] else 'N'}"
+    )
     if common:
         return "OKAY", line
     if not advice["identityRouterCount"]:
@@ -185,7 +188,7 @@ def register(sub, common) -> None:
     kinds = ", ".join(sorted(KIND_NAMES))
     listing = command("list", cmd_list, "list the entities of a kind")
     listing.add_argument("kind", help=f"one of {kinds}")
-    listing.add_argument("filter", nargs="?", help='a filter, e.g. \'name contains "sales"\' (default all)')
+    listing.add_argument("filter", nargs="?", help="a filter, e.g. 'name contains \"sales\"' (default all)")
     show = command("show", cmd_show, "show one entity by name")
     show.add_argument("kind", help=f"one of {kinds}")
     show.add_argument("name", help="the entity's name")
@@ -196,9 +199,12 @@ def register(sub, common) -> None:
     explain.add_argument("identity", help="identity name")
     explain.add_argument("service", help="service name")
     explain.add_argument("--bind", action="store_true", help="explain hosting (Bind) instead of dialing")
-    advisor = command("policy-advisor", cmd_policy_advisor,
-                      "check that every granted identity/service pair shares an edge router (exit 1 if not)",
-                      json_output=False)
+    advisor = command(
+        "policy-advisor",
+        cmd_policy_advisor,
+        "check that every granted identity/service pair shares an edge router (exit 1 if not)",
+        json_output=False,
+    )
     advisor.add_argument("side", choices=["identities", "services"], help="go through identities or services")
     advisor.add_argument("name", nargs="?", help="only this identity or service (default all)")
     gen = sub.add_parser("generate", parents=[common], help="print a generated network file of a shape")

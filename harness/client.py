@@ -13,6 +13,7 @@ return the ``httpx.Response`` (``mgmt_ok``/``edge_ok`` return ``data`` or raise)
 ``client.raw`` is the underlying ``httpx.Client``, and ``with_token`` /
 ``signed_in`` give more clients on the same connection with other sessions.
 """
+
 from __future__ import annotations
 
 import json
@@ -83,7 +84,12 @@ class SessionAuth(httpx.Auth):
             client.refresh_if_due()
         sent = self._attach(request, force=False)
         response = yield request
-        if response.status_code == 401 and sent and client.relogin is not None and not request.url.path.endswith("/authenticate"):
+        if (
+            response.status_code == 401
+            and sent
+            and client.relogin is not None
+            and not request.url.path.endswith("/authenticate")
+        ):
             client.recover()
             if self._attach(request, force=True):
                 yield request
@@ -112,8 +118,16 @@ class OperationGroup:
         """Send a raw request under this API's prefix; return the response whatever its status."""
         return self._client.request(method, PREFIXES[self._api] + path, **kwargs)
 
-    def call(self, op_id: str, *path_args: str, body: Any = None, headers: dict | None = None,
-             raw: bool = False, content: bytes | str | None = None, **query) -> Any:
+    def call(
+        self,
+        op_id: str,
+        *path_args: str,
+        body: Any = None,
+        headers: dict | None = None,
+        raw: bool = False,
+        content: bytes | str | None = None,
+        **query,
+    ) -> Any:
         """Send operation ``op_id``; return its ``data`` (or the response when ``raw``)."""
         method, path, _, _ = OPERATIONS[self._api][op_id]
         names = _PARAM.findall(path)
@@ -231,8 +245,13 @@ class ZitiClient:
         Unlike :meth:`login`, this client is left as it was and no re-login is set up.
         """
         group = self.management if api == "management" else self.edge
-        response = group("POST", "/authenticate", params={"method": "password"},
-                         json={"username": username, "password": password, **body}, headers={"zt-session": ""})
+        response = group(
+            "POST",
+            "/authenticate",
+            params={"method": "password"},
+            json={"username": username, "password": password, **body},
+            headers={"zt-session": ""},
+        )
         return self.with_token(data_of(response)["token"])
 
     # -- construction -------------------------------------------------------
@@ -242,8 +261,15 @@ class ZitiClient:
         return cls(inprocess(app, peer_certs))
 
     @classmethod
-    def connect(cls, url: str, *, ca: str | None = None, cert: tuple[str, str] | None = None,
-                verify: bool = True, timeout: float = 10.0) -> "ZitiClient":
+    def connect(
+        cls,
+        url: str,
+        *,
+        ca: str | None = None,
+        cert: tuple[str, str] | None = None,
+        verify: bool = True,
+        timeout: float = 10.0,
+    ) -> "ZitiClient":
         """A client for a controller at ``url``; ``ca`` is a PEM bundle path, ``cert`` (chain file, key file)."""
         if url.startswith("https"):
             context = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
@@ -263,16 +289,24 @@ class ZitiClient:
         files = {}
         for name in ("cert", "key", "ca"):
             value = identity["id"][name]
-            value = value[len("pem:"):] if value.startswith("pem:") else Path(value).read_text() if "\n" not in value else value
+            value = (
+                value[len("pem:") :]
+                if value.startswith("pem:")
+                else Path(value).read_text()
+                if "\n" not in value
+                else value
+            )
             files[name] = folder / f"{name}.pem"
             files[name].write_text(value)
             files[name].chmod(0o600)
-        return cls.connect(identity["ztAPI"], ca=str(files["ca"]), cert=(str(files["cert"]), str(files["key"])),
-                           timeout=timeout)
+        return cls.connect(
+            identity["ztAPI"], ca=str(files["ca"]), cert=(str(files["cert"]), str(files["key"])), timeout=timeout
+        )
 
     # -- sessions -------------------------------------------------------------
-    def login(self, username: str, password: str, *, api: str = "management", totp=None, oidc: str | None = None,
-              **body) -> dict:
+    def login(
+        self, username: str, password: str, *, api: str = "management", totp=None, oidc: str | None = None, **body
+    ) -> dict:
         """Authenticate by password; the client then carries the session (and logs in again on 401).
 
         Args:
@@ -292,7 +326,9 @@ class ZitiClient:
         group = self.management if api == "management" else self.edge
 
         def again():
-            data = group.call("authenticate", method="password", body={"username": username, "password": password, **body})
+            data = group.call(
+                "authenticate", method="password", body={"username": username, "password": password, **body}
+            )
             self.token = data["token"]
             if totp is not None and any(q.get("typeId") == "MFA" for q in data.get("authQueries") or []):
                 group.call("authenticateMfa", body={"code": totp.code()})
@@ -316,8 +352,9 @@ class ZitiClient:
         self._use_legacy(again)
         return again()
 
-    def login_oidc(self, method: str = "cert", *, style: str = "c", totp=None, bearer: str | None = None,
-                   **body) -> dict:
+    def login_oidc(
+        self, method: str = "cert", *, style: str = "c", totp=None, bearer: str | None = None, **body
+    ) -> dict:
         """Log in by OIDC (PKCE) as an SDK does; later calls carry the access token and refresh it.
 
         Args:

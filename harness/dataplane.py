@@ -13,6 +13,7 @@ relays public keys and ciphertext.
         await conn.send(b"hello")
         assert await conn.recv() == b"hello"
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -144,8 +145,8 @@ def _parts(body: bytes):
     """Go SDKs may pack several writes in one message: ``{u16 length, bytes}`` repeated."""
     offset = 0
     while offset + 2 <= len(body):
-        length = int.from_bytes(body[offset:offset + 2], "little")
-        yield body[offset + 2:offset + 2 + length]
+        length = int.from_bytes(body[offset : offset + 2], "little")
+        yield body[offset + 2 : offset + 2 + length]
         offset += 2 + length
 
 
@@ -222,7 +223,9 @@ class _Channel:
 
     async def _on_dial(self, dial: Message) -> None:
         binding = self.conns.get(dial.conn_id)
-        reply = Message(CT.DIAL_FAILED, b"invalid token", {Header.CONN_ID: u32(dial.conn_id), Header.REPLY_FOR: i32(dial.seq)})
+        reply = Message(
+            CT.DIAL_FAILED, b"invalid token", {Header.CONN_ID: u32(dial.conn_id), Header.REPLY_FOR: i32(dial.seq)}
+        )
         if not isinstance(binding, _Binding) or dial.body != binding.token:
             return await self.send(reply)
         conn_id = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
@@ -319,8 +322,13 @@ class DataPlane:
     async def _bind(self, session: dict, detail: dict, handler: Handler) -> int:
         crypto = _Crypto() if detail.get("encryptionRequired") else None
         binding = _Binding(session["token"].encode(), crypto, handler)
-        channel, conn_id, _ = await self._request(session, CT.BIND, binding, crypto, {
-            Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)})
+        channel, conn_id, _ = await self._request(
+            session,
+            CT.BIND,
+            binding,
+            crypto,
+            {Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)},
+        )
         # the terminator exists once the router says BindSuccess (it creates it after replying)
         await asyncio.wait_for(binding.ready.wait(), REPLY_TIMEOUT)
         return conn_id
@@ -361,4 +369,3 @@ class DataPlane:
         for channel in self._channels.values():
             await channel.close()
         self._channels.clear()
-

@@ -4,6 +4,7 @@ Nothing here imports the controller: the CA bundle is read from
 ``/.well-known/est/cacerts``, JWTs are checked against the served TLS
 certificate, and CSRs and keys come from :mod:`harness.pki`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -45,8 +46,9 @@ def verify_enrollment_jwt(token: str, server_cert: x509.Certificate) -> dict:
         jwt.InvalidTokenError: when the signature or the algorithm is wrong.
     """
     header = jwt.get_unverified_header(token)
-    return jwt.decode(token, server_cert.public_key(), algorithms=[header["alg"]],
-                      options={"verify_aud": False, "verify_exp": False})
+    return jwt.decode(
+        token, server_cert.public_key(), algorithms=[header["alg"]], options={"verify_aud": False, "verify_exp": False}
+    )
 
 
 @dataclass
@@ -60,8 +62,11 @@ class EnrolledIdentity:
 
     def identity_file(self) -> dict:
         """The SDK identity file shape ``{ztAPI, ztAPIs, id{cert, key, ca}}``."""
-        return {"ztAPI": self.api_url, "ztAPIs": [self.api_url],
-                "id": {"cert": self.cert_pem, "key": self.key_pem, "ca": self.ca_pem}}
+        return {
+            "ztAPI": self.api_url,
+            "ztAPIs": [self.api_url],
+            "id": {"cert": self.cert_pem, "key": self.key_pem, "ca": self.ca_pem},
+        }
 
     def dumps(self) -> str:
         return json.dumps(self.identity_file(), indent=2)
@@ -83,5 +88,4 @@ def pem_bundle(certs) -> str:
     return hp.pem(*certs)
 
 
-__all__ = ["EnrolledIdentity", "ott_csr", "parse_cacerts", "pem_bundle", "served_certificate",
-           "verify_enrollment_jwt"]
+__all__ = ["EnrolledIdentity", "ott_csr", "parse_cacerts", "pem_bundle", "served_certificate", "verify_enrollment_jwt"]

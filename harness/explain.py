@@ -6,6 +6,7 @@ the service, the posture checks it requires and how they fare, the edge routers
 of each side with the policies linking them, the session outcome, and a
 suggestion with a ``fix``: a change in the ``what_if`` format that makes it so.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -111,8 +112,10 @@ class Explanation:
         for check in self.policies:
             mark = "+" if check.grants else "-"
             verdict = "grants" if check.grants else "does not grant"
-            out.append(f"  {mark} policy {check.policy} ({check.type}) {verdict}: "
-                       f"identity {check.identity.reason}; service {check.service.reason}")
+            out.append(
+                f"  {mark} policy {check.policy} ({check.type}) {verdict}: "
+                f"identity {check.identity.reason}; service {check.service.reason}"
+            )
             for result in check.posture:
                 out.append(f"      posture {result}")
         if not self.policies:
@@ -131,16 +134,33 @@ class Explanation:
 
     def frame(self):
         """The policies considered as a pandas DataFrame (one row per policy)."""
-        rows = [{"policy": c.policy, "type": c.type, "grants": c.grants, "identity": c.identity.reason,
-                 "service": c.service.reason, "posture": ", ".join(str(r) for r in c.posture),
-                 "posture_ok": c.posture_ok} for c in self.policies]
-        return pandas().DataFrame(rows, columns=["policy", "type", "grants", "identity", "service", "posture", "posture_ok"])
+        rows = [
+            {
+                "policy": c.policy,
+                "type": c.type,
+                "grants": c.grants,
+                "identity": c.identity.reason,
+                "service": c.service.reason,
+                "posture": ", ".join(str(r) for r in c.posture),
+                "posture_ok": c.posture_ok,
+            }
+            for c in self.policies
+        ]
+        return pandas().DataFrame(
+            rows, columns=["policy", "type", "grants", "identity", "service", "posture", "posture_ok"]
+        )
 
     def routers_frame(self):
         """Every router of either side: which policies link it to the identity and to the service."""
-        rows = [{"router": r, "identity_policies": ", ".join(self.identity_routers.get(r, [])),
-                 "service_policies": ", ".join(self.service_routers.get(r, [])), "common": r in self.common_routers}
-                for r in sorted(set(self.identity_routers) | set(self.service_routers))]
+        rows = [
+            {
+                "router": r,
+                "identity_policies": ", ".join(self.identity_routers.get(r, [])),
+                "service_policies": ", ".join(self.service_routers.get(r, [])),
+                "common": r in self.common_routers,
+            }
+            for r in sorted(set(self.identity_routers) | set(self.service_routers))
+        ]
         return pandas().DataFrame(rows, columns=["router", "identity_policies", "service_policies", "common"])
 
 
@@ -227,10 +247,24 @@ def _grant(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
     """The cheapest way to grant: edits, plus access others would gain on the side, plus failing posture."""
     options = [option for check in ex.policies for option in _grant_options(analysis, ex, check)]
     name = f"{ex.type.lower()}-{ex.identity}-{ex.service}"
-    options.append((NEW_POLICY_COST, f"create a {ex.type} service policy {name} with identityRoles [@{ex.identity}] "
-                                     f"and serviceRoles [@{ex.service}]",
-                    {"servicePolicies": [{"name": name, "type": ex.type, "semantic": "AnyOf",
-                                          "identityRoles": ["@" + ex.identity], "serviceRoles": ["@" + ex.service]}]}))
+    options.append(
+        (
+            NEW_POLICY_COST,
+            f"create a {ex.type} service policy {name} with identityRoles [@{ex.identity}] "
+            f"and serviceRoles [@{ex.service}]",
+            {
+                "servicePolicies": [
+                    {
+                        "name": name,
+                        "type": ex.type,
+                        "semantic": "AnyOf",
+                        "identityRoles": ["@" + ex.identity],
+                        "serviceRoles": ["@" + ex.service],
+                    }
+                ]
+            },
+        )
+    )
     _, text, fix = min(options, key=lambda o: (o[0], o[1]))
     return text, fix
 
@@ -259,11 +293,25 @@ def _side_options(analysis: "Analysis", ex: Explanation, check: PolicyCheck, sid
     if role_check.missing:
         attrs = sorted(_attrs(analysis, kind, target) | set(role_check.missing))
         effects = _side_effects(analysis, ex, side, attrs=attrs)
-        out.append((len(role_check.missing) + effects + extra, f"add attribute(s) {role_check.missing} to {side} {target}",
-                    {kind: [{"name": target, "roleAttributes": attrs}]}))
+        out.append(
+            (
+                len(role_check.missing) + effects + extra,
+                f"add attribute(s) {role_check.missing} to {side} {target}",
+                {kind: [{"name": target, "roleAttributes": attrs}]},
+            )
+        )
     effects = _side_effects(analysis, ex, side, policy=check.policy)
-    out.append((1.0 + effects + extra, f"add @{target} to {check.policy}'s {side} roles",
-                {"servicePolicies": [{"name": check.policy, ROLES_OF_SIDE[side]: sorted({*role_check.roles, "@" + target})}]}))
+    out.append(
+        (
+            1.0 + effects + extra,
+            f"add @{target} to {check.policy}'s {side} roles",
+            {
+                "servicePolicies": [
+                    {"name": check.policy, ROLES_OF_SIDE[side]: sorted({*role_check.roles, "@" + target})}
+                ]
+            },
+        )
+    )
     return out
 
 
@@ -294,31 +342,77 @@ def _route(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
     """Advice and change giving the identity and the service an edge router in common."""
     options = []
     if ex.service_routers:
-        options += _router_options(analysis, "edgeRouterPolicies", "identity", ex.identity, set(ex.service_routers), 1.0)
+        options += _router_options(
+            analysis, "edgeRouterPolicies", "identity", ex.identity, set(ex.service_routers), 1.0
+        )
         router = sorted(ex.service_routers)[0]
         name = f"routers-{ex.identity}"
-        options.append((2.0, f"create an edge router policy {name} giving {ex.identity} router {router}",
-                        {"edgeRouterPolicies": [{"name": name, "semantic": "AnyOf", "identityRoles": ["@" + ex.identity],
-                                                 "edgeRouterRoles": ["@" + router]}]}))
+        options.append(
+            (
+                2.0,
+                f"create an edge router policy {name} giving {ex.identity} router {router}",
+                {
+                    "edgeRouterPolicies": [
+                        {
+                            "name": name,
+                            "semantic": "AnyOf",
+                            "identityRoles": ["@" + ex.identity],
+                            "edgeRouterRoles": ["@" + router],
+                        }
+                    ]
+                },
+            )
+        )
     if ex.identity_routers:
-        options += _router_options(analysis, "serviceEdgeRouterPolicies", "service", ex.service, set(ex.identity_routers), 1.5)
+        options += _router_options(
+            analysis, "serviceEdgeRouterPolicies", "service", ex.service, set(ex.identity_routers), 1.5
+        )
         router = sorted(ex.identity_routers)[0]
         name = f"routers-{ex.service}"
-        options.append((2.5, f"create a service edge router policy {name} putting {ex.service} on router {router}",
-                        {"serviceEdgeRouterPolicies": [{"name": name, "semantic": "AnyOf", "serviceRoles": ["@" + ex.service],
-                                                        "edgeRouterRoles": ["@" + router]}]}))
+        options.append(
+            (
+                2.5,
+                f"create a service edge router policy {name} putting {ex.service} on router {router}",
+                {
+                    "serviceEdgeRouterPolicies": [
+                        {
+                            "name": name,
+                            "semantic": "AnyOf",
+                            "serviceRoles": ["@" + ex.service],
+                            "edgeRouterRoles": ["@" + router],
+                        }
+                    ]
+                },
+            )
+        )
     if not options:
         routers = analysis.populations["edgeRouters"].names
         if not routers:
             return "create an edge router, then edge router and service edge router policies for it", None
         router = sorted(routers)[0]
         erp, serp = f"routers-{ex.identity}", f"routers-{ex.service}"
-        return (f"neither side has an edge router: create {erp} giving {ex.identity} router {router} and {serp} "
-                f"putting {ex.service} on it",
-                {"edgeRouterPolicies": [{"name": erp, "semantic": "AnyOf", "identityRoles": ["@" + ex.identity],
-                                         "edgeRouterRoles": ["@" + router]}],
-                 "serviceEdgeRouterPolicies": [{"name": serp, "semantic": "AnyOf", "serviceRoles": ["@" + ex.service],
-                                                "edgeRouterRoles": ["@" + router]}]})
+        return (
+            f"neither side has an edge router: create {erp} giving {ex.identity} router {router} and {serp} "
+            f"putting {ex.service} on it",
+            {
+                "edgeRouterPolicies": [
+                    {
+                        "name": erp,
+                        "semantic": "AnyOf",
+                        "identityRoles": ["@" + ex.identity],
+                        "edgeRouterRoles": ["@" + router],
+                    }
+                ],
+                "serviceEdgeRouterPolicies": [
+                    {
+                        "name": serp,
+                        "semantic": "AnyOf",
+                        "serviceRoles": ["@" + ex.service],
+                        "edgeRouterRoles": ["@" + router],
+                    }
+                ],
+            },
+        )
     _, text, fix = min(options, key=lambda o: (o[0], o[1]))
     return text, fix
 
@@ -335,12 +429,21 @@ def _router_options(analysis: "Analysis", kind: str, side: str, target: str, wan
         if check.matched:
             continue
         if check.missing:
-            options.append((weight * len(check.missing),
-                            f"add attribute(s) {check.missing} to {side} {target} (policy {policy.name} links a router)",
-                            {KINDS_OF_SIDE[side]: [{"name": target, "roleAttributes": sorted(attrs | set(check.missing))}]}))
+            options.append(
+                (
+                    weight * len(check.missing),
+                    f"add attribute(s) {check.missing} to {side} {target} (policy {policy.name} links a router)",
+                    {KINDS_OF_SIDE[side]: [{"name": target, "roleAttributes": sorted(attrs | set(check.missing))}]},
+                )
+            )
         else:
-            options.append((weight * 1.2, f"add @{target} to {policy.name}'s {side} roles",
-                            {kind: [{"name": policy.name, wire: sorted({*policy.roles[wire], "@" + target})}]}))
+            options.append(
+                (
+                    weight * 1.2,
+                    f"add @{target} to {policy.name}'s {side} roles",
+                    {kind: [{"name": policy.name, wire: sorted({*policy.roles[wire], "@" + target})}]},
+                )
+            )
     return options
 
 
@@ -359,8 +462,13 @@ def _remove(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
             continue
         if "@" + ex.identity in roles:
             steps.append(f"remove @{ex.identity} from {check.policy}'s identity roles")
-            changes.append({"servicePolicies": [{"name": check.policy,
-                                                  "identityRoles": [r for r in roles if r != "@" + ex.identity]}]})
+            changes.append(
+                {
+                    "servicePolicies": [
+                        {"name": check.policy, "identityRoles": [r for r in roles if r != "@" + ex.identity]}
+                    ]
+                }
+            )
         wanted = [r[1:] for r in roles if r.startswith("#")]
         held = sorted(attrs & set(wanted))
         matched_by_attrs = bool(wanted) and (set(wanted) <= attrs if check.identity.semantic == "AllOf" else bool(held))

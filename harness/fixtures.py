@@ -8,19 +8,24 @@ its ``conftest.py`` instead of shadowing the plugin's with a different type:
 
     from harness.fixtures import identity_factory
 
-    make_identity = identity_factory(returns="id")          # ids instead of details
+    make_identity = identity_factory(returns="id")  # ids instead of details
     make_operator = identity_factory(client="operator_client")
 
 Every factory accepts ``@name`` in role lists (``["@device-1", "#sales"]``): the
 name is looked up and sent as ``@<id>``, as a network file does.
 """
+
 from __future__ import annotations
 
 import pytest
 
 #: role list field -> the listing that resolves its ``@name`` entries
-ROLE_LISTS = {"identityRoles": "listIdentities", "serviceRoles": "listServices",
-              "edgeRouterRoles": "listEdgeRouters", "postureCheckRoles": "listPostureChecks"}
+ROLE_LISTS = {
+    "identityRoles": "listIdentities",
+    "serviceRoles": "listServices",
+    "edgeRouterRoles": "listEdgeRouters",
+    "postureCheckRoles": "listPostureChecks",
+}
 
 
 def resolve_roles(client, body: dict) -> dict:
@@ -59,7 +64,8 @@ def _fixture(client: str, build):
         return build(fixtures[client], fixtures["ziti_unique"])
 
     factory.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in dict.fromkeys(["ziti_unique", client])])
+        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in dict.fromkeys(["ziti_unique", client])]
+    )
     return pytest.fixture(factory)
 
 
@@ -79,9 +85,14 @@ def identity_factory(client: str = "ziti_admin", *, returns: str = "detail"):
                 body["roleAttributes"] = list(attrs)
             created = admin.management.create_identity(body=body)
             if password:
-                admin.management.create_authenticator(body={"identityId": created["id"], "method": "updb",
-                                                            "username": username or body["name"],
-                                                            "password": password})
+                admin.management.create_authenticator(
+                    body={
+                        "identityId": created["id"],
+                        "method": "updb",
+                        "username": username or body["name"],
+                        "password": password,
+                    }
+                )
             return created["id"] if returns == "id" else admin.management.detail_identity(created["id"])
 
         return make
@@ -95,8 +106,13 @@ def service_factory(client: str = "ziti_admin", *, returns: str = "detail"):
 
     def build(admin, ziti_unique):
         def make(name=None, *, attrs=(), configs=(), **fields):
-            body = {"name": name or ziti_unique("service"), "encryptionRequired": True,
-                    "roleAttributes": list(attrs), "configs": list(configs), **fields}
+            body = {
+                "name": name or ziti_unique("service"),
+                "encryptionRequired": True,
+                "roleAttributes": list(attrs),
+                "configs": list(configs),
+                **fields,
+            }
             created = admin.management.create_service(body=body)
             return created["id"] if returns == "id" else admin.management.detail_service(created["id"])
 
@@ -111,9 +127,17 @@ def service_policy_factory(client: str = "ziti_admin", *, returns: str = "detail
 
     def build(admin, ziti_unique):
         def make(identity_roles=("#all",), service_roles=("#all",), *, type="Dial", name=None, **fields):
-            body = resolve_roles(admin, {"name": name or ziti_unique("sp"), "type": type, "semantic": "AnyOf",
-                                         "identityRoles": list(identity_roles),
-                                         "serviceRoles": list(service_roles), **fields})
+            body = resolve_roles(
+                admin,
+                {
+                    "name": name or ziti_unique("sp"),
+                    "type": type,
+                    "semantic": "AnyOf",
+                    "identityRoles": list(identity_roles),
+                    "serviceRoles": list(service_roles),
+                    **fields,
+                },
+            )
             created = admin.management.create_service_policy(body=body)
             return created["id"] if returns == "id" else admin.management.detail_service_policy(created["id"])
 

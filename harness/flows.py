@@ -4,6 +4,7 @@ Every flow talks to the controller only through a :class:`~harness.client.ZitiCl
 (in-process or over the network); certificates and keys come from
 :mod:`harness.pki`, never from the controller's own PKI code.
 """
+
 from __future__ import annotations
 
 import json
@@ -39,8 +40,10 @@ def ca_bundle(client: ZitiClient) -> str:
 
 # -- enrollment ---------------------------------------------------------------
 
-def enroll_ott(client: ZitiClient, token: str, *, key_type: str = "ec",
-               server_cert: x509.Certificate | None = None) -> EnrolledIdentity:
+
+def enroll_ott(
+    client: ZitiClient, token: str, *, key_type: str = "ec", server_cert: x509.Certificate | None = None
+) -> EnrolledIdentity:
     """Enroll by one-time token with a fresh key and CSR, as the C SDK does.
 
     Args:
@@ -56,8 +59,9 @@ def enroll_ott(client: ZitiClient, token: str, *, key_type: str = "ec",
     return submit_ott_csr(client, claims["jti"], claims["sub"], claims["iss"], key_type=key_type)
 
 
-def submit_ott_csr(client: ZitiClient, token_id: str, subject: str, api_url: str, *,
-                   key_type: str = "ec") -> EnrolledIdentity:
+def submit_ott_csr(
+    client: ZitiClient, token_id: str, subject: str, api_url: str, *, key_type: str = "ec"
+) -> EnrolledIdentity:
     """The second half of ott enrollment: a fresh key and an SDK-shaped CSR for one-time token ``token_id``.
 
     Args:
@@ -125,10 +129,15 @@ def enroll_router(client: ZitiClient, token: str, *, hostnames: tuple[str, ...] 
     claims = jwt_claims(token)
     client_csr, client_key = hp.make_csr(claims["sub"], o="OpenZiti")
     server_csr, server_key = hp.make_csr(claims["sub"], o="OpenZiti", dns=hostnames)
-    data = client.edge.call("enroll", method=claims.get("em", "erott"), token=claims["jti"],
-                            body={"certCsr": hp.csr_pem(client_csr), "serverCertCsr": hp.csr_pem(server_csr)})
-    return RouterCertificates(data["cert"], data["serverCert"], data.get("ca", ""), hp.key_pem(client_key),
-                              hp.key_pem(server_key))
+    data = client.edge.call(
+        "enroll",
+        method=claims.get("em", "erott"),
+        token=claims["jti"],
+        body={"certCsr": hp.csr_pem(client_csr), "serverCertCsr": hp.csr_pem(server_csr)},
+    )
+    return RouterCertificates(
+        data["cert"], data["serverCert"], data.get("ca", ""), hp.key_pem(client_key), hp.key_pem(server_key)
+    )
 
 
 def write_identity_file(identity: EnrolledIdentity, path: str | Path) -> Path:
@@ -155,8 +164,10 @@ def cert_client(target, identity: EnrolledIdentity, *, url: str | None = None) -
 
 # -- logins -----------------------------------------------------------------
 
-def login_password(client: ZitiClient, username: str, password: str, *, oidc: str | None = None, totp=None,
-                   **body) -> dict:
+
+def login_password(
+    client: ZitiClient, username: str, password: str, *, oidc: str | None = None, totp=None, **body
+) -> dict:
     """Password login on the client API; the client keeps the session.
 
     ``oidc="c"`` or ``"go"`` logs in by OIDC with that SDK's requests instead of
@@ -172,12 +183,15 @@ def login_cert(client: ZitiClient, *, oidc: str | None = None, totp=None, **body
 
 def login_ext_jwt(client: ZitiClient, token: str, **body) -> dict:
     """Login with an external JWT in ``Authorization: Bearer``."""
-    data = client.edge.call("authenticate", method="ext-jwt", body=body or {}, headers={"Authorization": f"Bearer {token}"})
+    data = client.edge.call(
+        "authenticate", method="ext-jwt", body=body or {}, headers={"Authorization": f"Bearer {token}"}
+    )
     client.token = data["token"]
     return data
 
 
 # -- TOTP ---------------------------------------------------------------------
+
 
 @dataclass
 class TotpDevice:
@@ -188,7 +202,9 @@ class TotpDevice:
 
     def code(self, at: datetime | float | None = None) -> str:
         """The code shown at ``at`` (a datetime or epoch seconds; now by default)."""
-        moment = at if isinstance(at, datetime) else datetime.fromtimestamp(time.time() if at is None else at, timezone.utc)
+        moment = (
+            at if isinstance(at, datetime) else datetime.fromtimestamp(time.time() if at is None else at, timezone.utc)
+        )
         # one algorithm for both sides; tests/unit/test_totp.py checks it against RFC 6238's vectors
         return code_at(self.secret, moment)
 
@@ -209,6 +225,7 @@ def complete_mfa(client: ZitiClient, device: TotpDevice, at: datetime | None = N
 
 
 # -- using services -------------------------------------------------------------
+
 
 def dial(client: ZitiClient, service: str, type: str = "Dial") -> dict:
     """Create (or reuse) a session for a service given by name (or by id)."""

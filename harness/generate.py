@@ -7,6 +7,7 @@ service edge router policies); eight attributes are spread over 1/2, 1/2, 1/3,
 permutations of attributes plus ``#all`` and ``@name`` ones. ``realistic``
 (:mod:`harness.realistic`) is a company to analyse rather than to time.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -54,14 +55,33 @@ def generate(shape: str = "small", seed: int = 7) -> dict:
         "edgeRouters": [{"name": n, "roleAttributes": spread_attributes(i)} for i, n in enumerate(ers)],
         "identities": [{"name": n, "roleAttributes": spread_attributes(i)} for i, n in enumerate(ids)],
         "servicePolicies": [
-            {"name": f"sp-{i:04d}", "type": "Dial" if i % 2 == 0 else "Bind", "semantic": "AnyOf",
-             "identityRoles": _roles(rng, i, ids), "serviceRoles": _roles(rng, i + 3, svc)} for i in range(sps)],
+            {
+                "name": f"sp-{i:04d}",
+                "type": "Dial" if i % 2 == 0 else "Bind",
+                "semantic": "AnyOf",
+                "identityRoles": _roles(rng, i, ids),
+                "serviceRoles": _roles(rng, i + 3, svc),
+            }
+            for i in range(sps)
+        ],
         "edgeRouterPolicies": [
-            {"name": f"erp-{i:04d}", "semantic": "AnyOf", "identityRoles": _roles(rng, i, ids),
-             "edgeRouterRoles": _roles(rng, i + 5, ers)} for i in range(erps)],
+            {
+                "name": f"erp-{i:04d}",
+                "semantic": "AnyOf",
+                "identityRoles": _roles(rng, i, ids),
+                "edgeRouterRoles": _roles(rng, i + 5, ers),
+            }
+            for i in range(erps)
+        ],
         "serviceEdgeRouterPolicies": [
-            {"name": f"serp-{i:04d}", "semantic": "AnyOf", "serviceRoles": _roles(rng, i, svc),
-             "edgeRouterRoles": _roles(rng, i + 7, ers)} for i in range(serps)],
+            {
+                "name": f"serp-{i:04d}",
+                "semantic": "AnyOf",
+                "serviceRoles": _roles(rng, i, svc),
+                "edgeRouterRoles": _roles(rng, i + 7, ers),
+            }
+            for i in range(serps)
+        ],
     }
     return network
 
@@ -72,7 +92,9 @@ def main(argv=None) -> int:
 
     import yaml
 
-    parser = argparse.ArgumentParser(prog="python -m harness.generate", description="print a network of a benchmark shape")
+    parser = argparse.ArgumentParser(
+        prog="python -m harness.generate", description="print a network of a benchmark shape"
+    )
     parser.add_argument("shape", choices=[*sorted(SHAPES), "realistic"])
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)

@@ -4,6 +4,7 @@ Terminators come and go with binders (an SDK's Bind makes one on its edge
 router, its leaving removes it), so this is the analyst's "who can be dialed
 at this moment" beside the policy analysis's "who may dial".
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -35,6 +36,13 @@ def hosting(client: ZitiClient) -> list[dict]:
                 identities[host_id] = client.management.detail_identity(host_id)["name"]
             if host_id:
                 hosts.append(identities[host_id])
-        rows.append({"service": service["name"], "serviceId": service["id"], "terminators": len(found),
-                     "routers": sorted({t["router"]["name"] for t in found}), "hosts": sorted(set(hosts))})
+        rows.append(
+            {
+                "service": service["name"],
+                "serviceId": service["id"],
+                "terminators": len(found),
+                "routers": sorted({t["router"]["name"] for t in found}),
+                "hosts": sorted(set(hosts)),
+            }
+        )
     return sorted(rows, key=lambda r: r["service"])

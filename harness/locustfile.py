@@ -15,6 +15,7 @@ The identities (``vu-0`` ... ``vu-199`` above) must exist with that password;
 This module imports Locust (which patches the standard library for gevent):
 load it only in Locust processes.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -35,13 +36,21 @@ from harness.virtual import VirtualClient  # noqa: E402
 @events.init_command_line_parser.add_listener
 def _options(parser) -> None:
     group = parser.add_argument_group("ziti virtual clients")
-    group.add_argument("--ziti-username", default="admin",
-                       help="the identities' username, or their prefix when --ziti-users is set (default admin)")
-    group.add_argument("--ziti-users", type=int, default=0,
-                       help="how many identities PREFIX0..PREFIX{N-1} the users spread over (default 0: one)")
+    group.add_argument(
+        "--ziti-username",
+        default="admin",
+        help="the identities' username, or their prefix when --ziti-users is set (default admin)",
+    )
+    group.add_argument(
+        "--ziti-users",
+        type=int,
+        default=0,
+        help="how many identities PREFIX0..PREFIX{N-1} the users spread over (default 0: one)",
+    )
     group.add_argument("--ziti-password", default="admin", help="their password (default admin)")
-    group.add_argument("--ziti-dial-probability", type=float, default=0.5,
-                       help="chance that a step also dials a service (default 0.5)")
+    group.add_argument(
+        "--ziti-dial-probability", type=float, default=0.5, help="chance that a step also dials a service (default 0.5)"
+    )
 
 
 class ReportingClient(VirtualClient):
@@ -59,9 +68,14 @@ class ReportingClient(VirtualClient):
             failure = ConnectionError(self.seen.errors[-1])
         elif response.status_code >= 400 and response.status_code != 401:  # 401: the SDK logs in again
             failure = RuntimeError(f"{response.status_code} {response.text[:200]}")
-        self._fire(request_type=method, name=path, response_time=(time.perf_counter() - started) * 1000,
-                   response_length=len(response.content) if response is not None else 0, exception=failure,
-                   context={})
+        self._fire(
+            request_type=method,
+            name=path,
+            response_time=(time.perf_counter() - started) * 1000,
+            response_length=len(response.content) if response is not None else 0,
+            exception=failure,
+            context={},
+        )
         return response
 
 
@@ -78,9 +92,14 @@ class VirtualSdkUser(User):
         if options.ziti_users:
             username = f"{username}{number % options.ziti_users}"
         self.http = httpx.Client(base_url=self.host, timeout=30)
-        self.sdk = ReportingClient(self.environment.events.request.fire, self.http, f"locust-{number}",
-                                   username=username, password=options.ziti_password,
-                                   dial_probability=options.ziti_dial_probability)
+        self.sdk = ReportingClient(
+            self.environment.events.request.fire,
+            self.http,
+            f"locust-{number}",
+            username=username,
+            password=options.ziti_password,
+            dial_probability=options.ziti_dial_probability,
+        )
         if not self.sdk.start():
             raise StopUser()
 

@@ -5,6 +5,7 @@ identities and password authenticators, logs in, and compares every answer
 with a plain dict model. Rules cannot take fixtures, so the machine builds its
 own controller through ``make_app`` (in memory, frozen clock).
 """
+
 from __future__ import annotations
 
 from hypothesis import strategies as st
@@ -44,8 +45,9 @@ class IdentityMachine(RuleBasedStateMachine):
     @rule(target=identities, name=NAMES, attrs=role_attributes(max_size=3))
     def create(self, name, attrs):
         try:
-            created = self.client.management.create_identity(body={"name": name, "type": "User", "isAdmin": False,
-                                                                   "roleAttributes": attrs})
+            created = self.client.management.create_identity(
+                body={"name": name, "type": "User", "isAdmin": False, "roleAttributes": attrs}
+            )
         except ApiError as ex:
             assert self._taken(name) and ex.status == 400 and ex.cause["field"] == "name"
             return None
@@ -66,8 +68,14 @@ class IdentityMachine(RuleBasedStateMachine):
             return
         entry = self.model[identity]
         if entry["password"] is None:
-            self.client.management.create_authenticator(body={"identityId": identity, "method": "updb",
-                                                              "username": entry["name"] + "-login", "password": password})
+            self.client.management.create_authenticator(
+                body={
+                    "identityId": identity,
+                    "method": "updb",
+                    "username": entry["name"] + "-login",
+                    "password": password,
+                }
+            )
         else:
             auth = self.client.management.detail_identity(identity)["authenticators"]["updb"]["id"]
             self.client.management.patch_authenticator(auth, body={"password": password})
@@ -92,8 +100,12 @@ class IdentityMachine(RuleBasedStateMachine):
         if identity not in self.model or self.model[identity]["password"] is None:
             return
         entry = self.model[identity]
-        response = self.client.edge.call("authenticate", method="password", raw=True,
-                                         body={"username": entry["name"] + "-login", "password": entry["password"]})
+        response = self.client.edge.call(
+            "authenticate",
+            method="password",
+            raw=True,
+            body={"username": entry["name"] + "-login", "password": entry["password"]},
+        )
         assert response.status_code == (401 if entry["disabled"] else 200), response.text
 
     @precondition(lambda self: self.model)
@@ -114,8 +126,11 @@ class IdentityMachine(RuleBasedStateMachine):
 
     @invariant()
     def listing_matches_the_model(self):
-        listed = {i["id"]: i for i in self.client.management.iterate("listIdentities", page_size=500)
-                  if not i["isDefaultAdmin"]}
+        listed = {
+            i["id"]: i
+            for i in self.client.management.iterate("listIdentities", page_size=500)
+            if not i["isDefaultAdmin"]
+        }
         assert set(listed) == set(self.model)
         for identity_id, entry in self.model.items():
             assert listed[identity_id]["name"] == entry["name"]

@@ -8,6 +8,7 @@ carry ``password``/``username``. Unknown fields are errors with a "did you
 mean"; every enum and every ``@name`` is checked, and all problems are
 reported at once as ``file: kind/name: field: what is wrong``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -24,8 +25,12 @@ from harness.network import NetworkError
 #: YAML loader: the C one when PyYAML was built with libyaml (large files parse ~10x faster)
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 NAMES = {"type": "array", "items": {"type": "string"}}
-EXTRA_FIELDS = {"identities": {"password": {"type": "string", "minLength": 5, "maxLength": 100},
-                               "username": {"type": "string", "minLength": 4, "maxLength": 100}}}
+EXTRA_FIELDS = {
+    "identities": {
+        "password": {"type": "string", "minLength": 5, "maxLength": 100},
+        "username": {"type": "string", "minLength": 4, "maxLength": 100},
+    }
+}
 
 
 class NetworkProblems(NetworkError):
@@ -37,6 +42,7 @@ class NetworkProblems(NetworkError):
 
 
 # -- the schema -------------------------------------------------------------------
+
 
 @functools.cache
 def _api_bodies() -> dict[str, dict]:
@@ -65,13 +71,19 @@ def kind_schema(kind: Kind) -> dict:
 @functools.cache
 def network_schema() -> dict:
     """The JSON Schema of a whole network file (one list per kind)."""
-    return {"type": ["object", "null"], "additionalProperties": False,
-            "properties": {**{kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS},
-                           # access tests: checked by harness.access_tests when the Network is built
-                           "tests": {"type": ["array", "null"]}}}
+    return {
+        "type": ["object", "null"],
+        "additionalProperties": False,
+        "properties": {
+            **{kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS},
+            # access tests: checked by harness.access_tests when the Network is built
+            "tests": {"type": ["array", "null"]},
+        },
+    }
 
 
 # -- reading and checking ---------------------------------------------------------
+
 
 def parse(path: str | Path) -> dict:
     """Parse a YAML network file; a syntax error names ``file:line:column``."""
@@ -143,6 +155,7 @@ def _duplicates(data: dict, source: str) -> list[str]:
 
 # -- references -------------------------------------------------------------------
 
+
 def references(entities: dict[str, list[dict]]) -> Iterable[tuple[str, str, str, str, str]]:
     """Every name reference: ``(kind key, entity name, field, target kind key, target name)``."""
     for kind in KINDS:
@@ -163,11 +176,15 @@ def _strings(value) -> list[str]:
     return [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
 
 
-def unresolved(entities: dict[str, list[dict]], source: str,
-               existing: Callable[[str], set[str]] | None = None) -> list[str]:
+def unresolved(
+    entities: dict[str, list[dict]], source: str, existing: Callable[[str], set[str]] | None = None
+) -> list[str]:
     """References naming nothing in the file (nor, given ``existing``, on the controller)."""
-    declared = {key: {item.get("name") for item in items or [] if isinstance(item, dict)} - {None}
-                for key, items in entities.items() if key in BY_KEY}
+    declared = {
+        key: {item.get("name") for item in items or [] if isinstance(item, dict)} - {None}
+        for key, items in entities.items()
+        if key in BY_KEY
+    }
     declared.setdefault("configTypes", set()).update(BUILT_IN_CONFIG_TYPES)
     missing = [r for r in references(entities) if r[4] not in declared.get(r[3], set())]
     on_controller: dict[str, set[str]] = {}
@@ -179,8 +196,9 @@ def unresolved(entities: dict[str, list[dict]], source: str,
             if target in on_controller[target_kind]:
                 continue
         known = declared.get(target_kind, set()) | on_controller.get(target_kind, set())
-        found.append(f"{source}: {key}/{name}: {field_name}: no {target_kind} named {target!r}"
-                     + _did_you_mean(target, known))
+        found.append(
+            f"{source}: {key}/{name}: {field_name}: no {target_kind} named {target!r}" + _did_you_mean(target, known)
+        )
     return found
 
 
@@ -216,14 +234,14 @@ def check(entities: dict[str, list[dict]], source: str, client=None) -> None:
 
 # -- applying ---------------------------------------------------------------------
 
+
 class ApplyInterrupted(NetworkError):
     """An apply stopped part-way (server error, Ctrl-C): re-running it finishes the job."""
 
     def __init__(self, done: int, total: int, cause: BaseException):
         self.done, self.total, self.cause = done, total, cause
         reason = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"{type(cause).__name__}: {cause}"
-        super().__init__(f"{done} of {total} entities applied, then {reason}; re-run to finish "
-                         "(apply is idempotent)")
+        super().__init__(f"{done} of {total} entities applied, then {reason}; re-run to finish (apply is idempotent)")
 
 
 class Tally:

@@ -15,6 +15,7 @@ A network is a dict (or YAML) with one list per kind (see ``harness.kinds``):
 rest), idempotently, with a dry run that only plans; ``export`` reads a running
 controller back into one; ``diff`` compares two.
 """
+
 from __future__ import annotations
 
 import copy
@@ -57,7 +58,9 @@ class Network:
     def from_dict(cls, data: dict | None) -> "Network":
         data = copy.deepcopy(data or {})
         tests = data.pop("tests", None)
-        if tests is not None:  # access tests (harness.access_tests), checked here so that apply never starts on a bad one
+        if (
+            tests is not None
+        ):  # access tests (harness.access_tests), checked here so that apply never starts on a bad one
             from harness.access_tests import validate_tests
 
             validate_tests(tests)
@@ -106,6 +109,7 @@ class Network:
 
 # -- reading a controller -------------------------------------------------------
 
+
 def _served(kind: Kind) -> bool:
     from harness.operations import OPERATIONS
 
@@ -151,7 +155,11 @@ def _desired_body(kind: Kind, item: dict, resolver: _Resolver, dry_run: bool) ->
     for name, ref in kind.refs.items():
         if name in item:
             value = item[name]
-            body[ref.wire] = [resolver.id_of(ref.kind, v, dry_run) for v in value] if ref.many else resolver.id_of(ref.kind, value, dry_run)
+            body[ref.wire] = (
+                [resolver.id_of(ref.kind, v, dry_run) for v in value]
+                if ref.many
+                else resolver.id_of(ref.kind, value, dry_run)
+            )
     for name, target in kind.roles.items():
         if name in item:
             body[name] = sorted(_role_to_id(role, target, resolver, dry_run) for role in item[name])
@@ -179,8 +187,9 @@ def _changed(kind: Kind, body: dict, current: dict) -> dict:
     return changes
 
 
-def plan_and_apply(client, network: Network, *, prune: bool = False, dry_run: bool = False,
-                   progress: bool = False) -> list[Step]:
+def plan_and_apply(
+    client, network: Network, *, prune: bool = False, dry_run: bool = False, progress: bool = False
+) -> list[Step]:
     """Make the controller match ``network``; return the steps taken (or planned, when ``dry_run``)."""
     resolver = _Resolver()
     currents: dict[str, dict[str, dict]] = {}
@@ -191,8 +200,13 @@ def plan_and_apply(client, network: Network, *, prune: bool = False, dry_run: bo
         resolver.learn(kind.key, currents[kind.key])
     if not dry_run:  # entities created in this apply are referred to by pending ids until they exist
         for kind in KINDS:
-            resolver.ids[kind.key].update({name: apply_fast.pending_id(kind.key, name)
-                                           for name in network.names(kind.key) if name not in currents[kind.key]})
+            resolver.ids[kind.key].update(
+                {
+                    name: apply_fast.pending_id(kind.key, name)
+                    for name in network.names(kind.key)
+                    if name not in currents[kind.key]
+                }
+            )
     steps: list[Step] = []
     creates: list[apply_fast.Create] = []
     patches: list[apply_fast.Patch] = []
@@ -230,9 +244,17 @@ def _plan_one(kind: Kind, item: dict, current: dict | None, resolver: _Resolver,
 def _after_create(kind: Kind, item: dict) -> list[tuple[str, dict]]:
     """``password:`` on an identity is a shorthand for its updb authenticator."""
     if kind.key == "identities" and item.get("password"):
-        return [("createAuthenticator", {
-            "identityId": apply_fast.pending_id(kind.key, item["name"]), "method": "updb",
-            "username": item.get("username", item["name"]), "password": item["password"]})]
+        return [
+            (
+                "createAuthenticator",
+                {
+                    "identityId": apply_fast.pending_id(kind.key, item["name"]),
+                    "method": "updb",
+                    "username": item.get("username", item["name"]),
+                    "password": item["password"],
+                },
+            )
+        ]
     return []
 
 
@@ -256,8 +278,15 @@ def _progress(network: Network):
     return tqdm(total=total, desc="apply", unit="entity", leave=False)
 
 
-def apply(client, network: Network | dict | str | Path, *, prune: bool = False, dry_run: bool = False,
-          progress: bool = False, force: bool = False) -> list[Step]:
+def apply(
+    client,
+    network: Network | dict | str | Path,
+    *,
+    prune: bool = False,
+    dry_run: bool = False,
+    progress: bool = False,
+    force: bool = False,
+) -> list[Step]:
     """Apply a network (a Network, dict, YAML text or file path) to a controller.
 
     Args:
@@ -296,8 +325,11 @@ def export(client) -> Network:
         resolver.learn(kind.key, records[kind.key])
     out: dict[str, list[dict]] = {}
     for kind in KINDS:
-        items = [_export_one(kind, record, resolver) for name, record in sorted(records[kind.key].items())
-                 if not kind.system(record)]
+        items = [
+            _export_one(kind, record, resolver)
+            for name, record in sorted(records[kind.key].items())
+            if not kind.system(record)
+        ]
         if items:
             out[kind.key] = items
     return Network(out)
@@ -349,8 +381,11 @@ def diff(before: Network, after: Network) -> list[Difference]:
             elif name not in old:
                 out.append(Difference(kind.key, name, "added"))
             else:
-                fields = {k: (old[name].get(k), new[name].get(k)) for k in set(old[name]) | set(new[name])
-                          if old[name].get(k) != new[name].get(k)}
+                fields = {
+                    k: (old[name].get(k), new[name].get(k))
+                    for k in set(old[name]) | set(new[name])
+                    if old[name].get(k) != new[name].get(k)
+                }
                 if fields:
                     out.append(Difference(kind.key, name, "changed", fields))
     return out

@@ -7,6 +7,7 @@ ipywidgets classes (:class:`PolicyExplorer`, :class:`TimelineView`) only wire
 controls to them, so tests drive them headless by setting widget values.
 Needs the ``notebooks`` extra (ipywidgets, matplotlib, networkx, pandas).
 """
+
 from __future__ import annotations
 
 import html
@@ -83,8 +84,9 @@ class Playground:
         client.login(username, password, api=api)
         return client
 
-    def report_posture(self, client, *, domain: str | None = None, os: tuple[str, str] | None = None,
-                       mac: list[str] | None = None) -> None:
+    def report_posture(
+        self, client, *, domain: str | None = None, os: tuple[str, str] | None = None, mac: list[str] | None = None
+    ) -> None:
         """Post posture responses as an SDK would, from a logged-in client: domain, (OS type, version), MACs."""
         check_id = next((c["id"] for c in self.admin.management.iterate("listPostureChecks")), "none")
         responses = []
@@ -141,8 +143,11 @@ class ExplorerState:
 
     def policies(self) -> list[tuple[str, str]]:
         """(kind, name) of every policy of the base network and of the edits."""
-        names = {(kind, item["name"]) for kind in self.POLICY_KINDS
-                 for item in [*self.base.get(kind, []), *self.edits.get(kind, [])]}
+        names = {
+            (kind, item["name"])
+            for kind in self.POLICY_KINDS
+            for item in [*self.base.get(kind, []), *self.edits.get(kind, [])]
+        }
         return sorted(names, key=lambda pair: (self.POLICY_KINDS.index(pair[0]), pair[1]))
 
     def attributes(self, kind: str) -> list[str]:
@@ -150,8 +155,14 @@ class ExplorerState:
         wires = {"identities": ("identityRoles",), "services": ("serviceRoles",)}[kind]
         network = self.network()
         found = {a for item in network.get(kind, []) for a in item.get("roleAttributes") or []}
-        found |= {r[1:] for key in self.POLICY_KINDS for p in network.get(key, []) for w in wires
-                  for r in p.get(w) or [] if r.startswith("#") and r != "#all"}
+        found |= {
+            r[1:]
+            for key in self.POLICY_KINDS
+            for p in network.get(key, [])
+            for w in wires
+            for r in p.get(w) or []
+            if r.startswith("#") and r != "#all"
+        }
         return sorted(found)
 
     def attrs_of(self, kind: str, name: str) -> list[str]:
@@ -214,9 +225,11 @@ class ExplorerState:
 
     def controls(self) -> list[str]:
         """The state as short lines (for pictures and logs)."""
-        lines = [f"identity {self.identity} [{', '.join(self.attrs_of('identities', self.identity))}]",
-                 f"service  {self.service} [{', '.join(self.attrs_of('services', self.service))}]",
-                 f"type     {self.type}"]
+        lines = [
+            f"identity {self.identity} [{', '.join(self.attrs_of('identities', self.identity))}]",
+            f"service  {self.service} [{', '.join(self.attrs_of('services', self.service))}]",
+            f"type     {self.type}",
+        ]
         if self.disabled:
             lines.append(f"disabled policies: {', '.join(sorted(self.disabled))}")
         edited = [f"{k}/{i['name']}" for k, items in self.edits.items() for i in items]
@@ -262,12 +275,14 @@ class PolicyExplorer(StaticView):
         self._quiet = False
         self.identity = w.Dropdown(options=self.state.identities, value=self.state.identity, description="identity")
         self.service = w.Dropdown(options=self.state.services, value=self.state.service, description="service")
-        self.type = w.ToggleButtons(options=["Dial", "Bind"], value=self.state.type,
-                                    style=w.ToggleButtonsStyle(button_width="70px"))
+        self.type = w.ToggleButtons(
+            options=["Dial", "Bind"], value=self.state.type, style=w.ToggleButtonsStyle(button_width="70px")
+        )
         self.identity_attrs = {a: _box(w, a) for a in self.state.attributes("identities")}
         self.service_attrs = {a: _box(w, a) for a in self.state.attributes("services")}
-        self.policy_boxes = {name: _box(w, f"{name} ({POLICY_LABELS[kind]})", value=True)
-                             for kind, name in self.state.policies()}
+        self.policy_boxes = {
+            name: _box(w, f"{name} ({POLICY_LABELS[kind]})", value=True) for kind, name in self.state.policies()
+        }
         self.fix_button = w.Button(description="apply suggested fix", icon="wrench", layout=w.Layout(width="190px"))
         self.reset_button = w.Button(description="reset", icon="undo")
         self.verdict, self.explanation, self.changes = w.HTML(), w.HTML(), w.HTML()
@@ -294,19 +309,41 @@ class PolicyExplorer(StaticView):
 
     def _layout(self, w):
         column = w.Layout(width="33%")
-        attrs = w.HBox([
-            w.VBox([w.HTML("<b>identity attributes</b>"), *self.identity_attrs.values()], layout=column),
-            w.VBox([w.HTML("<b>service attributes</b>"), *self.service_attrs.values()], layout=column),
-            w.VBox([w.HTML("<b>policies</b> (untick to disable; SP service, ERP edge router, SERP service edge router)"),
-                    *self.policy_boxes.values()], layout=column)])
-        return w.VBox([w.HBox([self.identity, self.service, self.type]), self.verdict, attrs,
-                       w.HBox([self.fix_button, self.reset_button]), self.explanation, self.changes])
+        attrs = w.HBox(
+            [
+                w.VBox([w.HTML("<b>identity attributes</b>"), *self.identity_attrs.values()], layout=column),
+                w.VBox([w.HTML("<b>service attributes</b>"), *self.service_attrs.values()], layout=column),
+                w.VBox(
+                    [
+                        w.HTML(
+                            "<b>policies</b> (untick to disable; SP service, ERP edge router, SERP service edge router)"
+                        ),
+                        *self.policy_boxes.values(),
+                    ],
+                    layout=column,
+                ),
+            ]
+        )
+        return w.VBox(
+            [
+                w.HBox([self.identity, self.service, self.type]),
+                self.verdict,
+                attrs,
+                w.HBox([self.fix_button, self.reset_button]),
+                self.explanation,
+                self.changes,
+            ]
+        )
 
     # -- callbacks -----------------------------------------------------------------------------
     def _on_pick(self, _change=None) -> None:
         if self._quiet:
             return
-        self.state.identity, self.state.service, self.state.type = self.identity.value, self.service.value, self.type.value
+        self.state.identity, self.state.service, self.state.type = (
+            self.identity.value,
+            self.service.value,
+            self.type.value,
+        )
         self.refresh()
 
     def _attribute_handler(self, kind: str, attr: str) -> Callable:
@@ -363,8 +400,10 @@ class PolicyExplorer(StaticView):
             self._quiet = False
         ex = state.explanation()
         self.fix_button.disabled = not ex.fix
-        self.verdict.value = (f"<span style='font-size:1.2em;color:{'#2e7d32' if ex.can_connect else '#c62828'}'>"
-                              f"{'✔' if ex.can_connect else '✘'} {html.escape(ex.headline())}</span>")
+        self.verdict.value = (
+            f"<span style='font-size:1.2em;color:{'#2e7d32' if ex.can_connect else '#c62828'}'>"
+            f"{'✔' if ex.can_connect else '✘'} {html.escape(ex.headline())}</span>"
+        )
         self.explanation.value = explanation_html(ex, headline=False)  # the verdict widget shows it
         self.changes.value = changes_html(state.changes())
         self._update_static()
@@ -402,6 +441,7 @@ class MatrixView(StaticView):
 
     def selection(self) -> tuple[list[str], list[str]]:
         """The identities and services carrying the chosen attributes."""
+
         def pick(key: str, attr: str) -> list[str]:
             pop = self.analysis.populations[key]
             return sorted(n for n, attrs in zip(pop.names, pop.attrs) if attr == self.ANY or attr in attrs)
@@ -411,8 +451,10 @@ class MatrixView(StaticView):
     def refresh(self) -> None:
         identities, services = self.selection()
         counts = self.analysis.matrix(identities, services).counts()
-        self.summary.value = (f"{counts['identities']} identities x {counts['services']} services: "
-                              f"{counts['dial']} dial, {counts['bind']} bind, {counts['usable']} usable")
+        self.summary.value = (
+            f"{counts['identities']} identities x {counts['services']} services: "
+            f"{counts['dial']} dial, {counts['bind']} bind, {counts['usable']} usable"
+        )
         self.figure = access_heatmap(self.analysis, identities, services)
         _show(self.output, self.figure)
         self._update_static()
@@ -438,13 +480,29 @@ class ScenarioResult:
         return timeline_frame(self.events, self.names)
 
     def summary(self) -> list[dict]:
-        return [{"client": o.name, "requests": o.requests, "sessions": o.sessions, "services": sorted(o.services),
-                 "service refreshes": o.service_refreshes, "errors": len(o.errors)} for o in self.observations]
+        return [
+            {
+                "client": o.name,
+                "requests": o.requests,
+                "sessions": o.sessions,
+                "services": sorted(o.services),
+                "service refreshes": o.service_refreshes,
+                "errors": len(o.errors),
+            }
+            for o in self.observations
+        ]
 
 
-def run_virtual_clients(playground: Playground, credentials: Iterable[tuple[str, str, str]], *, rounds: int = 6,
-                        tick_seconds: float = 60, dial_probability: float = 0.6, seed: int = 1,
-                        changes: dict[int, Callable[[Playground], Any]] | None = None) -> ScenarioResult:
+def run_virtual_clients(
+    playground: Playground,
+    credentials: Iterable[tuple[str, str, str]],
+    *,
+    rounds: int = 6,
+    tick_seconds: float = 60,
+    dial_probability: float = 0.6,
+    seed: int = 1,
+    changes: dict[int, Callable[[Playground], Any]] | None = None,
+) -> ScenarioResult:
     """Run SDK-like virtual clients round by round on the playground's frozen clock.
 
     Args:
@@ -464,9 +522,17 @@ def run_virtual_clients(playground: Playground, credentials: Iterable[tuple[str,
 
     events: list[dict] = []
     unsubscribe = playground.controller.events.subscribe(events.append)
-    clients = [VirtualClient(inprocess(playground.app), name, username=username, password=password,
-                             dial_probability=dial_probability, rng=random.Random(seed + n))
-               for n, (name, username, password) in enumerate(credentials)]
+    clients = [
+        VirtualClient(
+            inprocess(playground.app),
+            name,
+            username=username,
+            password=password,
+            dial_probability=dial_probability,
+            rng=random.Random(seed + n),
+        )
+        for n, (name, username, password) in enumerate(credentials)
+    ]
     try:
         active = [c for c in clients if c.start()]
         playground.clock.advance(seconds=tick_seconds)
@@ -495,8 +561,12 @@ class TimelineView(StaticView):
         rows = result.rows()
         namespaces = sorted({r["namespace"] for r in rows})
         identities = sorted({r["identity"] for r in rows if r["identity"]})
-        self.namespaces = w.SelectMultiple(options=namespaces, value=tuple(n for n in namespaces if n != "entityChange"),
-                                           description="namespaces", rows=min(len(namespaces), 8))
+        self.namespaces = w.SelectMultiple(
+            options=namespaces,
+            value=tuple(n for n in namespaces if n != "entityChange"),
+            description="namespaces",
+            rows=min(len(namespaces), 8),
+        )
         self.identity = w.Dropdown(options=[self.ALL, *identities], description="identity")
         self.table, self.output = w.HTML(), w.Output()
         for control in (self.namespaces, self.identity):
@@ -507,17 +577,26 @@ class TimelineView(StaticView):
 
     def selected(self) -> list[dict]:
         """The events kept by the filters."""
-        return filter_events(self.result.events, self.result.names, self.namespaces.value,
-                             None if self.identity.value == self.ALL else self.identity.value)
+        return filter_events(
+            self.result.events,
+            self.result.names,
+            self.namespaces.value,
+            None if self.identity.value == self.ALL else self.identity.value,
+        )
 
     def refresh(self) -> None:
         events = self.selected()
         self.figure = plot_timeline(events, self.result.names, changes=self.result.events)
         rows = event_rows(events, self.result.names)[-12:]
-        cells = "".join(f"<tr><td>{r['time']}</td><td>{r['namespace']}</td><td>{r['type']}</td>"
-                        f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td></tr>" for r in rows)
-        self.table.value = (f"<b>{len(events)} events</b> (latest {len(rows)})<table><tr><th>time</th><th>namespace</th>"
-                            f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>")
+        cells = "".join(
+            f"<tr><td>{r['time']}</td><td>{r['namespace']}</td><td>{r['type']}</td>"
+            f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td></tr>"
+            for r in rows
+        )
+        self.table.value = (
+            f"<b>{len(events)} events</b> (latest {len(rows)})<table><tr><th>time</th><th>namespace</th>"
+            f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>"
+        )
         _show(self.output, self.figure)
         self._update_static()
 
@@ -537,8 +616,9 @@ def _show(output, figure) -> None:
             display(figure)
 
 
-def filter_events(events: Iterable[dict], names: dict[str, str], namespaces: Iterable[str] | None = None,
-                  identity: str | None = None) -> list[dict]:
+def filter_events(
+    events: Iterable[dict], names: dict[str, str], namespaces: Iterable[str] | None = None, identity: str | None = None
+) -> list[dict]:
     """Events in ``namespaces`` (all when None) concerning ``identity`` (by name; all when None)."""
     wanted = set(namespaces) if namespaces is not None else None
     out = []
@@ -551,6 +631,24 @@ def filter_events(events: Iterable[dict], names: dict[str, str], namespaces: Ite
     return out
 
 
-__all__ = ["ExplorerState", "MatrixView", "Playground", "PolicyExplorer", "ScenarioResult", "StaticView", "TimelineView",
-           "access_heatmap", "changes_html", "draw_policy_graph", "event_rows", "explanation_html", "explorer_figure",
-           "filter_events", "plot_timeline", "policy_graph", "run_virtual_clients", "sample_network", "timeline_frame"]
+__all__ = [
+    "ExplorerState",
+    "MatrixView",
+    "Playground",
+    "PolicyExplorer",
+    "ScenarioResult",
+    "StaticView",
+    "TimelineView",
+    "access_heatmap",
+    "changes_html",
+    "draw_policy_graph",
+    "event_rows",
+    "explanation_html",
+    "explorer_figure",
+    "filter_events",
+    "plot_timeline",
+    "policy_graph",
+    "run_virtual_clients",
+    "sample_network",
+    "timeline_frame",
+]

@@ -10,6 +10,7 @@ Two styles, matching the real SDKs' request sequences:
   redirect to the login page, form logins, JSON TOTP, a ``nonce`` checked in the
   ID token, refresh by RFC 8693 token exchange.
 """
+
 from __future__ import annotations
 
 import base64
@@ -58,8 +59,14 @@ class OidcTokens:
     @classmethod
     def from_reply(cls, reply: dict, now: float) -> "OidcTokens":
         claims = jwt.decode(reply["access_token"], options={"verify_signature": False})
-        return cls(reply["access_token"], reply.get("refresh_token"), reply.get("id_token"), int(reply["expires_in"]),
-                   now, claims)
+        return cls(
+            reply["access_token"],
+            reply.get("refresh_token"),
+            reply.get("id_token"),
+            int(reply["expires_in"]),
+            now,
+            claims,
+        )
 
     def due(self, now: float) -> bool:
         """True past two thirds of the access token's life (the C SDK refreshes between 1/2 and 5/6)."""
@@ -126,12 +133,19 @@ class OidcLogin:
         return tokens
 
     def authorize(self, challenge: str, state: str, nonce: str) -> str:
-        params = {"client_id": self.client_id, "scope": SCOPE, "response_type": "code",
-                  "redirect_uri": self.redirect_uri, "code_challenge": challenge, "code_challenge_method": "S256",
-                  "state": state}
+        params = {
+            "client_id": self.client_id,
+            "scope": SCOPE,
+            "response_type": "code",
+            "redirect_uri": self.redirect_uri,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "state": state,
+        }
         if self.style == "c":
-            reply = self.http.post("/oidc/authorize", params={**params, "audience": "openziti"},
-                                   headers={"Accept": "application/json"})
+            reply = self.http.post(
+                "/oidc/authorize", params={**params, "audience": "openziti"}, headers={"Accept": "application/json"}
+            )
             location = reply.headers.get("location", "")
             if not reply.is_redirect or "authRequestID=" not in location:
                 raise OidcError("authorize", reply)
@@ -169,31 +183,53 @@ class OidcLogin:
         if self.style == "c":
             # The C SDK sends everything after ``code=`` unescaped: ``code=<code>&state=<state>``.
             tail = location.split("code=", 1)[1]
-            content = (f"state={state}&code={tail}&grant_type=authorization_code&code_verifier={verifier}"
-                       f"&client_id={self.client_id}&redirect_uri={self.redirect_uri}")
-            reply = self.http.post("/oidc/oauth/token", content=content,
-                                   headers={"Content-Type": "application/x-www-form-urlencoded"})
+            content = (
+                f"state={state}&code={tail}&grant_type=authorization_code&code_verifier={verifier}"
+                f"&client_id={self.client_id}&redirect_uri={self.redirect_uri}"
+            )
+            reply = self.http.post(
+                "/oidc/oauth/token", content=content, headers={"Content-Type": "application/x-www-form-urlencoded"}
+            )
         else:
             code = parse_qs(urlsplit(location).query)["code"][0]
-            reply = self.http.post("/oidc/oauth/token", data={
-                "grant_type": "authorization_code", "client_id": self.client_id, "code_verifier": verifier,
-                "code": code, "redirect_uri": self.redirect_uri})
+            reply = self.http.post(
+                "/oidc/oauth/token",
+                data={
+                    "grant_type": "authorization_code",
+                    "client_id": self.client_id,
+                    "code_verifier": verifier,
+                    "code": code,
+                    "redirect_uri": self.redirect_uri,
+                },
+            )
         return self._tokens("code exchange", reply)
 
     def refresh(self, tokens: OidcTokens) -> OidcTokens:
         """New tokens: the ``refresh_token`` grant (C) or two token exchanges (Go)."""
         basic = {"Authorization": "Basic " + base64.b64encode(f"{self.client_id}:".encode()).decode()}
         if self.style == "c":
-            reply = self.http.post("/oidc/oauth/token", headers=basic, data={
-                "client_id": self.client_id, "grant_type": "refresh_token", "refresh_token": tokens.refresh_token})
+            reply = self.http.post(
+                "/oidc/oauth/token",
+                headers=basic,
+                data={
+                    "client_id": self.client_id,
+                    "grant_type": "refresh_token",
+                    "refresh_token": tokens.refresh_token,
+                },
+            )
             return self._tokens("refresh", reply)
-        form = {"grant_type": EXCHANGE, "subject_token": tokens.refresh_token,
-                "subject_token_type": TOKEN_TYPE + "refresh_token"}
-        first = self.http.post("/oidc/oauth/token", headers=basic,
-                               data={**form, "requested_token_type": TOKEN_TYPE + "refresh_token"})
+        form = {
+            "grant_type": EXCHANGE,
+            "subject_token": tokens.refresh_token,
+            "subject_token_type": TOKEN_TYPE + "refresh_token",
+        }
+        first = self.http.post(
+            "/oidc/oauth/token", headers=basic, data={**form, "requested_token_type": TOKEN_TYPE + "refresh_token"}
+        )
         renewed = self._tokens("token exchange", first)
-        second = self.http.post("/oidc/oauth/token", headers=basic,
-                                data={**form, "requested_token_type": TOKEN_TYPE + "id_token"})
+        second = self.http.post(
+            "/oidc/oauth/token", headers=basic, data={**form, "requested_token_type": TOKEN_TYPE + "id_token"}
+        )
         if second.status_code != 200:
             raise OidcError("token exchange (id token)", second)
         renewed.id_token = second.json()["access_token"]

@@ -5,6 +5,7 @@
 writes the operation table the client builds its methods from. A test checks
 that the committed table still matches what the controller serves.
 """
+
 from __future__ import annotations
 
 import pprint

@@ -3,6 +3,7 @@
 Tests build third-party CAs, client certs and CSRs here, so the code under
 test never vouches for itself.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,7 +61,7 @@ def pem(*certs: x509.Certificate) -> str:
 
 def key_pem(key) -> str:
     return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption(),
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode("ascii")
 
 
@@ -147,14 +148,22 @@ def _builder(subject, issuer_name, public_key, window):
 
 def _ca_extensions(builder, path_length):
     usage = x509.KeyUsage(True, False, False, False, False, True, True, False, False)
-    return (
-        builder.add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True)
-        .add_extension(usage, critical=True)
+    return builder.add_extension(x509.BasicConstraints(ca=True, path_length=path_length), critical=True).add_extension(
+        usage, critical=True
     )
 
 
-def make_root_ca(cn: str = "Test Root CA", *, key_type: str = "ec", days: int = 3650, now=None,
-                 not_before=None, not_after=None, expired: bool = False, path_length: int | None = None) -> CertKey:
+def make_root_ca(
+    cn: str = "Test Root CA",
+    *,
+    key_type: str = "ec",
+    days: int = 3650,
+    now=None,
+    not_before=None,
+    not_after=None,
+    expired: bool = False,
+    path_length: int | None = None,
+) -> CertKey:
     """A self-signed root CA."""
     key = new_key(key_type)
     subject = name(cn, o="Harness Test PKI")
@@ -171,9 +180,18 @@ def _aki(issuer: CertKey):
     return x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer.cert.public_key())
 
 
-def make_intermediate_ca(issuer: CertKey, cn: str = "Test Intermediate CA", *, key_type: str = "ec",
-                         days: int = 1825, now=None, not_before=None, not_after=None, expired: bool = False,
-                         path_length: int | None = None) -> CertKey:
+def make_intermediate_ca(
+    issuer: CertKey,
+    cn: str = "Test Intermediate CA",
+    *,
+    key_type: str = "ec",
+    days: int = 1825,
+    now=None,
+    not_before=None,
+    not_after=None,
+    expired: bool = False,
+    path_length: int | None = None,
+) -> CertKey:
     """A CA signed by ``issuer``."""
     key = new_key(key_type)
     window = _window(now, days, not_before, not_after, expired)
@@ -190,11 +208,24 @@ def _sans(dns: Iterable[str], uris: Iterable[str], emails: Iterable[str], ips: I
     return x509.SubjectAlternativeName(names) if names else None
 
 
-def make_leaf(issuer: CertKey | None, cn: str | None = "client", *, key_type: str = "ec", key=None,
-              days: int = 365, now=None, not_before=None, not_after=None, expired: bool = False,
-              dns: Sequence[str] = (), uris: Sequence[str] = (), emails: Sequence[str] = (),
-              ips: Sequence[str] = (), eku: Sequence[str] | None = ("clientAuth",),
-              subject: x509.Name | None = None) -> CertKey:
+def make_leaf(
+    issuer: CertKey | None,
+    cn: str | None = "client",
+    *,
+    key_type: str = "ec",
+    key=None,
+    days: int = 365,
+    now=None,
+    not_before=None,
+    not_after=None,
+    expired: bool = False,
+    dns: Sequence[str] = (),
+    uris: Sequence[str] = (),
+    emails: Sequence[str] = (),
+    ips: Sequence[str] = (),
+    eku: Sequence[str] | None = ("clientAuth",),
+    subject: x509.Name | None = None,
+) -> CertKey:
     """An end-entity cert signed by ``issuer`` (self-signed when ``issuer`` is None).
 
     ``eku=None`` leaves the extension out; names are keys of ``EKUS``.
@@ -217,9 +248,18 @@ def make_leaf(issuer: CertKey | None, cn: str | None = "client", *, key_type: st
     return CertKey(cert, key, _issuer_chain(issuer) if issuer else [])
 
 
-def make_csr(cn: str | None = "client", *, o: str | None = "OpenZiti", dc: str | None = None, key=None,
-             key_type: str = "ec", dns: Sequence[str] = (), uris: Sequence[str] = (),
-             emails: Sequence[str] = (), ips: Sequence[str] = ()):
+def make_csr(
+    cn: str | None = "client",
+    *,
+    o: str | None = "OpenZiti",
+    dc: str | None = None,
+    key=None,
+    key_type: str = "ec",
+    dns: Sequence[str] = (),
+    uris: Sequence[str] = (),
+    emails: Sequence[str] = (),
+    ips: Sequence[str] = (),
+):
     """A CSR like the C SDK's (EC P-256, subject O/DC/CN); returns ``(csr, key)``."""
     key = key or new_key(key_type)
     builder = x509.CertificateSigningRequestBuilder().subject_name(name(cn, o=o, dc=dc))

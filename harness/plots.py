@@ -5,6 +5,7 @@ Plain functions that return matplotlib figures (built with
 global state); the widgets in :mod:`harness.notebook` call them. Needs the
 ``notebooks`` extra (matplotlib, networkx, pandas).
 """
+
 from __future__ import annotations
 
 import base64
@@ -21,18 +22,38 @@ if TYPE_CHECKING:
 #: heatmap cell codes (see AccessMatrix.codes: 1 dial, 2 bind, 4 shared router, 8 posture refuses)
 CELL_COLOURS = ["#f4f4f4", "#b9d4ee", "#f6d3a8", "#d9c2e8", "#f4f4f4", "#2f7dc8", "#e8871e", "#7b4fa6"]
 POSTURE_COLOUR = "#e06666"
-LEGEND = [(5, "dial"), (6, "bind"), (7, "dial + bind"), (1, "allowed, no shared router"), (9, "allowed, posture fails"),
-          (0, "no access")]
+LEGEND = [
+    (5, "dial"),
+    (6, "bind"),
+    (7, "dial + bind"),
+    (1, "allowed, no shared router"),
+    (9, "allowed, posture fails"),
+    (0, "no access"),
+]
 
 
 def _cell_colour(code: int) -> str:
     return POSTURE_COLOUR if code & 8 and code & 3 else CELL_COLOURS[code & 7]
 
 
-LAYERS = {"identity": 0, "postureCheck": 1, "servicePolicy": 2, "edgeRouterPolicy": 2, "service": 3,
-          "serviceEdgeRouterPolicy": 4, "edgeRouter": 5}
-NODE_COLOURS = {"identity": "#2f7dc8", "service": "#e8871e", "edgeRouter": "#4a9d5b", "servicePolicy": "#9a9a9a",
-                "edgeRouterPolicy": "#b5b5b5", "serviceEdgeRouterPolicy": "#c9c9c9", "postureCheck": "#a77bca"}
+LAYERS = {
+    "identity": 0,
+    "postureCheck": 1,
+    "servicePolicy": 2,
+    "edgeRouterPolicy": 2,
+    "service": 3,
+    "serviceEdgeRouterPolicy": 4,
+    "edgeRouter": 5,
+}
+NODE_COLOURS = {
+    "identity": "#2f7dc8",
+    "service": "#e8871e",
+    "edgeRouter": "#4a9d5b",
+    "servicePolicy": "#9a9a9a",
+    "edgeRouterPolicy": "#b5b5b5",
+    "serviceEdgeRouterPolicy": "#c9c9c9",
+    "postureCheck": "#a77bca",
+}
 VERDICT_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#9a9a9a"}
 
 
@@ -55,8 +76,15 @@ def _figure(width: float, height: float) -> Picture:
 
 
 # -- the access matrix ------------------------------------------------------------------------
-def access_heatmap(analysis: "Analysis", identities: Iterable[str] | None = None, services: Iterable[str] | None = None,
-                   *, ax=None, highlight: tuple[str, str] | None = None, max_labels: int = 40):
+def access_heatmap(
+    analysis: "Analysis",
+    identities: Iterable[str] | None = None,
+    services: Iterable[str] | None = None,
+    *,
+    ax=None,
+    highlight: tuple[str, str] | None = None,
+    max_labels: int = 40,
+):
     """Draw identity x service access as a heatmap; return the figure.
 
     Up to ``max_labels`` rows (or columns) are labelled by name, in the given
@@ -80,11 +108,19 @@ def access_heatmap(analysis: "Analysis", identities: Iterable[str] | None = None
     cols = _layout(analysis, "services", matrix.services, codes.T, max_labels)
     codes = codes[rows.order][:, cols.order]
     if ax is None:
-        fig = _figure(min(4 + len(cols.ticks) * 0.3 + (2.5 if cols.grouped else 0), 16),
-                      min(2.8 + len(rows.ticks) * 0.3 + (1.5 if rows.grouped else 0), 12))
+        fig = _figure(
+            min(4 + len(cols.ticks) * 0.3 + (2.5 if cols.grouped else 0), 16),
+            min(2.8 + len(rows.ticks) * 0.3 + (1.5 if rows.grouped else 0), 12),
+        )
         ax = fig.add_subplot()
-    ax.imshow(codes, cmap=ListedColormap([_cell_colour(c) for c in range(16)]), vmin=0, vmax=15, aspect="auto",
-              interpolation="nearest")
+    ax.imshow(
+        codes,
+        cmap=ListedColormap([_cell_colour(c) for c in range(16)]),
+        vmin=0,
+        vmax=15,
+        aspect="auto",
+        interpolation="nearest",
+    )
     for layout, setter, line in ((cols, ax.set_xticks, ax.axvline), (rows, ax.set_yticks, ax.axhline)):
         setter([t for t, _ in layout.ticks], labels=[label for _, label in layout.ticks], fontsize=8)
         for edge in layout.edges:
@@ -97,8 +133,11 @@ def access_heatmap(analysis: "Analysis", identities: Iterable[str] | None = None
         row, col = rows.names.index(highlight[0]), cols.names.index(highlight[1])
         ax.add_patch(Rectangle((col - 0.5, row - 0.5), 1, 1, fill=False, edgecolor="#d62728", linewidth=2.5))
     shown = {int(c) for c in set(codes.flat)}
-    handles = [Patch(facecolor=_cell_colour(c), edgecolor="#888", label=label) for c, label in LEGEND
-               if c in (0, 5) or any(_cell_colour(s) == _cell_colour(c) for s in shown)]
+    handles = [
+        Patch(facecolor=_cell_colour(c), edgecolor="#888", label=label)
+        for c, label in LEGEND
+        if c in (0, 5) or any(_cell_colour(s) == _cell_colour(c) for s in shown)
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
     counts = matrix.counts()
     refused = f", {counts['posture_fails']} refused by posture" if counts["posture_fails"] else ""
@@ -137,7 +176,9 @@ def _layout(analysis: "Analysis", key: str, names: list[str], codes, max_labels:
     for number in sorted(range(len(ordered)), key=lambda g: -len(ordered[g])):
         if len(kept) < max_labels and all(abs(centres[number] - centres[k]) >= gap for k in kept):
             kept.append(number)
-    ticks = [(centres[g], _group_label([names[m] for m in ordered[g]], [attrs[m] for m in ordered[g]])) for g in sorted(kept)]
+    ticks = [
+        (centres[g], _group_label([names[m] for m in ordered[g]], [attrs[m] for m in ordered[g]])) for g in sorted(kept)
+    ]
     return _Axis(order, [names[i] for i in order], ticks, edges[:-1] if len(ordered) <= 80 else [], True)
 
 
@@ -151,14 +192,29 @@ def _group_label(names: list[str], attrs: list[frozenset[str]], limit: int = 3) 
 
 # -- the policy graph --------------------------------------------------------------------------
 #: policy kind -> its node kind, then (role list, member kind) for its source side and its target side
-WIRING = {"servicePolicies": ("servicePolicy", ("identityRoles", "identity"), ("serviceRoles", "service")),
-          "edgeRouterPolicies": ("edgeRouterPolicy", ("identityRoles", "identity"), ("edgeRouterRoles", "edgeRouter")),
-          "serviceEdgeRouterPolicies": ("serviceEdgeRouterPolicy", ("serviceRoles", "service"),
-                                        ("edgeRouterRoles", "edgeRouter"))}
-POPULATIONS = {"identity": "identities", "service": "services", "edgeRouter": "edgeRouters",
-               "postureCheck": "postureChecks"}
-HEADINGS = {0: "identities", 1: "posture checks", 2: "service / edge router policies", 3: "services",
-            4: "service edge router policies", 5: "edge routers"}
+WIRING = {
+    "servicePolicies": ("servicePolicy", ("identityRoles", "identity"), ("serviceRoles", "service")),
+    "edgeRouterPolicies": ("edgeRouterPolicy", ("identityRoles", "identity"), ("edgeRouterRoles", "edgeRouter")),
+    "serviceEdgeRouterPolicies": (
+        "serviceEdgeRouterPolicy",
+        ("serviceRoles", "service"),
+        ("edgeRouterRoles", "edgeRouter"),
+    ),
+}
+POPULATIONS = {
+    "identity": "identities",
+    "service": "services",
+    "edgeRouter": "edgeRouters",
+    "postureCheck": "postureChecks",
+}
+HEADINGS = {
+    0: "identities",
+    1: "posture checks",
+    2: "service / edge router policies",
+    3: "services",
+    4: "service edge router policies",
+    5: "edge routers",
+}
 
 
 def policy_graph(analysis: "Analysis"):
@@ -212,22 +268,37 @@ def draw_policy_graph(analysis: "Analysis", *, ax=None, explanation: "Explanatio
     focus, verdicts = _focus(explanation) if explanation else ({}, {})
     path = VERDICT_COLOURS[explanation.can_connect] if explanation else None
     faded = bool(focus)
-    edge_colours = [path if (u in focus and v in focus) else ("#dddddd" if faded else "#aaaaaa") for u, v in graph.edges]
-    nx.draw_networkx_edges(graph, pos, ax=ax, edge_color=edge_colours, arrows=True, arrowsize=8, width=1.0,
-                           node_size=250)
+    edge_colours = [
+        path if (u in focus and v in focus) else ("#dddddd" if faded else "#aaaaaa") for u, v in graph.edges
+    ]
+    nx.draw_networkx_edges(
+        graph, pos, ax=ax, edge_color=edge_colours, arrows=True, arrowsize=8, width=1.0, node_size=250
+    )
     nodes = list(graph.nodes)
-    nx.draw_networkx_nodes(graph, pos, ax=ax, nodelist=nodes, node_color=[NODE_COLOURS[graph.nodes[n]["kind"]] for n in nodes],
-                           node_size=[420 if n in focus else 250 for n in nodes],
-                           alpha=[1.0 if (not faded or n in focus) else 0.35 for n in nodes],
-                           edgecolors=[VERDICT_COLOURS[verdicts[n]] if n in verdicts else "none" for n in nodes],
-                           linewidths=[3 if n in verdicts else 0 for n in nodes])
-    labels = {n: n[1] + {True: " (passes)", False: " (FAILS)", None: " (not evaluated)"}[verdicts[n]] if n in verdicts
-              else n[1] for n in nodes}
+    nx.draw_networkx_nodes(
+        graph,
+        pos,
+        ax=ax,
+        nodelist=nodes,
+        node_color=[NODE_COLOURS[graph.nodes[n]["kind"]] for n in nodes],
+        node_size=[420 if n in focus else 250 for n in nodes],
+        alpha=[1.0 if (not faded or n in focus) else 0.35 for n in nodes],
+        edgecolors=[VERDICT_COLOURS[verdicts[n]] if n in verdicts else "none" for n in nodes],
+        linewidths=[3 if n in verdicts else 0 for n in nodes],
+    )
+    labels = {
+        n: n[1] + {True: " (passes)", False: " (FAILS)", None: " (not evaluated)"}[verdicts[n]]
+        if n in verdicts
+        else n[1]
+        for n in nodes
+    }
     nx.draw_networkx_labels(graph, pos, ax=ax, labels=labels, font_size=7, verticalalignment="bottom")
     for layer, heading in HEADINGS.items():
         xs = [pos[n][0] for n in nodes if graph.nodes[n]["layer"] == layer]
         if xs:
-            ax.annotate(heading, (xs[0], 1.02), xycoords=("data", "axes fraction"), ha="center", fontsize=9, weight="bold")
+            ax.annotate(
+                heading, (xs[0], 1.02), xycoords=("data", "axes fraction"), ha="center", fontsize=9, weight="bold"
+            )
     if explanation:
         ax.set_title(explanation.headline(), color=path, fontsize=10, loc="left", pad=22)
     return ax.figure
@@ -256,8 +327,13 @@ def _focus(ex: "Explanation") -> tuple[set[tuple[str, str]], dict[tuple[str, str
 
 
 # -- the explorer, as a picture ----------------------------------------------------------------
-def explorer_figure(analysis: "Analysis", explanation: "Explanation", *, title: str = "policy explorer",
-                    controls: list[str] | None = None):
+def explorer_figure(
+    analysis: "Analysis",
+    explanation: "Explanation",
+    *,
+    title: str = "policy explorer",
+    controls: list[str] | None = None,
+):
     """The explorer's state in one figure: controls and explanation on the left, heatmap on the right."""
     import textwrap
 

@@ -4,6 +4,7 @@ Entities with the same attributes form a class: a role list selects whole
 classes plus the entities it names, so evaluating a policy costs the number of
 classes, not of entities, and sets of entities are Python ints used as bit masks.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

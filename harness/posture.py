@@ -7,6 +7,7 @@ dict or from the management API's ``GET /identities/{id}/posture-data``.
 Process checks cannot be judged from that data: they are "unknown" unless the
 state names them in ``passing`` or ``failing``.
 """
+
 from __future__ import annotations
 
 import re
@@ -41,19 +42,27 @@ class PostureState:
         if "apiSessionPostureData" in value:
             return cls._from_wire(value)
         os_info = value.get("os") or {}
-        return cls(domain=value.get("domain") or None, os_type=os_info.get("type") or None,
-                   os_version=os_info.get("version") or None, mac=frozenset(map(normalize_mac, value.get("mac") or [])),
-                   mfa=bool(value.get("mfa")), passing=frozenset(value.get("passing") or []),
-                   failing=frozenset(value.get("failing") or []))
+        return cls(
+            domain=value.get("domain") or None,
+            os_type=os_info.get("type") or None,
+            os_version=os_info.get("version") or None,
+            mac=frozenset(map(normalize_mac, value.get("mac") or [])),
+            mfa=bool(value.get("mfa")),
+            passing=frozenset(value.get("passing") or []),
+            failing=frozenset(value.get("failing") or []),
+        )
 
     @classmethod
     def _from_wire(cls, data: dict) -> "PostureState":
         os_info, domain, mac = data.get("os") or {}, data.get("domain") or {}, data.get("mac") or {}
         sessions = (data.get("apiSessionPostureData") or {}).values()
-        return cls(domain=domain.get("domain") or None, os_type=os_info.get("type") or None,
-                   os_version=os_info.get("version") or None,
-                   mac=frozenset(map(normalize_mac, mac.get("addresses") or [])),
-                   mfa=any((s.get("mfa") or {}).get("passedMfa") for s in sessions))
+        return cls(
+            domain=domain.get("domain") or None,
+            os_type=os_info.get("type") or None,
+            os_version=os_info.get("version") or None,
+            mac=frozenset(map(normalize_mac, mac.get("addresses") or [])),
+            mfa=any((s.get("mfa") or {}).get("passedMfa") for s in sessions),
+        )
 
 
 @dataclass(frozen=True)
@@ -174,8 +183,14 @@ def satisfies(version: str, range_text: str) -> bool:
     parsed = _version(version) if version else None
     if parsed is None:
         return False
-    tests = {"=": parsed.__eq__, "!=": parsed.__ne__, ">": parsed.__gt__, ">=": parsed.__ge__,
-             "<": parsed.__lt__, "<=": parsed.__le__}
+    tests = {
+        "=": parsed.__eq__,
+        "!=": parsed.__ne__,
+        ">": parsed.__gt__,
+        ">=": parsed.__ge__,
+        "<": parsed.__lt__,
+        "<=": parsed.__le__,
+    }
     for alternative in range_text.split("||"):
         tokens = re.sub(r"(>=|<=|!=|==|>|<|=)\s+", r"\1", alternative.strip()).split()
         try:

@@ -20,6 +20,7 @@ Data plane: ``ziti_quickstart`` (what ``ziti edge quickstart`` gives: an HTTPS
 controller, a running edge router, a fresh service and enrolled dialer and
 binder identity files) on one session-wide ``ziti_quickstart_controller``.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -40,10 +41,18 @@ _counter = itertools.count()
 
 def pytest_addoption(parser):
     group = parser.getgroup("ziti", "edge controller harness")
-    group.addoption("--controller-mode", choices=["inprocess", "http", "both"], default="inprocess",
-                    help="run controller tests in-process (default), over a real HTTP server, or both")
-    group.addoption("--controller-auth", choices=["legacy", "oidc-c", "oidc-go"], default="legacy",
-                    help="how ziti_admin logs in: /authenticate (default) or OIDC in the C or Go SDK's style")
+    group.addoption(
+        "--controller-mode",
+        choices=["inprocess", "http", "both"],
+        default="inprocess",
+        help="run controller tests in-process (default), over a real HTTP server, or both",
+    )
+    group.addoption(
+        "--controller-auth",
+        choices=["legacy", "oidc-c", "oidc-go"],
+        default="legacy",
+        help="how ziti_admin logs in: /authenticate (default) or OIDC in the C or Go SDK's style",
+    )
     group.addoption("--controller-url", default=None, help="attach to an external controller at this URL")
     group.addoption("--controller-admin", default="admin:admin", help="admin username:password for --controller-url")
 
@@ -176,4 +185,6 @@ def ziti_quickstart(ziti_quickstart_controller, tmp_path, ziti_unique):
     local = ziti_quickstart_controller
     with ZitiClient.connect(local.url) as admin:
         admin.login("admin", "admin")
-        yield new_quickstart(admin, tmp_path, ziti_unique("qs"), controller_url=local.https_url, router_url=local.router.url)
+        yield new_quickstart(
+            admin, tmp_path, ziti_unique("qs"), controller_url=local.https_url, router_url=local.router.url
+        )

@@ -5,6 +5,7 @@ quickstart policies, and per test a :class:`Quickstart`: a fresh service
 (end-to-end encrypted, as ``ziti edge create service`` makes it) with a
 dialer and a binder identity, enrolled, their identity files written.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -34,14 +35,16 @@ class Quickstart:
 
 def enroll_identity(admin: ZitiClient, name: str, roles: list[str], path: Path) -> Path:
     """Create an identity with an ott enrollment, enroll it as an SDK does, write its identity file."""
-    created = admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False,
-                                                     "roleAttributes": roles, "enrollment": {"ott": True}})
+    created = admin.management.create_identity(
+        body={"name": name, "type": "User", "isAdmin": False, "roleAttributes": roles, "enrollment": {"ott": True}}
+    )
     token = admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
     return flows.write_identity_file(flows.enroll_ott(admin, token), path)
 
 
-def new_quickstart(admin: ZitiClient, folder: Path, stem: str, *, controller_url: str, router_url: str,
-                   encrypted: bool = True) -> Quickstart:
+def new_quickstart(
+    admin: ZitiClient, folder: Path, stem: str, *, controller_url: str, router_url: str, encrypted: bool = True
+) -> Quickstart:
     """A service ``stem`` that ``stem-binder`` may bind and ``stem-dialer`` may dial.
 
     Args:
@@ -55,11 +58,19 @@ def new_quickstart(admin: ZitiClient, folder: Path, stem: str, *, controller_url
     folder.mkdir(parents=True, exist_ok=True)
     admin.management.create_service(body={"name": stem, "encryptionRequired": encrypted, "roleAttributes": [stem]})
     for kind, who in (("Bind", "binder"), ("Dial", "dialer")):
-        admin.management.create_service_policy(body={
-            "name": f"{stem}-{who}", "type": kind, "semantic": "AnyOf",
-            "identityRoles": [f"#{stem}-{who}"], "serviceRoles": [f"#{stem}"]})
-    files = {who: enroll_identity(admin, f"{stem}-{who}", [f"{stem}-{who}"], folder / f"{stem}-{who}.json")
-             for who in ("dialer", "binder")}
+        admin.management.create_service_policy(
+            body={
+                "name": f"{stem}-{who}",
+                "type": kind,
+                "semantic": "AnyOf",
+                "identityRoles": [f"#{stem}-{who}"],
+                "serviceRoles": [f"#{stem}"],
+            }
+        )
+    files = {
+        who: enroll_identity(admin, f"{stem}-{who}", [f"{stem}-{who}"], folder / f"{stem}-{who}.json")
+        for who in ("dialer", "binder")
+    }
     ca = folder / "ca.pem"
     ca.write_text(flows.ca_bundle(admin))
     return Quickstart(controller_url, router_url, stem, files["dialer"], files["binder"], ca, admin)

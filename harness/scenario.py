@@ -13,6 +13,7 @@
 
 Each step returns a line of the report; a failed ``expect`` raises ``ScenarioError``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,7 +38,7 @@ class ScenarioRunner:
     def run(self, scenario: dict) -> list[str]:
         report = []
         for index, step in enumerate(scenario.get("steps") or [], 1):
-            (action, argument), = step.items()
+            ((action, argument),) = step.items()
             handler = getattr(self, f"step_{action}", None)
             if handler is None:
                 raise ScenarioError(f"step {index}: unknown action {action!r}")
@@ -63,9 +64,14 @@ class ScenarioRunner:
 
     def step_fault(self, argument: dict) -> str:
         if self.controller is not None:
-            fault = self.controller.faults.add(argument.get("path", ".*"), method=argument.get("method"),
-                                               status=argument.get("status"), latency_ms=argument.get("latencyMs", 0),
-                                               drop=bool(argument.get("drop")), count=argument.get("count"))
+            fault = self.controller.faults.add(
+                argument.get("path", ".*"),
+                method=argument.get("method"),
+                status=argument.get("status"),
+                latency_ms=argument.get("latencyMs", 0),
+                drop=bool(argument.get("drop")),
+                count=argument.get("count"),
+            )
             return f"fault {fault.id}"
         created = self.admin.management.call("createSimulationFault", body=argument)
         return f"fault {created['id']}"
@@ -84,7 +90,9 @@ class ScenarioRunner:
         response = group.call(argument["op"], *args, raw=True, body=argument.get("body"), **argument.get("query", {}))
         wanted = argument.get("status", 200)
         if response.status_code != wanted:
-            raise ScenarioError(f"{argument['op']}: expected {wanted}, got {response.status_code}: {response.text[:300]}")
+            raise ScenarioError(
+                f"{argument['op']}: expected {wanted}, got {response.status_code}: {response.text[:300]}"
+            )
         count = argument.get("count")
         if count is not None and len(response.json().get("data") or []) != count:
             raise ScenarioError(f"{argument['op']}: expected {count} item(s), got {len(response.json()['data'])}")

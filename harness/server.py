@@ -4,6 +4,7 @@ It serves HTTPS (client certificates requested) and plain HTTP from a temporary
 data folder, optionally in simulation mode, optionally with its edge router and
 the two quickstart policies, and stops cleanly.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -27,15 +28,28 @@ def free_port(host: str = "127.0.0.1") -> int:
 class LocalController:
     """Start with ``start()`` (or ``with``); ``url`` is plain HTTP, ``https_url`` the TLS listener."""
 
-    def __init__(self, *, simulation: bool = False, data_dir: str | Path | None = None, host: str = "127.0.0.1",
-                 admin_password: str = "admin", router: bool = False, quickstart_policies: bool = False):
+    def __init__(
+        self,
+        *,
+        simulation: bool = False,
+        data_dir: str | Path | None = None,
+        host: str = "127.0.0.1",
+        admin_password: str = "admin",
+        router: bool = False,
+        quickstart_policies: bool = False,
+    ):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
         self.host = host
         # The enrollment JWTs name the HTTPS address, so it is chosen before the app is built.
         self.https_port = free_port(host)
-        self.config = Config(data_dir=self.data_dir, host=host, api_address=f"{host}:{self.https_port}",
-                             simulation=simulation, admin_password=admin_password)
+        self.config = Config(
+            data_dir=self.data_dir,
+            host=host,
+            api_address=f"{host}:{self.https_port}",
+            simulation=simulation,
+            admin_password=admin_password,
+        )
         self.app = None
         self._servers: list = []
         #: the edge router (``router=True``), listening on a free port

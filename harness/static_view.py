@@ -8,6 +8,7 @@ live widget, which carries a style rule that hides the copy wherever the live
 widget renders. A user with a kernel sees the widget once; everyone else sees
 the copy.
 """
+
 from __future__ import annotations
 
 import html
@@ -32,8 +33,10 @@ class StaticView:
 
     def static_bundle(self) -> dict:
         """The copy as a display bundle."""
-        return {"text/html": f"<div class='{self._static_class}'>{self.static_html()}</div>",
-                "text/plain": f"<{type(self).__name__}: open with a running kernel for the live widget>"}
+        return {
+            "text/html": f"<div class='{self._static_class}'>{self.static_html()}</div>",
+            "text/plain": f"<{type(self).__name__}: open with a running kernel for the live widget>",
+        }
 
     def _ipython_display_(self) -> None:
         from IPython.display import display

@@ -1,11 +1,12 @@
 """The data plane for threaded code: socket-like connections over :class:`~harness.dataplane.DataPlane`.
 
-    with SyncDataPlane.from_identity_file("binder.json") as host, SyncDataPlane.from_identity_file("dialer.json") as guest:
-        host.bind("echo", echo)
-        with guest.dial("echo") as conn:
-            conn.sendall(b"hello")
-            assert conn.recv() == b"hello"
+with SyncDataPlane.from_identity_file("binder.json") as host, SyncDataPlane.from_identity_file("dialer.json") as guest:
+    host.bind("echo", echo)
+    with guest.dial("echo") as conn:
+        conn.sendall(b"hello")
+        assert conn.recv() == b"hello"
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -25,8 +26,10 @@ __all__ = ["DialError", "SyncConnection", "SyncDataPlane", "echo", "load_identit
 def load_identity_file(path: str | Path) -> tuple[ZitiClient, EnrolledIdentity]:
     """A certificate-logged-in client and the identity of an SDK identity file."""
     payload = json.loads(Path(path).read_text())
-    pems = {name: value[len("pem:"):] if value.startswith("pem:") else Path(value).read_text()
-            for name, value in payload["id"].items()}
+    pems = {
+        name: value[len("pem:") :] if value.startswith("pem:") else Path(value).read_text()
+        for name, value in payload["id"].items()
+    }
     identity = EnrolledIdentity(payload["ztAPI"], pems["cert"], pems["key"], pems["ca"])
     client = flows.cert_client(None, identity, url=payload["ztAPI"])
     client.login_cert()
@@ -97,6 +100,7 @@ class SyncDataPlane:
 
     def bind(self, service: str, handler: Callable[[SyncConnection], None]) -> None:
         """Host ``service``: ``handler(conn)`` runs in a thread for each dial."""
+
         async def run(conn: Connection) -> None:
             await asyncio.to_thread(handler, SyncConnection(conn, self))
 

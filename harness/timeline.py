@@ -6,6 +6,7 @@ The picture has one lane per namespace and type, one colour per client
 module does not know (router events, say) get a lane like the rest, and grey
 dots when they name no identity. Needs the ``notebooks`` extra.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
@@ -41,12 +42,15 @@ def event_rows(events: Iterable[dict], names: dict[str, str] | None = None) -> l
     rows = []
     for event in events:
         identity, entity = identity_of(event), event.get("entityType")
-        rows.append({
-            "time": event.get("timestamp", ""), "namespace": event.get("namespace", "(none)"),
-            "type": event.get("event_type") or event.get("eventType") or "",
-            "entity": f"{entity}/{names.get(event.get('entityId'), event.get('entityId'))}" if entity else "",
-            "identity": names.get(identity, identity) or "",
-        })
+        rows.append(
+            {
+                "time": event.get("timestamp", ""),
+                "namespace": event.get("namespace", "(none)"),
+                "type": event.get("event_type") or event.get("eventType") or "",
+                "entity": f"{entity}/{names.get(event.get('entityId'), event.get('entityId'))}" if entity else "",
+                "identity": names.get(identity, identity) or "",
+            }
+        )
     return rows
 
 
@@ -82,8 +86,9 @@ def _when(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def plot_timeline(events: Iterable[dict], names: dict[str, str] | None = None, *, ax=None,
-                  changes: Iterable[dict] | None = None):
+def plot_timeline(
+    events: Iterable[dict], names: dict[str, str] | None = None, *, ax=None, changes: Iterable[dict] | None = None
+):
     """Lanes per namespace and type, a colour per identity, dashed lines at network changes. Returns the figure.
 
     Dot size grows with the events of one identity at one instant in one lane.
@@ -106,8 +111,15 @@ def plot_timeline(events: Iterable[dict], names: dict[str, str] | None = None, *
     spread = 0.5 / max(len(clients), 1)  # clients side by side within a lane
     for (when, lane, client), count in sorted(counts.items()):
         offset = (clients.index(client) - (len(clients) - 1) / 2) * spread if client else 0
-        ax.scatter([when], [lane_of[lane] + offset], s=24 + 12 * count, color=colour[client], alpha=0.85,
-                   edgecolors="white", linewidths=0.5)
+        ax.scatter(
+            [when],
+            [lane_of[lane] + offset],
+            s=24 + 12 * count,
+            color=colour[client],
+            alpha=0.85,
+            edgecolors="white",
+            linewidths=0.5,
+        )
     _mark_changes(ax, changes, names, len(lanes))
     ax.set_yticks(range(len(lanes)), labels=[f"{ns} {kind}".strip() for ns, kind in lanes], fontsize=8)
     ax.set_ylim(-0.7, max(len(lanes), 1) - 0.3)
@@ -132,8 +144,17 @@ def _mark_changes(ax, changes: list[dict], names: dict[str, str], lanes: int) ->
     for when, labels in sorted(by_time.items()):
         ax.axvline(when, color="#c62828", linestyle="--", linewidth=1.2)
         text = labels[0] if len(labels) == 1 else f"{labels[0]} and {len(labels) - 1} more"
-        ax.annotate(text, (when, max(lanes, 1) - 0.35), xytext=(3, 0), textcoords="offset points", fontsize=7.5,
-                    color="#c62828", rotation=90, va="top", ha="left")
+        ax.annotate(
+            text,
+            (when, max(lanes, 1) - 0.35),
+            xytext=(3, 0),
+            textcoords="offset points",
+            fontsize=7.5,
+            color="#c62828",
+            rotation=90,
+            va="top",
+            ha="left",
+        )
 
 
 __all__ = ["change_label", "event_rows", "identity_of", "is_change", "plot_timeline", "timeline_frame"]

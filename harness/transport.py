@@ -1,4 +1,5 @@
 """Transports for the harness client: in-process WSGI or a real socket."""
+
 from __future__ import annotations
 
 import httpx
@@ -42,7 +43,9 @@ class InProcessTransport(httpx.WSGITransport):
         if response.headers.get("content-length"):
             body = response.read()
             if len(body) < int(response.headers["content-length"]):
-                raise httpx.RemoteProtocolError("peer closed connection without sending complete message body", request=request)
+                raise httpx.RemoteProtocolError(
+                    "peer closed connection without sending complete message body", request=request
+                )
         return response
 
 

@@ -9,6 +9,7 @@ only when ``lastChangeAt`` moved, and dials services by creating sessions.
 A :class:`Population` drives N of them concurrently, bounded in time and in
 requests, and reports what they saw.
 """
+
 from __future__ import annotations
 
 import random
@@ -20,8 +21,23 @@ from typing import Callable
 
 import httpx
 
-SDK_INFO = {"type": "ziti-sdk-c", "version": "1.18.0", "revision": "harness", "branch": "main", "appID": "virtual", "appVersion": "1"}
-ENV_INFO = {"os": "Linux", "osRelease": "6.1", "osVersion": "6.1", "arch": "x86_64", "hostname": "virtual", "domain": "", "deviceId": "virtual"}
+SDK_INFO = {
+    "type": "ziti-sdk-c",
+    "version": "1.18.0",
+    "revision": "harness",
+    "branch": "main",
+    "appID": "virtual",
+    "appVersion": "1",
+}
+ENV_INFO = {
+    "os": "Linux",
+    "osRelease": "6.1",
+    "osVersion": "6.1",
+    "arch": "x86_64",
+    "hostname": "virtual",
+    "domain": "",
+    "deviceId": "virtual",
+}
 CLIENT = "/edge/client/v1"
 
 
@@ -43,8 +59,16 @@ class Observation:
 class VirtualClient:
     """One simulated SDK identity."""
 
-    def __init__(self, http: httpx.Client, name: str, *, username: str | None = None, password: str | None = None,
-                 dial_probability: float = 0.5, rng: random.Random | None = None):
+    def __init__(
+        self,
+        http: httpx.Client,
+        name: str,
+        *,
+        username: str | None = None,
+        password: str | None = None,
+        dial_probability: float = 0.5,
+        rng: random.Random | None = None,
+    ):
         self.http, self.name = http, name
         self.username, self.password = username, password
         self.dial_probability = dial_probability
@@ -104,7 +128,9 @@ class VirtualClient:
             self.token = None
             if not self.login():
                 return
-        routers = self._data(self._send("GET", f"{CLIENT}/current-identity/edge-routers", params={"limit": 25, "offset": 0}))
+        routers = self._data(
+            self._send("GET", f"{CLIENT}/current-identity/edge-routers", params={"limit": 25, "offset": 0})
+        )
         for router in routers or []:
             self.seen.edge_routers.add(router.get("name") or router.get("id"))
         marker = self._data(self._send("GET", f"{CLIENT}/current-api-session/service-updates")) or {}
@@ -115,7 +141,9 @@ class VirtualClient:
     def list_services(self) -> list[dict]:
         services, offset = [], 0
         while True:
-            response = self._send("GET", f"{CLIENT}/services", params={"configTypes": "all", "limit": 25, "offset": offset})
+            response = self._send(
+                "GET", f"{CLIENT}/services", params={"configTypes": "all", "limit": 25, "offset": offset}
+            )
             if response is None or response.status_code != 200:
                 break
             payload = response.json()
@@ -161,17 +189,29 @@ class Report:
         statuses = Counter()
         for client in self.clients:
             statuses.update(client.statuses)
-        return {"clients": len(self.clients), "logged_in": sum(c.logged_in for c in self.clients),
-                "requests": self.requests, "requests_per_second": self.requests / self.seconds if self.seconds else 0.0,
-                "sessions": sum(c.sessions for c in self.clients), "errors": len(self.errors),
-                "statuses": dict(sorted(statuses.items()))}
+        return {
+            "clients": len(self.clients),
+            "logged_in": sum(c.logged_in for c in self.clients),
+            "requests": self.requests,
+            "requests_per_second": self.requests / self.seconds if self.seconds else 0.0,
+            "sessions": sum(c.sessions for c in self.clients),
+            "errors": len(self.errors),
+            "statuses": dict(sorted(statuses.items())),
+        }
 
 
 class Population:
     """N virtual clients driven concurrently, bounded in time and in steps."""
 
-    def __init__(self, make_http: Callable[[], httpx.Client], credentials: list[tuple[str, str, str]], *,
-                 threads: int = 4, dial_probability: float = 0.5, seed: int = 1):
+    def __init__(
+        self,
+        make_http: Callable[[], httpx.Client],
+        credentials: list[tuple[str, str, str]],
+        *,
+        threads: int = 4,
+        dial_probability: float = 0.5,
+        seed: int = 1,
+    ):
         self.make_http = make_http
         self.credentials = credentials
         self.threads = max(1, min(threads, len(credentials) or 1))
@@ -181,12 +221,22 @@ class Population:
     def run(self, seconds: float = 5.0, max_steps: int = 50) -> Report:
         clients = []
         for index, (name, username, password) in enumerate(self.credentials):
-            clients.append(VirtualClient(self.make_http(), name, username=username, password=password,
-                                         dial_probability=self.dial_probability, rng=random.Random(self.seed + index)))
+            clients.append(
+                VirtualClient(
+                    self.make_http(),
+                    name,
+                    username=username,
+                    password=password,
+                    dial_probability=self.dial_probability,
+                    rng=random.Random(self.seed + index),
+                )
+            )
         deadline = time.monotonic() + seconds
         started = time.monotonic()
-        chunks = [clients[i::self.threads] for i in range(self.threads)]
-        workers = [threading.Thread(target=self._drive, args=(chunk, deadline, max_steps), daemon=True) for chunk in chunks]
+        chunks = [clients[i :: self.threads] for i in range(self.threads)]
+        workers = [
+            threading.Thread(target=self._drive, args=(chunk, deadline, max_steps), daemon=True) for chunk in chunks
+        ]
         for worker in workers:
             worker.start()
         for worker in workers:

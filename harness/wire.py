@@ -5,6 +5,7 @@ requests too (``mgmt``, ``edge``, ``raw``). ``Api`` is that client with the
 login the wire-format tests were written against: ``login`` returns another
 client carrying the session and leaves this one anonymous (``ZitiClient.signed_in``).
 """
+
 from __future__ import annotations
 
 from harness.client import ApiError, ZitiClient

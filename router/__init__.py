@@ -3,6 +3,7 @@
 It reaches the controller only through :class:`~router.link.ControllerLink`,
 which the controller side supplies (``controller/router_link.py``).
 """
+
 from router.link import Caller, ControllerLink, Credentials, Grant, Terminator
 from router.server import EdgeRouter
 

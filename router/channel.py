@@ -6,6 +6,7 @@ router's own requests (Dial) resolve their waiters, and everything else goes
 to the router's :class:`~router.edge.Edge`. Any protocol violation closes this
 channel only, with one log line.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -21,7 +22,7 @@ from router.wire import FrameError, Header, Message, boolean, i32, read_message
 log = logging.getLogger("router")
 VERSION = b"v1.6.0-py|pyrouter|2026-11-21|linux|amd64"
 #: router-provided conn ids start at 2^31, SDK-chosen ones stay below (the real router's split)
-ROUTER_CONN_IDS = 2 ** 31
+ROUTER_CONN_IDS = 2**31
 _channel_ids = itertools.count(1)
 
 
@@ -120,9 +121,17 @@ class Channel:
             log.warning("router: %s %s refused: %s", self.id, self.peer, ex)
             await self.send(self.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
             return False
-        await self.send(self.reply(hello, CT.RESULT, result_success=boolean(True), connection_id=self.id.encode(),
-                                   router_id=self.router.router_id.encode(), hello_version=VERSION,
-                                   supports_bind_success=boolean(True)))
+        await self.send(
+            self.reply(
+                hello,
+                CT.RESULT,
+                result_success=boolean(True),
+                connection_id=self.id.encode(),
+                router_id=self.router.router_id.encode(),
+                hello_version=VERSION,
+                supports_bind_success=boolean(True),
+            )
+        )
         self.router.channel_opened(self)
         return True
 

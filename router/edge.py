@@ -5,6 +5,7 @@ All state lives in the router's event loop (one thread), so no locks: a
 with its two ends. Host data that arrives before the dialer's StateConnected
 is queued, so the dialer never sees bytes before the connection exists.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,9 +25,24 @@ PRECEDENCE_ORDER = {"required": 0, "default": 1, "failed": 2}
 #: headers the router copies from Connect into Dial (never CryptoMethod: Go and C encode it differently)
 DIAL_COPIES = (Header.PUBLIC_KEY, Header.CONNECTION_MARKER, Header.APP_DATA)
 #: content types SDKs may send that this router does not act on (anything else closes the channel)
-IGNORED = frozenset({CT.PING, CT.RESULT, CT.UPDATE_BIND, CT.HEALTH_EVENT, CT.CONN_INSPECT_RESPONSE, CT.DIAL_SUCCESS,
-                     CT.DIAL_FAILED, CT.TRACE_ROUTE, CT.TRACE_ROUTE_RESPONSE, CT.STATE_SESSION_ENDED, CT.PROBE,
-                     CT.INSPECT_RESPONSE, CT.POSTURE_RESPONSE, CT.HEARTBEAT})
+IGNORED = frozenset(
+    {
+        CT.PING,
+        CT.RESULT,
+        CT.UPDATE_BIND,
+        CT.HEALTH_EVENT,
+        CT.CONN_INSPECT_RESPONSE,
+        CT.DIAL_SUCCESS,
+        CT.DIAL_FAILED,
+        CT.TRACE_ROUTE,
+        CT.TRACE_ROUTE_RESPONSE,
+        CT.STATE_SESSION_ENDED,
+        CT.PROBE,
+        CT.INSPECT_RESPONSE,
+        CT.POSTURE_RESPONSE,
+        CT.HEARTBEAT,
+    }
+)
 
 
 @dataclass(eq=False)
@@ -117,8 +133,13 @@ class Edge:
         except PermissionError as ex:
             reason = str(ex) or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))
-            self.link.emit("circuit" if kind == "Dial" else "terminator", "failed", identity_id=channel.caller.identity_id,
-                           router_id=self.router.router_id, reason=reason)
+            self.link.emit(
+                "circuit" if kind == "Dial" else "terminator",
+                "failed",
+                identity_id=channel.caller.identity_id,
+                router_id=self.router.router_id,
+                reason=reason,
+            )
             return None
 
     # -- bind ------------------------------------------------------------------------
@@ -128,12 +149,20 @@ class Edge:
             return
         key = message.headers.get(Header.PUBLIC_KEY)
         if grant.encryption_required and not key:
-            await channel.send(closed(message.conn_id, "encryption required on service, host did not send public header", message))
+            await channel.send(
+                closed(message.conn_id, "encryption required on service, host did not send public header", message)
+            )
             return
         cost = message.int_header(Header.COST) or 0
-        terminator = Terminator(str(uuid.uuid4()), grant.service_id, channel.caller.identity_id, min(cost, 65535),
-                                PRECEDENCES.get(message.int_header(Header.PRECEDENCE) or 0, "default"),
-                                message.str_header(Header.TERMINATOR_IDENTITY) or "", key)
+        terminator = Terminator(
+            str(uuid.uuid4()),
+            grant.service_id,
+            channel.caller.identity_id,
+            min(cost, 65535),
+            PRECEDENCES.get(message.int_header(Header.PRECEDENCE) or 0, "default"),
+            message.str_header(Header.TERMINATOR_IDENTITY) or "",
+            key,
+        )
         previous = channel.conns.get(message.conn_id)
         if isinstance(previous, Binding):  # a re-bind on the same conn id replaces the old terminator
             await self._drop_binding(previous)
@@ -151,8 +180,14 @@ class Edge:
             self.bindings.pop(terminator.terminator_id, None)
             channel.conns.pop(message.conn_id, None)
             return await channel.send(closed(message.conn_id, f"failed to create terminator: {ex}"))
-        self.link.emit("terminator", "created", terminator_id=terminator.terminator_id, service_id=grant.service_id,
-                       identity_id=terminator.identity_id, router_id=self.router.router_id)
+        self.link.emit(
+            "terminator",
+            "created",
+            terminator_id=terminator.terminator_id,
+            service_id=grant.service_id,
+            identity_id=terminator.identity_id,
+            router_id=self.router.router_id,
+        )
         if binding.terminator.terminator_id not in self.bindings:  # unbound while the controller was writing
             await asyncio.to_thread(self.link.remove_terminator, terminator.terminator_id)
         elif message.bool_header(Header.SUPPORTS_BIND_SUCCESS):
@@ -168,14 +203,24 @@ class Edge:
         if self.bindings.pop(binding.terminator.terminator_id, None) is None:
             return
         await asyncio.to_thread(self.link.remove_terminator, binding.terminator.terminator_id)
-        self.link.emit("terminator", "deleted", terminator_id=binding.terminator.terminator_id,
-                       service_id=binding.grant.service_id, identity_id=binding.terminator.identity_id,
-                       router_id=self.router.router_id)
+        self.link.emit(
+            "terminator",
+            "deleted",
+            terminator_id=binding.terminator.terminator_id,
+            service_id=binding.grant.service_id,
+            identity_id=binding.terminator.identity_id,
+            router_id=self.router.router_id,
+        )
 
     # -- connect ----------------------------------------------------------------------
     def pick(self, service_id: str, instance: str | None) -> Binding | None:
-        found = [b for b in self.bindings.values() if b.grant.service_id == service_id and not b.channel.closed
-                 and (not instance or b.terminator.instance_id == instance)]
+        found = [
+            b
+            for b in self.bindings.values()
+            if b.grant.service_id == service_id
+            and not b.channel.closed
+            and (not instance or b.terminator.instance_id == instance)
+        ]
         found.sort(key=lambda b: (PRECEDENCE_ORDER[b.terminator.precedence], b.terminator.cost))
         return found[0] if found else None
 
@@ -185,7 +230,9 @@ class Edge:
             return
         conn_id, dialer_key = message.conn_id, message.headers.get(Header.PUBLIC_KEY)
         if grant.encryption_required and not dialer_key:
-            return await self._refuse(channel, message, grant, "encryption required on service, initiator did not send public header")
+            return await self._refuse(
+                channel, message, grant, "encryption required on service, initiator did not send public header"
+            )
         instance = message.str_header(Header.TERMINATOR_IDENTITY)
         binding = self.pick(grant.service_id, instance)
         if binding is None:
@@ -213,23 +260,38 @@ class Edge:
             self._forward_nowait(circuit, source, queued)
         circuit.queued.clear()
         await channel.drain()
-        self.link.emit("circuit", "created", circuit_id=circuit.id, service_id=grant.service_id,
-                       identity_id=channel.caller.identity_id, host_id=binding.terminator.identity_id,
-                       terminator_id=binding.terminator.terminator_id, router_id=self.router.router_id)
+        self.link.emit(
+            "circuit",
+            "created",
+            circuit_id=circuit.id,
+            service_id=grant.service_id,
+            identity_id=channel.caller.identity_id,
+            host_id=binding.terminator.identity_id,
+            terminator_id=binding.terminator.terminator_id,
+            router_id=self.router.router_id,
+        )
 
     async def _dial_host(self, circuit: Circuit, binding: Binding, connect: Message) -> Message | None:
         caller = connect.headers.get(Header.CALLER_ID, b"")
-        dial = Message(CT.DIAL, binding.token, {
-            Header.CONN_ID: u32(binding.conn_id), Header.ROUTER_PROVIDED_CONN_ID: u32(circuit.host[1]),
-            Header.CIRCUIT_ID: circuit.id.encode(), Header.CALLER_ID: caller,
-            Header.DIALER_IDENTITY_ID: circuit.dialer[0].caller.identity_id.encode(),
-            Header.DIALER_IDENTITY_NAME: circuit.dialer[0].caller.identity_name.encode()})
+        dial = Message(
+            CT.DIAL,
+            binding.token,
+            {
+                Header.CONN_ID: u32(binding.conn_id),
+                Header.ROUTER_PROVIDED_CONN_ID: u32(circuit.host[1]),
+                Header.CIRCUIT_ID: circuit.id.encode(),
+                Header.CALLER_ID: caller,
+                Header.DIALER_IDENTITY_ID: circuit.dialer[0].caller.identity_id.encode(),
+                Header.DIALER_IDENTITY_NAME: circuit.dialer[0].caller.identity_name.encode(),
+            },
+        )
         for key in DIAL_COPIES:
             if key in connect.headers:
                 dial.headers[key] = connect.headers[key]
         try:
-            return await binding.channel.request(dial, self.router.dial_timeout,
-                                                 on_reply=lambda reply: self._host_conn_id(circuit, reply))
+            return await binding.channel.request(
+                dial, self.router.dial_timeout, on_reply=lambda reply: self._host_conn_id(circuit, reply)
+            )
         except (asyncio.TimeoutError, ChannelClosed):
             return None
 
@@ -248,8 +310,14 @@ class Edge:
 
     async def _refuse(self, channel: Channel, message: Message, grant: Grant, reason: str) -> None:
         await channel.send(closed(message.conn_id, reason, message))
-        self.link.emit("circuit", "failed", service_id=grant.service_id, identity_id=channel.caller.identity_id,
-                       router_id=self.router.router_id, reason=reason)
+        self.link.emit(
+            "circuit",
+            "failed",
+            service_id=grant.service_id,
+            identity_id=channel.caller.identity_id,
+            router_id=self.router.router_id,
+            reason=reason,
+        )
 
     # -- data and closes -------------------------------------------------------------------
     async def _data(self, channel: Channel, message: Message) -> None:
@@ -266,7 +334,9 @@ class Edge:
     def _forward_nowait(self, circuit: Circuit, channel: Channel, message: Message) -> Channel:
         peer, peer_conn = circuit.other(channel, message.conn_id)
         circuit.moved["host" if (channel, message.conn_id) == circuit.host else "dialer"] += len(message.body)
-        headers = {key: value for key, value in message.headers.items() if key in (Header.FLAGS, Header.UUID, Header.SEQ)}
+        headers = {
+            key: value for key, value in message.headers.items() if key in (Header.FLAGS, Header.UUID, Header.SEQ)
+        }
         headers[Header.CONN_ID] = u32(peer_conn)
         peer.send_nowait(Message(CT.DATA, message.body, headers))
         return peer
@@ -288,9 +358,15 @@ class Edge:
             if channel.conns.get(conn_id) is circuit:
                 del channel.conns[conn_id]
         if self.circuits.pop(circuit.id, None) is not None and event and circuit.open:
-            self.link.emit("circuit", "deleted", circuit_id=circuit.id, service_id=circuit.service_id,
-                           router_id=self.router.router_id, bytes_from_dialer=circuit.moved["dialer"],
-                           bytes_from_host=circuit.moved["host"])
+            self.link.emit(
+                "circuit",
+                "deleted",
+                circuit_id=circuit.id,
+                service_id=circuit.service_id,
+                router_id=self.router.router_id,
+                bytes_from_dialer=circuit.moved["dialer"],
+                bytes_from_host=circuit.moved["host"],
+            )
 
     def revoke(self, kind: str, revoked_id: str) -> None:
         """A session went: its bindings end. An API session went: its channels close."""

@@ -6,6 +6,7 @@ fields of :class:`Caller`, :class:`Grant` or :class:`Credentials` (so it needs
 nothing from this package); a refusal is a ``PermissionError`` whose text is
 what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

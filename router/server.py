@@ -4,6 +4,7 @@
 CAs, listens, reports the router online and returns once it accepts; ``stop``
 closes every channel (their terminators go) and reports it offline.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -53,8 +54,16 @@ def _shrink_read_buffer(writer: asyncio.StreamWriter) -> None:
 class EdgeRouter:
     """An edge router SDKs dial and bind through, reaching the controller only via ``link``."""
 
-    def __init__(self, link: ControllerLink, host: str = "127.0.0.1", port: int = 3022, *,
-                 advertise: str | None = None, hello_timeout: float = 10.0, dial_timeout: float = 5.0):
+    def __init__(
+        self,
+        link: ControllerLink,
+        host: str = "127.0.0.1",
+        port: int = 3022,
+        *,
+        advertise: str | None = None,
+        hello_timeout: float = 10.0,
+        dial_timeout: float = 5.0,
+    ):
         self.link, self.host, self.port = link, host, port
         self.advertise = advertise
         self.hello_timeout, self.dial_timeout = hello_timeout, dial_timeout
@@ -91,12 +100,16 @@ class EdgeRouter:
         self.loop = asyncio.new_event_loop()
         try:
             self._context = context
-            self._server = self.loop.run_until_complete(asyncio.start_server(
-                self._accept, self.host, self.port, limit=2 ** 20))
+            self._server = self.loop.run_until_complete(
+                asyncio.start_server(self._accept, self.host, self.port, limit=2**20)
+            )
             self.port = self._server.sockets[0].getsockname()[1]
         except OSError as ex:
-            self.error = OSError(ex.errno, f"the edge router cannot listen on {self.host}:{self.port}: {ex.strerror}"
-                                           " (choose another --router-port, or --no-router)")
+            self.error = OSError(
+                ex.errno,
+                f"the edge router cannot listen on {self.host}:{self.port}: {ex.strerror}"
+                " (choose another --router-port, or --no-router)",
+            )
             self._ready.set()
             self.loop.close()
             return
@@ -175,4 +188,8 @@ class EdgeRouter:
 
     def stats(self) -> dict:
         """Channels, bindings and circuits held right now (read from any thread)."""
-        return {"channels": len(self.channels), "bindings": len(self.edge.bindings), "circuits": len(self.edge.circuits)}
+        return {
+            "channels": len(self.channels),
+            "bindings": len(self.edge.bindings),
+            "circuits": len(self.edge.circuits),
+        }

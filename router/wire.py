@@ -5,6 +5,7 @@ body length; little-endian), the headers as ``{id i32, len u32, value}`` and
 the body. :func:`read_message` refuses a bad magic or an oversized frame with
 :class:`FrameError`, so one hostile peer only loses its own channel.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -115,7 +116,7 @@ def parse_headers(blob: bytes) -> dict[int, bytes]:
         offset += HEADER.size
         if offset + length > len(blob):
             raise FrameError(f"header {key} overruns the header block")
-        headers[key] = blob[offset:offset + length]
+        headers[key] = blob[offset : offset + length]
         offset += length
     return headers
 
@@ -125,8 +126,8 @@ def decode(data: bytes) -> Message:
     magic, content_type, seq, header_len, body_len = PREFIX.unpack_from(data)
     if magic != MAGIC:
         raise FrameError(f"bad magic {magic.hex()}")
-    headers = parse_headers(data[PREFIX.size:PREFIX.size + header_len])
-    body = data[PREFIX.size + header_len:PREFIX.size + header_len + body_len]
+    headers = parse_headers(data[PREFIX.size : PREFIX.size + header_len])
+    body = data[PREFIX.size + header_len : PREFIX.size + header_len + body_len]
     return Message(content_type, body, headers, seq)
 
 

@@ -1,4 +1,5 @@
 """Project fixtures on top of the harness plugin (ziti_app, ziti_clock, ziti_http_server, ziti_mode, ziti_unique...)."""
+
 from __future__ import annotations
 
 import pytest
@@ -87,7 +88,9 @@ def make_cert_api(ziti_app, cert_mode, request):
     opened = []
 
     def make(client=None, *, send_chain: bool = True) -> Api:
-        presented = None if client is None else hp.CertKey(client.cert, client.key, list(client.chain) if send_chain else [])
+        presented = (
+            None if client is None else hp.CertKey(client.cert, client.key, list(client.chain) if send_chain else [])
+        )
         if cert_mode == "inprocess":
             http = inprocess(ziti_app, peer_certs=[] if presented is None else [presented.cert, *presented.chain])
         else:
@@ -141,7 +144,9 @@ def make_edge_router(admin, ziti_unique):
     """Create an edge router; return its id."""
 
     def make(name=None, *, attrs=(), **fields):
-        return admin.create("edge-routers", {"name": name or ziti_unique("er"), "roleAttributes": list(attrs), **fields})
+        return admin.create(
+            "edge-routers", {"name": name or ziti_unique("er"), "roleAttributes": list(attrs), **fields}
+        )
 
     return make
 
@@ -162,7 +167,9 @@ def make_client(api, make_identity, ziti_unique):
 
     def make(*, attrs=(), config_types=None, is_admin=False, **fields):
         name = ziti_unique("client")
-        identity_id = make_identity(name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields)
+        identity_id = make_identity(
+            name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields
+        )
         body = {} if config_types is None else {"configTypes": list(config_types)}
         return identity_id, api.login(name, "client-pass", api="client", **body)
 

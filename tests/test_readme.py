@@ -1,4 +1,5 @@
 """The README's Python blocks run as written, in order, from the repository root."""
+
 from __future__ import annotations
 
 import os

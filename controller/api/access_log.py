@@ -6,6 +6,7 @@ who asked (the session's identity name, or ``anonymous``) and the request id.
 APPSEC(cli): headers, bodies and query strings are never logged: they carry
 session tokens, passwords and one-time tokens.
 """
+
 from __future__ import annotations
 
 import logging
@@ -26,5 +27,12 @@ class AccessLogMiddleware:
         started = getattr(req.context, "started", None)
         took = (time.perf_counter() - started) * 1000 if started is not None else 0.0
         identity = getattr(req.context, "identity", None) or {}
-        log.info("%s %s %d %.1fms %s rid=%s", req.method, req.path, resp.status_code, took,
-                 identity.get("name") or "anonymous", getattr(req.context, "request_id", "-"))
+        log.info(
+            "%s %s %d %.1fms %s rid=%s",
+            req.method,
+            req.path,
+            resp.status_code,
+            took,
+            identity.get("name") or "anonymous",
+            getattr(req.context, "request_id", "-"),
+        )

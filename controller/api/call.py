@@ -1,4 +1,5 @@
 """One request as a handler sees it: parsed body, parameters, session."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -87,13 +88,22 @@ class Call:
     def presented(self) -> Presented:
         """The session credentials this request presents."""
         value = self.header("zt-session") or self.header("net-session")
-        return Presented(value.strip() if value and value.strip() else None, self.bearer_tokens(),
-                         tuple(self.peer_certs), self.client_ip)
+        return Presented(
+            value.strip() if value and value.strip() else None,
+            self.bearer_tokens(),
+            tuple(self.peer_certs),
+            self.client_ip,
+        )
 
     def auth_request(self, method: str | None) -> AuthRequest:
         """An :class:`AuthRequest` of this request's body and connection."""
-        return AuthRequest.of(method or "", self.body, peer_certs=self.peer_certs, bearer_tokens=self.bearer_tokens(),
-                              remote_address=self.client_ip)
+        return AuthRequest.of(
+            method or "",
+            self.body,
+            peer_certs=self.peer_certs,
+            bearer_tokens=self.bearer_tokens(),
+            remote_address=self.client_ip,
+        )
 
     @property
     def client_ip(self) -> str:

@@ -5,6 +5,7 @@ accept, authorization, zt-session``, methods GET HEAD POST PUT PATCH DELETE,
 preflight status 200. A request without ``Origin`` is not a CORS request and
 passes untouched; preflights are answered here and never reach the API.
 """
+
 from __future__ import annotations
 
 #: simple headers and methods a browser never needs permission for (not echoed back)

@@ -5,6 +5,7 @@ operations listIdentities, createIdentity, detailIdentity, updateIdentity,
 patchIdentity and deleteIdentity, wired to the manager named ``identities`` on
 the controller.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -16,11 +17,28 @@ KINDS = ("list", "create", "detail", "update", "patch", "delete")
 LIST_QUERY = {"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}}
 
 
-def crud(manager_cls, attr: str, singular: str, plural: str, *, kinds=KINDS, apis=(MANAGEMENT,), auth=ADMIN,
-         op_ids: dict | None = None, handlers: dict | None = None, tag: str | None = None) -> list[Operation]:
+def crud(
+    manager_cls,
+    attr: str,
+    singular: str,
+    plural: str,
+    *,
+    kinds=KINDS,
+    apis=(MANAGEMENT,),
+    auth=ADMIN,
+    op_ids: dict | None = None,
+    handlers: dict | None = None,
+    tag: str | None = None,
+) -> list[Operation]:
     """Operations for the entity managed by ``ctl.<attr>`` (class ``manager_cls``)."""
-    names = {"list": f"list{plural}", "create": f"create{singular}", "detail": f"detail{singular}",
-             "update": f"update{singular}", "patch": f"patch{singular}", "delete": f"delete{singular}"}
+    names = {
+        "list": f"list{plural}",
+        "create": f"create{singular}",
+        "detail": f"detail{singular}",
+        "update": f"update{singular}",
+        "patch": f"patch{singular}",
+        "delete": f"delete{singular}",
+    }
     names.update(op_ids or {})
     handlers = handlers or {}
     path = "/" + manager_cls.collection
@@ -29,29 +47,101 @@ def crud(manager_cls, attr: str, singular: str, plural: str, *, kinds=KINDS, api
     mgr = lambda call: getattr(call.ctl, attr)  # noqa: E731 - resolved per request
 
     table: dict[str, Operation] = {
-        "list": Operation(names["list"], "GET", path, handlers.get("list") or (lambda c: mgr(c).listing(c.list_args())),
-                          apis=apis, auth=auth, reply="list", tag=tag, summary=f"List {plural.lower()}", query=LIST_QUERY),
-        "create": Operation(names["create"], "POST", path, handlers.get("create") or (lambda c: Created(manager_cls.collection, mgr(c).create(c.body))),
-                            apis=apis, auth=auth, body=manager_cls.create_schema, reply="create", status=201, tag=tag,
-                            summary=f"Create a {singular.lower()}"),
-        "detail": Operation(names["detail"], "GET", item, handlers.get("detail") or (lambda c: mgr(c).view(mgr(c).get(c.param()))),
-                            apis=apis, auth=auth, tag=tag, summary=f"Retrieve a {singular.lower()}"),
-        "update": Operation(names["update"], "PUT", item, handlers.get("update") or (lambda c: mgr(c).update(c.param(), c.body)),
-                            apis=apis, auth=auth, body=manager_cls.update_schema, reply="empty", tag=tag,
-                            summary=f"Replace a {singular.lower()}"),
-        "patch": Operation(names["patch"], "PATCH", item, handlers.get("patch") or (lambda c: mgr(c).patch(c.param(), c.body)),
-                           apis=apis, auth=auth, body=manager_cls.patch_schema, reply="empty", tag=tag,
-                           summary=f"Update the supplied fields of a {singular.lower()}"),
-        "delete": Operation(names["delete"], "DELETE", item, handlers.get("delete") or (lambda c: mgr(c).delete(c.param())),
-                            apis=apis, auth=auth, reply="empty", tag=tag, summary=f"Delete a {singular.lower()}"),
+        "list": Operation(
+            names["list"],
+            "GET",
+            path,
+            handlers.get("list") or (lambda c: mgr(c).listing(c.list_args())),
+            apis=apis,
+            auth=auth,
+            reply="list",
+            tag=tag,
+            summary=f"List {plural.lower()}",
+            query=LIST_QUERY,
+        ),
+        "create": Operation(
+            names["create"],
+            "POST",
+            path,
+            handlers.get("create") or (lambda c: Created(manager_cls.collection, mgr(c).create(c.body))),
+            apis=apis,
+            auth=auth,
+            body=manager_cls.create_schema,
+            reply="create",
+            status=201,
+            tag=tag,
+            summary=f"Create a {singular.lower()}",
+        ),
+        "detail": Operation(
+            names["detail"],
+            "GET",
+            item,
+            handlers.get("detail") or (lambda c: mgr(c).view(mgr(c).get(c.param()))),
+            apis=apis,
+            auth=auth,
+            tag=tag,
+            summary=f"Retrieve a {singular.lower()}",
+        ),
+        "update": Operation(
+            names["update"],
+            "PUT",
+            item,
+            handlers.get("update") or (lambda c: mgr(c).update(c.param(), c.body)),
+            apis=apis,
+            auth=auth,
+            body=manager_cls.update_schema,
+            reply="empty",
+            tag=tag,
+            summary=f"Replace a {singular.lower()}",
+        ),
+        "patch": Operation(
+            names["patch"],
+            "PATCH",
+            item,
+            handlers.get("patch") or (lambda c: mgr(c).patch(c.param(), c.body)),
+            apis=apis,
+            auth=auth,
+            body=manager_cls.patch_schema,
+            reply="empty",
+            tag=tag,
+            summary=f"Update the supplied fields of a {singular.lower()}",
+        ),
+        "delete": Operation(
+            names["delete"],
+            "DELETE",
+            item,
+            handlers.get("delete") or (lambda c: mgr(c).delete(c.param())),
+            apis=apis,
+            auth=auth,
+            reply="empty",
+            tag=tag,
+            summary=f"Delete a {singular.lower()}",
+        ),
     }
     return [table[kind] for kind in kinds]
 
 
-def related(op_id: str, path: str, fn: Callable[[Call], object], *, tag: str, summary: str,
-            apis=(MANAGEMENT,), auth=ADMIN, query: dict | None = None) -> Operation:
+def related(
+    op_id: str,
+    path: str,
+    fn: Callable[[Call], object],
+    *,
+    tag: str,
+    summary: str,
+    apis=(MANAGEMENT,),
+    auth=ADMIN,
+    query: dict | None = None,
+) -> Operation:
     """A list of related entities (``/identities/{id}/authenticators`` and the like)."""
-    return Operation(op_id, "GET", path, fn, apis=apis, auth=auth, reply="list", tag=tag, summary=summary,
-                     query=query if query is not None else LIST_QUERY)
-
-
+    return Operation(
+        op_id,
+        "GET",
+        path,
+        fn,
+        apis=apis,
+        auth=auth,
+        reply="list",
+        tag=tag,
+        summary=summary,
+        query=query if query is not None else LIST_QUERY,
+    )

@@ -1,4 +1,5 @@
 """Falcon glue: one resource per path, dispatching by method to operations."""
+
 from __future__ import annotations
 
 import logging
@@ -92,7 +93,9 @@ def read_body(call: Call):
         try:
             body = orjson.loads(raw)
         except orjson.JSONDecodeError as ex:
-            raise errors.BadRequest(errors.COULD_NOT_PARSE_BODY, cause={"code": errors.UNHANDLED, "message": str(ex)}) from ex
+            raise errors.BadRequest(
+                errors.COULD_NOT_PARSE_BODY, cause={"code": errors.UNHANDLED, "message": str(ex)}
+            ) from ex
     if op.body is not None:
         validate(op.body, body)
     return body

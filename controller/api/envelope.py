@@ -1,4 +1,5 @@
 """The success envelope ``{data, meta}`` shared by every resource."""
+
 from __future__ import annotations
 
 from typing import Any

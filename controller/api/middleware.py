@@ -1,4 +1,5 @@
 """Request middleware and the one error path."""
+
 from __future__ import annotations
 
 import logging
@@ -26,7 +27,7 @@ def alias_path(path: str) -> str:
     paths (``/version``, ``/authenticate``), and ``/edge/v1/...`` is the client API.
     """
     if path.startswith("/edge/v1/") or path == "/edge/v1":
-        return CLIENT_PREFIX + path[len("/edge/v1"):]
+        return CLIENT_PREFIX + path[len("/edge/v1") :]
     if path in UNALIASED:
         return path
     if path.startswith(KNOWN_ROOTS):
@@ -84,6 +85,12 @@ def install_error_handlers(app, ctl) -> None:
 def _code_for_http_error(ex) -> str:
     status = ex.status_code
     return {
-        400: errors.COULD_NOT_VALIDATE, 401: errors.UNAUTHORIZED, 404: errors.NOT_FOUND, 405: errors.METHOD_NOT_ALLOWED,
-        406: errors.NOT_ACCEPTABLE, 413: errors.REQUEST_ENTITY_TOO_LARGE, 415: errors.UNSUPPORTED_MEDIA, 429: errors.RATE_LIMITED,
+        400: errors.COULD_NOT_VALIDATE,
+        401: errors.UNAUTHORIZED,
+        404: errors.NOT_FOUND,
+        405: errors.METHOD_NOT_ALLOWED,
+        406: errors.NOT_ACCEPTABLE,
+        413: errors.REQUEST_ENTITY_TOO_LARGE,
+        415: errors.UNSUPPORTED_MEDIA,
+        429: errors.RATE_LIMITED,
     }.get(status, errors.UNHANDLED)

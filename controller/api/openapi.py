@@ -3,6 +3,7 @@
 Nothing here is copied from the real controller: paths, parameters and body
 schemas come from the ``Operation`` declarations that also build the routes.
 """
+
 from __future__ import annotations
 
 import copy
@@ -72,7 +73,9 @@ def _operation(op) -> dict:
             param["collectionFormat"] = "multi"
         params.append(param)
     if op.body is not None:
-        params.append({"name": "body", "in": "body", "required": not op.body_optional, "schema": to_swagger_schema(op.body)})
+        params.append(
+            {"name": "body", "in": "body", "required": not op.body_optional, "schema": to_swagger_schema(op.body)}
+        )
     out = {
         "operationId": op.op_id,
         "summary": op.summary,
@@ -121,4 +124,6 @@ def statuses(op) -> set[int]:
 
 
 def _responses(op) -> dict:
-    return {str(code): {"description": "Success" if code < 300 else DESCRIPTIONS[code]} for code in sorted(statuses(op))}
+    return {
+        str(code): {"description": "Success" if code < 300 else DESCRIPTIONS[code]} for code in sorted(statuses(op))
+    }

@@ -5,6 +5,7 @@ to the API prefix), which APIs serve it, the authorization it needs, its body
 schema and its handler. The same table builds the Falcon routes, the OpenAPI
 documents, the admin-access test matrix and the harness client.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

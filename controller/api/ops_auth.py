@@ -1,4 +1,5 @@
 """Authentication, the current API session and the current identity (both APIs)."""
+
 from __future__ import annotations
 
 from controller import errors
@@ -9,13 +10,15 @@ from controller.model import authenticator as auth_model
 from controller.model import schema as s
 from controller.model.api_session import go_time
 
-AUTHENTICATE = s.obj({
-    "configTypes": {"type": ["array", "null"], "items": {"type": "string"}},
-    "envInfo": {"type": ["object", "null"]},
-    "sdkInfo": {"type": ["object", "null"]},
-    "username": s.USERNAME,
-    "password": s.PASSWORD,
-})
+AUTHENTICATE = s.obj(
+    {
+        "configTypes": {"type": ["array", "null"], "items": {"type": "string"}},
+        "envInfo": {"type": ["object", "null"]},
+        "sdkInfo": {"type": ["object", "null"]},
+        "username": s.USERNAME,
+        "password": s.PASSWORD,
+    }
+)
 METHOD_QUERY = {"method": {"type": "string", "enum": ["password", "cert", "ext-jwt"]}}
 
 
@@ -84,24 +87,94 @@ def patch_own_authenticator(call: Call) -> None:
 def operations() -> list[Operation]:
     tag = "Current API Session"
     return [
-        Operation("authenticate", "POST", "/authenticate", authenticate, apis=BOTH, auth=PUBLIC, body=AUTHENTICATE,
-                  body_optional=True, tag="Authentication", summary="Authenticate and open an API session",
-                  query=METHOD_QUERY),
-        Operation("getCurrentAPISession", "GET", "/current-api-session", current_api_session, apis=BOTH, auth=PARTIAL,
-                  tag=tag, summary="Return the current API session"),
-        Operation("deleteCurrentApiSession", "DELETE", "/current-api-session", delete_current_api_session, apis=BOTH,
-                  auth=PARTIAL, reply="empty", tag=tag, summary="Log out: delete the current API session"),
-        Operation("getCurrentIdentity", "GET", "/current-identity", current_identity, apis=BOTH, auth=SESSION,
-                  tag="Current Identity", summary="Return the identity of the current API session"),
-        Operation("listCurrentIdentityAuthenticators", "GET", "/current-identity/authenticators", own_authenticators,
-                  apis=BOTH, auth=SESSION, reply="list", tag="Current Identity", query=LIST_QUERY,
-                  summary="List the authenticators of the current identity"),
-        Operation("detailCurrentIdentityAuthenticator", "GET", "/current-identity/authenticators/{id}", own_authenticator,
-                  apis=BOTH, auth=SESSION, tag="Current Identity", summary="Retrieve one of the current identity's authenticators"),
-        Operation("updateCurrentIdentityAuthenticator", "PUT", "/current-identity/authenticators/{id}", update_own_authenticator,
-                  apis=BOTH, auth=SESSION, body=auth_model.UPDATE_OWN, reply="empty", tag="Current Identity",
-                  summary="Replace the username and password of one's own authenticator"),
-        Operation("patchCurrentIdentityAuthenticator", "PATCH", "/current-identity/authenticators/{id}", patch_own_authenticator,
-                  apis=BOTH, auth=SESSION, body=auth_model.PATCH_OWN, reply="empty", tag="Current Identity",
-                  summary="Update the username or password of one's own authenticator"),
+        Operation(
+            "authenticate",
+            "POST",
+            "/authenticate",
+            authenticate,
+            apis=BOTH,
+            auth=PUBLIC,
+            body=AUTHENTICATE,
+            body_optional=True,
+            tag="Authentication",
+            summary="Authenticate and open an API session",
+            query=METHOD_QUERY,
+        ),
+        Operation(
+            "getCurrentAPISession",
+            "GET",
+            "/current-api-session",
+            current_api_session,
+            apis=BOTH,
+            auth=PARTIAL,
+            tag=tag,
+            summary="Return the current API session",
+        ),
+        Operation(
+            "deleteCurrentApiSession",
+            "DELETE",
+            "/current-api-session",
+            delete_current_api_session,
+            apis=BOTH,
+            auth=PARTIAL,
+            reply="empty",
+            tag=tag,
+            summary="Log out: delete the current API session",
+        ),
+        Operation(
+            "getCurrentIdentity",
+            "GET",
+            "/current-identity",
+            current_identity,
+            apis=BOTH,
+            auth=SESSION,
+            tag="Current Identity",
+            summary="Return the identity of the current API session",
+        ),
+        Operation(
+            "listCurrentIdentityAuthenticators",
+            "GET",
+            "/current-identity/authenticators",
+            own_authenticators,
+            apis=BOTH,
+            auth=SESSION,
+            reply="list",
+            tag="Current Identity",
+            query=LIST_QUERY,
+            summary="List the authenticators of the current identity",
+        ),
+        Operation(
+            "detailCurrentIdentityAuthenticator",
+            "GET",
+            "/current-identity/authenticators/{id}",
+            own_authenticator,
+            apis=BOTH,
+            auth=SESSION,
+            tag="Current Identity",
+            summary="Retrieve one of the current identity's authenticators",
+        ),
+        Operation(
+            "updateCurrentIdentityAuthenticator",
+            "PUT",
+            "/current-identity/authenticators/{id}",
+            update_own_authenticator,
+            apis=BOTH,
+            auth=SESSION,
+            body=auth_model.UPDATE_OWN,
+            reply="empty",
+            tag="Current Identity",
+            summary="Replace the username and password of one's own authenticator",
+        ),
+        Operation(
+            "patchCurrentIdentityAuthenticator",
+            "PATCH",
+            "/current-identity/authenticators/{id}",
+            patch_own_authenticator,
+            apis=BOTH,
+            auth=SESSION,
+            body=auth_model.PATCH_OWN,
+            reply="empty",
+            tag="Current Identity",
+            summary="Update the username or password of one's own authenticator",
+        ),
     ]

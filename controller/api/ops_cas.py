@@ -1,4 +1,5 @@
 """Management operations on third-party CAs: CRUD, verification and the CA enrollment JWT."""
+
 from __future__ import annotations
 
 import falcon
@@ -24,10 +25,26 @@ def ca_jwt(call: Call) -> None:
 def operations() -> list[Operation]:
     ops = crud(CaManager, "cas", "Ca", "Cas", tag="Certificate Authority")
     ops += [
-        Operation("verifyCa", "POST", "/cas/{id}/verify", verify_ca, apis=(MANAGEMENT,), reply="empty",
-                  content_types=("text/plain", "application/x-pem-file"), tag="Certificate Authority",
-                  summary="Verify a CA with a certificate it signed whose CN is the verification token"),
-        Operation("getCaJwt", "GET", "/cas/{id}/jwt", ca_jwt, apis=(MANAGEMENT,), reply="raw",
-                  tag="Certificate Authority", summary="The CA auto-enrollment JWT as application/jwt"),
+        Operation(
+            "verifyCa",
+            "POST",
+            "/cas/{id}/verify",
+            verify_ca,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            content_types=("text/plain", "application/x-pem-file"),
+            tag="Certificate Authority",
+            summary="Verify a CA with a certificate it signed whose CN is the verification token",
+        ),
+        Operation(
+            "getCaJwt",
+            "GET",
+            "/cas/{id}/jwt",
+            ca_jwt,
+            apis=(MANAGEMENT,),
+            reply="raw",
+            tag="Certificate Authority",
+            summary="The CA auto-enrollment JWT as application/jwt",
+        ),
     ]
     return ops

@@ -1,5 +1,6 @@
 """Certificate lifecycle: own authenticator extension, admin request-extend and re-enroll,
 and the ephemeral certificates of the current API session."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Created, Listing
@@ -10,7 +11,9 @@ from controller.model import authenticator_lifecycle as lifecycle
 
 
 def extend_own(call: Call) -> dict:
-    return call.ctl.cert_lifecycle.extend(call.identity["id"], call.param(), call.peer_certs, call.body["clientCertCsr"])
+    return call.ctl.cert_lifecycle.extend(
+        call.identity["id"], call.param(), call.peer_certs, call.body["clientCertCsr"]
+    )
 
 
 def extend_verify_own(call: Call) -> None:
@@ -48,27 +51,96 @@ def operations() -> list[Operation]:
     own, admin, certs = "Current Identity", "Authenticator", "Current API Session"
     path = "/current-api-session/certificates"
     return [
-        Operation("extendCurrentIdentityAuthenticator", "POST", "/current-identity/authenticators/{id}/extend",
-                  extend_own, apis=BOTH, auth=SESSION, body=lifecycle.EXTEND, tag=own,
-                  summary="Issue a new certificate for one's own network-issued certificate"),
-        Operation("extendVerifyCurrentIdentityAuthenticator", "POST",
-                  "/current-identity/authenticators/{id}/extend-verify", extend_verify_own, apis=BOTH, auth=SESSION,
-                  body=lifecycle.EXTEND_VERIFY, reply="empty", tag=own,
-                  summary="Confirm receipt of the extended certificate; the old one stops working"),
-        Operation("requestExtendAuthenticator", "POST", "/authenticators/{id}/request-extend", request_extend,
-                  apis=(MANAGEMENT,), body=lifecycle.REQUEST_EXTEND, body_optional=True, reply="empty", tag=admin,
-                  summary="Ask a certificate authenticator's owner to extend (and maybe roll keys)"),
-        Operation("reEnrollAuthenticator", "POST", "/authenticators/{id}/re-enroll", re_enroll, apis=(MANAGEMENT,),
-                  body=lifecycle.RE_ENROLL, reply="create", status=201, tag=admin,
-                  summary="Replace an authenticator by an enrollment of the matching method"),
-        Operation("listCurrentApiSessionCertificates", "GET", path, list_session_certs, apis=(CLIENT,), auth=SESSION,
-                  reply="list", query=LIST_QUERY, tag=certs, summary="List the current API session's certificates"),
-        Operation("createCurrentApiSessionCertificate", "POST", path, create_session_cert, apis=(CLIENT,),
-                  auth=SESSION, body=asc.CREATE, status=201, tag=certs,
-                  summary="Sign an ephemeral certificate for the current API session"),
-        Operation("detailCurrentApiSessionCertificate", "GET", path + "/{id}", detail_session_cert, apis=(CLIENT,),
-                  auth=SESSION, tag=certs, summary="Retrieve one of the current API session's certificates"),
-        Operation("deleteCurrentApiSessionCertificate", "DELETE", path + "/{id}", delete_session_cert,
-                  apis=(CLIENT,), auth=SESSION, reply="empty", tag=certs,
-                  summary="Delete one of the current API session's certificates"),
+        Operation(
+            "extendCurrentIdentityAuthenticator",
+            "POST",
+            "/current-identity/authenticators/{id}/extend",
+            extend_own,
+            apis=BOTH,
+            auth=SESSION,
+            body=lifecycle.EXTEND,
+            tag=own,
+            summary="Issue a new certificate for one's own network-issued certificate",
+        ),
+        Operation(
+            "extendVerifyCurrentIdentityAuthenticator",
+            "POST",
+            "/current-identity/authenticators/{id}/extend-verify",
+            extend_verify_own,
+            apis=BOTH,
+            auth=SESSION,
+            body=lifecycle.EXTEND_VERIFY,
+            reply="empty",
+            tag=own,
+            summary="Confirm receipt of the extended certificate; the old one stops working",
+        ),
+        Operation(
+            "requestExtendAuthenticator",
+            "POST",
+            "/authenticators/{id}/request-extend",
+            request_extend,
+            apis=(MANAGEMENT,),
+            body=lifecycle.REQUEST_EXTEND,
+            body_optional=True,
+            reply="empty",
+            tag=admin,
+            summary="Ask a certificate authenticator's owner to extend (and maybe roll keys)",
+        ),
+        Operation(
+            "reEnrollAuthenticator",
+            "POST",
+            "/authenticators/{id}/re-enroll",
+            re_enroll,
+            apis=(MANAGEMENT,),
+            body=lifecycle.RE_ENROLL,
+            reply="create",
+            status=201,
+            tag=admin,
+            summary="Replace an authenticator by an enrollment of the matching method",
+        ),
+        Operation(
+            "listCurrentApiSessionCertificates",
+            "GET",
+            path,
+            list_session_certs,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="list",
+            query=LIST_QUERY,
+            tag=certs,
+            summary="List the current API session's certificates",
+        ),
+        Operation(
+            "createCurrentApiSessionCertificate",
+            "POST",
+            path,
+            create_session_cert,
+            apis=(CLIENT,),
+            auth=SESSION,
+            body=asc.CREATE,
+            status=201,
+            tag=certs,
+            summary="Sign an ephemeral certificate for the current API session",
+        ),
+        Operation(
+            "detailCurrentApiSessionCertificate",
+            "GET",
+            path + "/{id}",
+            detail_session_cert,
+            apis=(CLIENT,),
+            auth=SESSION,
+            tag=certs,
+            summary="Retrieve one of the current API session's certificates",
+        ),
+        Operation(
+            "deleteCurrentApiSessionCertificate",
+            "DELETE",
+            path + "/{id}",
+            delete_session_cert,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="empty",
+            tag=certs,
+            summary="Delete one of the current API session's certificates",
+        ),
     ]

@@ -1,4 +1,5 @@
 """Management operations on config types and configs, and the listings between them and services."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Listing
@@ -23,9 +24,23 @@ def services_of_config(call: Call) -> Listing:
 
 def operations():
     ops = crud(ConfigTypeManager, "config_types", "ConfigType", "ConfigTypes", tag="Config")
-    ops.append(related("listConfigsForConfigType", "/config-types/{id}/configs", configs_of_type, tag="Config",
-                       summary="List the configs of a config type"))
+    ops.append(
+        related(
+            "listConfigsForConfigType",
+            "/config-types/{id}/configs",
+            configs_of_type,
+            tag="Config",
+            summary="List the configs of a config type",
+        )
+    )
     ops += crud(ConfigManager, "configs", "Config", "Configs", tag="Config")
-    ops.append(related("listConfigServices", "/configs/{id}/services", services_of_config, tag="Config",
-                       summary="List the services holding a config"))
+    ops.append(
+        related(
+            "listConfigServices",
+            "/configs/{id}/services",
+            services_of_config,
+            tag="Config",
+            summary="List the services holding a config",
+        )
+    )
     return ops

@@ -4,6 +4,7 @@
 ``text/plain`` or ``application/x-pem-file`` body (or JSON ``clientCsr``), and the
 reply is JSON unless the client asks only for ``application/x-pem-file``.
 """
+
 from __future__ import annotations
 
 import falcon
@@ -19,18 +20,35 @@ from controller.model import schema as s
 
 PEM_TYPES = ("text/plain", "application/x-pem-file", "application/pkcs7")
 PEM_REPLY = "application/x-pem-file"
-GENERIC = s.obj({"certCsr": s.string(), "clientCsr": s.string(), "name": s.string(), "password": s.PASSWORD,
-                 "serverCertCsr": s.string(), "username": s.USERNAME})
+GENERIC = s.obj(
+    {
+        "certCsr": s.string(),
+        "clientCsr": s.string(),
+        "name": s.string(),
+        "password": s.PASSWORD,
+        "serverCertCsr": s.string(),
+        "username": s.USERNAME,
+    }
+)
 OTT = s.obj({"clientCsr": s.string(), "token": s.string()})
-ER_OTT = s.obj({"clientCsr": s.string(), "serverCsr": s.string(), "token": s.string(),
-                "certCsr": s.string(), "serverCertCsr": s.string()})
+ER_OTT = s.obj(
+    {
+        "clientCsr": s.string(),
+        "serverCsr": s.string(),
+        "token": s.string(),
+        "certCsr": s.string(),
+        "serverCertCsr": s.string(),
+    }
+)
 UPDB = s.obj({"password": s.PASSWORD, "username": s.USERNAME})
 TOKEN = s.obj({"clientCsr": s.string()})
 ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
 CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
-ENROLL_QUERY = {"method": {"type": "string", "enum": ["ott", "ottca", "updb", "ca", "erott", "trott", "token"]},
-                **TOKEN_QUERY}
+ENROLL_QUERY = {
+    "method": {"type": "string", "enum": ["ott", "ottca", "updb", "ca", "erott", "trott", "token"]},
+    **TOKEN_QUERY,
+}
 
 
 def enroll_request(call: Call, method: str | None, token: str | None = None, **extra) -> EnrollRequest:
@@ -38,11 +56,20 @@ def enroll_request(call: Call, method: str | None, token: str | None = None, **e
     data = body if isinstance(body, dict) else {}
     csr = body if isinstance(body, str) else (data.get("clientCsr") or data.get("certCsr"))
     authorization = call.header("Authorization")
-    headers = {"authorization": [authorization] if authorization else [],
-               "ziti-token-issuer-id": call.header("ziti-token-issuer-id")}
-    return EnrollRequest(method=method, token=token or data.get("token") or call.query("token"), csr=csr,
-                         server_csr=data.get("serverCertCsr") or data.get("serverCsr"), data=data,
-                         peers=call.peer_certs, headers=headers, **extra)
+    headers = {
+        "authorization": [authorization] if authorization else [],
+        "ziti-token-issuer-id": call.header("ziti-token-issuer-id"),
+    }
+    return EnrollRequest(
+        method=method,
+        token=token or data.get("token") or call.query("token"),
+        csr=csr,
+        server_csr=data.get("serverCertCsr") or data.get("serverCsr"),
+        data=data,
+        peers=call.peer_certs,
+        headers=headers,
+        **extra,
+    )
 
 
 def wants_pem(call: Call) -> bool:
@@ -105,30 +132,111 @@ def operations() -> list[Operation]:
     tag, apis = "Enroll", (CLIENT,)
 
     def op(op_id, path, handler, body=None, summary="", **kw):
-        return Operation(op_id, "POST", path, handler, apis=apis, auth=PUBLIC, body=body, reply="raw", tag=tag,
-                         summary=summary, body_optional=True, **kw)
+        return Operation(
+            op_id,
+            "POST",
+            path,
+            handler,
+            apis=apis,
+            auth=PUBLIC,
+            body=body,
+            reply="raw",
+            tag=tag,
+            summary=summary,
+            body_optional=True,
+            **kw,
+        )
 
     return [
-        op("enroll", "/enroll", enroll, GENERIC, "Enroll by the method and token in the query",
-           content_types=PEM_TYPES, query=ENROLL_QUERY),
-        op("enrollCa", "/enroll/ca", explicit("ca", use_requested_name=False), None,
-           "Auto-enroll with a certificate from a verified third-party CA"),
-        op("enrollOtt", "/enroll/ott", explicit("ott"), OTT, "Enroll with a one-time token and a CSR",
-           content_types=PEM_TYPES, query=TOKEN_QUERY),
-        op("enrollOttCa", "/enroll/ottca", explicit("ottca"), OTT,
-           "Enroll with a one-time token and a certificate from the enrollment's CA", query=TOKEN_QUERY),
-        op("enrollUpdb", "/enroll/updb", explicit("updb"), UPDB, "Enroll a username and password",
-           query=TOKEN_QUERY),
+        op(
+            "enroll",
+            "/enroll",
+            enroll,
+            GENERIC,
+            "Enroll by the method and token in the query",
+            content_types=PEM_TYPES,
+            query=ENROLL_QUERY,
+        ),
+        op(
+            "enrollCa",
+            "/enroll/ca",
+            explicit("ca", use_requested_name=False),
+            None,
+            "Auto-enroll with a certificate from a verified third-party CA",
+        ),
+        op(
+            "enrollOtt",
+            "/enroll/ott",
+            explicit("ott"),
+            OTT,
+            "Enroll with a one-time token and a CSR",
+            content_types=PEM_TYPES,
+            query=TOKEN_QUERY,
+        ),
+        op(
+            "enrollOttCa",
+            "/enroll/ottca",
+            explicit("ottca"),
+            OTT,
+            "Enroll with a one-time token and a certificate from the enrollment's CA",
+            query=TOKEN_QUERY,
+        ),
+        op("enrollUpdb", "/enroll/updb", explicit("updb"), UPDB, "Enroll a username and password", query=TOKEN_QUERY),
         op("enrollErOtt", "/enroll/erott", explicit("erott"), ER_OTT, "Enroll an edge router"),
         op("enrollToken", "/enroll/token", explicit("token"), TOKEN, "Enroll with an external JWT"),
-        Operation("extendRouterEnrollment", "POST", "/enroll/extend/router", extend_router, apis=apis, auth=PUBLIC,
-                  body=ROUTER_EXTEND, tag=tag, summary="Extend a router's certificates with its current one"),
-        Operation("getEnrollmentJwks", "GET", "/enroll/jwks", enrollment_jwks, apis=apis, auth=PUBLIC, reply="raw",
-                  tag=tag, summary="The public keys signing enrollment JWTs"),
-        Operation("enrollmentChallenge", "POST", "/enroll/challenge", enrollment_challenge, apis=apis, auth=PUBLIC,
-                  body=CHALLENGE, reply="raw", tag=tag, summary="Sign a nonce with an enrollment signing key"),
-        Operation("listWellKnownCas", "GET", "/.well-known/est/cacerts", well_known_cas, apis=BOTH, auth=PUBLIC,
-                  reply="raw", tag="Well Known", summary="The controller CA certificates as base64 PKCS#7"),
-        Operation("listNetworkJWTs", "GET", "/network-jwts", network_jwts, apis=BOTH, auth=PUBLIC, tag="Enroll",
-                  summary="The network JWTs a client may enroll from"),
+        Operation(
+            "extendRouterEnrollment",
+            "POST",
+            "/enroll/extend/router",
+            extend_router,
+            apis=apis,
+            auth=PUBLIC,
+            body=ROUTER_EXTEND,
+            tag=tag,
+            summary="Extend a router's certificates with its current one",
+        ),
+        Operation(
+            "getEnrollmentJwks",
+            "GET",
+            "/enroll/jwks",
+            enrollment_jwks,
+            apis=apis,
+            auth=PUBLIC,
+            reply="raw",
+            tag=tag,
+            summary="The public keys signing enrollment JWTs",
+        ),
+        Operation(
+            "enrollmentChallenge",
+            "POST",
+            "/enroll/challenge",
+            enrollment_challenge,
+            apis=apis,
+            auth=PUBLIC,
+            body=CHALLENGE,
+            reply="raw",
+            tag=tag,
+            summary="Sign a nonce with an enrollment signing key",
+        ),
+        Operation(
+            "listWellKnownCas",
+            "GET",
+            "/.well-known/est/cacerts",
+            well_known_cas,
+            apis=BOTH,
+            auth=PUBLIC,
+            reply="raw",
+            tag="Well Known",
+            summary="The controller CA certificates as base64 PKCS#7",
+        ),
+        Operation(
+            "listNetworkJWTs",
+            "GET",
+            "/network-jwts",
+            network_jwts,
+            apis=BOTH,
+            auth=PUBLIC,
+            tag="Enroll",
+            summary="The network JWTs a client may enroll from",
+        ),
     ]

@@ -1,5 +1,6 @@
 """Management operations on identities, identity types, authenticators,
 authentication policies, API sessions and enrollments."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -55,23 +56,67 @@ def operations() -> list[Operation]:
     ops += crud(IdentityManager, "identities", "Identity", "Identities", handlers={"list": list_identities})
     ops[0] = replace(ops[0], query=ROLE_QUERY)
     ops += [
-        related("getIdentityAuthenticators", "/identities/{id}/authenticators", identity_authenticators,
-                tag="Identity", summary="List the authenticators of an identity"),
-        related("getIdentityEnrollments", "/identities/{id}/enrollments", identity_enrollments,
-                tag="Identity", summary="List the enrollments of an identity"),
-        Operation("disableIdentity", "POST", "/identities/{id}/disable", disable_identity, apis=(MANAGEMENT,),
-                  body=identity.DISABLE, reply="empty", tag="Identity", summary="Disable an identity for a duration"),
-        Operation("enableIdentity", "POST", "/identities/{id}/enable", enable_identity, apis=(MANAGEMENT,),
-                  reply="empty", tag="Identity", summary="Clear the disabled state of an identity"),
+        related(
+            "getIdentityAuthenticators",
+            "/identities/{id}/authenticators",
+            identity_authenticators,
+            tag="Identity",
+            summary="List the authenticators of an identity",
+        ),
+        related(
+            "getIdentityEnrollments",
+            "/identities/{id}/enrollments",
+            identity_enrollments,
+            tag="Identity",
+            summary="List the enrollments of an identity",
+        ),
+        Operation(
+            "disableIdentity",
+            "POST",
+            "/identities/{id}/disable",
+            disable_identity,
+            apis=(MANAGEMENT,),
+            body=identity.DISABLE,
+            reply="empty",
+            tag="Identity",
+            summary="Disable an identity for a duration",
+        ),
+        Operation(
+            "enableIdentity",
+            "POST",
+            "/identities/{id}/enable",
+            enable_identity,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            tag="Identity",
+            summary="Clear the disabled state of an identity",
+        ),
     ]
     ops += crud(IdentityTypeManager, "identity_types", "IdentityType", "IdentityTypes", kinds=("list", "detail"))
     ops += crud(AuthenticatorManager, "authenticators", "Authenticator", "Authenticators")
     ops += crud(AuthPolicyManager, "auth_policies", "AuthPolicy", "AuthPolicies")
-    ops += crud(ApiSessionManager, "api_sessions", "APISessions", "APISessions", kinds=("list", "detail", "delete"),
-                tag="API Session")
-    ops += crud(EnrollmentManager, "enrollments", "Enrollment", "Enrollments", kinds=("list", "create", "detail", "delete"))
-    ops.append(Operation("refreshEnrollment", "POST", "/enrollments/{id}/refresh", refresh_enrollment, apis=(MANAGEMENT,),
-                         body=enrollment.REFRESH, reply="create", tag="Enrollment",
-                         summary="Give an enrollment a new expiry, token and JWT"))
+    ops += crud(
+        ApiSessionManager,
+        "api_sessions",
+        "APISessions",
+        "APISessions",
+        kinds=("list", "detail", "delete"),
+        tag="API Session",
+    )
+    ops += crud(
+        EnrollmentManager, "enrollments", "Enrollment", "Enrollments", kinds=("list", "create", "detail", "delete")
+    )
+    ops.append(
+        Operation(
+            "refreshEnrollment",
+            "POST",
+            "/enrollments/{id}/refresh",
+            refresh_enrollment,
+            apis=(MANAGEMENT,),
+            body=enrollment.REFRESH,
+            reply="create",
+            tag="Enrollment",
+            summary="Give an enrollment a new expiry, token and JWT",
+        )
+    )
     return ops
-

@@ -1,4 +1,5 @@
 """What an identity reaches through policies: edge routers, services, policies, advice, config overrides."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Listing
@@ -18,6 +19,7 @@ def identity_policies(manager_attr: str, pkind: str):
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(IDENTITIES, identity["id"], pkind)
         return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+
     return handler
 
 
@@ -34,8 +36,11 @@ def identity_services(call: Call) -> Listing:
     identity = ctl.identities.get(call.param())
     ids = ctl.network.engine.services_for_identity(identity["id"], policy_type_query(call))
     access = ctl.service_access
-    return ctl.services.listing(call.list_args(), candidates=records_of(ctl.services, ids),
-                                view=lambda r: access.view(r, identity["id"], None, []))
+    return ctl.services.listing(
+        call.list_args(),
+        candidates=records_of(ctl.services, ids),
+        view=lambda r: access.view(r, identity["id"], None, []),
+    )
 
 
 def policy_advice(call: Call) -> dict:
@@ -46,8 +51,14 @@ def policy_advice(call: Call) -> dict:
     common = []
     for router in records_of(ctl.edge_routers, advice.pop("commonRouterIds")):
         common.append({**ctl.edge_routers.ref(router["id"]), "isOnline": ctl.router_presence.is_online(router["id"])})
-    return {"identityId": identity["id"], "identity": ctl.identities.ref(identity["id"]), "serviceId": service["id"],
-            "service": ctl.services.ref(service["id"]), **advice, "commonRouters": common}
+    return {
+        "identityId": identity["id"],
+        "identity": ctl.identities.ref(identity["id"]),
+        "serviceId": service["id"],
+        "service": ctl.services.ref(service["id"]),
+        **advice,
+        "commonRouters": common,
+    }
 
 
 def list_service_configs(call: Call) -> Listing:
@@ -67,26 +78,72 @@ def disassociate_service_configs(call: Call) -> None:
 
 def operations() -> list[Operation]:
     return [
-        related("listIdentitysEdgeRouterPolicies", "/identities/{id}/edge-router-policies",
-                identity_policies("edge_router_policies", EDGE_ROUTER_POLICIES), tag=TAG,
-                summary="List the edge router policies matching an identity"),
-        related("listIdentityEdgeRouters", "/identities/{id}/edge-routers", identity_edge_routers, tag=TAG,
-                summary="List the edge routers an identity may use (edge router policies)"),
-        related("listIdentityServicePolicies", "/identities/{id}/service-policies",
-                identity_policies("service_policies", SERVICE_POLICIES), tag=TAG,
-                summary="List the service policies matching an identity"),
-        related("listIdentityServices", "/identities/{id}/services", identity_services, tag=TAG,
-                summary="List the services an identity may dial or bind",
-                query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}}),
-        Operation("getIdentityPolicyAdvice", "GET", "/identities/{id}/policy-advice/{serviceId}", policy_advice,
-                  apis=(MANAGEMENT,), tag=TAG, summary="Whether and over which routers an identity may use a service"),
-        related("listIdentitysServiceConfigs", "/identities/{id}/service-configs", list_service_configs, tag=TAG,
-                summary="List an identity's service config overrides"),
-        Operation("associateIdentitysServiceConfigs", "POST", "/identities/{id}/service-configs",
-                  associate_service_configs, apis=(MANAGEMENT,), body=PAIRS, reply="empty", tag=TAG,
-                  summary="Override configs of services for an identity"),
-        Operation("disassociateIdentitysServiceConfigs", "DELETE", "/identities/{id}/service-configs",
-                  disassociate_service_configs, apis=(MANAGEMENT,), body=PAIRS, reply="empty", tag=TAG,
-                  summary="Remove service config overrides of an identity"),
+        related(
+            "listIdentitysEdgeRouterPolicies",
+            "/identities/{id}/edge-router-policies",
+            identity_policies("edge_router_policies", EDGE_ROUTER_POLICIES),
+            tag=TAG,
+            summary="List the edge router policies matching an identity",
+        ),
+        related(
+            "listIdentityEdgeRouters",
+            "/identities/{id}/edge-routers",
+            identity_edge_routers,
+            tag=TAG,
+            summary="List the edge routers an identity may use (edge router policies)",
+        ),
+        related(
+            "listIdentityServicePolicies",
+            "/identities/{id}/service-policies",
+            identity_policies("service_policies", SERVICE_POLICIES),
+            tag=TAG,
+            summary="List the service policies matching an identity",
+        ),
+        related(
+            "listIdentityServices",
+            "/identities/{id}/services",
+            identity_services,
+            tag=TAG,
+            summary="List the services an identity may dial or bind",
+            query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}},
+        ),
+        Operation(
+            "getIdentityPolicyAdvice",
+            "GET",
+            "/identities/{id}/policy-advice/{serviceId}",
+            policy_advice,
+            apis=(MANAGEMENT,),
+            tag=TAG,
+            summary="Whether and over which routers an identity may use a service",
+        ),
+        related(
+            "listIdentitysServiceConfigs",
+            "/identities/{id}/service-configs",
+            list_service_configs,
+            tag=TAG,
+            summary="List an identity's service config overrides",
+        ),
+        Operation(
+            "associateIdentitysServiceConfigs",
+            "POST",
+            "/identities/{id}/service-configs",
+            associate_service_configs,
+            apis=(MANAGEMENT,),
+            body=PAIRS,
+            reply="empty",
+            tag=TAG,
+            summary="Override configs of services for an identity",
+        ),
+        Operation(
+            "disassociateIdentitysServiceConfigs",
+            "DELETE",
+            "/identities/{id}/service-configs",
+            disassociate_service_configs,
+            apis=(MANAGEMENT,),
+            body=PAIRS,
+            reply="empty",
+            tag=TAG,
+            summary="Remove service config overrides of an identity",
+        ),
         attribute_operation("listIdentityRoleAttributes", "/identity-role-attributes", IDENTITIES, "Identity"),
     ]

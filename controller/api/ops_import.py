@@ -3,8 +3,12 @@
 Not an OpenZiti operation: ``POST /edge/management/v1/imports``, admin only.
 The body is an ordered list of create operations::
 
-    {"items": [{"op": "createIdentity", "ref": "identities/alice", "body": {...}},
-               {"op": "createServicePolicy", "body": {"identityRoles": [{"$ref": "identities/alice", "prefix": "@"}]}}]}
+    {
+        "items": [
+            {"op": "createIdentity", "ref": "identities/alice", "body": {...}},
+            {"op": "createServicePolicy", "body": {"identityRoles": [{"$ref": "identities/alice", "prefix": "@"}]}},
+        ]
+    }
 
 Each item is checked and run by exactly the code of its own operation (its body
 schema, its handler, its manager), all inside one store transaction: the first
@@ -14,6 +18,7 @@ body stands for the id created by the earlier item whose ``ref`` is ``r`` (with
 ``prefix`` prepended, e.g. ``@`` in role lists); real ids are plain strings.
 The reply maps each ``ref`` to the id created for it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,8 +30,10 @@ from controller.api.validation import validate
 from controller.model import schema as s
 
 MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 entities
-ITEM = s.obj({"op": s.string(min_length=1), "ref": s.string(min_length=1, nullable=True),
-              "body": {"type": "object"}}, required=("op", "body"))
+ITEM = s.obj(
+    {"op": s.string(min_length=1), "ref": s.string(min_length=1, nullable=True), "body": {"type": "object"}},
+    required=("op", "body"),
+)
 IMPORT = s.obj({"items": {"type": "array", "items": ITEM}}, required=("items",))
 
 
@@ -83,6 +90,16 @@ def _located(ex: errors.ControllerError, index: int) -> errors.ControllerError:
 
 
 def operations() -> list[Operation]:
-    return [Operation("importEntities", "POST", "/imports", import_entities, apis=(MANAGEMENT,), body=IMPORT,
-                      tag="Import", summary="Create many entities at once, all or nothing (extension)",
-                      max_body=MAX_IMPORT_BODY)]
+    return [
+        Operation(
+            "importEntities",
+            "POST",
+            "/imports",
+            import_entities,
+            apis=(MANAGEMENT,),
+            body=IMPORT,
+            tag="Import",
+            summary="Create many entities at once, all or nothing (extension)",
+            max_body=MAX_IMPORT_BODY,
+        )
+    ]

@@ -1,4 +1,5 @@
 """External JWT signers: management CRUD and the unauthenticated client listing."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Listing
@@ -13,9 +14,25 @@ def list_client_external_jwt_signers(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(ExternalJwtSignerManager, "external_jwt_signers", "ExternalJwtSigner", "ExternalJwtSigners",
-               tag="External JWT Signer")
-    ops.append(Operation("listExternalJwtSigners", "GET", "/external-jwt-signers", list_client_external_jwt_signers,
-                         apis=(CLIENT,), auth=PUBLIC, reply="list", tag="External JWT Signer", query=LIST_QUERY,
-                         summary="List the external JWT signers a client may authenticate with"))
+    ops = crud(
+        ExternalJwtSignerManager,
+        "external_jwt_signers",
+        "ExternalJwtSigner",
+        "ExternalJwtSigners",
+        tag="External JWT Signer",
+    )
+    ops.append(
+        Operation(
+            "listExternalJwtSigners",
+            "GET",
+            "/external-jwt-signers",
+            list_client_external_jwt_signers,
+            apis=(CLIENT,),
+            auth=PUBLIC,
+            reply="list",
+            tag="External JWT Signer",
+            query=LIST_QUERY,
+            summary="List the external JWT signers a client may authenticate with",
+        )
+    )
     return ops

@@ -3,6 +3,7 @@
 Operations with ``auth=PARTIAL`` are the ones a partially authenticated
 session may reach (``tests/mfa_ziti_test.go`` of the real controller).
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -51,15 +52,19 @@ def create_mfa_recovery_codes(call: Call) -> None:
 
 def authenticate_mfa(call: Call) -> None:
     if call.resolved.is_oidc:
-        raise errors.BadRequest(errors.INVALID_BACKING_TOKEN_TYPE, "an OIDC session answers TOTP at /oidc/login/totp "
-                                "during login; this operation is for zt-session sessions")
+        raise errors.BadRequest(
+            errors.INVALID_BACKING_TOKEN_TYPE,
+            "an OIDC session answers TOTP at /oidc/login/totp during login; this operation is for zt-session sessions",
+        )
     call.ctl.mfas.authenticate(call.session, call.body["code"])
 
 
 def create_totp_token(call: Call) -> dict:
     # NOTE: TOTP tokens back OIDC sessions only; every session here is a zt-session one.
-    raise errors.BadRequest(errors.INVALID_BACKING_TOKEN_TYPE, "TOTP tokens can only be created for OIDC sessions, "
-                            "the current session uses the zt-session token type")
+    raise errors.BadRequest(
+        errors.INVALID_BACKING_TOKEN_TYPE,
+        "TOTP tokens can only be created for OIDC sessions, the current session uses the zt-session token type",
+    )
 
 
 def remove_identity_mfa(call: Call) -> None:
@@ -69,29 +74,117 @@ def remove_identity_mfa(call: Call) -> None:
 def operations() -> list[Operation]:
     tag = "MFA"
     return [
-        Operation("authenticateMfa", "POST", "/authenticate/mfa", authenticate_mfa, apis=BOTH, auth=PARTIAL,
-                  body=mfa_model.CODE, reply="empty", tag="Authentication",
-                  summary="Complete MFA authentication with a TOTP or recovery code"),
-        Operation("detailMfa", "GET", "/current-identity/mfa", detail_mfa, apis=BOTH, auth=PARTIAL, tag=tag,
-                  summary="Return the MFA enrollment of the current identity"),
+        Operation(
+            "authenticateMfa",
+            "POST",
+            "/authenticate/mfa",
+            authenticate_mfa,
+            apis=BOTH,
+            auth=PARTIAL,
+            body=mfa_model.CODE,
+            reply="empty",
+            tag="Authentication",
+            summary="Complete MFA authentication with a TOTP or recovery code",
+        ),
+        Operation(
+            "detailMfa",
+            "GET",
+            "/current-identity/mfa",
+            detail_mfa,
+            apis=BOTH,
+            auth=PARTIAL,
+            tag=tag,
+            summary="Return the MFA enrollment of the current identity",
+        ),
         # NOTE: enrollMfa takes no body: whatever a client sends (often an empty JSON body) is ignored.
-        Operation("enrollMfa", "POST", "/current-identity/mfa", enroll_mfa, apis=BOTH, auth=PARTIAL, status=201,
-                  tag=tag, summary="Start TOTP MFA enrollment for the current identity"),
-        Operation("deleteMfa", "DELETE", "/current-identity/mfa", delete_mfa, apis=BOTH, auth=SESSION, reply="empty",
-                  tag=tag, summary="Disable MFA for the current identity (mfa-validation-code header)"),
-        Operation("detailMfaQrCode", "GET", "/current-identity/mfa/qr-code", detail_mfa_qr_code, apis=BOTH,
-                  auth=PARTIAL, reply="raw", tag=tag, summary="Return the provisioning URL as a QR code PNG"),
-        Operation("verifyMfa", "POST", "/current-identity/mfa/verify", verify_mfa, apis=BOTH, auth=PARTIAL,
-                  body=mfa_model.CODE, reply="empty", tag=tag, summary="Verify an MFA enrollment with a TOTP code"),
-        Operation("detailMfaRecoveryCodes", "GET", "/current-identity/mfa/recovery-codes", detail_mfa_recovery_codes,
-                  apis=BOTH, auth=SESSION, body=mfa_model.OPTIONAL_CODE, body_optional=True, tag=tag,
-                  summary="Return the MFA recovery codes (TOTP code in the body or header)"),
-        Operation("createMfaRecoveryCodes", "POST", "/current-identity/mfa/recovery-codes", create_mfa_recovery_codes,
-                  apis=BOTH, auth=SESSION, body=mfa_model.CODE, reply="empty", tag=tag,
-                  summary="Replace every MFA recovery code"),
-        Operation("createTotpToken", "POST", "/current-api-session/totp-token", create_totp_token, apis=BOTH,
-                  auth=SESSION, body=mfa_model.CODE, tag="Current API Session",
-                  summary="Create a TOTP token proving a recent TOTP check (OIDC sessions only)"),
-        Operation("removeIdentityMfa", "DELETE", "/identities/{id}/mfa", remove_identity_mfa, apis=(MANAGEMENT,),
-                  reply="empty", tag="Identity", summary="Remove the MFA enrollment of an identity"),
+        Operation(
+            "enrollMfa",
+            "POST",
+            "/current-identity/mfa",
+            enroll_mfa,
+            apis=BOTH,
+            auth=PARTIAL,
+            status=201,
+            tag=tag,
+            summary="Start TOTP MFA enrollment for the current identity",
+        ),
+        Operation(
+            "deleteMfa",
+            "DELETE",
+            "/current-identity/mfa",
+            delete_mfa,
+            apis=BOTH,
+            auth=SESSION,
+            reply="empty",
+            tag=tag,
+            summary="Disable MFA for the current identity (mfa-validation-code header)",
+        ),
+        Operation(
+            "detailMfaQrCode",
+            "GET",
+            "/current-identity/mfa/qr-code",
+            detail_mfa_qr_code,
+            apis=BOTH,
+            auth=PARTIAL,
+            reply="raw",
+            tag=tag,
+            summary="Return the provisioning URL as a QR code PNG",
+        ),
+        Operation(
+            "verifyMfa",
+            "POST",
+            "/current-identity/mfa/verify",
+            verify_mfa,
+            apis=BOTH,
+            auth=PARTIAL,
+            body=mfa_model.CODE,
+            reply="empty",
+            tag=tag,
+            summary="Verify an MFA enrollment with a TOTP code",
+        ),
+        Operation(
+            "detailMfaRecoveryCodes",
+            "GET",
+            "/current-identity/mfa/recovery-codes",
+            detail_mfa_recovery_codes,
+            apis=BOTH,
+            auth=SESSION,
+            body=mfa_model.OPTIONAL_CODE,
+            body_optional=True,
+            tag=tag,
+            summary="Return the MFA recovery codes (TOTP code in the body or header)",
+        ),
+        Operation(
+            "createMfaRecoveryCodes",
+            "POST",
+            "/current-identity/mfa/recovery-codes",
+            create_mfa_recovery_codes,
+            apis=BOTH,
+            auth=SESSION,
+            body=mfa_model.CODE,
+            reply="empty",
+            tag=tag,
+            summary="Replace every MFA recovery code",
+        ),
+        Operation(
+            "createTotpToken",
+            "POST",
+            "/current-api-session/totp-token",
+            create_totp_token,
+            apis=BOTH,
+            auth=SESSION,
+            body=mfa_model.CODE,
+            tag="Current API Session",
+            summary="Create a TOTP token proving a recent TOTP check (OIDC sessions only)",
+        ),
+        Operation(
+            "removeIdentityMfa",
+            "DELETE",
+            "/identities/{id}/mfa",
+            remove_identity_mfa,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            tag="Identity",
+            summary="Remove the MFA enrollment of an identity",
+        ),
     ]

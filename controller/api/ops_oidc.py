@@ -5,6 +5,7 @@ the token and authorize endpoints answer OAuth errors ``{"error",
 "error_description"}``. Nothing here decides anything: ``controller.oidc``
 does.
 """
+
 from __future__ import annotations
 
 import base64
@@ -25,10 +26,23 @@ from controller.oidc.flow import LOGIN_METHODS, MAX_ID, LoginOutcome, OAuthError
 log = logging.getLogger("controller.oidc")
 
 FORM = "application/x-www-form-urlencoded"
-SDK_FIELDS = {"sdkType": "type", "sdkVersion": "version", "sdkRevision": "revision", "sdkBranch": "branch",
-              "sdkAppId": "appId", "sdkAppID": "appId", "sdkAppVersion": "appVersion"}
-ENV_FIELDS = {"envArch": "arch", "envOs": "os", "envOsRelease": "osRelease", "envOsVersion": "osVersion",
-              "envHostname": "hostname", "envDomain": "domain"}
+SDK_FIELDS = {
+    "sdkType": "type",
+    "sdkVersion": "version",
+    "sdkRevision": "revision",
+    "sdkBranch": "branch",
+    "sdkAppId": "appId",
+    "sdkAppID": "appId",
+    "sdkAppVersion": "appVersion",
+}
+ENV_FIELDS = {
+    "envArch": "arch",
+    "envOs": "os",
+    "envOsRelease": "osRelease",
+    "envOsVersion": "osVersion",
+    "envHostname": "hostname",
+    "envDomain": "domain",
+}
 
 
 def issuer_of(req) -> str:
@@ -95,7 +109,7 @@ def basic_client(req) -> str | None:
     if not header.startswith("Basic "):
         return None
     try:
-        decoded = base64.b64decode(header[len("Basic "):], validate=True).decode("utf-8")
+        decoded = base64.b64decode(header[len("Basic ") :], validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
     return unquote(decoded.partition(":")[0]) or None
@@ -114,6 +128,7 @@ def redirect(resp, location: str) -> None:
 
 def guarded(handler):
     """Find the controller on the request; render domain errors as the OIDC endpoints do."""
+
     def respond(self, req, resp, **params):
         ctl = req.context.ctl
         if ctl.oidc is None:
@@ -145,19 +160,41 @@ class Discovery(Endpoint):
 
 
 def discovery(issuer: str, alg: str) -> dict:
-    login = {name: f"{issuer}/login/{path}" for name, path in (
-        ("password", "password"), ("cert", "cert"), ("ext_jwt", "ext-jwt"), ("totp", "totp"),
-        ("totp_enroll", "totp/enroll"), ("totp_enroll_verify", "totp/enroll/verify"), ("auth_queries", "auth-queries"))}
+    login = {
+        name: f"{issuer}/login/{path}"
+        for name, path in (
+            ("password", "password"),
+            ("cert", "cert"),
+            ("ext_jwt", "ext-jwt"),
+            ("totp", "totp"),
+            ("totp_enroll", "totp/enroll"),
+            ("totp_enroll_verify", "totp/enroll/verify"),
+            ("auth_queries", "auth-queries"),
+        )
+    }
     return {
-        "issuer": issuer, "authorization_endpoint": f"{issuer}/authorize", "token_endpoint": f"{issuer}/oauth/token",
-        "introspection_endpoint": f"{issuer}/oauth/introspect", "userinfo_endpoint": f"{issuer}/userinfo",
-        "revocation_endpoint": f"{issuer}/revoke", "end_session_endpoint": f"{issuer}/end_session",
-        "jwks_uri": f"{issuer}/keys", "scopes_supported": ["openid", "offline_access"],
-        "response_types_supported": ["code"], "grant_types_supported": [
-            "authorization_code", "refresh_token", "urn:ietf:params:oauth:grant-type:token-exchange"],
-        "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": [alg],
-        "token_endpoint_auth_methods_supported": ["none"], "code_challenge_methods_supported": ["S256"],
-        "ui_locales_supported": ["en"], "request_parameter_supported": False, "openziti_endpoints": login,
+        "issuer": issuer,
+        "authorization_endpoint": f"{issuer}/authorize",
+        "token_endpoint": f"{issuer}/oauth/token",
+        "introspection_endpoint": f"{issuer}/oauth/introspect",
+        "userinfo_endpoint": f"{issuer}/userinfo",
+        "revocation_endpoint": f"{issuer}/revoke",
+        "end_session_endpoint": f"{issuer}/end_session",
+        "jwks_uri": f"{issuer}/keys",
+        "scopes_supported": ["openid", "offline_access"],
+        "response_types_supported": ["code"],
+        "grant_types_supported": [
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:token-exchange",
+        ],
+        "subject_types_supported": ["public"],
+        "id_token_signing_alg_values_supported": [alg],
+        "token_endpoint_auth_methods_supported": ["none"],
+        "code_challenge_methods_supported": ["S256"],
+        "ui_locales_supported": ["en"],
+        "request_parameter_supported": False,
+        "openziti_endpoints": login,
     }
 
 
@@ -180,8 +217,11 @@ class Authorize(Endpoint):
 
     def _start(self, ctl, req, resp, params: dict) -> None:
         _, location = ctl.oidc.flow.authorize(
-            params, issuer=issuer_of(req), peer_certs=req.env.get("controller.peer_certs") or [],
-            remote_address=req.remote_addr or "")
+            params,
+            issuer=issuer_of(req),
+            peer_certs=req.env.get("controller.peer_certs") or [],
+            remote_address=req.remote_addr or "",
+        )
         redirect(resp, location)
 
 
@@ -203,8 +243,10 @@ class Login(Endpoint):
         resp.set_header("auth-request-id", request.id)
         if self.method in ("password", "username"):
             resp.content_type = "text/html"
-            resp.text = ("<html><body><form method='post'><input name='username'><input name='password' "
-                         f"type='password'><input type='hidden' name='id' value='{request.id}'></form></body></html>")
+            resp.text = (
+                "<html><body><form method='post'><input name='username'><input name='password' "
+                f"type='password'><input type='hidden' name='id' value='{request.id}'></form></body></html>"
+            )
         else:
             resp.content_type = "text/plain"
             resp.text = "please POST to this URL"
@@ -212,9 +254,13 @@ class Login(Endpoint):
     @guarded
     def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        auth = AuthRequest.of(LOGIN_METHODS[self.method], body, peer_certs=req.env.get("controller.peer_certs") or [],
-                              bearer_tokens=bearer_tokens(req.get_header("Authorization")),
-                              remote_address=req.remote_addr or "")
+        auth = AuthRequest.of(
+            LOGIN_METHODS[self.method],
+            body,
+            peer_certs=req.env.get("controller.peer_certs") or [],
+            bearer_tokens=bearer_tokens(req.get_header("Authorization")),
+            remote_address=req.remote_addr or "",
+        )
         reply_outcome(ctl, resp, ctl.oidc.flow.login(request_id_of(req, body), auth))
 
 
@@ -267,8 +313,12 @@ class Token(Endpoint):
         media = (req.content_type or "").split(";")[0].strip().lower()
         if media not in (FORM, ""):
             raise OAuthError("invalid_request", "the token request must be form encoded")
-        reply = ctl.oidc.grants.token(read_form(req), basic_client=basic_client(req), issuer=issuer_of(req),
-                                           peer_certs=req.env.get("controller.peer_certs") or [])
+        reply = ctl.oidc.grants.token(
+            read_form(req),
+            basic_client=basic_client(req),
+            issuer=issuer_of(req),
+            peer_certs=req.env.get("controller.peer_certs") or [],
+        )
         resp.set_header("Cache-Control", "no-store")
         write(resp, reply)
 

@@ -1,4 +1,5 @@
 """Database operations (snapshot, data integrity) and identity tracing."""
+
 from __future__ import annotations
 
 from controller.api.call import Call
@@ -6,12 +7,14 @@ from controller.api.dispatch import write_json
 from controller.api.operations import MANAGEMENT, Operation
 from controller.model import schema as s
 
-TRACE_SPEC = s.obj({
-    "channels": {"type": ["array", "null"], "items": {"type": "string"}},
-    "duration": s.string(nullable=True),
-    "enabled": {"type": ["boolean", "null"]},
-    "traceId": s.string(nullable=True),
-})
+TRACE_SPEC = s.obj(
+    {
+        "channels": {"type": ["array", "null"], "items": {"type": "string"}},
+        "duration": s.string(nullable=True),
+        "enabled": {"type": ["boolean", "null"]},
+        "traceId": s.string(nullable=True),
+    }
+)
 
 
 def create_database_snapshot(call: Call) -> None:
@@ -40,16 +43,56 @@ def update_identity_tracing(call: Call) -> dict:
 def operations() -> list[Operation]:
     tag = "Database"
     return [
-        Operation("createDatabaseSnapshot", "POST", "/database/snapshot", create_database_snapshot, apis=(MANAGEMENT,),
-                  reply="empty", tag=tag, summary="Write a consistent copy of the database (once a minute at most)"),
-        Operation("checkDataIntegrity", "POST", "/database/check-data-integrity", check_data_integrity,
-                  apis=(MANAGEMENT,), reply="empty", status=202, tag=tag,
-                  summary="Start a background data integrity check"),
-        Operation("dataIntegrityResults", "GET", "/database/data-integrity-results", data_integrity_results,
-                  apis=(MANAGEMENT,), reply="raw", tag=tag, summary="Return the state of the last integrity run"),
-        Operation("fixDataIntegrity", "POST", "/database/fix-data-integrity", fix_data_integrity, apis=(MANAGEMENT,),
-                  reply="empty", status=202, tag=tag,
-                  summary="Snapshot, then check and fix data integrity in the background"),
-        Operation("updateIdentityTracing", "PUT", "/identities/{id}/trace", update_identity_tracing,
-                  apis=(MANAGEMENT,), body=TRACE_SPEC, tag="Identity", summary="Enable or disable tracing of an identity"),
+        Operation(
+            "createDatabaseSnapshot",
+            "POST",
+            "/database/snapshot",
+            create_database_snapshot,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            tag=tag,
+            summary="Write a consistent copy of the database (once a minute at most)",
+        ),
+        Operation(
+            "checkDataIntegrity",
+            "POST",
+            "/database/check-data-integrity",
+            check_data_integrity,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            status=202,
+            tag=tag,
+            summary="Start a background data integrity check",
+        ),
+        Operation(
+            "dataIntegrityResults",
+            "GET",
+            "/database/data-integrity-results",
+            data_integrity_results,
+            apis=(MANAGEMENT,),
+            reply="raw",
+            tag=tag,
+            summary="Return the state of the last integrity run",
+        ),
+        Operation(
+            "fixDataIntegrity",
+            "POST",
+            "/database/fix-data-integrity",
+            fix_data_integrity,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            status=202,
+            tag=tag,
+            summary="Snapshot, then check and fix data integrity in the background",
+        ),
+        Operation(
+            "updateIdentityTracing",
+            "PUT",
+            "/identities/{id}/trace",
+            update_identity_tracing,
+            apis=(MANAGEMENT,),
+            body=TRACE_SPEC,
+            tag="Identity",
+            summary="Enable or disable tracing of an identity",
+        ),
     ]

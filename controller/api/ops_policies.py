@@ -1,4 +1,5 @@
 """Service policies, edge router policies, service edge router policies and what they match."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Listing
@@ -9,24 +10,35 @@ from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouter
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
 
 #: engine kind -> attribute of the manager that lists those entities
-MEMBER_MANAGERS = {IDENTITIES: "identities", SERVICES: "services", EDGE_ROUTERS: "edge_routers",
-                   POSTURE_CHECKS: "posture_checks"}
+MEMBER_MANAGERS = {
+    IDENTITIES: "identities",
+    SERVICES: "services",
+    EDGE_ROUTERS: "edge_routers",
+    POSTURE_CHECKS: "posture_checks",
+}
 
 
 def members(policy_attr: str, kind: str):
     """Entities one role list of a policy matches, from the engine."""
+
     def handler(call: Call) -> Listing:
         ctl = call.ctl
         policies = getattr(ctl, policy_attr)
         policy = policies.get(call.param())
         target = getattr(ctl, MEMBER_MANAGERS[kind])
         return target.listing(call.list_args(), candidates=records_of(target, policies.members(policy["id"], kind)))
+
     return handler
 
 
 def _listing(op_id: str, collection: str, sub: str, policy_attr: str, kind: str, tag: str) -> Operation:
-    return related(op_id, f"/{collection}/{{id}}/{sub}", members(policy_attr, kind), tag=tag,
-                   summary=f"List the {sub.replace('-', ' ')} a policy matches")
+    return related(
+        op_id,
+        f"/{collection}/{{id}}/{sub}",
+        members(policy_attr, kind),
+        tag=tag,
+        summary=f"List the {sub.replace('-', ' ')} a policy matches",
+    )
 
 
 def operations() -> list[Operation]:
@@ -34,20 +46,58 @@ def operations() -> list[Operation]:
     ops = crud(ServicePolicyManager, "service_policies", "ServicePolicy", "ServicePolicies", tag=sp)
     ops += [
         _listing("listServicePolicyIdentities", "service-policies", "identities", "service_policies", IDENTITIES, sp),
-        _listing("listServicePolicyPostureChecks", "service-policies", "posture-checks", "service_policies", POSTURE_CHECKS, sp),
+        _listing(
+            "listServicePolicyPostureChecks",
+            "service-policies",
+            "posture-checks",
+            "service_policies",
+            POSTURE_CHECKS,
+            sp,
+        ),
         _listing("listServicePolicyServices", "service-policies", "services", "service_policies", SERVICES, sp),
     ]
     ops += crud(EdgeRouterPolicyManager, "edge_router_policies", "EdgeRouterPolicy", "EdgeRouterPolicies", tag=erp)
     ops += [
-        _listing("listEdgeRouterPolicyEdgeRouters", "edge-router-policies", "edge-routers", "edge_router_policies", EDGE_ROUTERS, erp),
-        _listing("listEdgeRouterPolicyIdentities", "edge-router-policies", "identities", "edge_router_policies", IDENTITIES, erp),
+        _listing(
+            "listEdgeRouterPolicyEdgeRouters",
+            "edge-router-policies",
+            "edge-routers",
+            "edge_router_policies",
+            EDGE_ROUTERS,
+            erp,
+        ),
+        _listing(
+            "listEdgeRouterPolicyIdentities",
+            "edge-router-policies",
+            "identities",
+            "edge_router_policies",
+            IDENTITIES,
+            erp,
+        ),
     ]
-    ops += crud(ServiceEdgeRouterPolicyManager, "service_edge_router_policies", "ServiceEdgeRouterPolicy",
-                "ServiceEdgeRouterPolicies", tag=serp)
+    ops += crud(
+        ServiceEdgeRouterPolicyManager,
+        "service_edge_router_policies",
+        "ServiceEdgeRouterPolicy",
+        "ServiceEdgeRouterPolicies",
+        tag=serp,
+    )
     ops += [
-        _listing("listServiceEdgeRouterPolicyEdgeRouters", "service-edge-router-policies", "edge-routers",
-                 "service_edge_router_policies", EDGE_ROUTERS, serp),
-        _listing("listServiceEdgeRouterPolicyServices", "service-edge-router-policies", "services",
-                 "service_edge_router_policies", SERVICES, serp),
+        _listing(
+            "listServiceEdgeRouterPolicyEdgeRouters",
+            "service-edge-router-policies",
+            "edge-routers",
+            "service_edge_router_policies",
+            EDGE_ROUTERS,
+            serp,
+        ),
+        _listing(
+            "listServiceEdgeRouterPolicyServices",
+            "service-edge-router-policies",
+            "services",
+            "service_edge_router_policies",
+            SERVICES,
+            serp,
+        ),
     ]
     return ops

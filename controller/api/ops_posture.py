@@ -1,4 +1,5 @@
 """Posture checks and their types (management), posture responses (client), posture data and failures."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -46,21 +47,68 @@ def identity_failed_requests(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(PostureCheckManager, "posture_checks", "PostureCheck", "PostureChecks", tag=TAG,
-               handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks")})
+    ops = crud(
+        PostureCheckManager,
+        "posture_checks",
+        "PostureCheck",
+        "PostureChecks",
+        tag=TAG,
+        handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks")},
+    )
     ops[0] = replace(ops[0], query=ROLE_QUERY)
-    ops += crud(PostureCheckTypeManager, "posture_check_types", "PostureCheckType", "PostureCheckTypes",
-                kinds=("list", "detail"), tag=TAG)
+    ops += crud(
+        PostureCheckTypeManager,
+        "posture_check_types",
+        "PostureCheckType",
+        "PostureCheckTypes",
+        kinds=("list", "detail"),
+        tag=TAG,
+    )
     ops += [
-        attribute_operation("listPostureCheckRoleAttributes", "/posture-check-role-attributes", POSTURE_CHECKS, "Posture Check"),
-        Operation("createPostureResponse", "POST", "/posture-response", posture_response, apis=(CLIENT,), auth=SESSION,
-                  body=RESPONSE, status=201, tag="Posture", summary="Submit one posture response"),
-        Operation("createPostureResponseBulk", "POST", "/posture-response-bulk", posture_response_bulk, apis=(CLIENT,),
-                  auth=SESSION, body=BULK, tag="Posture", summary="Submit several posture responses"),
-        Operation("getIdentityPostureData", "GET", "/identities/{id}/posture-data", identity_posture_data,
-                  apis=(MANAGEMENT,), tag="Identity", summary="The posture data an identity reported"),
-        Operation("getIdentityFailedServiceRequests", "GET", "/identities/{id}/failed-service-requests",
-                  identity_failed_requests, apis=(MANAGEMENT,), reply="list", tag="Identity",
-                  summary="The latest session requests refused for posture"),
+        attribute_operation(
+            "listPostureCheckRoleAttributes", "/posture-check-role-attributes", POSTURE_CHECKS, "Posture Check"
+        ),
+        Operation(
+            "createPostureResponse",
+            "POST",
+            "/posture-response",
+            posture_response,
+            apis=(CLIENT,),
+            auth=SESSION,
+            body=RESPONSE,
+            status=201,
+            tag="Posture",
+            summary="Submit one posture response",
+        ),
+        Operation(
+            "createPostureResponseBulk",
+            "POST",
+            "/posture-response-bulk",
+            posture_response_bulk,
+            apis=(CLIENT,),
+            auth=SESSION,
+            body=BULK,
+            tag="Posture",
+            summary="Submit several posture responses",
+        ),
+        Operation(
+            "getIdentityPostureData",
+            "GET",
+            "/identities/{id}/posture-data",
+            identity_posture_data,
+            apis=(MANAGEMENT,),
+            tag="Identity",
+            summary="The posture data an identity reported",
+        ),
+        Operation(
+            "getIdentityFailedServiceRequests",
+            "GET",
+            "/identities/{id}/failed-service-requests",
+            identity_failed_requests,
+            apis=(MANAGEMENT,),
+            reply="list",
+            tag="Identity",
+            summary="The latest session requests refused for posture",
+        ),
     ]
     return ops

@@ -1,4 +1,5 @@
 """Revocations (management, admin)."""
+
 from __future__ import annotations
 
 from controller.api.crud import crud

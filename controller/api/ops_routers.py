@@ -1,4 +1,5 @@
 """Routers, edge routers and transit routers, and the listings around edge routers."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,6 +21,7 @@ def router_policies_of(manager_attr: str, pkind: str):
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(EDGE_ROUTERS, router["id"], pkind)
         return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+
     return handler
 
 
@@ -55,27 +57,69 @@ def current_identity_edge_routers(call: Call) -> Listing:
 def operations() -> list[Operation]:
     ops = crud(RouterManager, "routers", "Router", "Routers", tag="Router")
     ops += crud(TransitRouterManager, "transit_routers", "TransitRouter", "TransitRouters", tag="Router")
-    edge = crud(EdgeRouterManager, "edge_routers", "EdgeRouter", "EdgeRouters", tag=TAG,
-                handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers")})
+    edge = crud(
+        EdgeRouterManager,
+        "edge_routers",
+        "EdgeRouter",
+        "EdgeRouters",
+        tag=TAG,
+        handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers")},
+    )
     edge[0] = replace(edge[0], query=ROLE_QUERY)
     ops += edge
     ops += [
-        related("listEdgeRouterEdgeRouterPolicies", "/edge-routers/{id}/edge-router-policies",
-                router_policies_of("edge_router_policies", EDGE_ROUTER_POLICIES), tag=TAG,
-                summary="List the edge router policies matching an edge router"),
-        related("listEdgeRouterIdentities", "/edge-routers/{id}/identities", router_identities, tag=TAG,
-                summary="List the identities that may use an edge router"),
-        related("listEdgeRouterServiceEdgeRouterPolicies", "/edge-routers/{id}/service-edge-router-policies",
-                router_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES), tag=TAG,
-                summary="List the service edge router policies matching an edge router"),
-        related("listEdgeRouterServices", "/edge-routers/{id}/services", router_services, tag=TAG,
-                summary="List the services an edge router serves"),
-        Operation("reEnrollEdgeRouter", "POST", "/edge-routers/{id}/re-enroll", re_enroll, apis=(MANAGEMENT,),
-                  reply="empty", tag=TAG, summary="Replace an edge router's enrollment; it must enroll again"),
-        attribute_operation("listEdgeRouterRoleAttributes", "/edge-router-role-attributes", EDGE_ROUTERS, "Edge Router"),
-        Operation("getCurrentIdentityEdgeRouters", "GET", "/current-identity/edge-routers", current_identity_edge_routers,
-                  apis=(CLIENT,), auth=SESSION, reply="list", tag="Current Identity",
-                  query={"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}},
-                  summary="List the edge routers the current identity may use"),
+        related(
+            "listEdgeRouterEdgeRouterPolicies",
+            "/edge-routers/{id}/edge-router-policies",
+            router_policies_of("edge_router_policies", EDGE_ROUTER_POLICIES),
+            tag=TAG,
+            summary="List the edge router policies matching an edge router",
+        ),
+        related(
+            "listEdgeRouterIdentities",
+            "/edge-routers/{id}/identities",
+            router_identities,
+            tag=TAG,
+            summary="List the identities that may use an edge router",
+        ),
+        related(
+            "listEdgeRouterServiceEdgeRouterPolicies",
+            "/edge-routers/{id}/service-edge-router-policies",
+            router_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES),
+            tag=TAG,
+            summary="List the service edge router policies matching an edge router",
+        ),
+        related(
+            "listEdgeRouterServices",
+            "/edge-routers/{id}/services",
+            router_services,
+            tag=TAG,
+            summary="List the services an edge router serves",
+        ),
+        Operation(
+            "reEnrollEdgeRouter",
+            "POST",
+            "/edge-routers/{id}/re-enroll",
+            re_enroll,
+            apis=(MANAGEMENT,),
+            reply="empty",
+            tag=TAG,
+            summary="Replace an edge router's enrollment; it must enroll again",
+        ),
+        attribute_operation(
+            "listEdgeRouterRoleAttributes", "/edge-router-role-attributes", EDGE_ROUTERS, "Edge Router"
+        ),
+        Operation(
+            "getCurrentIdentityEdgeRouters",
+            "GET",
+            "/current-identity/edge-routers",
+            current_identity_edge_routers,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="list",
+            tag="Current Identity",
+            query={"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}},
+            summary="List the edge routers the current identity may use",
+        ),
     ]
     return ops

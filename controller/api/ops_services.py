@@ -1,4 +1,5 @@
 """Services on both APIs: management CRUD and listings, the client's view of its services."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -41,12 +42,19 @@ def list_services(call: Call) -> Listing:
         visible = access.visible_ids(viewer["id"])
         if candidates is None:
             types = access.config_types(call.query_list("configTypes"), call.session)
-            return id_listing(ctl.services, visible, call.list_args(),
-                              view=lambda r: access.view(r, viewer["id"], None, types, invalid=True))
+            return id_listing(
+                ctl.services,
+                visible,
+                call.list_args(),
+                view=lambda r: access.view(r, viewer["id"], None, types, invalid=True),
+            )
         candidates = [r for r in candidates if r["id"] in visible]
     types = access.config_types(call.query_list("configTypes"), call.session)
-    return ctl.services.listing(call.list_args(), candidates=candidates,
-                                view=lambda r: access.view(r, viewer["id"], session, types, invalid=True))
+    return ctl.services.listing(
+        call.list_args(),
+        candidates=candidates,
+        view=lambda r: access.view(r, viewer["id"], session, types, invalid=True),
+    )
 
 
 def detail_service(call: Call) -> dict:
@@ -77,6 +85,7 @@ def service_policies_of(manager_attr: str, pkind: str):
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(SERVICES, service["id"], pkind)
         return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+
     return handler
 
 
@@ -139,36 +148,109 @@ def client_service_terminators(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(ServiceManager, "services", "Service", "Services", kinds=("list", "create", "detail"), tag=TAG,
-               handlers={"list": list_services, "detail": detail_service})
+    ops = crud(
+        ServiceManager,
+        "services",
+        "Service",
+        "Services",
+        kinds=("list", "create", "detail"),
+        tag=TAG,
+        handlers={"list": list_services, "detail": detail_service},
+    )
     ops[0] = replace(ops[0], query=MGMT_LIST_QUERY)
-    ops += crud(ServiceManager, "services", "Service", "Services", kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG)
+    ops += crud(
+        ServiceManager, "services", "Service", "Services", kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG
+    )
     ops += crud(TerminatorManager, "terminators", "Terminator", "Terminators", tag="Terminator")
     ops.append(attribute_operation("listServiceRoleAttributes", "/service-role-attributes", SERVICES, "Service"))
     ops += [
-        related("listServiceConfig", "/services/{id}/configs", service_configs, tag=TAG, summary="List the configs of a service"),
-        related("listServiceEdgeRouters", "/services/{id}/edge-routers", service_edge_routers, tag=TAG,
-                summary="List the edge routers serving a service (service edge router policies)"),
-        related("listServiceIdentities", "/services/{id}/identities", service_identities, tag=TAG,
-                summary="List the identities that may dial or bind a service",
-                query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}}),
-        related("listServiceServiceEdgeRouterPolicies", "/services/{id}/service-edge-router-policies",
-                service_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES), tag=TAG,
-                summary="List the service edge router policies matching a service"),
-        related("listServiceServicePolicies", "/services/{id}/service-policies",
-                service_policies_of("service_policies", SERVICE_POLICIES), tag=TAG,
-                summary="List the service policies matching a service"),
-        related("listServiceTerminators", "/services/{id}/terminators", service_terminators, tag=TAG,
-                summary="List the terminators of a service"),
-        Operation("listServices", "GET", "/services", client_list_services, apis=(CLIENT,), auth=SESSION, reply="list",
-                  tag=TAG, summary="List the services the current identity may dial or bind", query=CLIENT_LIST_QUERY),
-        Operation("detailService", "GET", "/services/{id}", client_detail_service, apis=(CLIENT,), auth=SESSION, tag=TAG,
-                  summary="Retrieve a service the current identity may dial or bind"),
-        Operation("listServiceEdgeRouters", "GET", "/services/{id}/edge-routers", client_service_edge_routers,
-                  apis=(CLIENT,), auth=SESSION, tag=TAG, query=LIST_QUERY,
-                  summary="List the edge routers the current identity may use for a service"),
-        Operation("listServiceTerminators", "GET", "/services/{id}/terminators", client_service_terminators,
-                  apis=(CLIENT,), auth=SESSION, reply="list", tag=TAG, query=LIST_QUERY,
-                  summary="List the terminators of a service the current identity may use"),
+        related(
+            "listServiceConfig",
+            "/services/{id}/configs",
+            service_configs,
+            tag=TAG,
+            summary="List the configs of a service",
+        ),
+        related(
+            "listServiceEdgeRouters",
+            "/services/{id}/edge-routers",
+            service_edge_routers,
+            tag=TAG,
+            summary="List the edge routers serving a service (service edge router policies)",
+        ),
+        related(
+            "listServiceIdentities",
+            "/services/{id}/identities",
+            service_identities,
+            tag=TAG,
+            summary="List the identities that may dial or bind a service",
+            query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}},
+        ),
+        related(
+            "listServiceServiceEdgeRouterPolicies",
+            "/services/{id}/service-edge-router-policies",
+            service_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES),
+            tag=TAG,
+            summary="List the service edge router policies matching a service",
+        ),
+        related(
+            "listServiceServicePolicies",
+            "/services/{id}/service-policies",
+            service_policies_of("service_policies", SERVICE_POLICIES),
+            tag=TAG,
+            summary="List the service policies matching a service",
+        ),
+        related(
+            "listServiceTerminators",
+            "/services/{id}/terminators",
+            service_terminators,
+            tag=TAG,
+            summary="List the terminators of a service",
+        ),
+        Operation(
+            "listServices",
+            "GET",
+            "/services",
+            client_list_services,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="list",
+            tag=TAG,
+            summary="List the services the current identity may dial or bind",
+            query=CLIENT_LIST_QUERY,
+        ),
+        Operation(
+            "detailService",
+            "GET",
+            "/services/{id}",
+            client_detail_service,
+            apis=(CLIENT,),
+            auth=SESSION,
+            tag=TAG,
+            summary="Retrieve a service the current identity may dial or bind",
+        ),
+        Operation(
+            "listServiceEdgeRouters",
+            "GET",
+            "/services/{id}/edge-routers",
+            client_service_edge_routers,
+            apis=(CLIENT,),
+            auth=SESSION,
+            tag=TAG,
+            query=LIST_QUERY,
+            summary="List the edge routers the current identity may use for a service",
+        ),
+        Operation(
+            "listServiceTerminators",
+            "GET",
+            "/services/{id}/terminators",
+            client_service_terminators,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="list",
+            tag=TAG,
+            query=LIST_QUERY,
+            summary="List the terminators of a service the current identity may use",
+        ),
     ]
     return ops

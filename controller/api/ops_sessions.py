@@ -1,4 +1,5 @@
 """Sessions on both APIs and the client's service-update marker."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Listing
@@ -49,21 +50,79 @@ def service_updates(call: Call) -> dict:
 
 
 def operations() -> list[Operation]:
-    ops = crud(SessionManager, "sessions", "Session", "Sessions", kinds=("list", "detail", "delete"), tag=TAG,
-               handlers={"list": list_sessions, "detail": detail_session})
+    ops = crud(
+        SessionManager,
+        "sessions",
+        "Session",
+        "Sessions",
+        kinds=("list", "detail", "delete"),
+        tag=TAG,
+        handlers={"list": list_sessions, "detail": detail_session},
+    )
     ops += [
-        Operation("detailSessionRoutePath", "GET", "/sessions/{id}/route-path", session_route_path, apis=(MANAGEMENT,),
-                  tag=TAG, summary="The route path of a session's circuit (none: this controller routes nothing)"),
-        Operation("listSessions", "GET", "/sessions", client_list_sessions, apis=(CLIENT,), auth=SESSION, reply="list",
-                  tag=TAG, query=LIST_QUERY, summary="List the current identity's sessions"),
-        Operation("createSession", "POST", "/sessions", create_session, apis=(CLIENT,), auth=SESSION, body=CREATE,
-                  status=201, tag=TAG, summary="Create (or reuse) a Dial or Bind session for a service"),
-        Operation("detailSession", "GET", "/sessions/{id}", client_detail_session, apis=(CLIENT,), auth=SESSION, tag=TAG,
-                  summary="Retrieve one of the current identity's sessions"),
-        Operation("deleteSession", "DELETE", "/sessions/{id}", client_delete_session, apis=(CLIENT,), auth=SESSION,
-                  reply="empty", tag=TAG, summary="Delete one of the current identity's sessions"),
-        Operation("listServiceUpdates", "GET", "/current-api-session/service-updates", service_updates, apis=(CLIENT,),
-                  auth=SESSION, tag="Current API Session",
-                  summary="When the current identity's services last changed"),
+        Operation(
+            "detailSessionRoutePath",
+            "GET",
+            "/sessions/{id}/route-path",
+            session_route_path,
+            apis=(MANAGEMENT,),
+            tag=TAG,
+            summary="The route path of a session's circuit (none: this controller routes nothing)",
+        ),
+        Operation(
+            "listSessions",
+            "GET",
+            "/sessions",
+            client_list_sessions,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="list",
+            tag=TAG,
+            query=LIST_QUERY,
+            summary="List the current identity's sessions",
+        ),
+        Operation(
+            "createSession",
+            "POST",
+            "/sessions",
+            create_session,
+            apis=(CLIENT,),
+            auth=SESSION,
+            body=CREATE,
+            status=201,
+            tag=TAG,
+            summary="Create (or reuse) a Dial or Bind session for a service",
+        ),
+        Operation(
+            "detailSession",
+            "GET",
+            "/sessions/{id}",
+            client_detail_session,
+            apis=(CLIENT,),
+            auth=SESSION,
+            tag=TAG,
+            summary="Retrieve one of the current identity's sessions",
+        ),
+        Operation(
+            "deleteSession",
+            "DELETE",
+            "/sessions/{id}",
+            client_delete_session,
+            apis=(CLIENT,),
+            auth=SESSION,
+            reply="empty",
+            tag=TAG,
+            summary="Delete one of the current identity's sessions",
+        ),
+        Operation(
+            "listServiceUpdates",
+            "GET",
+            "/current-api-session/service-updates",
+            service_updates,
+            apis=(CLIENT,),
+            auth=SESSION,
+            tag="Current API Session",
+            summary="When the current identity's services last changed",
+        ),
     ]
     return ops

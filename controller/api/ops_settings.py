@@ -3,6 +3,7 @@
 NOTE: like the real API document, replace, patch and delete live on
 ``/controller-settings/{id}/effective`` while detail is on ``/controller-settings/{id}``.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,13 +21,35 @@ def detail_effective(call: Call) -> dict:
 
 
 def operations() -> list[Operation]:
-    names = {"list": "listControllerSettings", "create": "createControllerSetting",
-             "detail": "detailControllerSetting", "update": "updateControllerSetting",
-             "patch": "patchControllerSetting", "delete": "deleteControllerSetting"}
-    by_kind = dict(zip(("list", "create", "detail", "update", "patch", "delete"),
-                       crud(ControllerSettingManager, "controller_settings", "ControllerSetting", "ControllerSettings",
-                            op_ids=names, tag="Settings")))
+    names = {
+        "list": "listControllerSettings",
+        "create": "createControllerSetting",
+        "detail": "detailControllerSetting",
+        "update": "updateControllerSetting",
+        "patch": "patchControllerSetting",
+        "delete": "deleteControllerSetting",
+    }
+    by_kind = dict(
+        zip(
+            ("list", "create", "detail", "update", "patch", "delete"),
+            crud(
+                ControllerSettingManager,
+                "controller_settings",
+                "ControllerSetting",
+                "ControllerSettings",
+                op_ids=names,
+                tag="Settings",
+            ),
+        )
+    )
     moved = [replace(by_kind[kind], path=EFFECTIVE) for kind in ("delete", "patch", "update")]
-    effective = Operation("detailControllerSettingEffective", "GET", EFFECTIVE, detail_effective, apis=(MANAGEMENT,),
-                          tag="Settings", summary="Retrieve a controller's effective settings")
+    effective = Operation(
+        "detailControllerSettingEffective",
+        "GET",
+        EFFECTIVE,
+        detail_effective,
+        apis=(MANAGEMENT,),
+        tag="Settings",
+        summary="Retrieve a controller's effective settings",
+    )
     return [by_kind["list"], by_kind["create"], by_kind["detail"], effective, *moved]

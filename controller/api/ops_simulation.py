@@ -1,4 +1,5 @@
 """Control endpoints of simulation mode: the clock and injected faults (admin only)."""
+
 from __future__ import annotations
 
 from controller.api.call import Call, Created, Listing
@@ -8,11 +9,16 @@ from controller.clock import rfc3339
 from controller.model import schema as s
 
 ADVANCE = s.obj({"seconds": {"type": "number", "minimum": 0}}, required=("seconds",))
-FAULT = s.obj({
-    "path": s.string(min_length=1), "method": s.enum("GET", "POST", "PUT", "PATCH", "DELETE", nullable=True),
-    "status": s.integer(400, 599, nullable=True), "latencyMs": s.integer(0, 60000, nullable=True),
-    "drop": {"type": ["boolean", "null"]}, "count": s.integer(1, nullable=True),
-})
+FAULT = s.obj(
+    {
+        "path": s.string(min_length=1),
+        "method": s.enum("GET", "POST", "PUT", "PATCH", "DELETE", nullable=True),
+        "status": s.integer(400, 599, nullable=True),
+        "latencyMs": s.integer(0, 60000, nullable=True),
+        "drop": {"type": ["boolean", "null"]},
+        "count": s.integer(1, nullable=True),
+    }
+)
 
 
 def get_clock(call: Call) -> dict:
@@ -31,8 +37,14 @@ def list_faults(call: Call) -> Listing:
 
 def create_fault(call: Call) -> Created:
     body = call.body
-    fault = call.ctl.faults.add(body.get("path") or ".*", method=body.get("method"), status=body.get("status"),
-                                latency_ms=body.get("latencyMs") or 0, drop=bool(body.get("drop")), count=body.get("count"))
+    fault = call.ctl.faults.add(
+        body.get("path") or ".*",
+        method=body.get("method"),
+        status=body.get("status"),
+        latency_ms=body.get("latencyMs") or 0,
+        drop=bool(body.get("drop")),
+        count=body.get("count"),
+    )
     return Created("simulation/faults", fault.id)
 
 
@@ -48,16 +60,65 @@ def operations() -> list[Operation]:
     tag = "Simulation"
     api = (MANAGEMENT,)
     return [
-        Operation("detailSimulationClock", "GET", "/simulation/clock", get_clock, apis=api, tag=tag,
-                  summary="The controller's current time"),
-        Operation("advanceSimulationClock", "POST", "/simulation/clock/advance", advance_clock, apis=api, body=ADVANCE,
-                  tag=tag, summary="Move the controller's clock forward"),
-        Operation("listSimulationFaults", "GET", "/simulation/faults", list_faults, apis=api, reply="list", tag=tag,
-                  summary="List injected faults"),
-        Operation("createSimulationFault", "POST", "/simulation/faults", create_fault, apis=api, body=FAULT,
-                  reply="create", status=201, tag=tag, summary="Inject a fault on matching routes"),
-        Operation("deleteSimulationFault", "DELETE", "/simulation/faults/{id}", delete_fault, apis=api, reply="empty",
-                  tag=tag, summary="Remove one injected fault"),
-        Operation("deleteSimulationFaults", "DELETE", "/simulation/faults", clear_faults, apis=api, reply="empty",
-                  tag=tag, summary="Remove every injected fault"),
+        Operation(
+            "detailSimulationClock",
+            "GET",
+            "/simulation/clock",
+            get_clock,
+            apis=api,
+            tag=tag,
+            summary="The controller's current time",
+        ),
+        Operation(
+            "advanceSimulationClock",
+            "POST",
+            "/simulation/clock/advance",
+            advance_clock,
+            apis=api,
+            body=ADVANCE,
+            tag=tag,
+            summary="Move the controller's clock forward",
+        ),
+        Operation(
+            "listSimulationFaults",
+            "GET",
+            "/simulation/faults",
+            list_faults,
+            apis=api,
+            reply="list",
+            tag=tag,
+            summary="List injected faults",
+        ),
+        Operation(
+            "createSimulationFault",
+            "POST",
+            "/simulation/faults",
+            create_fault,
+            apis=api,
+            body=FAULT,
+            reply="create",
+            status=201,
+            tag=tag,
+            summary="Inject a fault on matching routes",
+        ),
+        Operation(
+            "deleteSimulationFault",
+            "DELETE",
+            "/simulation/faults/{id}",
+            delete_fault,
+            apis=api,
+            reply="empty",
+            tag=tag,
+            summary="Remove one injected fault",
+        ),
+        Operation(
+            "deleteSimulationFaults",
+            "DELETE",
+            "/simulation/faults",
+            clear_faults,
+            apis=api,
+            reply="empty",
+            tag=tag,
+            summary="Remove every injected fault",
+        ),
     ]

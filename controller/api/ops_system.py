@@ -1,4 +1,5 @@
 """Version, capabilities, protocols, specs, summary and controllers."""
+
 from __future__ import annotations
 
 import platform
@@ -14,13 +15,27 @@ from controller.config import BUILD_DATE, REVISION, VERSION
 OIDC_PATH = "/oidc"
 ENUMERATED_CAPABILITIES = ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]
 SUMMARY_TABLES = {
-    "services": "services", "terminators": "terminators", "identities": "identities", "identityTypes": "identity_types",
-    "authPolicies": "auth_policies", "authenticators": "authenticators", "enrollments": "enrollments",
-    "apiSessions": "api_sessions", "apiSessionCertificates": "api_session_certificates", "sessions": "sessions",
-    "configs": "configs", "configTypes": "config_types", "edgeRouterPolicies": "edge_router_policies",
-    "servicePolicies": "service_policies", "serviceEdgeRouterPolicies": "service_edge_router_policies",
-    "postureChecks": "posture_checks", "postureCheckTypes": "posture_check_types", "cas": "cas",
-    "externalJwtSigners": "external_jwt_signers", "mfas": "mfas", "revocations": "revocations",
+    "services": "services",
+    "terminators": "terminators",
+    "identities": "identities",
+    "identityTypes": "identity_types",
+    "authPolicies": "auth_policies",
+    "authenticators": "authenticators",
+    "enrollments": "enrollments",
+    "apiSessions": "api_sessions",
+    "apiSessionCertificates": "api_session_certificates",
+    "sessions": "sessions",
+    "configs": "configs",
+    "configTypes": "config_types",
+    "edgeRouterPolicies": "edge_router_policies",
+    "servicePolicies": "service_policies",
+    "serviceEdgeRouterPolicies": "service_edge_router_policies",
+    "postureChecks": "posture_checks",
+    "postureCheckTypes": "posture_check_types",
+    "cas": "cas",
+    "externalJwtSigners": "external_jwt_signers",
+    "mfas": "mfas",
+    "revocations": "revocations",
 }
 
 
@@ -36,7 +51,9 @@ def version_info(call: Call) -> dict:
         capabilities.append("OIDC_AUTH")
         apis["edge-oidc"] = {"v1": {"apiBaseUrls": [base + OIDC_PATH], "path": OIDC_PATH, "version": "v1"}}
     return {
-        "version": VERSION, "revision": REVISION, "buildDate": BUILD_DATE,
+        "version": VERSION,
+        "revision": REVISION,
+        "buildDate": BUILD_DATE,
         "runtimeVersion": f"python{platform.python_version()}",
         "capabilities": capabilities,
         "apiVersions": apis,
@@ -53,8 +70,14 @@ def protocols(call: Call) -> dict:
 
 def _spec_record(call: Call, spec_id: str) -> dict:
     started = call.ctl.started_at
-    return {"_links": {"self": {"href": f"./specs/{spec_id}"}, "spec": {"href": f"./specs/{spec_id}/spec"}},
-            "id": spec_id, "name": spec_id, "createdAt": started, "updatedAt": started, "tags": {}}
+    return {
+        "_links": {"self": {"href": f"./specs/{spec_id}"}, "spec": {"href": f"./specs/{spec_id}/spec"}},
+        "id": spec_id,
+        "name": spec_id,
+        "createdAt": started,
+        "updatedAt": started,
+        "tags": {},
+    }
 
 
 def list_specs(call: Call) -> Listing:
@@ -98,22 +121,92 @@ def list_controllers(call: Call) -> Listing:
 def operations() -> list[Operation]:
     info = "Informational"
     return [
-        Operation("listRoot", "GET", "/", version_info, apis=BOTH, auth=PUBLIC, tag=info, summary="Version information"),
-        Operation("listVersion", "GET", "/version", version_info, apis=BOTH, auth=PUBLIC, tag=info, summary="Version information"),
-        Operation("listEnumeratedCapabilities", "GET", "/enumerated-capabilities", enumerated_capabilities, apis=BOTH,
-                  auth=PUBLIC, tag=info, summary="Every capability a controller may advertise"),
-        Operation("listProtocols", "GET", "/protocols", protocols, apis=(CLIENT,), auth=PUBLIC, tag=info,
-                  summary="Addresses of the served protocols"),
-        Operation("listSpecs", "GET", "/specs", list_specs, apis=BOTH, auth=PUBLIC, reply="list", tag=info,
-                  summary="List the API specifications"),
-        Operation("detailSpec", "GET", "/specs/{id}", detail_spec, apis=BOTH, auth=PUBLIC, tag=info,
-                  summary="Retrieve an API specification record"),
-        Operation("detailSpecBody", "GET", "/specs/{id}/spec", spec_body, apis=BOTH, auth=PUBLIC, reply="raw", tag=info,
-                  summary="Return the OpenAPI document of an API"),
-        Operation("listSummary", "GET", "/summary", summary, apis=(MANAGEMENT,), auth=ADMIN, tag=info,
-                  summary="Count the entities of every kind"),
-        Operation("listControllers", "GET", "/controllers", list_controllers, apis=BOTH, auth=SESSION, reply="list",
-                  tag=info, summary="List the controllers of the network"),
+        Operation(
+            "listRoot", "GET", "/", version_info, apis=BOTH, auth=PUBLIC, tag=info, summary="Version information"
+        ),
+        Operation(
+            "listVersion",
+            "GET",
+            "/version",
+            version_info,
+            apis=BOTH,
+            auth=PUBLIC,
+            tag=info,
+            summary="Version information",
+        ),
+        Operation(
+            "listEnumeratedCapabilities",
+            "GET",
+            "/enumerated-capabilities",
+            enumerated_capabilities,
+            apis=BOTH,
+            auth=PUBLIC,
+            tag=info,
+            summary="Every capability a controller may advertise",
+        ),
+        Operation(
+            "listProtocols",
+            "GET",
+            "/protocols",
+            protocols,
+            apis=(CLIENT,),
+            auth=PUBLIC,
+            tag=info,
+            summary="Addresses of the served protocols",
+        ),
+        Operation(
+            "listSpecs",
+            "GET",
+            "/specs",
+            list_specs,
+            apis=BOTH,
+            auth=PUBLIC,
+            reply="list",
+            tag=info,
+            summary="List the API specifications",
+        ),
+        Operation(
+            "detailSpec",
+            "GET",
+            "/specs/{id}",
+            detail_spec,
+            apis=BOTH,
+            auth=PUBLIC,
+            tag=info,
+            summary="Retrieve an API specification record",
+        ),
+        Operation(
+            "detailSpecBody",
+            "GET",
+            "/specs/{id}/spec",
+            spec_body,
+            apis=BOTH,
+            auth=PUBLIC,
+            reply="raw",
+            tag=info,
+            summary="Return the OpenAPI document of an API",
+        ),
+        Operation(
+            "listSummary",
+            "GET",
+            "/summary",
+            summary,
+            apis=(MANAGEMENT,),
+            auth=ADMIN,
+            tag=info,
+            summary="Count the entities of every kind",
+        ),
+        Operation(
+            "listControllers",
+            "GET",
+            "/controllers",
+            list_controllers,
+            apis=BOTH,
+            auth=SESSION,
+            reply="list",
+            tag=info,
+            summary="List the controllers of the network",
+        ),
     ]
 
 

@@ -3,6 +3,7 @@
 Both are answered by the policy engine's attribute indexes, so their cost follows
 the number of matches, not the number of entities.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -13,8 +14,11 @@ from controller.api.operations import MANAGEMENT, Operation
 from controller.errors import FieldError
 from controller.store.query import UNLIMITED, FieldSet, list_page
 
-ROLE_QUERY = {**LIST_QUERY, "roleFilter": {"type": "array", "items": {"type": "string"}},
-              "roleSemantic": {"type": "string", "enum": ["AllOf", "AnyOf"]}}
+ROLE_QUERY = {
+    **LIST_QUERY,
+    "roleFilter": {"type": "array", "items": {"type": "string"}},
+    "roleSemantic": {"type": "string", "enum": ["AllOf", "AnyOf"]},
+}
 ATTRIBUTE_FIELDS = FieldSet((), tags=False)
 
 
@@ -29,24 +33,37 @@ def role_candidates(call: Call, kind: str, manager) -> list[dict] | None:
 
 def role_filtered_listing(kind: str, attr: str):
     """A list handler for ``ctl.<attr>`` honouring ``roleFilter``."""
+
     def handler(call: Call) -> Listing:
         manager = getattr(call.ctl, attr)
         return manager.listing(call.list_args(), candidates=role_candidates(call, kind, manager))
+
     return handler
 
 
 def attribute_listing(kind: str):
     """``data`` = attributes carried by at least one entity; only ``filter`` (on ``id``) applies."""
+
     def handler(call: Call) -> Listing:
         records = [{"id": attr} for attr in call.ctl.network.engine.attributes(kind)]
         page = list_page(records, ATTRIBUTE_FIELDS, filter=call.query("filter"), limit=-1)
         return Listing([r["id"] for r in page.items], page.pagination(), ATTRIBUTE_FIELDS.names())
+
     return handler
 
 
 def attribute_operation(op_id: str, path: str, kind: str, tag: str) -> Operation:
-    return Operation(op_id, "GET", path, attribute_listing(kind), apis=(MANAGEMENT,), reply="list", tag=tag,
-                     summary=f"List the role attributes in use by {tag.lower()}s", query={"filter": {"type": "string"}})
+    return Operation(
+        op_id,
+        "GET",
+        path,
+        attribute_listing(kind),
+        apis=(MANAGEMENT,),
+        reply="list",
+        tag=tag,
+        summary=f"List the role attributes in use by {tag.lower()}s",
+        query={"filter": {"type": "string"}},
+    )
 
 
 def id_listing(manager, ids, args: dict, view=None) -> Listing:
@@ -61,8 +78,10 @@ def id_listing(manager, ids, args: dict, view=None) -> Listing:
     end = None if bounds.limit == UNLIMITED else bounds.offset + bounds.limit
     ordered = sorted(ids) if end is None or end * 4 >= len(ids) else heapq.nsmallest(end, ids)
     render = view or manager.view
-    items = [render(record) for record in records_of(manager, ordered[bounds.offset:end])]
-    return Listing(items, {"limit": bounds.limit, "offset": bounds.offset, "totalCount": len(ids)}, manager.fields.names())
+    items = [render(record) for record in records_of(manager, ordered[bounds.offset : end])]
+    return Listing(
+        items, {"limit": bounds.limit, "offset": bounds.offset, "totalCount": len(ids)}, manager.fields.names()
+    )
 
 
 def records_of(manager, ids) -> list[dict]:

@@ -1,4 +1,5 @@
 """Builds the route table of every operation and the Falcon router that serves it."""
+
 from __future__ import annotations
 
 import functools
@@ -32,10 +33,27 @@ from controller.api.operations import PREFIXES, RouteTable
 from controller.api.ops_oidc import oidc_routes
 
 #: modules contributing operations, in documentation order
-OPERATION_MODULES = [ops_system, ops_auth, ops_identities, ops_enroll, ops_cas, ops_certs,
-                     ops_mfa, ops_jwt_signers, ops_settings, ops_operations,
-                     ops_identity_network, ops_configs, ops_services, ops_routers, ops_policies, ops_posture, ops_sessions,
-                     ops_revocations, ops_import]
+OPERATION_MODULES = [
+    ops_system,
+    ops_auth,
+    ops_identities,
+    ops_enroll,
+    ops_cas,
+    ops_certs,
+    ops_mfa,
+    ops_jwt_signers,
+    ops_settings,
+    ops_operations,
+    ops_identity_network,
+    ops_configs,
+    ops_services,
+    ops_routers,
+    ops_policies,
+    ops_posture,
+    ops_sessions,
+    ops_revocations,
+    ops_import,
+]
 
 
 def build_route_table(extra_modules=()) -> RouteTable:

@@ -1,4 +1,5 @@
 """The one place that decides an error's HTTP status: the catalogue's, else the error class's."""
+
 from __future__ import annotations
 
 from controller import errors

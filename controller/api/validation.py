@@ -6,6 +6,7 @@ A body is first checked by a schema compiled to Python (fastjsonschema, ~20x
 faster); only a body it refuses goes through jsonschema, which decides (it may
 still accept) and words the error, so replies are jsonschema's either way.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -49,11 +50,13 @@ def validator_for(schema: dict) -> Draft7Validator:
 
 def _checks(check) -> Any:
     """A jsonschema format check as fastjsonschema takes it: a bool function."""
+
     def passes(value: Any) -> bool:
         try:
             return bool(check(value))
         except ValueError:
             return False
+
     return passes
 
 

@@ -1,4 +1,5 @@
 """Wire rendering helpers shared by every entity view."""
+
 from __future__ import annotations
 
 

@@ -13,6 +13,7 @@ Order of the checks (the real controller's):
 4. Disabled identity, policy ``cert.allowed`` false, or an expired leaf under
    ``allowExpiredCerts`` false: INVALID_AUTH, the same answer for every reason.
 """
+
 from __future__ import annotations
 
 from cryptography import x509
@@ -42,14 +43,18 @@ class CertMethod:
         chain, improper = self.ctl.pki.verify_peer_chain(peers)
         ca = None
         if chain is None:
-            ca = self.ctl.cas.issuer_of(peers, lambda r: bool(r.get("is_auth_enabled")), check_leaf=False,
-                                        client_auth=False)
+            ca = self.ctl.cas.issuer_of(
+                peers, lambda r: bool(r.get("is_auth_enabled")), check_leaf=False, client_auth=False
+            )
             if ca is None:
                 raise errors.InvalidAuth()
         identity, authenticator = self._resolve(leaf, ca)
         self._check(identity, leaf)
-        return Proof(identity, authenticator["id"] if authenticator else INTERNAL_AUTHENTICATOR,
-                     self._flags(authenticator, ca is None, improper))
+        return Proof(
+            identity,
+            authenticator["id"] if authenticator else INTERNAL_AUTHENTICATOR,
+            self._flags(authenticator, ca is None, improper),
+        )
 
     def _resolve(self, leaf: x509.Certificate, ca: dict | None) -> tuple[dict, dict | None]:
         if ca is not None and claims.is_configured(ca.get("external_id_claim")):
@@ -82,7 +87,9 @@ class CertMethod:
 
     @staticmethod
     def _flags(authenticator: dict | None, network_chain: bool, improper: bool) -> dict:
-        flags = {"is_cert_extendable": bool(network_chain and authenticator and authenticator.get("is_issued_by_network"))}
+        flags = {
+            "is_cert_extendable": bool(network_chain and authenticator and authenticator.get("is_issued_by_network"))
+        }
         if improper:
             flags["improper_client_cert_chain"] = True
         if authenticator and authenticator.get("is_extend_requested"):

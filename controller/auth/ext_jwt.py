@@ -13,6 +13,7 @@
 Failures are 401 ``UNAUTHORIZED`` with a ``WWW-Authenticate: Bearer`` header
 naming the realm, the error and the candidate signers.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ def bearer_tokens(header: str | None) -> list[str]:
     if not header:
         return []
     values = [part.strip() for part in header.split(",")]
-    return [value[len("Bearer "):].strip() for value in values if value.startswith("Bearer ")][:MAX_CANDIDATES]
+    return [value[len("Bearer ") :].strip() for value in values if value.startswith("Bearer ")][:MAX_CANDIDATES]
 
 
 def claim_at(claims: dict, pointer: str):
@@ -72,8 +73,10 @@ def claim_at(claims: dict, pointer: str):
 def challenge(realm: str, reason: str, signers: list[dict]) -> str:
     ids = "|".join(s["id"] for s in signers)
     issuers = "|".join(s.get("issuer") or "" for s in signers)
-    return (f'Bearer realm="{realm}" error="{reason}" error_description="{DESCRIPTIONS[reason]}" '
-            f'id="{ids}" issuer="{issuers}"')
+    return (
+        f'Bearer realm="{realm}" error="{reason}" error_description="{DESCRIPTIONS[reason]}" '
+        f'id="{ids}" issuer="{issuers}"'
+    )
 
 
 class ExtJwtVerifier:
@@ -105,8 +108,18 @@ class ExtJwtVerifier:
         if header.get("alg") not in allowed:
             raise TokenRejected("invalid")
         try:
-            return jwt.decode(token, key, algorithms=[header["alg"]], options={
-                "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False})
+            return jwt.decode(
+                token,
+                key,
+                algorithms=[header["alg"]],
+                options={
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                    "verify_aud": False,
+                    "verify_iss": False,
+                },
+            )
         except jwt.PyJWTError:
             raise TokenRejected("invalid") from None
 
@@ -182,8 +195,14 @@ class ExtJwtSecondary:
         reason = self._check_tokens(signer, identity, tokens)
         if reason is None:
             return [], None
-        query = {"typeId": "EXT-JWT", "provider": "url", "httpUrl": signer.get("external_auth_url"),
-                 "clientId": signer.get("client_id"), "scopes": signer.get("scopes") or [], "id": signer_id}
+        query = {
+            "typeId": "EXT-JWT",
+            "provider": "url",
+            "httpUrl": signer.get("external_auth_url"),
+            "clientId": signer.get("client_id"),
+            "scopes": signer.get("scopes") or [],
+            "id": signer_id,
+        }
         return [query], challenge(SECONDARY_REALM, reason, [signer])
 
     def _check_tokens(self, signer: dict, identity: dict, tokens) -> str | None:

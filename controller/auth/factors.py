@@ -5,6 +5,7 @@ record that as ``isMfaRequired`` at login) or its authentication policy says
 ``requireTotp``, until a code is given. An ext-jwt factor is owed on every
 request that lacks a valid bearer of the policy's ``requireExtJwtSigner``.
 """
+
 from __future__ import annotations
 
 from controller.auth.request import Pending

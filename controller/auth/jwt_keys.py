@@ -4,6 +4,7 @@ JWKS documents are fetched with httpx (5 s timeout, at most 5 redirects) on
 first use and again on an unknown kid, but at most once a second per signer,
 measured on the controller clock.
 """
+
 from __future__ import annotations
 
 import base64

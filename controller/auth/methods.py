@@ -5,6 +5,7 @@ it find the identity (a :class:`Proof`); ``authenticate`` then opens the legacy
 API session the same way for every method. The OIDC login endpoints call
 ``verify`` too, so both front doors share the same checks.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -30,7 +31,10 @@ class PasswordMethod:
             if value is not None and not isinstance(value, str):
                 raise errors.FieldError(field, f"{field} in body must be of type string", value)
         if not username or not password:
-            raise errors.BadRequest(errors.COULD_NOT_VALIDATE, cause={"code": errors.UNHANDLED, "message": "username and password fields are required"})
+            raise errors.BadRequest(
+                errors.COULD_NOT_VALIDATE,
+                cause={"code": errors.UNHANDLED, "message": "username and password fields are required"},
+            )
         with self.ctl.store.lock:
             authenticator = self.ctl.authenticators.find_updb(username)
             if authenticator is None:
@@ -71,7 +75,14 @@ class Authenticator:
         """The primary factor only: who the request proves to be (failures are audited)."""
         method = self.methods.get(request.method)
         if method is None:
-            raise errors.BadRequest(errors.INVALID_AUTH_METHOD, cause={"field": "method", "reason": f"method {request.method} is not supported", "value": request.method})
+            raise errors.BadRequest(
+                errors.INVALID_AUTH_METHOD,
+                cause={
+                    "field": "method",
+                    "reason": f"method {request.method} is not supported",
+                    "value": request.method,
+                },
+            )
         try:
             return method.authenticate(request)
         except errors.ControllerError as ex:
@@ -84,14 +95,25 @@ class Authenticator:
         flags = {"is_mfa_required": self.factors.mfa_enabled(proof.identity["id"]), **proof.flags}
         sessions = self.api_sessions
         record = sessions.open(proof.identity, proof.authenticator_id, request.body, request.remote_address, **flags)
-        self.events.authentication(True, request.method, identity_id=proof.identity["id"],
-                                       authenticator_id=proof.authenticator_id, api_session_id=record["id"],
-                                       remote_address=request.remote_address)
+        self.events.authentication(
+            True,
+            request.method,
+            identity_id=proof.identity["id"],
+            authenticator_id=proof.authenticator_id,
+            api_session_id=record["id"],
+            remote_address=request.remote_address,
+        )
         pending = sessions.pending(record, proof.identity, request.bearer_tokens)
         expires_at: datetime = sessions.last_activity(record) + sessions.timeout
-        return AuthResult(record, proof.identity, proof.authenticator_id, sessions.render_queries(pending),
-                          pending.challenge, expires_at,
-                          bool(record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested")))
+        return AuthResult(
+            record,
+            proof.identity,
+            proof.authenticator_id,
+            sessions.render_queries(pending),
+            pending.challenge,
+            expires_at,
+            bool(record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested")),
+        )
 
 
 __all__ = ["AuthRequest", "AuthResult", "Authenticator", "PasswordMethod", "Proof", "fold_keys"]

@@ -3,6 +3,7 @@
 Argon2id, time 1, memory 3072 KiB, parallelism 4, 32-byte key, 10-byte random
 salt; hash and salt stored as standard base64; constant-time comparison.
 """
+
 from __future__ import annotations
 
 import base64
@@ -20,8 +21,13 @@ SALT_LENGTH = 10
 
 def _derive(password: str, salt: bytes) -> bytes:
     return hash_secret_raw(
-        password.encode("utf-8"), salt, time_cost=TIME_COST, memory_cost=MEMORY_KIB,
-        parallelism=PARALLELISM, hash_len=KEY_LENGTH, type=Type.ID,
+        password.encode("utf-8"),
+        salt,
+        time_cost=TIME_COST,
+        memory_cost=MEMORY_KIB,
+        parallelism=PARALLELISM,
+        hash_len=KEY_LENGTH,
+        type=Type.ID,
     )
 
 

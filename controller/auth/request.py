@@ -7,14 +7,20 @@ turns that into an :class:`AuthResult` (the API session and its pending
 factors). The API layer and the OIDC endpoints build requests and render
 results; enrollment has the same shape in ``EnrollRequest``/``EnrollResult``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
 
 #: authenticate body keys, matched without regard to case like the real controller
-KNOWN_KEYS = {"username": "username", "password": "password", "configtypes": "configTypes",
-              "envinfo": "envInfo", "sdkinfo": "sdkInfo"}
+KNOWN_KEYS = {
+    "username": "username",
+    "password": "password",
+    "configtypes": "configTypes",
+    "envinfo": "envInfo",
+    "sdkinfo": "sdkInfo",
+}
 
 
 def fold_keys(body) -> dict:

@@ -11,6 +11,7 @@ legacy, and bearer tokens are then only second factors. Otherwise the first
 bearer that looks like a controller access token (our ``kid``, ``z_t`` "a",
 a ``z_asid``) is the session, the other bearers second factors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,8 +19,10 @@ from dataclasses import dataclass, field
 from controller import errors
 from controller.auth.request import Pending
 
-MISSING_TOKEN = ('zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
-                 'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"')
+MISSING_TOKEN = (
+    'zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
+    'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"'
+)
 
 
 @dataclass(frozen=True)
@@ -70,15 +73,19 @@ class SessionTokens:
         if self.oidc is not None:
             for index, token in enumerate(presented.bearer_tokens):
                 if self.oidc.is_access_token(token):
-                    others = presented.bearer_tokens[:index] + presented.bearer_tokens[index + 1:]
+                    others = presented.bearer_tokens[:index] + presented.bearer_tokens[index + 1 :]
                     return self.oidc.resolve(token, presented, others)
         raise errors.Unauthorized(www_authenticate=MISSING_TOKEN)
 
-    def resolve_token(self, token: str, *, peer_certs=(), peer_fingerprint: str | None = None,
-                      remote_address: str = "") -> ResolvedSession:
+    def resolve_token(
+        self, token: str, *, peer_certs=(), peer_fingerprint: str | None = None, remote_address: str = ""
+    ) -> ResolvedSession:
         """One token (a router hello's): a JWT is an OIDC access token, anything else a zt-session."""
-        connection = {"peer_certs": tuple(peer_certs), "peer_fingerprint": peer_fingerprint,
-                      "remote_address": remote_address}
+        connection = {
+            "peer_certs": tuple(peer_certs),
+            "peer_fingerprint": peer_fingerprint,
+            "remote_address": remote_address,
+        }
         if self.oidc is not None and isinstance(token, str) and token.startswith("ey"):
             return self.resolve(Presented(bearer_tokens=(token,), **connection))
         return self.resolve(Presented(zt_session=token, **connection))

@@ -5,6 +5,7 @@ side, no replay protection. Secrets are base32 of 10 random bytes. Recovery
 codes are the first 6 characters of base32 of 8 random bytes, 20 at a time.
 The QR code is a 256x256 PNG with medium error correction, like go-qrcode.
 """
+
 from __future__ import annotations
 
 import base64
@@ -69,8 +70,8 @@ def _key(secret: str) -> bytes:
 def _hotp(key: bytes, counter: int) -> str:
     digest = hmac.new(key, struct.pack(">Q", counter), hashlib.sha1).digest()
     offset = digest[-1] & 0x0F
-    value = struct.unpack(">I", digest[offset:offset + 4])[0] & 0x7FFFFFFF
-    return str(value % 10 ** DIGITS).zfill(DIGITS)
+    value = struct.unpack(">I", digest[offset : offset + 4])[0] & 0x7FFFFFFF
+    return str(value % 10**DIGITS).zfill(DIGITS)
 
 
 def match_recovery_code(codes: list[str], code: str) -> int | None:
@@ -107,7 +108,7 @@ def qr_png(text: str, size: int = QR_SIZE) -> bytes:
         for mx, dark in enumerate(rows[my]):
             if dark:
                 start = offset + mx * scale
-                row[start:start + scale] = b"\x00" * scale
+                row[start : start + scale] = b"\x00" * scale
         lines.append(bytes(row))
     return _png_gray(size, size, lines)
 

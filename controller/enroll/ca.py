@@ -5,6 +5,7 @@ carrying the CA's ``identityRoles``. With an ``externalIdClaim`` the identity
 gets that externalId and no authenticator (logins then match the claim, so the
 certificate may rotate); otherwise a cert authenticator pins the fingerprint.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -26,15 +27,24 @@ class CaMethod:
         ctl = self.ctl
         if ctl.store.count("cas") == 0:
             raise errors.BadRequest(errors.ENROLLMENT_NO_VALID_CAS, "no certificate authorities are registered")
-        ca = ctl.cas.issuer_of(request.peers, lambda r: bool(r.get("is_auto_ca_enrollment_enabled")),
-                               check_leaf=True, client_auth=True) if request.peers else None
+        ca = (
+            ctl.cas.issuer_of(
+                request.peers, lambda r: bool(r.get("is_auto_ca_enrollment_enabled")), check_leaf=True, client_auth=True
+            )
+            if request.peers
+            else None
+        )
         if ca is None:
-            raise errors.BadRequest(errors.CERT_FAILED_VALIDATION, "no verified CA with auto enrollment validates the client certificate")
+            raise errors.BadRequest(
+                errors.CERT_FAILED_VALIDATION, "no verified CA with auto enrollment validates the client certificate"
+            )
         leaf = request.peers[0]
         try:
             external_id = claims.external_id(ca.get("external_id_claim"), leaf)
         except claims.ClaimNotFound as ex:
-            raise errors.BadRequest(errors.MISSING_CERT_CLAIM, f"the certificate does not carry the CA's externalId claim: {ex}") from ex
+            raise errors.BadRequest(
+                errors.MISSING_CERT_CLAIM, f"the certificate does not carry the CA's externalId claim: {ex}"
+            ) from ex
         fp = fingerprint(leaf)
         identity_id = ctl.ids.short()
         requested = request.data.get("name") if request.use_requested_name else None
@@ -42,12 +52,20 @@ class CaMethod:
             if external_id is None and ctl.authenticators.find_cert(fp) is not None:
                 raise cert_in_use(fp)
             if external_id is not None and ctl.cas.identity_by_external_id(external_id) is not None:
-                raise errors.FieldError("externalId", f"duplicate value '{external_id}' in unique index on identities store", external_id)
+                raise errors.FieldError(
+                    "externalId", f"duplicate value '{external_id}' in unique index on identities store", external_id
+                )
             name = self._unique_name(self._format(ca, leaf, requested or identity_id, identity_id))
-            ctl.identities.create_system({
-                "id": identity_id, "name": name, "type_id": "Default", "is_admin": False,
-                "role_attributes": list(ca.get("identity_roles") or []), "external_id": external_id,
-            })
+            ctl.identities.create_system(
+                {
+                    "id": identity_id,
+                    "name": name,
+                    "type_id": "Default",
+                    "is_admin": False,
+                    "role_attributes": list(ca.get("identity_roles") or []),
+                    "external_id": external_id,
+                }
+            )
             if external_id is None:
                 auth_id = ctl.authenticators.create_cert(identity_id, cert_pem(leaf), fp, issued_by_network=False)
                 ctl.authenticators.touch(auth_id, ca_id=ca["id"])
@@ -55,8 +73,13 @@ class CaMethod:
 
     @staticmethod
     def _format(ca: dict, leaf, requested: str, identity_id: str) -> str:
-        values = {"caName": ca.get("name") or "", "caId": ca["id"], "commonName": common_name(leaf),
-                  "requestedName": str(requested), "identityId": identity_id}
+        values = {
+            "caName": ca.get("name") or "",
+            "caId": ca["id"],
+            "commonName": common_name(leaf),
+            "requestedName": str(requested),
+            "identityId": identity_id,
+        }
         text = ca.get("identity_name_format") or DEFAULT_NAME_FORMAT
         for symbol, value in values.items():
             text = text.replace(f"[{symbol}]", value)

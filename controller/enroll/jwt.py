@@ -1,4 +1,5 @@
 """Enrollment and network JWTs, signed with the key of the TLS server certificate."""
+
 from __future__ import annotations
 
 import jwt
@@ -15,8 +16,12 @@ def sign_enrollment_jwt(ctl, record: dict) -> str:
     """Claims as the real controller: iss, sub, aud [""], exp, jti (= token), em, ctrls; no iat/nbf."""
     claims = {
         "iss": ctl.config.base_url,
-        "sub": (record.get("edge_router_id") or record.get("transit_router_id") or record.get("router_id")
-                or record["identity_id"]),
+        "sub": (
+            record.get("edge_router_id")
+            or record.get("transit_router_id")
+            or record.get("router_id")
+            or record["identity_id"]
+        ),
         "aud": [""],
         "exp": int(parse_rfc3339(record["expires_at"]).timestamp()),
         "jti": record["token"],

@@ -7,6 +7,7 @@ challenge signs a client nonce with that key, JWS-style: the signature is the
 base64url (unpadded) JWS signature over the UTF-8 nonce, so any JWS library can
 verify it with the JWK.
 """
+
 from __future__ import annotations
 
 import base64
@@ -33,12 +34,17 @@ def jwks(ctl) -> dict:
     # APPSEC(jwks): to_jwk of the *public* key, so no private member can ever leak.
     jwk = _algorithm(alg).to_jwk(key.public_key(), as_dict=True)
     server = ctl.pki.server_cert
-    jwk.update({
-        "kid": kid, "alg": alg, "use": "sig", "key_ops": ["verify"],
-        "x5c": [base64.b64encode(der(c)).decode("ascii") for c in (server, ctl.pki.intermediate_cert)],
-        "x5t": _b64url(hashlib.sha1(der(server)).digest()),
-        "x5t#S256": _b64url(hashlib.sha256(der(server)).digest()),
-    })
+    jwk.update(
+        {
+            "kid": kid,
+            "alg": alg,
+            "use": "sig",
+            "key_ops": ["verify"],
+            "x5c": [base64.b64encode(der(c)).decode("ascii") for c in (server, ctl.pki.intermediate_cert)],
+            "x5t": _b64url(hashlib.sha1(der(server)).digest()),
+            "x5t#S256": _b64url(hashlib.sha256(der(server)).digest()),
+        }
+    )
     return {"keys": [jwk]}
 
 

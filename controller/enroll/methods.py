@@ -1,4 +1,5 @@
 """The enrollment registry every controller starts with: one method per file."""
+
 from __future__ import annotations
 
 from controller.enroll.ca import CaMethod
@@ -12,5 +13,6 @@ from controller.enroll.updb import UpdbMethod
 
 def enrollment_methods(ctl) -> EnrollmentMethods:
     """ott, ottca, updb, ca, erott/trott and token, wired to ``ctl``."""
-    return EnrollmentMethods(ctl, [cls(ctl) for cls in (OttMethod, OttCaMethod, UpdbMethod, CaMethod, RouterMethod,
-                                                        TokenMethod)])
+    return EnrollmentMethods(
+        ctl, [cls(ctl) for cls in (OttMethod, OttCaMethod, UpdbMethod, CaMethod, RouterMethod, TokenMethod)]
+    )

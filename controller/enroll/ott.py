@@ -1,4 +1,5 @@
 """``ott``: a one-time token and a CSR buy a network-issued client certificate."""
+
 from __future__ import annotations
 
 from controller.enroll.registry import EnrollRequest, EnrollResult, claim, pending_identity

@@ -1,4 +1,5 @@
 """``ottca``: a one-time token plus a client certificate from the enrollment's CA."""
+
 from __future__ import annotations
 
 from controller import errors
@@ -22,9 +23,14 @@ class OttCaMethod:
             raise invalid_token()
         # NOTE(enroll): an unverified CA is usable for nothing, so it fails like a disabled one.
         if not ca.get("is_ott_ca_enrollment_enabled") or not ca.get("is_verified"):
-            raise errors.BadRequest(errors.ENROLLMENT_CA_NOT_VALID, "the CA of this enrollment does not allow OTT-CA enrollment")
+            raise errors.BadRequest(
+                errors.ENROLLMENT_CA_NOT_VALID, "the CA of this enrollment does not allow OTT-CA enrollment"
+            )
         if not ctl.cas.verifies_with(ca, request.peers, check_leaf=True, client_auth=True):
-            raise errors.BadRequest(errors.CERTIFICATE_FAILED_VALIDATION, "the client certificate was not issued by the CA of this enrollment")
+            raise errors.BadRequest(
+                errors.CERTIFICATE_FAILED_VALIDATION,
+                "the client certificate was not issued by the CA of this enrollment",
+            )
         leaf = request.peers[0]
         fp = fingerprint(leaf)
         if ctl.authenticators.find_cert(fp) is not None:

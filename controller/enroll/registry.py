@@ -5,6 +5,7 @@ TLS peer chain) and returns an :class:`EnrollResult` (the JSON ``data`` and,
 for methods issuing a certificate, the PEM a client may ask for instead).
 One-time tokens are looked up and consumed here, the same way for every method.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -51,9 +52,11 @@ class EnrollmentMethods:
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         method = self.methods.get(request.method or "")
         if method is None:
-            raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment method {request.method!r} is not supported",
-                                    {"field": "method", "reason": "unsupported enrollment method",
-                                     "value": request.method or ""})
+            raise errors.BadRequest(
+                errors.INVALID_ENROLL_METHOD,
+                f"the enrollment method {request.method!r} is not supported",
+                {"field": "method", "reason": "unsupported enrollment method", "value": request.method or ""},
+            )
         return method.enroll(request)
 
 
@@ -99,5 +102,8 @@ def invalid_token() -> errors.BadRequest:
 
 
 def cert_in_use(fingerprint: str) -> errors.Conflict:
-    return errors.Conflict(errors.CERT_IN_USE, "The certificate supplied is already associated with another identity",
-                           {"message": "the certificate is already in use", "data": {"fingerprint": fingerprint}})
+    return errors.Conflict(
+        errors.CERT_IN_USE,
+        "The certificate supplied is already associated with another identity",
+        {"message": "the certificate is already in use", "data": {"fingerprint": fingerprint}},
+    )

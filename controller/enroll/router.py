@@ -5,6 +5,7 @@ Written against a small interface of the routers model (``ctl.routers``):
 ``mark_enrolled(router_id, cert_pem, fingerprint, server_cert_pem)``.
 Without a routers model every router token is simply unknown.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -35,7 +36,9 @@ class RouterMethod:
         if record is None:
             raise invalid_token()
         if record["method"] != request.method:
-            raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {request.method}")
+            raise errors.BadRequest(
+                errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {request.method}"
+            )
         router_id, routers = router_id_of(record), getattr(ctl, "routers", None)
         if router_id is None or routers is None or routers.find(router_id) is None:
             raise invalid_token()
@@ -55,7 +58,9 @@ def sign_router_csrs(ctl, router_id: str, client_pem: str, server_pem: str) -> t
     server_csr = parse_csr(server_pem)
     client_csr = parse_csr(client_pem)
     if common_name(client_csr) != router_id:
-        raise errors.BadRequest(errors.COULD_NOT_PROCESS_CSR, "could not process CSR: the client CSR's common name must be the router id")
+        raise errors.BadRequest(
+            errors.COULD_NOT_PROCESS_CSR, "could not process CSR: the client CSR's common name must be the router id"
+        )
     client_cert, server_cert = ctl.pki.sign_router_csrs(client_csr, server_csr)
     return ctl.pki.chain_pem(client_cert), ctl.pki.chain_pem(server_cert)
 

@@ -13,6 +13,7 @@ signature, ``exp``/``nbf`` and audience. Then, as the real controller:
 
 Any token that does not verify is 400 INVALID_ENROLLMENT_TOKEN.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -41,17 +42,24 @@ class TokenMethod:
         if not isinstance(external_id, str) or not external_id or not isinstance(name, str) or not name:
             raise invalid_token()
         if ctl.cas.identity_by_external_id(external_id) is not None:
-            raise errors.Conflict(errors.ENROLLMENT_IDENTITY_ALREADY_ENROLLED, "An identity with this external id is already enrolled")
+            raise errors.Conflict(
+                errors.ENROLLMENT_IDENTITY_ALREADY_ENROLLED, "An identity with this external id is already enrolled"
+            )
         policy_id = self._check_allowed(signer, bool(request.csr))
         identity_id, cert = ctl.ids.short(), None
         if request.csr:
             cert = ctl.pki.sign_identity_csr(parse_csr(request.csr), identity_id)
         with ctl.store.lock, ctl.store.transaction():
-            ctl.identities.create_system({
-                "id": identity_id, "name": name, "type_id": "Default", "auth_policy_id": policy_id,
-                "role_attributes": _attributes(claims, signer.get("enroll_attribute_claims_selector")),
-                "external_id": external_id,
-            })
+            ctl.identities.create_system(
+                {
+                    "id": identity_id,
+                    "name": name,
+                    "type_id": "Default",
+                    "auth_policy_id": policy_id,
+                    "role_attributes": _attributes(claims, signer.get("enroll_attribute_claims_selector")),
+                    "external_id": external_id,
+                }
+            )
             if cert is not None:
                 chain = ctl.pki.chain_pem(cert)
                 ctl.authenticators.create_cert(identity_id, chain, fingerprint(cert), issued_by_network=True)

@@ -3,6 +3,7 @@
 The username is the one chosen when the enrollment was created; a username in
 the body is ignored, as by the real controller.
 """
+
 from __future__ import annotations
 
 from controller import errors

@@ -1,4 +1,5 @@
 """API sessions: the opaque ``zt-session`` token, its expiry and its flags."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -14,8 +15,14 @@ INVALID_TOKEN = 'zt-session realm="zt-session" error="invalid" error_description
 #: how often a session's activity reaches the store (the real controller flushes every 90 s)
 ACTIVITY_FLUSH = timedelta(seconds=90)
 TOTP_QUERY = {
-    "typeId": "MFA", "provider": "ziti", "format": "alphaNumeric", "httpMethod": "POST",
-    "httpUrl": "./authenticate/mfa", "minLength": 4, "maxLength": 6, "scopes": None,
+    "typeId": "MFA",
+    "provider": "ziti",
+    "format": "alphaNumeric",
+    "httpMethod": "POST",
+    "httpUrl": "./authenticate/mfa",
+    "minLength": 4,
+    "maxLength": 6,
+    "scopes": None,
 }
 
 
@@ -61,14 +68,27 @@ class ApiSessionManager(EntityManager):
         """Create the API session of a successful primary authentication."""
         now = self._now()
         record = {
-            "id": self.ids.cuid(), "token": self.ids.uuid(), "created_at": now, "updated_at": now, "tags": {},
-            "identity_id": identity["id"], "authenticator_id": authenticator_id, "ip_address": ip,
+            "id": self.ids.cuid(),
+            "token": self.ids.uuid(),
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "identity_id": identity["id"],
+            "authenticator_id": authenticator_id,
+            "ip_address": ip,
             "config_types": self.ctl.resolve_config_types(body.get("configTypes") or []),
-            "last_activity_at": now, "is_mfa_required": False, "is_mfa_complete": False, **flags,
+            "last_activity_at": now,
+            "is_mfa_required": False,
+            "is_mfa_complete": False,
+            **flags,
         }
         with self.store.lock, self.store.transaction():
             self.store.insert(self.table, record["id"], record)
-            env_changes = {k: body[w] for k, w in (("env_info", "envInfo"), ("sdk_info", "sdkInfo")) if isinstance(body.get(w), dict)}
+            env_changes = {
+                k: body[w]
+                for k, w in (("env_info", "envInfo"), ("sdk_info", "sdkInfo"))
+                if isinstance(body.get(w), dict)
+            }
             if env_changes:
                 self.ctl.identities.touch(identity["id"], **env_changes)
         return record
@@ -158,8 +178,12 @@ class ApiSessionManager(EntityManager):
     # -- second factors -------------------------------------------------------
     def pending(self, session: dict, identity: dict, bearer_tokens=()) -> Pending:
         """Secondary factors still owed on ``session`` (``bearer_tokens`` of the request at hand)."""
-        return self.ctl.factors.pending(identity, totp_required=bool(session.get("is_mfa_required")),
-                                        totp_done=bool(session.get("is_mfa_complete")), bearer_tokens=bearer_tokens)
+        return self.ctl.factors.pending(
+            identity,
+            totp_required=bool(session.get("is_mfa_required")),
+            totp_done=bool(session.get("is_mfa_complete")),
+            bearer_tokens=bearer_tokens,
+        )
 
     @staticmethod
     def render_queries(pending: Pending) -> list[dict]:
@@ -176,21 +200,33 @@ class ApiSessionManager(EntityManager):
             auth_queries = self.auth_queries(record, identity)
         last = self.last_activity(record)
         out = {
-            "_links": {"self": {"href": f"./api-sessions/{record['id']}"},
-                       "sessions": {"href": f"./api-sessions/{record['id']}/sessions"}},
-            "id": record["id"], "createdAt": record["created_at"], "updatedAt": record["updated_at"],
-            "tags": record.get("tags") or {}, "token": record["token"],
-            "identityId": record["identity_id"], "identity": self.ctl.identities.ref(record["identity_id"]),
-            "authenticatorId": record.get("authenticator_id"), "authQueries": auth_queries,
-            "configTypes": record.get("config_types") or [], "ipAddress": record.get("ip_address") or "",
-            "isMfaRequired": bool(record.get("is_mfa_required")), "isMfaComplete": bool(record.get("is_mfa_complete")),
+            "_links": {
+                "self": {"href": f"./api-sessions/{record['id']}"},
+                "sessions": {"href": f"./api-sessions/{record['id']}/sessions"},
+            },
+            "id": record["id"],
+            "createdAt": record["created_at"],
+            "updatedAt": record["updated_at"],
+            "tags": record.get("tags") or {},
+            "token": record["token"],
+            "identityId": record["identity_id"],
+            "identity": self.ctl.identities.ref(record["identity_id"]),
+            "authenticatorId": record.get("authenticator_id"),
+            "authQueries": auth_queries,
+            "configTypes": record.get("config_types") or [],
+            "ipAddress": record.get("ip_address") or "",
+            "isMfaRequired": bool(record.get("is_mfa_required")),
+            "isMfaComplete": bool(record.get("is_mfa_complete")),
             "isCertExtendable": bool(record.get("is_cert_extendable")),
-            "lastActivityAt": rfc3339(last), "cachedLastActivityAt": record["last_activity_at"],
+            "lastActivityAt": rfc3339(last),
+            "cachedLastActivityAt": record["last_activity_at"],
             "cachedUpdatedAt": record["updated_at"],  # required by the official documents
         }
-        for flag, key in (("isCertExtendRequested", "is_cert_extend_requested"),
-                          ("isCertKeyRollRequested", "is_cert_key_roll_requested"),
-                          ("improperClientCertChain", "improper_client_cert_chain")):
+        for flag, key in (
+            ("isCertExtendRequested", "is_cert_extend_requested"),
+            ("isCertKeyRollRequested", "is_cert_key_roll_requested"),
+            ("improperClientCertChain", "improper_client_cert_chain"),
+        ):
             if record.get(key):
                 out[flag] = True
         if current:

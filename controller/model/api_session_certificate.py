@@ -4,6 +4,7 @@ They live and die with their API session: a cascade on ``api_sessions`` removes
 them, and every read is scoped to the caller's own session (another session's
 certificate is a 404, like an unknown id).
 """
+
 from __future__ import annotations
 
 from controller.api.views import links
@@ -25,8 +26,10 @@ class ApiSessionCertificateManager(EntityManager):
     label = "apiSessionCertificate"
     unique_names = False
     filter_fields = (
-        scalar("subject", "string"), scalar("fingerprint", "string"),
-        scalar("validFrom", "datetime"), scalar("validTo", "datetime"),
+        scalar("subject", "string"),
+        scalar("fingerprint", "string"),
+        scalar("validFrom", "datetime"),
+        scalar("validTo", "datetime"),
         Field("apiSession", "string", lambda r: r.get("api_session_id")),
     )
     create_schema = CREATE
@@ -41,10 +44,16 @@ class ApiSessionCertificateManager(EntityManager):
         cert = self.ctl.pki.sign_api_session_csr(csr_pem, session["identity_id"], session["id"], cert_id)
         now = self._now()
         record = {
-            "id": cert_id, "created_at": now, "updated_at": now, "tags": {},
-            "api_session_id": session["id"], "identity_id": session["identity_id"],
-            "subject": cert.subject.rfc4514_string(), "fingerprint": fingerprint(cert),
-            "valid_from": rfc3339(cert.not_valid_before_utc), "valid_to": rfc3339(cert.not_valid_after_utc),
+            "id": cert_id,
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "api_session_id": session["id"],
+            "identity_id": session["identity_id"],
+            "subject": cert.subject.rfc4514_string(),
+            "fingerprint": fingerprint(cert),
+            "valid_from": rfc3339(cert.not_valid_before_utc),
+            "valid_to": rfc3339(cert.not_valid_after_utc),
             "certificate": self.ctl.pki.chain_pem(cert),
         }
         with self.store.lock, self.store.transaction():
@@ -74,12 +83,20 @@ class ApiSessionCertificateManager(EntityManager):
 
     def created_view(self, record: dict) -> dict:
         """The 201 body of ``createCurrentApiSessionCertificate``."""
-        return {"_links": links(self.collection, record["id"]), "id": record["id"],
-                "certificate": record["certificate"], "cas": self.ctl.pki.ca_bundle_pem()}
+        return {
+            "_links": links(self.collection, record["id"]),
+            "id": record["id"],
+            "certificate": record["certificate"],
+            "cas": self.ctl.pki.ca_bundle_pem(),
+        }
 
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({
-            "subject": record["subject"], "fingerprint": record["fingerprint"], "validFrom": record["valid_from"],
-            "validTo": record["valid_to"], "certificate": record["certificate"],
-        })
-
+        out.update(
+            {
+                "subject": record["subject"],
+                "fingerprint": record["fingerprint"],
+                "validFrom": record["valid_from"],
+                "validTo": record["valid_to"],
+                "certificate": record["certificate"],
+            }
+        )

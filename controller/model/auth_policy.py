@@ -1,4 +1,5 @@
 """Authentication policies: which primary methods and second factors apply."""
+
 from __future__ import annotations
 
 import copy
@@ -10,34 +11,61 @@ from controller.model.base import Attr, EntityManager, name_field, snake
 from controller.store.indexes import MultiIndex
 
 CERT = s.obj({"allowExpiredCerts": s.BOOLEAN, "allowed": s.BOOLEAN}, required=("allowed", "allowExpiredCerts"))
-EXT_JWT = s.obj({"allowed": s.BOOLEAN, "allowedSigners": {"type": ["array", "null"], "items": {"type": "string"}}},
-                required=("allowed", "allowedSigners"))
-UPDB = s.obj({
-    "allowed": s.BOOLEAN, "lockoutDurationMinutes": s.integer(), "maxAttempts": s.integer(),
-    "minPasswordLength": s.integer(), "requireMixedCase": s.BOOLEAN, "requireNumberChar": s.BOOLEAN,
-    "requireSpecialChar": s.BOOLEAN,
-}, required=("allowed", "minPasswordLength", "requireSpecialChar", "requireNumberChar", "requireMixedCase",
-             "maxAttempts", "lockoutDurationMinutes"))
+EXT_JWT = s.obj(
+    {"allowed": s.BOOLEAN, "allowedSigners": {"type": ["array", "null"], "items": {"type": "string"}}},
+    required=("allowed", "allowedSigners"),
+)
+UPDB = s.obj(
+    {
+        "allowed": s.BOOLEAN,
+        "lockoutDurationMinutes": s.integer(),
+        "maxAttempts": s.integer(),
+        "minPasswordLength": s.integer(),
+        "requireMixedCase": s.BOOLEAN,
+        "requireNumberChar": s.BOOLEAN,
+        "requireSpecialChar": s.BOOLEAN,
+    },
+    required=(
+        "allowed",
+        "minPasswordLength",
+        "requireSpecialChar",
+        "requireNumberChar",
+        "requireMixedCase",
+        "maxAttempts",
+        "lockoutDurationMinutes",
+    ),
+)
 PRIMARY = s.obj({"cert": CERT, "extJwt": EXT_JWT, "updb": UPDB}, required=("updb", "cert", "extJwt"))
 SECONDARY = s.obj({"requireExtJwtSigner": s.string(nullable=True), "requireTotp": s.BOOLEAN}, required=("requireTotp",))
-CREATE = s.obj({"name": s.string(), "primary": PRIMARY, "secondary": SECONDARY, "tags": s.TAGS},
-               required=("name", "primary", "secondary"))
+CREATE = s.obj(
+    {"name": s.string(), "primary": PRIMARY, "secondary": SECONDARY, "tags": s.TAGS},
+    required=("name", "primary", "secondary"),
+)
 UPDATE = CREATE
-PATCH = s.obj({
-    "name": s.string(nullable=True),
-    "primary": s.obj({
-        "cert": s.patch_of(CERT), "extJwt": s.patch_of(EXT_JWT), "updb": s.patch_of(UPDB),
-    }, nullable=True),
-    "secondary": s.patch_of(SECONDARY) | {"type": ["object", "null"]},
-    "tags": s.TAGS,
-})
+PATCH = s.obj(
+    {
+        "name": s.string(nullable=True),
+        "primary": s.obj(
+            {"cert": s.patch_of(CERT), "extJwt": s.patch_of(EXT_JWT), "updb": s.patch_of(UPDB)}, nullable=True
+        ),
+        "secondary": s.patch_of(SECONDARY) | {"type": ["object", "null"]},
+        "tags": s.TAGS,
+    }
+)
 
 DEFAULT_POLICY = {
     "primary": {
         "cert": {"allowed": True, "allow_expired_certs": True},
         "ext_jwt": {"allowed": True, "allowed_signers": []},
-        "updb": {"allowed": True, "lockout_duration_minutes": 0, "max_attempts": 0, "min_password_length": 5,
-                 "require_mixed_case": False, "require_number_char": False, "require_special_char": False},
+        "updb": {
+            "allowed": True,
+            "lockout_duration_minutes": 0,
+            "max_attempts": 0,
+            "min_password_length": 5,
+            "require_mixed_case": False,
+            "require_number_char": False,
+            "require_special_char": False,
+        },
     },
     "secondary": {"require_ext_jwt_signer": None, "require_totp": False},
 }
@@ -90,8 +118,15 @@ class AuthPolicyManager(EntityManager):
     def bootstrap(self) -> None:
         if self.find("default") is None:
             now = self._now()
-            record = {"id": "default", "name": "Default", "is_system": True, "created_at": now, "updated_at": now,
-                      "tags": {}, **copy.deepcopy(DEFAULT_POLICY)}
+            record = {
+                "id": "default",
+                "name": "Default",
+                "is_system": True,
+                "created_at": now,
+                "updated_at": now,
+                "tags": {},
+                **copy.deepcopy(DEFAULT_POLICY),
+            }
             self.store.insert(self.table, "default", record)
 
     def create(self, body: dict) -> str:
@@ -144,7 +179,9 @@ class AuthPolicyManager(EntityManager):
         if users:
             raise ReferenceExists("authPolicyId", users)
         if record["id"] == "default":
-            raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "the default authentication policy can not be deleted")
+            raise ControllerError(
+                errors.ENTITY_CAN_NOT_BE_DELETED, "the default authentication policy can not be deleted"
+            )
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["primary"] = to_wire(record["primary"])

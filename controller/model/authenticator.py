@@ -1,4 +1,5 @@
 """Authenticators: how an identity proves itself (``updb`` password or ``cert``)."""
+
 from __future__ import annotations
 
 from controller import errors
@@ -10,10 +11,17 @@ from controller.store.indexes import MultiIndex, UniqueIndex
 
 METHODS = ("updb", "cert")
 
-CREATE = s.obj({
-    "certPem": s.string(), "identityId": s.string(), "method": s.enum(*METHODS),
-    "password": s.PASSWORD, "username": s.USERNAME, "tags": s.TAGS,
-}, required=("method", "identityId"))
+CREATE = s.obj(
+    {
+        "certPem": s.string(),
+        "identityId": s.string(),
+        "method": s.enum(*METHODS),
+        "password": s.PASSWORD,
+        "username": s.USERNAME,
+        "tags": s.TAGS,
+    },
+    required=("method", "identityId"),
+)
 UPDATE = s.obj({"password": s.PASSWORD, "username": s.USERNAME, "tags": s.TAGS}, required=("username", "password"))
 PATCH = s.patch_of(UPDATE)
 UPDATE_OWN = s.with_props(UPDATE, required=("currentPassword",), currentPassword=s.PASSWORD)
@@ -33,15 +41,20 @@ class AuthenticatorManager(EntityManager):
         Attr("certPem", on_update=False),
     )
     filter_fields = (
-        scalar("method", "string"), scalar("identityId", "string"), scalar("username", "string"),
-        scalar("fingerprint", "string"), scalar("isIssuedByNetwork", "bool"),
+        scalar("method", "string"),
+        scalar("identityId", "string"),
+        scalar("username", "string"),
+        scalar("fingerprint", "string"),
+        scalar("isIssuedByNetwork", "bool"),
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, ctl):
         super().__init__(ctl)
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
-        self.by_username = UniqueIndex(self.store, self.table, lambda r: r.get("username") if r.get("method") == "updb" else None)
+        self.by_username = UniqueIndex(
+            self.store, self.table, lambda r: r.get("username") if r.get("method") == "updb" else None
+        )
         self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
 
     # -- reads --------------------------------------------------------------
@@ -76,13 +89,17 @@ class AuthenticatorManager(EntityManager):
         elif old is None:
             self._prepare_cert(record)
         elif body.get("password") is not None or body.get("username") is not None:
-            raise ControllerError(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only updb authenticators have a username and password")
+            raise ControllerError(
+                errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only updb authenticators have a username and password"
+            )
 
     def _check_one_per_method(self, record: dict) -> None:
         for other in self.of_identity(record["identity_id"]):
             if other["method"] == record["method"]:
-                raise Conflict(errors.MAX_AUTHENTICATOR_METHODS_REACHED,
-                               f"the identity already has an authenticator of method {record['method']}")
+                raise Conflict(
+                    errors.MAX_AUTHENTICATOR_METHODS_REACHED,
+                    f"the identity already has an authenticator of method {record['method']}",
+                )
 
     def _prepare_updb(self, record: dict, old: dict | None, body: dict, identity: dict) -> None:
         username, password = record.get("username"), body.get("password")
@@ -90,7 +107,9 @@ class AuthenticatorManager(EntityManager):
             raise FieldError("username", "username in body is required", username)
         holder = self.by_username.get(username)
         if holder is not None and holder != record["id"]:
-            raise FieldError("username", f"duplicate value '{username}' in unique index on authenticators store", username)
+            raise FieldError(
+                "username", f"duplicate value '{username}' in unique index on authenticators store", username
+            )
         if old is None and not password:
             raise FieldError("password", "password in body is required", None)
         if password:
@@ -107,7 +126,9 @@ class AuthenticatorManager(EntityManager):
         leaf = load_pem_chain(pem)[0]
         record["fingerprint"] = fingerprint(leaf)
         if self.by_fingerprint.get(record["fingerprint"]) is not None:
-            raise Conflict(errors.CERT_IN_USE, "the certificate is already in use", {"fingerprint": record["fingerprint"]})
+            raise Conflict(
+                errors.CERT_IN_USE, "the certificate is already in use", {"fingerprint": record["fingerprint"]}
+            )
         record["username"] = None
         record.setdefault("is_issued_by_network", False)
 
@@ -124,8 +145,15 @@ class AuthenticatorManager(EntityManager):
         """Attach a certificate already checked by the caller (enrollment)."""
         now = self._now()
         record = {
-            "id": self.ids.short(), "created_at": now, "updated_at": now, "tags": {}, "method": "cert",
-            "identity_id": identity_id, "cert_pem": cert_pem, "fingerprint": fingerprint, "username": None,
+            "id": self.ids.short(),
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "method": "cert",
+            "identity_id": identity_id,
+            "cert_pem": cert_pem,
+            "fingerprint": fingerprint,
+            "username": None,
             "is_issued_by_network": issued_by_network,
         }
         with self.store.lock, self.store.transaction():
@@ -158,16 +186,18 @@ class AuthenticatorManager(EntityManager):
 
     # -- views --------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({
-            "identity": self.ctl.identities.ref(record["identity_id"]),
-            "fingerprint": record.get("fingerprint"),
-            "isIssuedByNetwork": bool(record.get("is_issued_by_network")),
-            "isExtendRequested": bool(record.get("is_extend_requested")),
-            "isKeyRollRequested": bool(record.get("is_key_roll_requested")),
-            "extendRequestedAt": record.get("extend_requested_at"),
-            "lastAuthResolvedToRoot": bool(record.get("last_auth_resolved_to_root")),
-            "lastExtendRolledKeys": bool(record.get("last_extend_rolled_keys")),
-        })
+        out.update(
+            {
+                "identity": self.ctl.identities.ref(record["identity_id"]),
+                "fingerprint": record.get("fingerprint"),
+                "isIssuedByNetwork": bool(record.get("is_issued_by_network")),
+                "isExtendRequested": bool(record.get("is_extend_requested")),
+                "isKeyRollRequested": bool(record.get("is_key_roll_requested")),
+                "extendRequestedAt": record.get("extend_requested_at"),
+                "lastAuthResolvedToRoot": bool(record.get("last_auth_resolved_to_root")),
+                "lastExtendRolledKeys": bool(record.get("last_extend_rolled_keys")),
+            }
+        )
         if record["method"] != "updb":
             out.pop("username", None)
         if record["method"] != "cert":

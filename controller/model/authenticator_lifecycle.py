@@ -4,6 +4,7 @@ Extension is two-step like the real controller: ``extend`` issues a new
 certificate and keeps it pending; the old certificate keeps working until
 ``extend-verify`` proves the client received the new one.
 """
+
 from __future__ import annotations
 
 from cryptography.hazmat.primitives import serialization
@@ -34,7 +35,9 @@ class CertLifecycle:
         ctl = self.ctl
         record = ctl.authenticators.get_own(identity_id, auth_id)
         if record["method"] != "cert" or not record.get("is_issued_by_network"):
-            raise errors.Conflict(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only certificates issued by the network can be extended")
+            raise errors.Conflict(
+                errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only certificates issued by the network can be extended"
+            )
         # APPSEC(extend): the certificate being extended must be the one presented
         # on this TLS connection, chaining to the controller CA with clientAuth.
         if not peers or fingerprint(peers[0]) != record.get("fingerprint"):
@@ -48,8 +51,12 @@ class CertLifecycle:
         new_cert = ctl.pki.extend_identity_cert(csr, peers[0])
         chain_pem = ctl.pki.chain_pem(new_cert)
         rolled = _public_der(new_cert) != _public_der(peers[0])
-        ctl.authenticators.touch(auth_id, unverified_cert_pem=chain_pem, unverified_fingerprint=fingerprint(new_cert),
-                                 last_extend_rolled_keys=rolled)
+        ctl.authenticators.touch(
+            auth_id,
+            unverified_cert_pem=chain_pem,
+            unverified_fingerprint=fingerprint(new_cert),
+            last_extend_rolled_keys=rolled,
+        )
         return {"clientCert": chain_pem, "ca": ctl.pki.ca_bundle_pem()}
 
     def verify_extend(self, identity_id: str, auth_id: str, cert_pem: str) -> None:
@@ -64,11 +71,19 @@ class CertLifecycle:
             except errors.BadRequest as ex:
                 raise errors.BadRequest(errors.INVALID_CLIENT_CERT, "clientCert is not a PEM certificate") from ex
             if fingerprint(leaf) != record["unverified_fingerprint"]:
-                raise errors.BadRequest(errors.INVALID_CLIENT_CERT, "clientCert is not the certificate issued by the extension")
+                raise errors.BadRequest(
+                    errors.INVALID_CLIENT_CERT, "clientCert is not the certificate issued by the extension"
+                )
             ctl.authenticators.touch(
-                auth_id, cert_pem=record["unverified_cert_pem"], fingerprint=record["unverified_fingerprint"],
-                unverified_cert_pem=None, unverified_fingerprint=None, is_extend_requested=False,
-                is_key_roll_requested=False, extend_requested_at=None)
+                auth_id,
+                cert_pem=record["unverified_cert_pem"],
+                fingerprint=record["unverified_fingerprint"],
+                unverified_cert_pem=None,
+                unverified_fingerprint=None,
+                is_extend_requested=False,
+                is_key_roll_requested=False,
+                extend_requested_at=None,
+            )
             self._set_session_flags(record, False, False)
 
     # -- admin operations ---------------------------------------------------------
@@ -78,11 +93,17 @@ class CertLifecycle:
         with ctl.store.lock, ctl.store.transaction():
             record = ctl.authenticators.get(auth_id)
             if record["method"] != "cert":
-                raise errors.Forbidden(errors.FORBIDDEN, "only certificate authenticators can be asked to extend",
-                                       {"field": "method", "reason": "not a certificate authenticator",
-                                        "value": record["method"]})
-            ctl.authenticators.touch(auth_id, is_extend_requested=True, is_key_roll_requested=bool(roll_keys),
-                                     extend_requested_at=rfc3339(ctl.clock.now()))
+                raise errors.Forbidden(
+                    errors.FORBIDDEN,
+                    "only certificate authenticators can be asked to extend",
+                    {"field": "method", "reason": "not a certificate authenticator", "value": record["method"]},
+                )
+            ctl.authenticators.touch(
+                auth_id,
+                is_extend_requested=True,
+                is_key_roll_requested=bool(roll_keys),
+                extend_requested_at=rfc3339(ctl.clock.now()),
+            )
             self._set_session_flags(record, True, bool(roll_keys))
 
     def re_enroll(self, auth_id: str, expires_at: str) -> str:
@@ -123,8 +144,9 @@ class CertLifecycle:
         for session_id in list(sessions.by_identity.get(authenticator["identity_id"])):
             session = sessions.find(session_id)
             if session and session.get("authenticator_id") == authenticator["id"]:
-                self.ctl.store.put(sessions.table, session_id, {
-                    **session, _EXTEND_FLAGS[0]: extend, _EXTEND_FLAGS[1]: roll and extend})
+                self.ctl.store.put(
+                    sessions.table, session_id, {**session, _EXTEND_FLAGS[0]: extend, _EXTEND_FLAGS[1]: roll and extend}
+                )
 
 
 def _public_der(cert) -> bytes:

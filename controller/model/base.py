@@ -13,6 +13,7 @@ real controller's semantics:
 Records are snake_case dicts; wire JSON is camelCase and is produced only by
 ``view`` here and in ``controller/api/views.py``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -119,8 +120,9 @@ class EntityManager:
         entity_id = self.names.get(name) if self.names is not None else None
         return self.find(entity_id) if entity_id else None
 
-    def list(self, args: dict, *, candidates: Iterable[dict] | None = None,
-             extra: Callable[[dict], bool] | None = None):
+    def list(
+        self, args: dict, *, candidates: Iterable[dict] | None = None, extra: Callable[[dict], bool] | None = None
+    ):
         if candidates is None:
             candidates = self.filter_index.candidates(args.get("filter"))
         records = self.store.all(self.table) if candidates is None else candidates

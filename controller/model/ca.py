@@ -6,6 +6,7 @@ verified CA is ever trusted: for certificate login (``isAuthEnabled``), OTT-CA
 enrollment (``isOttCaEnrollmentEnabled``) and auto enrollment
 (``isAutoCaEnrollmentEnabled``).
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -31,19 +32,44 @@ _CLAIM_PROPS = {
     "parser": s.enum(*claims.PARSERS, nullable=True),
     "parserCriteria": s.string(nullable=True),
 }
-CLAIM = s.obj(_CLAIM_PROPS, required=("location", "matcher", "matcherCriteria", "parser", "parserCriteria", "index"),
-              nullable=True)
+CLAIM = s.obj(
+    _CLAIM_PROPS,
+    required=("location", "matcher", "matcherCriteria", "parser", "parserCriteria", "index"),
+    nullable=True,
+)
 CLAIM_PATCH = s.obj(_CLAIM_PROPS, nullable=True)
 _COMMON = {
-    "name": s.string(), "tags": s.TAGS, "identityRoles": s.ATTRIBUTES, "identityNameFormat": s.string(),
-    "isAuthEnabled": s.BOOLEAN, "isAutoCaEnrollmentEnabled": s.BOOLEAN, "isOttCaEnrollmentEnabled": s.BOOLEAN,
+    "name": s.string(),
+    "tags": s.TAGS,
+    "identityRoles": s.ATTRIBUTES,
+    "identityNameFormat": s.string(),
+    "isAuthEnabled": s.BOOLEAN,
+    "isAutoCaEnrollmentEnabled": s.BOOLEAN,
+    "isOttCaEnrollmentEnabled": s.BOOLEAN,
     "externalIdClaim": CLAIM,
 }
-CREATE = s.obj({**_COMMON, "certPem": s.string()}, required=(
-    "name", "certPem", "isAutoCaEnrollmentEnabled", "isOttCaEnrollmentEnabled", "isAuthEnabled", "identityRoles"))
-UPDATE = s.obj(dict(_COMMON), required=(
-    "name", "isAutoCaEnrollmentEnabled", "isOttCaEnrollmentEnabled", "isAuthEnabled", "identityRoles",
-    "identityNameFormat"))
+CREATE = s.obj(
+    {**_COMMON, "certPem": s.string()},
+    required=(
+        "name",
+        "certPem",
+        "isAutoCaEnrollmentEnabled",
+        "isOttCaEnrollmentEnabled",
+        "isAuthEnabled",
+        "identityRoles",
+    ),
+)
+UPDATE = s.obj(
+    dict(_COMMON),
+    required=(
+        "name",
+        "isAutoCaEnrollmentEnabled",
+        "isOttCaEnrollmentEnabled",
+        "isAuthEnabled",
+        "identityRoles",
+        "identityNameFormat",
+    ),
+)
 PATCH = s.with_props(s.patch_of(s.without(UPDATE, "externalIdClaim")), externalIdClaim=CLAIM_PATCH)
 
 
@@ -68,9 +94,13 @@ class CaManager(EntityManager):
         Attr("externalIdClaim", default=None, public=False),
     )
     filter_fields = (
-        name_field(), scalar("fingerprint", "string"), scalar("isVerified", "bool"),
-        scalar("verificationToken", "string"), scalar("isAutoCaEnrollmentEnabled", "bool"),
-        scalar("isOttCaEnrollmentEnabled", "bool"), scalar("isAuthEnabled", "bool"),
+        name_field(),
+        scalar("fingerprint", "string"),
+        scalar("isVerified", "bool"),
+        scalar("verificationToken", "string"),
+        scalar("isAutoCaEnrollmentEnabled", "bool"),
+        scalar("isOttCaEnrollmentEnabled", "bool"),
+        scalar("isAuthEnabled", "bool"),
         set_field("identityRoles", "identity_roles"),
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
@@ -115,8 +145,11 @@ class CaManager(EntityManager):
             raise errors.FieldError("certPem", ex.message, pem) from ex
         if not is_ca(certs[0]):
             # NOTE: the real controller answers 500 here; a client mistake is a 400.
-            raise errors.BadRequest(errors.CERTIFICATE_IS_NOT_CA, "the first certificate of certPem is not a CA",
-                                    {"field": "certPem", "reason": "certificate is not a CA", "value": ""})
+            raise errors.BadRequest(
+                errors.CERTIFICATE_IS_NOT_CA,
+                "the first certificate of certPem is not a CA",
+                {"field": "certPem", "reason": "certificate is not a CA", "value": ""},
+            )
         record["fingerprint"] = fingerprint(certs[0])
         holder = self.by_fingerprint.get(record["fingerprint"])
         if holder is not None:
@@ -137,7 +170,9 @@ class CaManager(EntityManager):
             raise
         leaf = certs[0]
         if common_name(leaf) != record.get("verification_token"):
-            raise errors.BadRequest(errors.INVALID_COMMON_NAME, "the certificate's common name is not the verification token")
+            raise errors.BadRequest(
+                errors.INVALID_COMMON_NAME, "the certificate's common name is not the verification token"
+            )
         if not self._verifies(leaf, certs[1:], self.certificate(record), check_leaf=True, client_auth=False):
             raise errors.BadRequest(errors.CERTIFICATE_FAILED_VALIDATION, "the certificate was not signed by the CA")
         self.touch(ca_id, is_verified=True)
@@ -156,14 +191,21 @@ class CaManager(EntityManager):
         NOTE(pki): issuers are judged at the PKI's (system) time, like the controller's
         own chain; the leaf's own window at the injected clock when ``check_leaf``.
         """
-        chain = verify_chain(leaf, list(intermediates), [ca_cert], now=self.ctl.pki.clock.now(),
-                             check_leaf_dates=False, require_client_auth=client_auth)
+        chain = verify_chain(
+            leaf,
+            list(intermediates),
+            [ca_cert],
+            now=self.ctl.pki.clock.now(),
+            check_leaf_dates=False,
+            require_client_auth=client_auth,
+        )
         if chain is None:
             return False
         return not (check_leaf and is_expired(leaf, self.clock.now()))
 
-    def issuer_of(self, peers: Sequence, want: Callable[[dict], bool], *, check_leaf: bool,
-                  client_auth: bool) -> dict | None:
+    def issuer_of(
+        self, peers: Sequence, want: Callable[[dict], bool], *, check_leaf: bool, client_auth: bool
+    ) -> dict | None:
         """The first verified CA accepted by ``want`` that the presented chain verifies against."""
         if not peers:
             return None
@@ -175,8 +217,9 @@ class CaManager(EntityManager):
         return None
 
     def verifies_with(self, record: dict, peers: Sequence, *, check_leaf: bool, client_auth: bool) -> bool:
-        return bool(peers) and self._verifies(peers[0], list(peers[1:]), self.certificate(record),
-                                              check_leaf=check_leaf, client_auth=client_auth)
+        return bool(peers) and self._verifies(
+            peers[0], list(peers[1:]), self.certificate(record), check_leaf=check_leaf, client_auth=client_auth
+        )
 
     # -- delete -------------------------------------------------------------
     def delete_dependents(self, record: dict) -> None:
@@ -201,11 +244,13 @@ class CaManager(EntityManager):
 
     # -- views --------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({
-            "fingerprint": record.get("fingerprint"),
-            "isVerified": bool(record.get("is_verified")),
-            "verificationToken": record.get("verification_token"),
-            "identityRoles": record.get("identity_roles") or [],
-        })
+        out.update(
+            {
+                "fingerprint": record.get("fingerprint"),
+                "isVerified": bool(record.get("is_verified")),
+                "verificationToken": record.get("verification_token"),
+                "identityRoles": record.get("identity_roles") or [],
+            }
+        )
         if record.get("external_id_claim"):
             out["externalIdClaim"] = claims.to_wire(record["external_id_claim"])

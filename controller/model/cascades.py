@@ -3,6 +3,7 @@
 Modules register a function per table; ``EntityManager.delete`` runs them
 inside the same store transaction, so a cascade is all-or-nothing.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict

@@ -1,4 +1,5 @@
 """Configs: named data of one config type, validated against the type's schema."""
+
 from __future__ import annotations
 
 from controller.api.validation import validator_for
@@ -9,8 +10,10 @@ from controller.store.indexes import MultiIndex
 from controller.store.query import Field
 
 DATA = {"type": "object"}
-CREATE = s.obj({"name": s.string(), "configTypeId": s.string(), "data": DATA, "tags": s.TAGS},
-               required=("name", "configTypeId", "data"))
+CREATE = s.obj(
+    {"name": s.string(), "configTypeId": s.string(), "data": DATA, "tags": s.TAGS},
+    required=("name", "configTypeId", "data"),
+)
 UPDATE = s.obj({"name": s.string(), "data": DATA, "tags": s.TAGS}, required=("name", "data"))
 PATCH = s.patch_of(UPDATE)
 
@@ -19,7 +22,9 @@ def validate_data(schema: dict, data) -> None:
     """The first violation of ``schema`` by ``data`` as a 400 (``(root)`` for the top level)."""
     if not schema:
         return
-    errors = sorted(validator_for(schema).iter_errors(data), key=lambda e: (len(e.absolute_path), str(list(e.absolute_path))))
+    errors = sorted(
+        validator_for(schema).iter_errors(data), key=lambda e: (len(e.absolute_path), str(list(e.absolute_path)))
+    )
     if not errors:
         return
     error = errors[0]
@@ -33,11 +38,7 @@ class ConfigManager(EntityManager):
     collection = "configs"
     entity = "configs"
     label = "config"
-    attrs = (
-        Attr("name"),
-        Attr("configTypeId", on_update=False),
-        Attr("data", default=dict),
-    )
+    attrs = (Attr("name"), Attr("configTypeId", on_update=False), Attr("data", default=dict))
     filter_fields = (
         name_field(),
         Field("type", "string", lambda r: r.get("config_type_id")),
@@ -77,8 +78,12 @@ class ConfigManager(EntityManager):
             if (config_type.get("target") or "service") != target:
                 raise FieldError(field, f"config {config_id} is of a type that does not target {target}s", config_id)
             if config["config_type_id"] in seen:
-                raise FieldError(field, f"duplicate configs {seen[config['config_type_id']]} and {config_id} of config type "
-                                        f"{config['config_type_id']}", config_id)
+                raise FieldError(
+                    field,
+                    f"duplicate configs {seen[config['config_type_id']]} and {config_id} of config type "
+                    f"{config['config_type_id']}",
+                    config_id,
+                )
             seen[config["config_type_id"]] = config_id
             out.append(config_id)
         return out

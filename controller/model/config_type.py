@@ -1,4 +1,5 @@
 """Config types: a name, a target and a JSON schema that configs of the type must satisfy."""
+
 from __future__ import annotations
 
 import orjson
@@ -13,8 +14,10 @@ from controller.store.query import Field
 TARGETS = ("service", "router", "other")
 SCHEMA = {"type": ["object", "null"]}
 
-CREATE = s.obj({"name": s.string(), "schema": SCHEMA, "tags": s.TAGS, "target": s.enum(*TARGETS, nullable=True)},
-               required=("name",))
+CREATE = s.obj(
+    {"name": s.string(), "schema": SCHEMA, "tags": s.TAGS, "target": s.enum(*TARGETS, nullable=True)},
+    required=("name",),
+)
 UPDATE = s.obj({"name": s.string(), "schema": SCHEMA, "tags": s.TAGS}, required=("name",))
 PATCH = s.patch_of(UPDATE)
 
@@ -36,11 +39,7 @@ class ConfigTypeManager(EntityManager):
     collection = "config-types"
     entity = "config-types"
     label = "configType"
-    attrs = (
-        Attr("name"),
-        Attr("schema", default=dict),
-        Attr("target", default="service", on_update=False),
-    )
+    attrs = (Attr("name"), Attr("schema", default=dict), Attr("target", default="service", on_update=False))
     filter_fields = (
         name_field(),
         scalar("target", "string"),

@@ -1,4 +1,5 @@
 """Enrollments: outstanding one-time tokens (ott, ottca, updb) and their JWTs."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -12,10 +13,17 @@ from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
 METHODS = ("ott", "ottca", "updb")
-CREATE = s.obj({
-    "expiresAt": s.DATETIME, "identityId": s.string(), "method": s.enum(*METHODS),
-    "caId": s.string(nullable=True), "username": s.string(nullable=True), "tags": s.TAGS,
-}, required=("expiresAt", "identityId", "method"))
+CREATE = s.obj(
+    {
+        "expiresAt": s.DATETIME,
+        "identityId": s.string(),
+        "method": s.enum(*METHODS),
+        "caId": s.string(nullable=True),
+        "username": s.string(nullable=True),
+        "tags": s.TAGS,
+    },
+    required=("expiresAt", "identityId", "method"),
+)
 REFRESH = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
 
 
@@ -26,13 +34,19 @@ class EnrollmentManager(EntityManager):
     label = "enrollment"
     unique_names = False
     attrs = (
-        Attr("method", on_update=False), Attr("identityId", on_update=False, omit_none=True),
-        Attr("caId", on_update=False, omit_none=True), Attr("username", on_update=False, omit_none=True),
-        Attr("expiresAt", on_update=False), Attr("token", on_create=False, on_update=False),
+        Attr("method", on_update=False),
+        Attr("identityId", on_update=False, omit_none=True),
+        Attr("caId", on_update=False, omit_none=True),
+        Attr("username", on_update=False, omit_none=True),
+        Attr("expiresAt", on_update=False),
+        Attr("token", on_create=False, on_update=False),
     )
     filter_fields = (
-        scalar("method", "string"), scalar("identityId", "string"), scalar("token", "string"),
-        scalar("expiresAt", "datetime"), Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),
+        scalar("method", "string"),
+        scalar("identityId", "string"),
+        scalar("token", "string"),
+        scalar("expiresAt", "datetime"),
+        Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),
         Field("transitRouterId", "string", lambda r: r.get("transit_router_id")),
     )
     create_schema = CREATE
@@ -52,9 +66,23 @@ class EnrollmentManager(EntityManager):
         if request.get("ott"):
             self.create({"method": "ott", "identityId": identity_id, "expiresAt": self.default_expiry()})
         if request.get("ottca"):
-            self.create({"method": "ottca", "identityId": identity_id, "caId": request["ottca"], "expiresAt": self.default_expiry()})
+            self.create(
+                {
+                    "method": "ottca",
+                    "identityId": identity_id,
+                    "caId": request["ottca"],
+                    "expiresAt": self.default_expiry(),
+                }
+            )
         if request.get("updb"):
-            self.create({"method": "updb", "identityId": identity_id, "username": request["updb"], "expiresAt": self.default_expiry()})
+            self.create(
+                {
+                    "method": "updb",
+                    "identityId": identity_id,
+                    "username": request["updb"],
+                    "expiresAt": self.default_expiry(),
+                }
+            )
 
     def create_for_router(self, router_id: str, method: str = "erott", expires_at: str | None = None) -> dict:
         """A router's one-time enrollment (``erott`` edge router, ``trott`` transit router); returns the record.
@@ -65,8 +93,16 @@ class EnrollmentManager(EntityManager):
         now = self._now()
         minutes = max(5, self.ctl.config.router_enrollment_duration_minutes)
         record = {
-            "id": self.ids.short(), "created_at": now, "updated_at": now, "tags": {}, "method": method,
-            "identity_id": None, "ca_id": None, "username": None, key: router_id, "token": self.ids.uuid(),
+            "id": self.ids.short(),
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "method": method,
+            "identity_id": None,
+            "ca_id": None,
+            "username": None,
+            key: router_id,
+            "token": self.ids.uuid(),
             "expires_at": expires_at or rfc3339(self.clock.now() + timedelta(minutes=minutes)),
         }
         record["jwt"] = self.ctl.enrollment_jwt(record)
@@ -86,7 +122,9 @@ class EnrollmentManager(EntityManager):
         for other_id in self.by_identity.get(identity["id"]):
             other = self.find(other_id)
             if other and other["id"] != record["id"] and other["method"] == record["method"]:
-                raise errors.Conflict(errors.ENROLLMENT_EXISTS, f"an enrollment of method {record['method']} is outstanding")
+                raise errors.Conflict(
+                    errors.ENROLLMENT_EXISTS, f"an enrollment of method {record['method']} is outstanding"
+                )
         if record["method"] == "ottca":
             ca_id = record.get("ca_id")
             if not ca_id:
@@ -100,7 +138,9 @@ class EnrollmentManager(EntityManager):
             if not username or not (4 <= len(username) <= 100):
                 raise errors.FieldError("username", "username in body should be between 4 and 100 chars long", username)
             if self.ctl.authenticators.find_updb(username) is not None:
-                raise errors.FieldError("username", f"duplicate value '{username}' in unique index on authenticators store", username)
+                raise errors.FieldError(
+                    "username", f"duplicate value '{username}' in unique index on authenticators store", username
+                )
         else:
             record["username"] = None
         record["expires_at"] = self._future(record["expires_at"])
@@ -139,7 +179,12 @@ class EnrollmentManager(EntityManager):
         out = {}
         for enrollment_id in sorted(self.by_identity.get(identity_id)):
             record = self.find(enrollment_id)
-            entry = {"id": record["id"], "jwt": record.get("jwt"), "token": record["token"], "expiresAt": record["expires_at"]}
+            entry = {
+                "id": record["id"],
+                "jwt": record.get("jwt"),
+                "token": record["token"],
+                "expiresAt": record["expires_at"],
+            }
             if record["method"] == "ottca":
                 entry["caId"] = record["ca_id"]
                 entry["ca"] = self.ctl.ref("cas", record["ca_id"])
@@ -152,8 +197,12 @@ class EnrollmentManager(EntityManager):
         # enrollment model has no such field, so it is an empty object here.
         out.update({"jwt": record.get("jwt"), "details": {}})
         if identity:
-            out["identity"] = {"_links": {"self": {"href": f"./identities/{identity['id']}"}}, "id": identity["id"],
-                               "name": identity["name"], "urlName": "identities"}
+            out["identity"] = {
+                "_links": {"self": {"href": f"./identities/{identity['id']}"}},
+                "id": identity["id"],
+                "name": identity["name"],
+                "urlName": "identities",
+            }
         if record.get("ca_id"):
             out["ca"] = self.ctl.ref("cas", record["ca_id"])
         for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):

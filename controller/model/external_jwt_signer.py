@@ -4,6 +4,7 @@ A signer holds either a ``certPem`` (its key, with ``kid`` defaulting to the
 certificate's SHA-1 fingerprint) or a ``jwksEndpoint`` (keys fetched by kid),
 never both. Issuers are unique: a token picks its signer by exact ``iss``.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlparse
@@ -20,13 +21,25 @@ from controller.store.indexes import MultiIndex, UniqueIndex
 TARGET_TOKENS = ("ACCESS", "ID")
 NULLABLE_STRING = s.string(nullable=True)
 _FIELDS = {
-    "audience": NULLABLE_STRING, "certPem": NULLABLE_STRING, "claimsProperty": NULLABLE_STRING,
-    "clientId": NULLABLE_STRING, "enabled": s.BOOLEAN, "enrollAttributeClaimsSelector": NULLABLE_STRING,
-    "enrollAuthPolicyId": NULLABLE_STRING, "enrollNameClaimsSelector": NULLABLE_STRING,
-    "enrollToCertEnabled": {"type": ["boolean", "null"]}, "enrollToTokenEnabled": {"type": ["boolean", "null"]},
-    "externalAuthUrl": NULLABLE_STRING, "issuer": s.string(), "jwksEndpoint": NULLABLE_STRING,
-    "kid": NULLABLE_STRING, "name": s.string(), "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
-    "tags": s.TAGS, "targetToken": s.enum(*TARGET_TOKENS, nullable=True), "useExternalId": {"type": ["boolean", "null"]},
+    "audience": NULLABLE_STRING,
+    "certPem": NULLABLE_STRING,
+    "claimsProperty": NULLABLE_STRING,
+    "clientId": NULLABLE_STRING,
+    "enabled": s.BOOLEAN,
+    "enrollAttributeClaimsSelector": NULLABLE_STRING,
+    "enrollAuthPolicyId": NULLABLE_STRING,
+    "enrollNameClaimsSelector": NULLABLE_STRING,
+    "enrollToCertEnabled": {"type": ["boolean", "null"]},
+    "enrollToTokenEnabled": {"type": ["boolean", "null"]},
+    "externalAuthUrl": NULLABLE_STRING,
+    "issuer": s.string(),
+    "jwksEndpoint": NULLABLE_STRING,
+    "kid": NULLABLE_STRING,
+    "name": s.string(),
+    "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
+    "tags": s.TAGS,
+    "targetToken": s.enum(*TARGET_TOKENS, nullable=True),
+    "useExternalId": {"type": ["boolean", "null"]},
 }
 CREATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer", "audience"))
 UPDATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer"))
@@ -39,15 +52,33 @@ class ExternalJwtSignerManager(EntityManager):
     entity = "external-jwt-signers"
     label = "externalJwtSigner"
     attrs = (
-        Attr("name"), Attr("enabled", default=False), Attr("issuer"), Attr("audience"), Attr("certPem"),
-        Attr("jwksEndpoint"), Attr("kid"), Attr("claimsProperty", default="sub"), Attr("useExternalId", default=False),
-        Attr("externalAuthUrl"), Attr("clientId"), Attr("scopes", default=list), Attr("targetToken", default="ACCESS"),
-        Attr("enrollToCertEnabled", default=False), Attr("enrollToTokenEnabled", default=False),
-        Attr("enrollNameClaimsSelector", omit_none=True), Attr("enrollAttributeClaimsSelector", omit_none=True),
+        Attr("name"),
+        Attr("enabled", default=False),
+        Attr("issuer"),
+        Attr("audience"),
+        Attr("certPem"),
+        Attr("jwksEndpoint"),
+        Attr("kid"),
+        Attr("claimsProperty", default="sub"),
+        Attr("useExternalId", default=False),
+        Attr("externalAuthUrl"),
+        Attr("clientId"),
+        Attr("scopes", default=list),
+        Attr("targetToken", default="ACCESS"),
+        Attr("enrollToCertEnabled", default=False),
+        Attr("enrollToTokenEnabled", default=False),
+        Attr("enrollNameClaimsSelector", omit_none=True),
+        Attr("enrollAttributeClaimsSelector", omit_none=True),
         Attr("enrollAuthPolicyId", omit_none=True),
     )
-    filter_fields = (name_field(), scalar("issuer", "string"), scalar("enabled", "bool"), scalar("kid", "string"),
-                     scalar("audience", "string"), scalar("externalAuthUrl", "string"))
+    filter_fields = (
+        name_field(),
+        scalar("issuer", "string"),
+        scalar("enabled", "bool"),
+        scalar("kid", "string"),
+        scalar("audience", "string"),
+        scalar("externalAuthUrl", "string"),
+    )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, ctl):
@@ -90,8 +121,11 @@ class ExternalJwtSignerManager(EntityManager):
         record["scopes"] = record.get("scopes") or []
         holder = self.by_issuer.get(record.get("issuer"))
         if holder is not None and holder != record["id"]:
-            raise FieldError("issuer", f"duplicate value '{record['issuer']}' in unique index on externalJwtSigners store",
-                             record["issuer"])
+            raise FieldError(
+                "issuer",
+                f"duplicate value '{record['issuer']}' in unique index on externalJwtSigners store",
+                record["issuer"],
+            )
 
     def _prepare_cert(self, record: dict, old: dict | None) -> None:
         pem = record.get("cert_pem")
@@ -111,23 +145,34 @@ class ExternalJwtSignerManager(EntityManager):
     def before_delete(self, record: dict) -> None:
         users = sorted(self.policy_users.get(record["id"]))
         if users:
-            raise ReferenceExists("authPolicyId", users,
-                                  "the external JWT signer is used by authentication policies")
+            raise ReferenceExists("authPolicyId", users, "the external JWT signer is used by authentication policies")
 
     # -- views ------------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({"commonName": record.get("common_name") or "", "fingerprint": record.get("fingerprint"),
-                    "notAfter": record.get("not_after") or ZERO_TIME, "notBefore": record.get("not_before") or ZERO_TIME,
-                    "scopes": record.get("scopes") or []})
+        out.update(
+            {
+                "commonName": record.get("common_name") or "",
+                "fingerprint": record.get("fingerprint"),
+                "notAfter": record.get("not_after") or ZERO_TIME,
+                "notBefore": record.get("not_before") or ZERO_TIME,
+                "scopes": record.get("scopes") or [],
+            }
+        )
 
     def client_view(self, record: dict) -> dict:
         issuer = (record.get("issuer") or "").rstrip("/")
         return {
-            "_links": {"self": {"href": f"./external-jwt-signers/{record['id']}"}}, "id": record["id"],
-            "createdAt": record["created_at"], "updatedAt": record["updated_at"], "tags": record.get("tags") or {},
-            "name": record["name"], "enabled": bool(record.get("enabled")),
-            "externalAuthUrl": record.get("external_auth_url"), "clientId": record.get("client_id"),
-            "audience": record.get("audience"), "scopes": record.get("scopes") or [],
+            "_links": {"self": {"href": f"./external-jwt-signers/{record['id']}"}},
+            "id": record["id"],
+            "createdAt": record["created_at"],
+            "updatedAt": record["updated_at"],
+            "tags": record.get("tags") or {},
+            "name": record["name"],
+            "enabled": bool(record.get("enabled")),
+            "externalAuthUrl": record.get("external_auth_url"),
+            "clientId": record.get("client_id"),
+            "audience": record.get("audience"),
+            "scopes": record.get("scopes") or [],
             "targetToken": record.get("target_token") or "ACCESS",
             "enrollToCertEnabled": bool(record.get("enroll_to_cert_enabled")),
             "enrollToTokenEnabled": bool(record.get("enroll_to_token_enabled")),

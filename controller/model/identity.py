@@ -1,4 +1,5 @@
 """Identities: who may log in, what roles they carry, what they may do."""
+
 from __future__ import annotations
 
 from controller import errors
@@ -14,11 +15,30 @@ IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
 STORED_TYPE = {"User": "Default", "Device": "Default", "Service": "Default", "Default": "Default", "Router": "Router"}
 DEFAULT_AUTH_POLICY = "default"
 #: the permission names the official documents list (an entity alone grants all its actions)
-_PERMISSION_ENTITIES = ("auth-policy", "ca", "config", "config-type", "edge-router-policy", "enrollment",
-                        "external-jwt-signer", "identity", "posture-check", "router", "service",
-                        "service-edge-router-policy", "service-policy", "terminator")
-PERMISSIONS = ("admin_readonly", "ops", "ops.read", "ops.update", "ops.delete", *(
-    entity + action for entity in _PERMISSION_ENTITIES for action in ("", ".read", ".create", ".update", ".delete")))
+_PERMISSION_ENTITIES = (
+    "auth-policy",
+    "ca",
+    "config",
+    "config-type",
+    "edge-router-policy",
+    "enrollment",
+    "external-jwt-signer",
+    "identity",
+    "posture-check",
+    "router",
+    "service",
+    "service-edge-router-policy",
+    "service-policy",
+    "terminator",
+)
+PERMISSIONS = (
+    "admin_readonly",
+    "ops",
+    "ops.read",
+    "ops.update",
+    "ops.delete",
+    *(entity + action for entity in _PERMISSION_ENTITIES for action in ("", ".read", ".create", ".update", ".delete")),
+)
 
 _COMMON = {
     "appData": s.FREE_MAP,
@@ -30,12 +50,21 @@ _COMMON = {
     "name": s.string(),
     "permissions": {"type": ["array", "null"], "items": s.enum(*PERMISSIONS)},
     "roleAttributes": s.ATTRIBUTES,
-    "serviceHostingCosts": {"type": ["object", "null"], "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 65535}},
-    "serviceHostingPrecedences": {"type": ["object", "null"], "additionalProperties": {"type": "string", "enum": ["default", "required", "failed"]}},
+    "serviceHostingCosts": {
+        "type": ["object", "null"],
+        "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 65535},
+    },
+    "serviceHostingPrecedences": {
+        "type": ["object", "null"],
+        "additionalProperties": {"type": "string", "enum": ["default", "required", "failed"]},
+    },
     "tags": s.TAGS,
     "type": s.enum(*IDENTITY_TYPES),
 }
-ENROLLMENT_REQUEST = s.obj({"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)}, nullable=True)
+ENROLLMENT_REQUEST = s.obj(
+    {"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)},
+    nullable=True,
+)
 
 CREATE = s.obj({**_COMMON, "enrollment": ENROLLMENT_REQUEST}, required=("name", "type", "isAdmin"))
 UPDATE = s.obj(dict(_COMMON), required=("type", "name", "isAdmin"))
@@ -73,8 +102,15 @@ class IdentityManager(EntityManager):
         set_field("roleAttributes", "role_attributes"),
     )
     link_names = (
-        "authenticators", "edge-router-policies", "edge-routers", "enrollments", "failed-service-requests",
-        "posture-data", "service-configs", "service-policies", "services",
+        "authenticators",
+        "edge-router-policies",
+        "edge-routers",
+        "enrollments",
+        "failed-service-requests",
+        "posture-data",
+        "service-configs",
+        "service-policies",
+        "services",
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
@@ -90,10 +126,21 @@ class IdentityManager(EntityManager):
         """Create an identity the controller owns (default admin, router identities)."""
         now = self._now()
         record = {
-            "id": record_fields.get("id") or self.ids.short(), "created_at": now, "updated_at": now, "tags": {},
-            "role_attributes": [], "auth_policy_id": None, "external_id": None, "app_data": {},
-            "default_hosting_cost": 0, "default_hosting_precedence": "default", "service_hosting_costs": {},
-            "service_hosting_precedences": {}, "is_admin": False, "is_default_admin": False, "type_id": "Default",
+            "id": record_fields.get("id") or self.ids.short(),
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "role_attributes": [],
+            "auth_policy_id": None,
+            "external_id": None,
+            "app_data": {},
+            "default_hosting_cost": 0,
+            "default_hosting_precedence": "default",
+            "service_hosting_costs": {},
+            "service_hosting_precedences": {},
+            "is_admin": False,
+            "is_default_admin": False,
+            "type_id": "Default",
         }
         record.update(record_fields)
         with self.store.lock, self.store.transaction():
@@ -156,24 +203,26 @@ class IdentityManager(EntityManager):
         disabled = self.is_disabled(record)
         connected = self.ctl.router_presence.is_connected(identity_id)
         policy_id = record.get("auth_policy_id") or DEFAULT_AUTH_POLICY
-        out.update({
-            "authPolicyId": policy_id,
-            "authPolicy": self.ctl.auth_policies.ref(policy_id),
-            "authenticators": self.ctl.authenticators.summary_for(identity_id),
-            "enrollment": self.ctl.enrollments.summary_for(identity_id),
-            "disabled": disabled,
-            "disabledAt": record.get("disabled_at") if disabled else None,
-            "disabledUntil": record.get("disabled_until") if disabled else None,
-            "edgeRouterConnectionStatus": "online" if connected else "offline",
-            "envInfo": record.get("env_info") or {},
-            "sdkInfo": record.get("sdk_info") or {},
-            "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
-            "hasEdgeRouterConnection": connected,
-            "isDefaultAdmin": bool(record.get("is_default_admin")),
-            "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
-            "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
-            "typeId": record.get("type_id", "Default"),
-            "roleAttributes": record.get("role_attributes") or [],
-            "permissions": record.get("permissions") or [],
-            "appData": record.get("app_data") or {},
-        })
+        out.update(
+            {
+                "authPolicyId": policy_id,
+                "authPolicy": self.ctl.auth_policies.ref(policy_id),
+                "authenticators": self.ctl.authenticators.summary_for(identity_id),
+                "enrollment": self.ctl.enrollments.summary_for(identity_id),
+                "disabled": disabled,
+                "disabledAt": record.get("disabled_at") if disabled else None,
+                "disabledUntil": record.get("disabled_until") if disabled else None,
+                "edgeRouterConnectionStatus": "online" if connected else "offline",
+                "envInfo": record.get("env_info") or {},
+                "sdkInfo": record.get("sdk_info") or {},
+                "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
+                "hasEdgeRouterConnection": connected,
+                "isDefaultAdmin": bool(record.get("is_default_admin")),
+                "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
+                "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
+                "typeId": record.get("type_id", "Default"),
+                "roleAttributes": record.get("role_attributes") or [],
+                "permissions": record.get("permissions") or [],
+                "appData": record.get("app_data") or {},
+            }
+        )

@@ -1,4 +1,5 @@
 """Identity types: ``Default`` and ``Router`` (ids equal names), read-only."""
+
 from __future__ import annotations
 
 from controller.model.base import EntityManager, name_field
@@ -18,7 +19,9 @@ class IdentityTypeManager(EntityManager):
         with self.store.lock, self.store.transaction():
             for name in BUILT_IN:
                 if self.find(name) is None:
-                    self.store.insert(self.table, name, {"id": name, "name": name, "created_at": now, "updated_at": now, "tags": {}})
+                    self.store.insert(
+                        self.table, name, {"id": name, "name": name, "created_at": now, "updated_at": now, "tags": {}}
+                    )
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["name"] = record["name"]

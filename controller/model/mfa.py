@@ -6,6 +6,7 @@ removal). A verified enrollment makes every later login partial
 (``isMfaRequired``) until ``POST /authenticate/mfa`` gets a TOTP or a
 recovery code. The record keeps its own ``mfa_id`` for the wire ``id``.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -55,8 +56,14 @@ class MfaManager(EntityManager):
     def enroll(self, identity: dict) -> dict:
         now = self._now()
         record = {
-            "id": identity["id"], "mfa_id": self.ids.short(), "identity_id": identity["id"], "created_at": now,
-            "updated_at": now, "tags": {}, "is_verified": False, "secret": totp.new_secret(),
+            "id": identity["id"],
+            "mfa_id": self.ids.short(),
+            "identity_id": identity["id"],
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "is_verified": False,
+            "secret": totp.new_secret(),
             "recovery_codes": totp.new_recovery_codes(),
         }
         with self.store.lock, self.store.transaction():
@@ -92,8 +99,9 @@ class MfaManager(EntityManager):
                 self.ctl.events.mfa("authenticationFailed", session["identity_id"], api_session_id=session["id"])
                 raise
             self.ctl.api_sessions.touch(session["id"], is_mfa_complete=True)
-        self.ctl.events.mfa("authenticated", session["identity_id"], api_session_id=session["id"],
-                            used_recovery_code=used_recovery)
+        self.ctl.events.mfa(
+            "authenticated", session["identity_id"], api_session_id=session["id"], used_recovery_code=used_recovery
+        )
 
     def spend_code(self, identity_id: str, code: str, *, verified_only: bool = False) -> bool:
         """Check a login's TOTP or recovery code (a recovery code is spent); True for a recovery code.
@@ -148,15 +156,21 @@ class MfaManager(EntityManager):
     # -- views ----------------------------------------------------------------
     def provisioning_url(self, record: dict) -> str:
         identity = self.ctl.identities.find(record["identity_id"]) or {}
-        return totp.provisioning_url(self.ctl.config.totp_issuer, identity.get("name") or record["identity_id"],
-                                     record["secret"])
+        return totp.provisioning_url(
+            self.ctl.config.totp_issuer, identity.get("name") or record["identity_id"], record["secret"]
+        )
 
     def qr_png(self, record: dict) -> bytes:
         return totp.qr_png(self.provisioning_url(record))
 
     def _base(self, record: dict, links: dict) -> dict:
-        return {"_links": links, "id": record["mfa_id"], "createdAt": record["created_at"],
-                "updatedAt": record["updated_at"], "tags": record.get("tags") or {}}
+        return {
+            "_links": links,
+            "id": record["mfa_id"],
+            "createdAt": record["created_at"],
+            "updatedAt": record["updated_at"],
+            "tags": record.get("tags") or {},
+        }
 
     def view(self, record: dict) -> dict:
         links = {"self": {"href": SELF}, "current-identity": {"href": "./current-identity"}}

@@ -4,6 +4,7 @@
 exists; it returns the typed registry :class:`NetworkManagers`. :class:`Network`
 holds the small cross-entity helpers the managers share.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -65,6 +66,7 @@ class Network:
         def name(entity_id: str) -> str | None:
             record = self.ctl.store.get(KIND_TABLES[kind], entity_id)
             return record.get("name") if record else None
+
         return name
 
     def policies(self):
@@ -136,13 +138,23 @@ NETWORK_MANAGER_NAMES = frozenset(field.name for field in fields(NetworkManagers
 def install(ctl) -> NetworkManagers:
     """Build the network managers of ``ctl``; register their cascades and listeners; return them."""
     managers = NetworkManagers(
-        network=Network(ctl), config_types=ConfigTypeManager(ctl), configs=ConfigManager(ctl),
-        services=ServiceManager(ctl), routers=RouterManager(ctl), edge_routers=EdgeRouterManager(ctl),
-        transit_routers=TransitRouterManager(ctl), terminators=TerminatorManager(ctl),
-        service_policies=ServicePolicyManager(ctl), edge_router_policies=EdgeRouterPolicyManager(ctl),
-        service_edge_router_policies=ServiceEdgeRouterPolicyManager(ctl), posture_checks=PostureCheckManager(ctl),
-        posture_check_types=PostureCheckTypeManager(ctl), posture=PostureData(ctl), service_configs=ServiceConfigs(ctl),
-        service_access=ServiceAccess(ctl), sessions=SessionManager(ctl),
+        network=Network(ctl),
+        config_types=ConfigTypeManager(ctl),
+        configs=ConfigManager(ctl),
+        services=ServiceManager(ctl),
+        routers=RouterManager(ctl),
+        edge_routers=EdgeRouterManager(ctl),
+        transit_routers=TransitRouterManager(ctl),
+        terminators=TerminatorManager(ctl),
+        service_policies=ServicePolicyManager(ctl),
+        edge_router_policies=EdgeRouterPolicyManager(ctl),
+        service_edge_router_policies=ServiceEdgeRouterPolicyManager(ctl),
+        posture_checks=PostureCheckManager(ctl),
+        posture_check_types=PostureCheckTypeManager(ctl),
+        posture=PostureData(ctl),
+        service_configs=ServiceConfigs(ctl),
+        service_access=ServiceAccess(ctl),
+        sessions=SessionManager(ctl),
     )
     ctl.store.add_listener(managers.network.on_changes)
     _register_cascades(ctl, managers)

@@ -4,6 +4,7 @@ Role lists are validated as the real controller does (``#all`` alone, ``#``/``@`
 prefixes, existing ``@id``s), stored sorted, and rendered with ``*RolesDisplay``.
 The policy engine follows the records through :class:`controller.policy.sync.PolicySync`.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -23,12 +24,23 @@ from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, roles_dis
 from controller.store.query import Field
 
 #: engine kind -> store table holding its entities
-KIND_TABLES = {IDENTITIES: "identities", SERVICES: "services", EDGE_ROUTERS: "routers", POSTURE_CHECKS: "posture_checks"}
+KIND_TABLES = {
+    IDENTITIES: "identities",
+    SERVICES: "services",
+    EDGE_ROUTERS: "routers",
+    POSTURE_CHECKS: "posture_checks",
+}
 SEMANTIC = {"type": "string"}
 
 
 def policy_schemas(lists: tuple[str, ...], extra: dict | None = None, required: tuple[str, ...] = ()):
-    props = {"name": s.string(), "semantic": SEMANTIC, "tags": s.TAGS, **{name: s.ROLES for name in lists}, **(extra or {})}
+    props = {
+        "name": s.string(),
+        "semantic": SEMANTIC,
+        "tags": s.TAGS,
+        **{name: s.ROLES for name in lists},
+        **(extra or {}),
+    }
     create = s.obj(props, required=("name", "semantic", *required))
     return create, create, s.patch_of(create)
 
@@ -83,8 +95,13 @@ class PolicyManager(EntityManager):
 
 
 def _members_field(name: str, kind: str, pkind: str, ctl_ref) -> Field:
-    return Field(name, "set", lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind), sortable=False,
-                 derived=True)
+    return Field(
+        name,
+        "set",
+        lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind),
+        sortable=False,
+        derived=True,
+    )
 
 
 class ServicePolicyManager(PolicyManager):
@@ -94,17 +111,27 @@ class ServicePolicyManager(PolicyManager):
     label = "servicePolicy"
     pkind = SERVICE_POLICIES
     role_lists = (("identityRoles", IDENTITIES), ("serviceRoles", SERVICES), ("postureCheckRoles", POSTURE_CHECKS))
-    attrs = (Attr("name"), Attr("type"), Attr("semantic"), Attr("identityRoles", default=list),
-             Attr("serviceRoles", default=list), Attr("postureCheckRoles", default=list))
+    attrs = (
+        Attr("name"),
+        Attr("type"),
+        Attr("semantic"),
+        Attr("identityRoles", default=list),
+        Attr("serviceRoles", default=list),
+        Attr("postureCheckRoles", default=list),
+    )
     link_names = ("identities", "posture-checks", "services")
     create_schema, update_schema, patch_schema = policy_schemas(
-        ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",))
+        ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",)
+    )
 
     def __init__(self, ctl):
         self.filter_fields = (
-            name_field(), Field("type", "string", lambda r: r.get("type")), Field("semantic", "string", lambda r: r.get("semantic")),
+            name_field(),
+            Field("type", "string", lambda r: r.get("type")),
+            Field("semantic", "string", lambda r: r.get("semantic")),
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
-            set_field("identityRoles", "identity_roles"), set_field("serviceRoles", "service_roles"),
+            set_field("identityRoles", "identity_roles"),
+            set_field("serviceRoles", "service_roles"),
             set_field("postureCheckRoles", "posture_check_roles"),
             _members_field("identities", IDENTITIES, SERVICE_POLICIES, lambda: ctl),
             _members_field("services", SERVICES, SERVICE_POLICIES, lambda: ctl),
@@ -121,9 +148,11 @@ class EdgeRouterPolicyManager(PolicyManager):
     role_lists = (("identityRoles", IDENTITIES), ("edgeRouterRoles", EDGE_ROUTERS))
     attrs = (Attr("name"), Attr("semantic"), Attr("identityRoles", default=list), Attr("edgeRouterRoles", default=list))
     filter_fields = (
-        name_field(), Field("semantic", "string", lambda r: r.get("semantic")),
+        name_field(),
+        Field("semantic", "string", lambda r: r.get("semantic")),
         Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
-        set_field("identityRoles", "identity_roles"), set_field("edgeRouterRoles", "edge_router_roles"),
+        set_field("identityRoles", "identity_roles"),
+        set_field("edgeRouterRoles", "edge_router_roles"),
     )
     link_names = ("edge-routers", "identities")
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "identityRoles"))
@@ -135,11 +164,21 @@ class EdgeRouterPolicyManager(PolicyManager):
     def create_system(self, router_id: str) -> None:
         """The tunneler-enabled router's own policy: its identity may use it (section 2.5)."""
         now = self._now()
-        self.store.put(self.table, router_id, {
-            "id": router_id, "name": f"edge-router-{router_id}-system", "created_at": now, "updated_at": now, "tags": {},
-            "semantic": "AnyOf", "identity_roles": ["@" + router_id], "edge_router_roles": ["@" + router_id],
-            "is_system": True,
-        })
+        self.store.put(
+            self.table,
+            router_id,
+            {
+                "id": router_id,
+                "name": f"edge-router-{router_id}-system",
+                "created_at": now,
+                "updated_at": now,
+                "tags": {},
+                "semantic": "AnyOf",
+                "identity_roles": ["@" + router_id],
+                "edge_router_roles": ["@" + router_id],
+                "is_system": True,
+            },
+        )
 
 
 class ServiceEdgeRouterPolicyManager(PolicyManager):
@@ -151,9 +190,11 @@ class ServiceEdgeRouterPolicyManager(PolicyManager):
     role_lists = (("serviceRoles", SERVICES), ("edgeRouterRoles", EDGE_ROUTERS))
     attrs = (Attr("name"), Attr("semantic"), Attr("serviceRoles", default=list), Attr("edgeRouterRoles", default=list))
     filter_fields = (
-        name_field(), Field("semantic", "string", lambda r: r.get("semantic")),
+        name_field(),
+        Field("semantic", "string", lambda r: r.get("semantic")),
         Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
-        set_field("serviceRoles", "service_roles"), set_field("edgeRouterRoles", "edge_router_roles"),
+        set_field("serviceRoles", "service_roles"),
+        set_field("edgeRouterRoles", "edge_router_roles"),
     )
     link_names = ("edge-routers", "services")
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "serviceRoles"))

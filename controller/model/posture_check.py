@@ -1,4 +1,5 @@
 """Posture checks of every real type (OS, PROCESS, PROCESS_MULTI, DOMAIN, MAC, MFA) and their types."""
+
 from __future__ import annotations
 
 from controller.api.validation import validate
@@ -13,26 +14,49 @@ TYPES = ("OS", "PROCESS", "DOMAIN", "MAC", "MFA", "PROCESS_MULTI")
 OS_TYPES = ("Windows", "WindowsServer", "Android", "iOS", "Linux", "macOS")
 STRINGS = {"type": "array", "items": {"type": "string"}}
 OPERATING_SYSTEM = s.obj({"type": s.enum(*OS_TYPES), "versions": STRINGS}, required=("type", "versions"))
-PROCESS = s.obj({"osType": s.enum(*OS_TYPES), "path": s.string(min_length=1), "hashes": STRINGS,
-                 "signerFingerprint": s.string()}, required=("osType", "path"))
-PROCESS_MULTI = s.obj({"osType": s.enum(*OS_TYPES), "path": s.string(min_length=1), "hashes": STRINGS,
-                       "signerFingerprints": STRINGS}, required=("osType", "path"))
+PROCESS = s.obj(
+    {"osType": s.enum(*OS_TYPES), "path": s.string(min_length=1), "hashes": STRINGS, "signerFingerprint": s.string()},
+    required=("osType", "path"),
+)
+PROCESS_MULTI = s.obj(
+    {"osType": s.enum(*OS_TYPES), "path": s.string(min_length=1), "hashes": STRINGS, "signerFingerprints": STRINGS},
+    required=("osType", "path"),
+)
 TYPE_SCHEMAS = {
-    "OS": s.obj({"operatingSystems": {"type": "array", "items": OPERATING_SYSTEM, "minItems": 1}}, required=("operatingSystems",)),
+    "OS": s.obj(
+        {"operatingSystems": {"type": "array", "items": OPERATING_SYSTEM, "minItems": 1}},
+        required=("operatingSystems",),
+    ),
     "PROCESS": s.obj({"process": PROCESS}, required=("process",)),
-    "PROCESS_MULTI": s.obj({"semantic": s.SEMANTIC, "processes": {"type": "array", "items": PROCESS_MULTI, "minItems": 1}},
-                           required=("semantic", "processes")),
+    "PROCESS_MULTI": s.obj(
+        {"semantic": s.SEMANTIC, "processes": {"type": "array", "items": PROCESS_MULTI, "minItems": 1}},
+        required=("semantic", "processes"),
+    ),
     "DOMAIN": s.obj({"domains": {**STRINGS, "minItems": 1}}, required=("domains",)),
     "MAC": s.obj({"macAddresses": {**STRINGS, "minItems": 1}}, required=("macAddresses",)),
-    "MFA": s.obj({"timeoutSeconds": s.integer(), "promptOnWake": s.BOOLEAN, "promptOnUnlock": s.BOOLEAN,
-                  "ignoreLegacyEndpoints": s.BOOLEAN}),
+    "MFA": s.obj(
+        {
+            "timeoutSeconds": s.integer(),
+            "promptOnWake": s.BOOLEAN,
+            "promptOnUnlock": s.BOOLEAN,
+            "ignoreLegacyEndpoints": s.BOOLEAN,
+        }
+    ),
 }
 TYPE_FIELDS = {kind: tuple(schema["properties"]) for kind, schema in TYPE_SCHEMAS.items()}
 ALL_TYPE_FIELDS = tuple(dict.fromkeys(f for fields in TYPE_FIELDS.values() for f in fields))
 
 _ANY = {"type": ["array", "object", "string", "integer", "boolean", "null"]}
-CREATE = s.obj({"name": s.string(), "typeId": s.enum(*TYPES), "roleAttributes": s.ATTRIBUTES, "tags": s.TAGS,
-                **{name: _ANY for name in ALL_TYPE_FIELDS}}, required=("name", "typeId"))
+CREATE = s.obj(
+    {
+        "name": s.string(),
+        "typeId": s.enum(*TYPES),
+        "roleAttributes": s.ATTRIBUTES,
+        "tags": s.TAGS,
+        **{name: _ANY for name in ALL_TYPE_FIELDS},
+    },
+    required=("name", "typeId"),
+)
 UPDATE = s.obj({**CREATE["properties"], "typeId": s.enum(*TYPES, nullable=True)}, required=("name",))
 PATCH = {**s.patch_of(UPDATE), "required": ["typeId"]}
 
@@ -63,8 +87,12 @@ class PostureCheckManager(EntityManager):
     collection = "posture-checks"
     entity = "posture-checks"
     label = "postureCheck"
-    attrs = (Attr("name"), Attr("typeId", on_update=False), Attr("roleAttributes", default=list),
-             *(Attr(name) for name in ALL_TYPE_FIELDS))
+    attrs = (
+        Attr("name"),
+        Attr("typeId", on_update=False),
+        Attr("roleAttributes", default=list),
+        *(Attr(name) for name in ALL_TYPE_FIELDS),
+    )
     filter_fields = (
         name_field(),
         scalar("typeId", "string"),
@@ -133,5 +161,10 @@ class PostureCheckTypeManager(EntityManager):
     filter_fields = (name_field(),)
 
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({"name": record.get("name"), "version": record.get("version", "1"),
-                    "operatingSystems": camel_keys(record.get("operating_systems") or [])})
+        out.update(
+            {
+                "name": record.get("name"),
+                "version": record.get("version", "1"),
+                "operatingSystems": camel_keys(record.get("operating_systems") or []),
+            }
+        )

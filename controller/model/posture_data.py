@@ -3,6 +3,7 @@
 Both live in memory only, like the real controller: they are lost on restart and
 removed with their identity or API session.
 """
+
 from __future__ import annotations
 
 import threading
@@ -16,16 +17,32 @@ from controller.policy.posture import Result, evaluate
 
 RESPONSE_TYPES = ("OS", "PROCESS", "DOMAIN", "MAC", "MFA", "PROCESS_MULTI", "ENDPOINT_STATE")
 STRINGS = {"type": ["array", "null"], "items": {"type": "string"}}
-RESPONSE = s.obj({
-    "id": s.string(), "typeId": s.enum(*RESPONSE_TYPES), "type": s.string(nullable=True),
-    "version": s.string(nullable=True), "build": s.string(nullable=True), "domain": s.string(nullable=True),
-    "macAddresses": STRINGS, "path": s.string(nullable=True), "isRunning": {"type": ["boolean", "null"]},
-    "hash": s.string(nullable=True), "signerFingerprints": STRINGS, "woken": {"type": ["boolean", "null"]},
-    "unlocked": {"type": ["boolean", "null"]},
-}, required=("id", "typeId"))
+RESPONSE = s.obj(
+    {
+        "id": s.string(),
+        "typeId": s.enum(*RESPONSE_TYPES),
+        "type": s.string(nullable=True),
+        "version": s.string(nullable=True),
+        "build": s.string(nullable=True),
+        "domain": s.string(nullable=True),
+        "macAddresses": STRINGS,
+        "path": s.string(nullable=True),
+        "isRunning": {"type": ["boolean", "null"]},
+        "hash": s.string(nullable=True),
+        "signerFingerprints": STRINGS,
+        "woken": {"type": ["boolean", "null"]},
+        "unlocked": {"type": ["boolean", "null"]},
+    },
+    required=("id", "typeId"),
+)
 BULK = {"type": "array", "items": RESPONSE}
-REQUIRED = {"OS": ("type", "version"), "DOMAIN": ("domain",), "MAC": ("macAddresses",), "PROCESS": ("path",),
-            "PROCESS_MULTI": ("path",)}
+REQUIRED = {
+    "OS": ("type", "version"),
+    "DOMAIN": ("domain",),
+    "MAC": ("macAddresses",),
+    "PROCESS": ("path",),
+    "PROCESS_MULTI": ("path",),
+}
 MAX_FAILED = 100
 
 
@@ -51,7 +68,12 @@ class PostureData:
             data = self._identities.setdefault(identity_id, {})
             state = self._sessions.setdefault(session["id"], {"identity_id": identity_id})
             if kind == "OS":
-                data["os"] = {**base, "type": response["type"], "version": response["version"], "build": response.get("build") or ""}
+                data["os"] = {
+                    **base,
+                    "type": response["type"],
+                    "version": response["version"],
+                    "build": response.get("build") or "",
+                }
             elif kind == "DOMAIN":
                 data["domain"] = {**base, "domain": response["domain"]}
             elif kind == "MAC":
@@ -59,8 +81,12 @@ class PostureData:
             elif kind in ("PROCESS", "PROCESS_MULTI"):
                 per_check = data.setdefault("processes", {}).setdefault(response["id"], {})
                 per_check[response["path"].lower()] = {
-                    **base, "path": response["path"], "is_running": bool(response.get("isRunning")),
-                    "hash": response.get("hash") or "", "signer_fingerprints": list(response.get("signerFingerprints") or [])}
+                    **base,
+                    "path": response["path"],
+                    "is_running": bool(response.get("isRunning")),
+                    "hash": response.get("hash") or "",
+                    "signer_fingerprints": list(response.get("signerFingerprints") or []),
+                }
             elif kind == "ENDPOINT_STATE":
                 changed = self._endpoint_state(state, response, now)
         # NOTE(network): outside our lock: the engine is read under the store lock, which cascades hold
@@ -108,18 +134,36 @@ class PostureData:
 
         def base(entry: dict | None) -> dict:
             entry = entry or {}
-            return {"lastUpdatedAt": entry.get("last_updated_at"), "postureCheckId": entry.get("posture_check_id", ""),
-                    "timedOut": bool(entry.get("timed_out"))}
+            return {
+                "lastUpdatedAt": entry.get("last_updated_at"),
+                "postureCheckId": entry.get("posture_check_id", ""),
+                "timedOut": bool(entry.get("timed_out")),
+            }
 
         os_entry, domain, mac = data.get("os") or {}, data.get("domain") or {}, data.get("mac") or {}
-        processes = [{**base(p), "path": p["path"], "isRunning": p["is_running"], "binaryHash": p["hash"],
-                      "signerFingerprints": p["signer_fingerprints"]}
-                     for per_check in (data.get("processes") or {}).values() for p in per_check.values()]
-        sessions = {sid: self._session_view(sid, state) for sid, state in list(self._sessions.items())
-                    if state.get("identity_id") == identity_id}
+        processes = [
+            {
+                **base(p),
+                "path": p["path"],
+                "isRunning": p["is_running"],
+                "binaryHash": p["hash"],
+                "signerFingerprints": p["signer_fingerprints"],
+            }
+            for per_check in (data.get("processes") or {}).values()
+            for p in per_check.values()
+        ]
+        sessions = {
+            sid: self._session_view(sid, state)
+            for sid, state in list(self._sessions.items())
+            if state.get("identity_id") == identity_id
+        }
         return {
-            "os": {**base(os_entry), "type": os_entry.get("type", ""), "version": os_entry.get("version", ""),
-                   "build": os_entry.get("build", "")},
+            "os": {
+                **base(os_entry),
+                "type": os_entry.get("type", ""),
+                "version": os_entry.get("version", ""),
+                "build": os_entry.get("build", ""),
+            },
             "domain": {**base(domain), "domain": domain.get("domain", "")},
             "mac": {**base(mac), "addresses": mac.get("addresses", [])},
             "processes": processes,
@@ -130,9 +174,13 @@ class PostureData:
         session = self.ctl.api_sessions.find(session_id) or {}
         return {
             "endpointState": {"wokenAt": state.get("woken_at"), "unlockedAt": state.get("unlocked_at")},
-            "mfa": {"apiSessionId": session_id, "passedMfa": bool(session.get("is_mfa_complete")),
-                    "passedAt": state.get("mfa_passed_at") or session.get("mfa_completed_at"),
-                    "passedOnWake": False, "passedOnUnlock": False},
+            "mfa": {
+                "apiSessionId": session_id,
+                "passedMfa": bool(session.get("is_mfa_complete")),
+                "passedAt": state.get("mfa_passed_at") or session.get("mfa_completed_at"),
+                "passedOnWake": False,
+                "passedOnUnlock": False,
+            },
             "sdkInfo": (self.ctl.identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
         }
 

@@ -5,6 +5,7 @@ OIDC tokens check every kind (``controller/oidc/revocations.py``); besides,
 ends a stored session at once (an OIDC session's ``z_asid`` has no record, so it
 is accepted as is). Entries expire after the longest token lifetime (a day).
 """
+
 from __future__ import annotations
 
 from datetime import timedelta

@@ -6,6 +6,7 @@ tunneler-enabled edge router owns an identity and a system edge router policy wi
 its id (model-semantics section 2.5). ``ctl.routers`` is also the interface the
 router enrollment code uses: ``find``, ``get``, ``find_by_fingerprint``, ``mark_enrolled``.
 """
+
 from __future__ import annotations
 
 from controller.api.views import base_view
@@ -20,8 +21,15 @@ from controller.store.query import Field, FieldSet
 IDS = {"type": ["array", "null"], "items": {"type": "string"}}
 NULLABLE_BOOL = {"type": ["boolean", "null"]}
 LISTENERS = {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}}
-_ROUTER = {"name": s.string(), "cost": s.COST, "disabled": NULLABLE_BOOL, "noTraversal": NULLABLE_BOOL, "tags": s.TAGS,
-           "configs": IDS, "ctrlChanListeners": LISTENERS}
+_ROUTER = {
+    "name": s.string(),
+    "cost": s.COST,
+    "disabled": NULLABLE_BOOL,
+    "noTraversal": NULLABLE_BOOL,
+    "tags": s.TAGS,
+    "configs": IDS,
+    "ctrlChanListeners": LISTENERS,
+}
 _EDGE = {**_ROUTER, "appData": s.TAGS, "isTunnelerEnabled": NULLABLE_BOOL, "roleAttributes": s.ATTRIBUTES}
 ROUTER_CREATE = s.obj(_ROUTER, required=("name",))
 EDGE_CREATE = s.obj(_EDGE, required=("name",))
@@ -42,10 +50,18 @@ class RouterManager(EntityManager):
     #: record flag of this manager's kind (None: every router)
     kind_flag: str | None = None
     enrollment_method: str | None = None
-    attrs = (Attr("name"), Attr("cost", default=0), Attr("disabled", default=False), Attr("noTraversal", default=False),
-             Attr("configs", default=list), Attr("ctrlChanListeners", default=dict))
+    attrs = (
+        Attr("name"),
+        Attr("cost", default=0),
+        Attr("disabled", default=False),
+        Attr("noTraversal", default=False),
+        Attr("configs", default=list),
+        Attr("ctrlChanListeners", default=dict),
+    )
     filter_fields = (
-        name_field(), scalar("fingerprint", "string"), scalar("cost", "int"),
+        name_field(),
+        scalar("fingerprint", "string"),
+        scalar("cost", "int"),
         Field("noTraversal", "bool", lambda r: bool(r.get("no_traversal"))),
         Field("disabled", "bool", lambda r: bool(r.get("disabled"))),
         Field("isSystem", "bool", lambda r: False),
@@ -88,8 +104,13 @@ class RouterManager(EntityManager):
     # -- writes -------------------------------------------------------------------
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is None:
-            record.update(is_edge=self.kind_flag == "is_edge", is_transit=self.kind_flag == "is_transit",
-                          is_verified=False, fingerprint=None, cert_pem=None)
+            record.update(
+                is_edge=self.kind_flag == "is_edge",
+                is_transit=self.kind_flag == "is_transit",
+                is_verified=False,
+                fingerprint=None,
+                cert_pem=None,
+            )
         record["cost"] = record.get("cost") or 0
         record["disabled"] = bool(record.get("disabled"))
         record["no_traversal"] = bool(record.get("no_traversal"))
@@ -106,8 +127,9 @@ class RouterManager(EntityManager):
 
     def mark_enrolled(self, router_id: str, cert_pem: str, fingerprint: str, server_cert_pem: str) -> None:
         """Enrollment or extension succeeded: the router is verified with this certificate."""
-        self.ctl.routers.touch(router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem,
-                               server_cert_pem=server_cert_pem)
+        self.ctl.routers.touch(
+            router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem, server_cert_pem=server_cert_pem
+        )
 
     def re_enroll(self, router_id: str) -> None:
         """A fresh enrollment; the certificate is forgotten and the router unverified."""
@@ -135,15 +157,27 @@ class RouterManager(EntityManager):
     # -- views ----------------------------------------------------------------------
     def enrollment_fields(self, record: dict) -> dict:
         enrollment = self.enrollment_of(record["id"]) or {}
-        return {"enrollmentToken": enrollment.get("token"), "enrollmentJwt": enrollment.get("jwt"),
-                "enrollmentCreatedAt": enrollment.get("created_at"), "enrollmentExpiresAt": enrollment.get("expires_at")}
+        return {
+            "enrollmentToken": enrollment.get("token"),
+            "enrollmentJwt": enrollment.get("jwt"),
+            "enrollmentCreatedAt": enrollment.get("created_at"),
+            "enrollmentExpiresAt": enrollment.get("expires_at"),
+        }
 
     def extend_view(self, record: dict, out: dict) -> None:
         out.update(self.enrollment_fields(record))
-        out.update({"fingerprint": record.get("fingerprint"), "isVerified": bool(record.get("is_verified")),
-                    "isOnline": self.ctl.router_presence.is_online(record["id"]), "interfaces": [],
-                    "unverifiedCertPem": None, "unverifiedFingerprint": None,
-                    "ctrlChanListeners": record.get("ctrl_chan_listeners") or {}, "configs": record.get("configs") or []})
+        out.update(
+            {
+                "fingerprint": record.get("fingerprint"),
+                "isVerified": bool(record.get("is_verified")),
+                "isOnline": self.ctl.router_presence.is_online(record["id"]),
+                "interfaces": [],
+                "unverifiedCertPem": None,
+                "unverifiedFingerprint": None,
+                "ctrlChanListeners": record.get("ctrl_chan_listeners") or {},
+                "configs": record.get("configs") or [],
+            }
+        )
 
 
 class TransitRouterManager(RouterManager):
@@ -160,8 +194,12 @@ class EdgeRouterManager(RouterManager):
     label = "edgeRouter"
     kind_flag = "is_edge"
     enrollment_method = "erott"
-    attrs = (*RouterManager.attrs, Attr("appData", default=dict), Attr("isTunnelerEnabled", default=False),
-             Attr("roleAttributes", default=list))
+    attrs = (
+        *RouterManager.attrs,
+        Attr("appData", default=dict),
+        Attr("isTunnelerEnabled", default=False),
+        Attr("roleAttributes", default=list),
+    )
     filter_fields = (
         *RouterManager.filter_fields,
         Field("isVerified", "bool", lambda r: bool(r.get("is_verified"))),
@@ -199,7 +237,9 @@ class EdgeRouterManager(RouterManager):
         elif enabled and old and old["name"] != record["name"]:
             holder = identities.names.get(record["name"])
             if holder not in (None, router_id):
-                raise FieldError("name", f"duplicate value '{record['name']}' in unique index on identities store", record["name"])
+                raise FieldError(
+                    "name", f"duplicate value '{record['name']}' in unique index on identities store", record["name"]
+                )
             identities.touch(router_id, name=record["name"])
 
     def remove_tunneler(self, router_id: str) -> None:
@@ -212,17 +252,30 @@ class EdgeRouterManager(RouterManager):
     def extend_view(self, record: dict, out: dict) -> None:
         super().extend_view(record, out)
         out.update(self.common_fields(record))
-        out.update({"isTunnelerEnabled": bool(record.get("is_tunneler_enabled")), "certPem": record.get("cert_pem"),
-                    "roleAttributes": record.get("role_attributes") or [], "versionInfo": dict(VERSION_INFO)})
+        out.update(
+            {
+                "isTunnelerEnabled": bool(record.get("is_tunneler_enabled")),
+                "certPem": record.get("cert_pem"),
+                "roleAttributes": record.get("role_attributes") or [],
+                "versionInfo": dict(VERSION_INFO),
+            }
+        )
         out.update(out["versionInfo"])  # the official documents also require these at the top level
 
     def common_fields(self, record: dict) -> dict:
         presence, router_id = self.ctl.router_presence, record["id"]
         online = presence.is_online(router_id)
-        return {"appData": record.get("app_data") or {}, "cost": record.get("cost") or 0,
-                "disabled": bool(record.get("disabled")), "hostname": presence.hostname(router_id), "isOnline": online,
-                "name": record["name"], "noTraversal": bool(record.get("no_traversal")),
-                "supportedProtocols": presence.protocols(router_id), "syncStatus": "SYNC_DONE" if online else "SYNC_UNKNOWN"}
+        return {
+            "appData": record.get("app_data") or {},
+            "cost": record.get("cost") or 0,
+            "disabled": bool(record.get("disabled")),
+            "hostname": presence.hostname(router_id),
+            "isOnline": online,
+            "name": record["name"],
+            "noTraversal": bool(record.get("no_traversal")),
+            "supportedProtocols": presence.protocols(router_id),
+            "syncStatus": "SYNC_DONE" if online else "SYNC_UNKNOWN",
+        }
 
     def client_view(self, record: dict) -> dict:
         """The client API's edge router: common fields only."""

@@ -3,6 +3,7 @@
 Kept in memory only, as the real controller keeps router state from the
 control channel: a restart starts with every router offline.
 """
+
 from __future__ import annotations
 
 import threading

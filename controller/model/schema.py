@@ -3,6 +3,7 @@
 Schemas are written once for create and update (PUT); PATCH schemas are
 derived with :func:`patch_of`, so the three never drift apart.
 """
+
 from __future__ import annotations
 
 import copy

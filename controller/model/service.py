@@ -1,4 +1,5 @@
 """Services: what identities dial and bind, with their configs and role attributes."""
+
 from __future__ import annotations
 
 from controller.errors import FieldError
@@ -13,8 +14,13 @@ DEFAULT_STRATEGY = "smartrouting"
 IDS = {"type": ["array", "null"], "items": {"type": "string"}}
 
 _COMMON = {
-    "name": s.string(), "configs": IDS, "encryptionRequired": s.BOOLEAN, "maxIdleTimeMillis": s.integer(minimum=0, nullable=True),
-    "roleAttributes": s.ATTRIBUTES, "tags": s.TAGS, "terminatorStrategy": s.string(nullable=True),
+    "name": s.string(),
+    "configs": IDS,
+    "encryptionRequired": s.BOOLEAN,
+    "maxIdleTimeMillis": s.integer(minimum=0, nullable=True),
+    "roleAttributes": s.ATTRIBUTES,
+    "tags": s.TAGS,
+    "terminatorStrategy": s.string(nullable=True),
 }
 CREATE = s.obj(_COMMON, required=("name", "encryptionRequired"))
 UPDATE = s.obj(_COMMON, required=("name",))
@@ -43,7 +49,14 @@ class ServiceManager(EntityManager):
         set_field("roleAttributes", "role_attributes"),
         set_field("configs", "configs"),
     )
-    link_names = ("configs", "edge-routers", "identities", "service-edge-router-policies", "service-policies", "terminators")
+    link_names = (
+        "configs",
+        "edge-routers",
+        "identities",
+        "service-edge-router-policies",
+        "service-policies",
+        "terminators",
+    )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, ctl):

@@ -4,6 +4,7 @@ Used by the client ``/services`` listings, the management service views for a
 caller or ``asIdentity``, and session creation. Every lookup is an engine query
 or an index read, so rendering a page costs the page, not the network.
 """
+
 from __future__ import annotations
 
 from controller.api.views import base_view
@@ -71,22 +72,38 @@ class ServiceAccess:
             out.append((policy, checks))
         return out
 
-    def posture_queries(self, identity_id: str, session: dict | None, service_id: str, permissions: list[str]) -> list[dict]:
+    def posture_queries(
+        self, identity_id: str, session: dict | None, service_id: str, permissions: list[str]
+    ) -> list[dict]:
         if not self.posture_checks_exist():
-            return [{"policyId": DUMMY_POLICY.format(p.lower()), "policyType": p, "isPassing": True, "postureQueries": []}
-                    for p in permissions]
+            return [
+                {"policyId": DUMMY_POLICY.format(p.lower()), "policyType": p, "isPassing": True, "postureQueries": []}
+                for p in permissions
+            ]
         out = []
         for policy, checks in self.policy_results(identity_id, session, service_id):
             queries = [self.query_view(check, result) for check, result in checks]
-            out.append({"policyId": policy["id"], "policyType": policy["type"],
-                        "isPassing": all(q["isPassing"] for q in queries), "postureQueries": queries})
+            out.append(
+                {
+                    "policyId": policy["id"],
+                    "policyType": policy["type"],
+                    "isPassing": all(q["isPassing"] for q in queries),
+                    "postureQueries": queries,
+                }
+            )
         return out
 
     @staticmethod
     def query_view(check: dict, result) -> dict:
         out = base_view(check, "posture-checks")
-        out.update({"queryType": check["type_id"], "isPassing": result.passing, "timeout": result.timeout,
-                    "timeoutRemaining": result.remaining})
+        out.update(
+            {
+                "queryType": check["type_id"],
+                "isPassing": result.passing,
+                "timeout": result.timeout,
+                "timeoutRemaining": result.remaining,
+            }
+        )
         if result.remaining >= 0 and result.timeout_at:
             out["timeoutAt"] = result.timeout_at
         kind = check["type_id"]
@@ -94,7 +111,9 @@ class ServiceAccess:
             process = check.get("process") or {}
             out["process"] = {"osType": process.get("os_type"), "path": process.get("path")}
         elif kind == "PROCESS_MULTI":
-            out["processes"] = [{"osType": p.get("os_type"), "path": p.get("path")} for p in check.get("processes") or []]
+            out["processes"] = [
+                {"osType": p.get("os_type"), "path": p.get("path")} for p in check.get("processes") or []
+            ]
         elif kind == "MFA":
             out["promptOnWake"] = bool(check.get("prompt_on_wake"))
             out["promptOnUnlock"] = bool(check.get("prompt_on_unlock"))
@@ -109,13 +128,21 @@ class ServiceAccess:
                     if check["type_id"] == "MFA" and any(check.get(f) for f in flags) and service_id not in seen:
                         seen.add(service_id)
                         service = self.ctl.services.find(service_id) or {}
-                        out.append({"id": service_id, "name": service.get("name"), "postureQueryType": "MFA",
-                                    "timeout": result.timeout, "timeoutRemaining": result.remaining})
+                        out.append(
+                            {
+                                "id": service_id,
+                                "name": service.get("name"),
+                                "postureQueryType": "MFA",
+                                "timeout": result.timeout,
+                                "timeoutRemaining": result.remaining,
+                            }
+                        )
         return out
 
     # -- views ----------------------------------------------------------------------
-    def view(self, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str],
-             invalid: bool = False) -> dict:
+    def view(
+        self, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str], invalid: bool = False
+    ) -> dict:
         """A service as ``identity_id`` sees it (``invalid``: ``["Invalid"]`` when it has no access)."""
         out = self.ctl.services.view(service)
         permissions = self.permissions(identity_id, service["id"]) if identity_id else []
@@ -123,5 +150,7 @@ class ServiceAccess:
             permissions = [INVALID]
         out["permissions"] = permissions
         out["config"] = self.config_map(service, identity_id, type_ids)
-        out["postureQueries"] = self.posture_queries(identity_id, session, service["id"], permissions) if identity_id else []
+        out["postureQueries"] = (
+            self.posture_queries(identity_id, session, service["id"], permissions) if identity_id else []
+        )
         return out

@@ -3,6 +3,7 @@
 Stored as link records in ``identity_service_configs`` keyed by the triple, so
 associating a config of a type already overridden replaces it.
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -10,8 +11,11 @@ from controller.clock import rfc3339
 from controller.store.indexes import MultiIndex
 
 TABLE = "identity_service_configs"
-PAIR = {"type": "object", "properties": {"serviceId": {"type": "string"}, "configId": {"type": "string"}},
-        "required": ["serviceId", "configId"]}
+PAIR = {
+    "type": "object",
+    "properties": {"serviceId": {"type": "string"}, "configId": {"type": "string"}},
+    "required": ["serviceId", "configId"],
+}
 PAIRS = {"type": "array", "items": PAIR}
 
 
@@ -40,8 +44,12 @@ class ServiceConfigs:
 
     def view(self, record: dict) -> dict:
         ctl = self.ctl
-        return {"serviceId": record["service_id"], "service": ctl.services.ref(record["service_id"]),
-                "configId": record["config_id"], "config": ctl.configs.ref(record["config_id"])}
+        return {
+            "serviceId": record["service_id"],
+            "service": ctl.services.ref(record["service_id"]),
+            "configId": record["config_id"],
+            "config": ctl.configs.ref(record["config_id"]),
+        }
 
     # -- writes ---------------------------------------------------------------------
     def associate(self, identity_id: str, pairs: list[dict]) -> None:
@@ -57,10 +65,20 @@ class ServiceConfigs:
                 now = rfc3339(ctl.clock.now())
                 key = _key(identity_id, pair["serviceId"], config["config_type_id"])
                 old = self.store.get(TABLE, key)
-                self.store.put(TABLE, key, {
-                    "id": key, "identity_id": identity_id, "service_id": pair["serviceId"], "config_id": config["id"],
-                    "config_type_id": config["config_type_id"], "created_at": old["created_at"] if old else now,
-                    "updated_at": now, "tags": {}})
+                self.store.put(
+                    TABLE,
+                    key,
+                    {
+                        "id": key,
+                        "identity_id": identity_id,
+                        "service_id": pair["serviceId"],
+                        "config_id": config["id"],
+                        "config_type_id": config["config_type_id"],
+                        "created_at": old["created_at"] if old else now,
+                        "updated_at": now,
+                        "tags": {},
+                    },
+                )
 
     def disassociate(self, identity_id: str, pairs: list[dict]) -> None:
         """Remove the override of each pair's service and its config's type (missing ones are ignored)."""

@@ -6,6 +6,7 @@ go with their service and API session (cascades) and when their identity loses t
 permission (an engine listener collects the identities, a store listener running
 after the engine's deletes what lost access once the commit is fully applied).
 """
+
 from __future__ import annotations
 
 from controller import errors
@@ -16,8 +17,14 @@ from controller.store.query import Field
 
 TYPES = ("Dial", "Bind")
 MAX_ROUTERS = 25
-CREATE = {"type": "object", "properties": {"serviceId": {"type": ["string", "null"]}, "tags": {"type": ["object", "null"]},
-                                           "type": {"type": ["string", "null"]}}}
+CREATE = {
+    "type": "object",
+    "properties": {
+        "serviceId": {"type": ["string", "null"]},
+        "tags": {"type": ["object", "null"]},
+        "type": {"type": ["string", "null"]},
+    },
+}
 
 
 class SessionManager(EntityManager):
@@ -41,7 +48,9 @@ class SessionManager(EntityManager):
         self.by_api_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
         self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
-        self.by_purpose = UniqueIndex(self.store, self.table, lambda r: (r.get("api_session_id"), r.get("service_id"), r.get("type")))
+        self.by_purpose = UniqueIndex(
+            self.store, self.table, lambda r: (r.get("api_session_id"), r.get("service_id"), r.get("type"))
+        )
         self._dirty: set[str] = set()
         self._enforcing = False
         ctl.engine.add_listener(self._dirty.update)
@@ -68,9 +77,18 @@ class SessionManager(EntityManager):
             if existing is not None:
                 return existing
             session_id, now = self.ids.cuid(), self._now()
-            record = {"id": session_id, "token": session_id, "created_at": now, "updated_at": now,
-                      "tags": body.get("tags") or {}, "api_session_id": api_session["id"], "identity_id": identity["id"],
-                      "service_id": service_id, "type": ptype, "service_policies": passing}
+            record = {
+                "id": session_id,
+                "token": session_id,
+                "created_at": now,
+                "updated_at": now,
+                "tags": body.get("tags") or {},
+                "api_session_id": api_session["id"],
+                "identity_id": identity["id"],
+                "service_id": service_id,
+                "type": ptype,
+                "service_policies": passing,
+            }
             self.store.insert(self.table, session_id, record)
         return record
 
@@ -80,19 +98,39 @@ class SessionManager(EntityManager):
         passing = [policy["id"] for policy, checks in results if all(r.passing for _, r in checks)]
         if passing or not results:
             return passing
-        failures = {policy["id"]: [{"postureCheckId": c["id"], "postureCheckName": c.get("name"),
-                                    "postureCheckType": c["type_id"]} for c, r in checks if not r.passing]
-                    for policy, checks in results}
+        failures = {
+            policy["id"]: [
+                {"postureCheckId": c["id"], "postureCheckName": c.get("name"), "postureCheckType": c["type_id"]}
+                for c, r in checks
+                if not r.passing
+            ]
+            for policy, checks in results
+        }
         service = self.ctl.services.find(service_id) or {}
-        self.ctl.posture.record_failure(identity["id"], {
-            "apiSessionId": api_session["id"], "serviceId": service_id, "serviceName": service.get("name"),
-            "sessionType": ptype, "when": self._now(),
-            "policyFailures": [{"policyId": pid, "policyName": (self.store.get("service_policies", pid) or {}).get("name"),
-                                "checks": checks} for pid, checks in sorted(failures.items())],
-        })
+        self.ctl.posture.record_failure(
+            identity["id"],
+            {
+                "apiSessionId": api_session["id"],
+                "serviceId": service_id,
+                "serviceName": service.get("name"),
+                "sessionType": ptype,
+                "when": self._now(),
+                "policyFailures": [
+                    {
+                        "policyId": pid,
+                        "policyName": (self.store.get("service_policies", pid) or {}).get("name"),
+                        "checks": checks,
+                    }
+                    for pid, checks in sorted(failures.items())
+                ],
+            },
+        )
         ids = " ".join(sorted(failures))
-        raise errors.Conflict(errors.INVALID_POSTURE, "The supplied posture did not meet the criteria required for this operation",
-                              {"message": f"failed to pass posture checks for service policies: [{ids}]", "data": failures})
+        raise errors.Conflict(
+            errors.INVALID_POSTURE,
+            "The supplied posture did not meet the criteria required for this operation",
+            {"message": f"failed to pass posture checks for service policies: [{ids}]", "data": failures},
+        )
 
     # -- automatic deletion ---------------------------------------------------------------
     def delete_for_service(self, service: dict) -> None:
@@ -136,7 +174,9 @@ class SessionManager(EntityManager):
             api_session = self.ctl.api_sessions.find(record["api_session_id"]) if record else None
             if record is None or api_session is None:
                 continue
-            results = self.ctl.service_access.policy_results(identity_id, api_session, record["service_id"], record["type"])
+            results = self.ctl.service_access.policy_results(
+                identity_id, api_session, record["service_id"], record["type"]
+            )
             if results and not any(all(r.passing for _, r in checks) for _, checks in results):
                 doomed.append(session_id)
         self._delete_all(doomed)
@@ -161,19 +201,27 @@ class SessionManager(EntityManager):
         return record
 
     def edge_routers(self, record: dict) -> list[dict]:
-        ids = sorted(self.ctl.network.engine.usable_edge_routers(record["identity_id"], record["service_id"]))[:MAX_ROUTERS]
+        ids = sorted(self.ctl.network.engine.usable_edge_routers(record["identity_id"], record["service_id"]))[
+            :MAX_ROUTERS
+        ]
         routers = self.ctl.edge_routers
         return [routers.session_view(r) for r in map(routers.find, ids) if r]
 
     def view(self, record: dict, management: bool = False) -> dict:
         ctl = self.ctl
         out = base_view(record, self.collection)
-        out.update({
-            "apiSessionId": record["api_session_id"], "apiSession": ctl.ref("api-sessions", record["api_session_id"]),
-            "identityId": record["identity_id"], "serviceId": record["service_id"],
-            "service": ctl.services.ref(record["service_id"]), "token": record["token"], "type": record["type"],
-            "edgeRouters": self.edge_routers(record),
-        })
+        out.update(
+            {
+                "apiSessionId": record["api_session_id"],
+                "apiSession": ctl.ref("api-sessions", record["api_session_id"]),
+                "identityId": record["identity_id"],
+                "serviceId": record["service_id"],
+                "service": ctl.services.ref(record["service_id"]),
+                "token": record["token"],
+                "type": record["type"],
+                "edgeRouters": self.edge_routers(record),
+            }
+        )
         if management:
             out["servicePolicies"] = [ctl.service_policies.ref(p) for p in record.get("service_policies") or []]
         return out

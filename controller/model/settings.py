@@ -3,6 +3,7 @@
 An override's id is the controller id it applies to. The effective settings
 of a controller are its override's values where set, else the global ones.
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,8 +33,11 @@ def oidc_record(wire: dict | None, base: dict | None = None) -> dict:
 
 
 def oidc_wire(record: dict | None) -> dict:
-    return {wire_key: copy.deepcopy((record or {}).get(key)) for wire_key, key in OIDC_KEYS
-            if (record or {}).get(key) is not None}
+    return {
+        wire_key: copy.deepcopy((record or {}).get(key))
+        for wire_key, key in OIDC_KEYS
+        if (record or {}).get(key) is not None
+    }
 
 
 class ControllerSettingManager(EntityManager):
@@ -49,10 +53,17 @@ class ControllerSettingManager(EntityManager):
         with self.store.lock:
             if self.find(GLOBAL) is None:
                 now = self._now()
-                self.store.insert(self.table, GLOBAL, {
-                    "id": GLOBAL, "created_at": now, "updated_at": now, "tags": {},
-                    "oidc": {"post_logout_uris": [], "redirect_uris": []},
-                })
+                self.store.insert(
+                    self.table,
+                    GLOBAL,
+                    {
+                        "id": GLOBAL,
+                        "created_at": now,
+                        "updated_at": now,
+                        "tags": {},
+                        "oidc": {"post_logout_uris": [], "redirect_uris": []},
+                    },
+                )
 
     def new_id(self, body: dict) -> str:
         return body["controllerId"]
@@ -80,8 +91,11 @@ class ControllerSettingManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         if record["id"] == GLOBAL:
-            raise Conflict(errors.CAN_NOT_DELETE_REFERENCED_ENTITY, "the global controller settings can not be deleted",
-                           {"field": "id", "reason": "referenced", "value": GLOBAL})
+            raise Conflict(
+                errors.CAN_NOT_DELETE_REFERENCED_ENTITY,
+                "the global controller settings can not be deleted",
+                {"field": "id", "reason": "referenced", "value": GLOBAL},
+            )
 
     # -- views ------------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
@@ -97,11 +111,23 @@ class ControllerSettingManager(EntityManager):
         for key, value in ((instance or {}).get("oidc") or {}).items():
             if value is not None:
                 merged[key] = value
-        shown = instance or {"id": controller_id, "created_at": base["created_at"], "updated_at": base["updated_at"],
-                             "tags": {}}
-        out = self.view(shown) if instance else {
-            "_links": {"self": {"href": f"./controller-settings/{controller_id}"}}, "id": controller_id,
-            "createdAt": shown["created_at"], "updatedAt": shown["updated_at"], "tags": {}}
+        shown = instance or {
+            "id": controller_id,
+            "created_at": base["created_at"],
+            "updated_at": base["updated_at"],
+            "tags": {},
+        }
+        out = (
+            self.view(shown)
+            if instance
+            else {
+                "_links": {"self": {"href": f"./controller-settings/{controller_id}"}},
+                "id": controller_id,
+                "createdAt": shown["created_at"],
+                "updatedAt": shown["updated_at"],
+                "tags": {},
+            }
+        )
         out.pop("oidc", None)
         out["effective"] = {"oidc": oidc_wire(merged)}
         out["instance"] = {"oidc": oidc_wire((instance or {}).get("oidc"))}

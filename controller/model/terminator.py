@@ -1,4 +1,5 @@
 """Terminators: where a service is hosted (a router, a binding and an address)."""
+
 from __future__ import annotations
 
 from controller import errors
@@ -10,9 +11,15 @@ from controller.store.query import Field
 
 PRECEDENCES = ("default", "required", "failed")
 _COMMON = {
-    "service": s.string(), "router": s.string(), "address": s.string(), "binding": s.string(),
-    "cost": s.integer(minimum=0, maximum=65535, nullable=True), "identity": s.string(nullable=True),
-    "identitySecret": s.string(nullable=True), "precedence": s.enum(*PRECEDENCES, nullable=True), "tags": s.TAGS,
+    "service": s.string(),
+    "router": s.string(),
+    "address": s.string(),
+    "binding": s.string(),
+    "cost": s.integer(minimum=0, maximum=65535, nullable=True),
+    "identity": s.string(nullable=True),
+    "identitySecret": s.string(nullable=True),
+    "precedence": s.enum(*PRECEDENCES, nullable=True),
+    "tags": s.TAGS,
 }
 CREATE = s.obj(_COMMON, required=("service", "router", "address", "binding"))
 UPDATE = CREATE
@@ -26,8 +33,13 @@ class TerminatorManager(EntityManager):
     label = "terminator"
     unique_names = False
     attrs = (
-        Attr("service", key="service_id"), Attr("router", key="router_id"), Attr("address"), Attr("binding"),
-        Attr("cost", default=0), Attr("identity", default=""), Attr("identitySecret", default=None, public=False),
+        Attr("service", key="service_id"),
+        Attr("router", key="router_id"),
+        Attr("address"),
+        Attr("binding"),
+        Attr("cost", default=0),
+        Attr("identity", default=""),
+        Attr("identitySecret", default=None, public=False),
         Attr("precedence", default="default"),
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
@@ -35,17 +47,28 @@ class TerminatorManager(EntityManager):
     def __init__(self, ctl):
         store = ctl.store
         self.filter_fields = (
-            scalar("binding", "string"), scalar("address", "string"),
+            scalar("binding", "string"),
+            scalar("address", "string"),
             Field("instanceId", "string", lambda r: r.get("instance_id") or ""),
             Field("hostId", "string", lambda r: r.get("host_id") or ""),
             Field("sourceCtrl", "string", lambda r: r.get("source_ctrl") or ""),
             Field("service", "string", lambda r: r.get("service_id")),
             Field("router", "string", lambda r: r.get("router_id")),
-            Field("service.name", "string", lambda r: (store.get("services", r.get("service_id")) or {}).get("name"),
-                  derived=True),
-            Field("router.name", "string", lambda r: (store.get("routers", r.get("router_id")) or {}).get("name"),
-                  derived=True),
-            scalar("cost", "int"), scalar("precedence", "string"), scalar("identity", "string"),
+            Field(
+                "service.name",
+                "string",
+                lambda r: (store.get("services", r.get("service_id")) or {}).get("name"),
+                derived=True,
+            ),
+            Field(
+                "router.name",
+                "string",
+                lambda r: (store.get("routers", r.get("router_id")) or {}).get("name"),
+                derived=True,
+            ),
+            scalar("cost", "int"),
+            scalar("precedence", "string"),
+            scalar("identity", "string"),
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
         )
         super().__init__(ctl)
@@ -70,9 +93,20 @@ class TerminatorManager(EntityManager):
     def create_system(self, terminator_id: str, service_id: str, router_id: str, **fields) -> None:
         """A router's own terminator (``binding: edge``, read only over REST), as the router reported it."""
         now = self._now()
-        record = {"id": terminator_id, "created_at": now, "updated_at": now, "tags": {}, "service_id": service_id,
-                  "router_id": router_id, "address": terminator_id, "binding": "edge", "is_system": True,
-                  "identity": fields.get("instance_id") or "", "identity_secret": None, **fields}
+        record = {
+            "id": terminator_id,
+            "created_at": now,
+            "updated_at": now,
+            "tags": {},
+            "service_id": service_id,
+            "router_id": router_id,
+            "address": terminator_id,
+            "binding": "edge",
+            "is_system": True,
+            "identity": fields.get("instance_id") or "",
+            "identity_secret": None,
+            **fields,
+        }
         with self.store.lock, self.store.transaction():
             if self.ctl.services.find(service_id) is None:
                 raise NotFound("service", service_id)
@@ -95,9 +129,14 @@ class TerminatorManager(EntityManager):
             self.store.delete(self.table, terminator_id)
 
     def extend_view(self, record: dict, out: dict) -> None:
-        out.update({
-            "serviceId": record["service_id"], "service": self.ctl.services.ref(record["service_id"]),
-            "routerId": record["router_id"], "router": self.ctl.routers.ref(record["router_id"]),
-            "dynamicCost": record.get("cost") or 0, "hostId": record.get("host_id") or "",
-            "instanceId": record.get("instance_id") or "",
-        })
+        out.update(
+            {
+                "serviceId": record["service_id"],
+                "service": self.ctl.services.ref(record["service_id"]),
+                "routerId": record["router_id"],
+                "router": self.ctl.routers.ref(record["router_id"]),
+                "dynamicCost": record.get("cost") or 0,
+                "hostId": record.get("host_id") or "",
+                "instanceId": record.get("instance_id") or "",
+            }
+        )

@@ -6,6 +6,7 @@ legacy ``/authenticate`` (through ``Authenticator.verify``) and decides the
 second factors with the same rules; ``callback`` hands out the code once every
 factor is done.
 """
+
 from __future__ import annotations
 
 import re
@@ -19,15 +20,25 @@ from controller.oidc.tokens import CLIENTS, SCOPES
 from controller.pki.certs import fingerprint
 
 #: the real controller's default redirect URIs (globs; ``*`` is one port)
-REDIRECTS = (re.compile(r"^openziti://auth/callback$"),
-             re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"))
+REDIRECTS = (
+    re.compile(r"^openziti://auth/callback$"),
+    re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"),
+)
 LOGIN_METHODS = {"password": "password", "username": "password", "cert": "cert", "ext-jwt": "ext-jwt"}
 MAX_CODE, MAX_ID = 13, 40
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
 INVALID_TOTP_CODE = "INVALID TOTP CODE"
-TOTP_QUERY = {"typeId": "TOTP", "provider": "ziti", "httpMethod": "POST", "httpUrl": "./oidc/login/totp",
-              "format": "numeric", "minLength": 6, "maxLength": 8, "scopes": None}
+TOTP_QUERY = {
+    "typeId": "TOTP",
+    "provider": "ziti",
+    "httpMethod": "POST",
+    "httpUrl": "./oidc/login/totp",
+    "format": "numeric",
+    "minLength": 6,
+    "maxLength": 8,
+    "scopes": None,
+}
 
 
 class OAuthError(Exception):
@@ -73,7 +84,9 @@ class OidcFlow:
         self.ctl, self.requests = ctl, requests
 
     # -- authorize ----------------------------------------------------------
-    def authorize(self, params: dict, *, issuer: str, peer_certs=(), remote_address: str = "") -> tuple[OidcAuthRequest, str]:
+    def authorize(
+        self, params: dict, *, issuer: str, peer_certs=(), remote_address: str = ""
+    ) -> tuple[OidcAuthRequest, str]:
         """Open an auth request; returns it and the login path to redirect to."""
         client_id, redirect_uri = params.get("client_id"), params.get("redirect_uri")
         if client_id not in CLIENTS:
@@ -81,19 +94,34 @@ class OidcFlow:
         if not redirect_uri or not any(p.match(redirect_uri) for p in REDIRECTS):
             raise OAuthError("invalid_request", "The requested redirect_uri is missing in the client configuration.")
         if params.get("response_type") != "code":
-            raise OAuthError("unsupported_response_type", "The requested response type is missing in the client configuration.")
+            raise OAuthError(
+                "unsupported_response_type", "The requested response type is missing in the client configuration."
+            )
         scopes = [scope for scope in (params.get("scope") or "").split() if scope in SCOPES]
         if not scopes:
-            raise OAuthError("invalid_request", "The scope of your request is missing. Please ensure some scopes are requested.")
+            raise OAuthError(
+                "invalid_request", "The scope of your request is missing. Please ensure some scopes are requested."
+            )
         if not params.get("code_challenge") or params.get("code_challenge_method") != "S256":
             raise OAuthError("invalid_request", "code_challenge with code_challenge_method S256 is required")
         if params.get("prompt") == "none":
             raise OAuthError("login_required", "prompt none is not supported: a login is required")
-        request = self.requests.add(OidcAuthRequest(
-            id=self.ctl.ids.uuid(), client_id=client_id, redirect_uri=redirect_uri, scopes=scopes,
-            state=params.get("state") or "", nonce=params.get("nonce") or "", code_challenge=params["code_challenge"],
-            api_session_id=self.ctl.ids.uuid(), created_at=self.ctl.clock.now(), peer_certs=tuple(peer_certs),
-            remote_address=remote_address, issuer=issuer))
+        request = self.requests.add(
+            OidcAuthRequest(
+                id=self.ctl.ids.uuid(),
+                client_id=client_id,
+                redirect_uri=redirect_uri,
+                scopes=scopes,
+                state=params.get("state") or "",
+                nonce=params.get("nonce") or "",
+                code_challenge=params["code_challenge"],
+                api_session_id=self.ctl.ids.uuid(),
+                created_at=self.ctl.clock.now(),
+                peer_certs=tuple(peer_certs),
+                remote_address=remote_address,
+                issuer=issuer,
+            )
+        )
         method = params.get("method") or ("cert" if peer_certs else "username")
         page = {"password": "username"}.get(method, method if method in LOGIN_METHODS else "username")
         return request, f"/oidc/login/{page}?authRequestID={request.id}"
@@ -103,8 +131,11 @@ class OidcFlow:
         """Primary credentials, checked by the same authenticator as ``/authenticate``."""
         request = self.requests.get(request_id)
         method = LOGIN_METHODS[auth.method]
-        proof = self.ctl.auth.verify(AuthRequest(method, auth.body, auth.peer_certs, auth.bearer_tokens,
-                                                 auth.remote_address or request.remote_address))
+        proof = self.ctl.auth.verify(
+            AuthRequest(
+                method, auth.body, auth.peer_certs, auth.bearer_tokens, auth.remote_address or request.remote_address
+            )
+        )
         identity = proof.identity
         request.identity_id, request.authenticator_id = identity["id"], proof.authenticator_id
         request.amr, request.flags = [method], dict(proof.flags)
@@ -116,9 +147,14 @@ class OidcFlow:
             request.cert_fingerprint = fingerprint(auth.peer_certs[0])
             cert_policy = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
             request.allow_expired_certs = bool(cert_policy.get("allow_expired_certs", True))
-        self.ctl.events.authentication(True, f"oidc-{method}", identity_id=identity["id"],
-                                       authenticator_id=proof.authenticator_id, api_session_id=request.api_session_id,
-                                       remote_address=auth.remote_address)
+        self.ctl.events.authentication(
+            True,
+            f"oidc-{method}",
+            identity_id=identity["id"],
+            authenticator_id=proof.authenticator_id,
+            api_session_id=request.api_session_id,
+            remote_address=auth.remote_address,
+        )
         return self._outcome(request, auth.bearer_tokens)
 
     # -- TOTP -----------------------------------------------------------------
@@ -164,7 +200,10 @@ class OidcFlow:
         if request is None:
             raise OAuthError("invalid_request", "auth request not found")
         if not request.authenticated or not self._outcome(request, ()).complete:
-            query = {"error": "interaction_required", "error_description": "not all authentication factors are complete"}
+            query = {
+                "error": "interaction_required",
+                "error_description": "not all authentication factors are complete",
+            }
         else:
             query = {"code": self.requests.issue_code(request)}
         if request.state:
@@ -192,8 +231,9 @@ class OidcFlow:
         identity = self.ctl.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
-        pending = self.ctl.factors.pending(identity, totp_required=request.totp_required,
-                                           totp_done="totp" in request.amr, bearer_tokens=bearer_tokens)
+        pending = self.ctl.factors.pending(
+            identity, totp_required=request.totp_required, totp_done="totp" in request.amr, bearer_tokens=bearer_tokens
+        )
         signer = (self.ctl.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
         if signer and f"ejs:{signer}" in request.amr:
             pending.ext_jwt = []

@@ -5,6 +5,7 @@ OAuth errors (``invalid_grant``, ``invalid_request``...) as :class:`OAuthError`.
 Unlike the real 2.0.3, a refresh or an exchange also refuses a disabled,
 deleted or revoked identity.
 """
+
 from __future__ import annotations
 
 import hmac
@@ -68,20 +69,34 @@ class TokenGrants:
             raise OAuthError("invalid_grant", "redirect_uri does not correspond")
         self.requests.remove(request)
         identity = self._usable_identity(request.identity_id)
-        return self._reply(request.issuer, identity, self._custom(request, identity), request.scopes, request.nonce,
-                           first=True)
+        return self._reply(
+            request.issuer, identity, self._custom(request, identity), request.scopes, request.nonce, first=True
+        )
 
     def _custom(self, request: OidcAuthRequest, identity: dict) -> dict:
         flags = request.flags
         return session_claims(
-            amr=list(request.amr), auth_time=request.auth_time, client_id=request.client_id, scopes=list(request.scopes),
-            z_asid=request.api_session_id, z_aid=request.client_id, z_ct=list(request.config_types),
-            z_ia=bool(identity.get("is_admin")), z_eid=identity.get("external_id") or "",
-            z_cfs=[request.cert_fingerprint] if request.cert_fingerprint else None, z_acf=request.cert_fingerprint,
-            z_sdk=request.sdk_info, z_env=request.env_info, z_ra=request.remote_address,
-            z_ice=bool(flags.get("is_cert_extendable")), z_cer=bool(flags.get("is_cert_extend_requested")),
-            z_ckrr=bool(flags.get("is_cert_key_roll_requested")), z_iccc=bool(flags.get("improper_client_cert_chain")),
-            z_cae=request.allow_expired_certs, z_authid=request.authenticator_id)
+            amr=list(request.amr),
+            auth_time=request.auth_time,
+            client_id=request.client_id,
+            scopes=list(request.scopes),
+            z_asid=request.api_session_id,
+            z_aid=request.client_id,
+            z_ct=list(request.config_types),
+            z_ia=bool(identity.get("is_admin")),
+            z_eid=identity.get("external_id") or "",
+            z_cfs=[request.cert_fingerprint] if request.cert_fingerprint else None,
+            z_acf=request.cert_fingerprint,
+            z_sdk=request.sdk_info,
+            z_env=request.env_info,
+            z_ra=request.remote_address,
+            z_ice=bool(flags.get("is_cert_extendable")),
+            z_cer=bool(flags.get("is_cert_extend_requested")),
+            z_ckrr=bool(flags.get("is_cert_key_roll_requested")),
+            z_iccc=bool(flags.get("improper_client_cert_chain")),
+            z_cae=request.allow_expired_certs,
+            z_authid=request.authenticator_id,
+        )
 
     # -- refresh_token ----------------------------------------------------------
     def _refresh(self, form: dict, client_id: str, issuer: str, peer_certs) -> dict:
@@ -100,22 +115,36 @@ class TokenGrants:
         if subject_type not in (ACCESS_TYPE, REFRESH_TYPE):
             raise OAuthError("invalid_request", "subject_token_type must be an access or refresh token")
         requested = form.get("requested_token_type") or ACCESS_TYPE
-        if requested not in (ACCESS_TYPE, REFRESH_TYPE, ID_TYPE) or (subject_type == ACCESS_TYPE and requested == REFRESH_TYPE):
+        if requested not in (ACCESS_TYPE, REFRESH_TYPE, ID_TYPE) or (
+            subject_type == ACCESS_TYPE and requested == REFRESH_TYPE
+        ):
             raise OAuthError("invalid_request", "requested_token_type is not allowed for this subject_token_type")
         audience = form.get("audience")
         if audience and audience not in CLIENTS:
             raise OAuthError("invalid_target", "audience not allowed")
-        claims = self._subject(form.get("subject_token"), REFRESH if subject_type == REFRESH_TYPE else ACCESS, peer_certs)
+        claims = self._subject(
+            form.get("subject_token"), REFRESH if subject_type == REFRESH_TYPE else ACCESS, peer_certs
+        )
         scopes = self._scopes(form.get("scope"), claims)
         identity = self._usable_identity(claims["sub"])
         custom = _custom_of(claims)
         if requested == ID_TYPE:
             id_token = self.signer.mint_id_token(issuer, identity, custom["client_id"], custom, None)
-            return {"access_token": id_token, "issued_token_type": ID_TYPE, "token_type": "N_A",
-                    "expires_in": int(self.signer.lifetimes.id.total_seconds()), "scope": " ".join(scopes)}
+            return {
+                "access_token": id_token,
+                "issued_token_type": ID_TYPE,
+                "token_type": "N_A",
+                "expires_in": int(self.signer.lifetimes.id.total_seconds()),
+                "scope": " ".join(scopes),
+            }
         access, _ = self.signer.mint(ACCESS, issuer, identity["id"], custom)
-        out = {"access_token": access, "issued_token_type": requested, "token_type": "Bearer",
-               "expires_in": int(self.signer.lifetimes.access.total_seconds()), "scope": " ".join(scopes)}
+        out = {
+            "access_token": access,
+            "issued_token_type": requested,
+            "token_type": "Bearer",
+            "expires_in": int(self.signer.lifetimes.access.total_seconds()),
+            "scope": " ".join(scopes),
+        }
         if subject_type == REFRESH_TYPE and "offline_access" in scopes:
             out["refresh_token"], _ = self.signer.mint(REFRESH, issuer, identity["id"], custom)
         return out
@@ -157,16 +186,22 @@ class TokenGrants:
             raise OAuthError("invalid_grant", "identity is disabled")
         return identity
 
-    def _reply(self, issuer: str, identity: dict, custom: dict, scopes: list[str], nonce: str | None, *, first: bool) -> dict:
+    def _reply(
+        self, issuer: str, identity: dict, custom: dict, scopes: list[str], nonce: str | None, *, first: bool
+    ) -> dict:
         access, access_claims = self.signer.mint(ACCESS, issuer, identity["id"], custom)
-        out = {"access_token": access, "token_type": "Bearer",
-               "expires_in": int(self.signer.lifetimes.access.total_seconds()),
-               "id_token": self.signer.mint_id_token(issuer, identity, custom["client_id"], custom, nonce),
-               "scope": " ".join(scopes)}
+        out = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": int(self.signer.lifetimes.access.total_seconds()),
+            "id_token": self.signer.mint_id_token(issuer, identity, custom["client_id"], custom, nonce),
+            "scope": " ".join(scopes),
+        }
         if "offline_access" in scopes:
             # NOTE: the first refresh token shares the access token's jti, as the real controller's.
-            out["refresh_token"], _ = self.signer.mint(REFRESH, issuer, identity["id"], custom,
-                                                       jti=access_claims["jti"] if first else None)
+            out["refresh_token"], _ = self.signer.mint(
+                REFRESH, issuer, identity["id"], custom, jti=access_claims["jti"] if first else None
+            )
         return out
 
 

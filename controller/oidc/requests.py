@@ -3,6 +3,7 @@
 They live only in memory, like the real controller's, and go after ten
 minutes (measured on the controller clock, purged on each new request).
 """
+
 from __future__ import annotations
 
 import secrets

@@ -3,6 +3,7 @@
 The records are the ``revocations`` table's (``POST /revocations`` writes
 them too); entries expire after the longest token lifetime.
 """
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -26,9 +27,18 @@ class TokenRevocations:
             old = self.store.get(TABLE, entity_id)
             if old is not None and old.get("created_at", "") >= stamp:
                 return
-            self.store.put(TABLE, entity_id, {"id": entity_id, "type": kind, "created_at": stamp, "updated_at": stamp,
-                                              "tags": (old or {}).get("tags") or {},
-                                              "expires_at": rfc3339(now + self.lifetime)})
+            self.store.put(
+                TABLE,
+                entity_id,
+                {
+                    "id": entity_id,
+                    "type": kind,
+                    "created_at": stamp,
+                    "updated_at": stamp,
+                    "tags": (old or {}).get("tags") or {},
+                    "expires_at": rfc3339(now + self.lifetime),
+                },
+            )
 
     def is_revoked(self, claims: dict) -> bool:
         """True when the token's jti, its session or (issued before the revocation) its identity is revoked."""

@@ -1,4 +1,5 @@
 """The OIDC provider's parts, built once for a controller."""
+
 from __future__ import annotations
 
 from controller.oidc.flow import OidcFlow
@@ -26,5 +27,9 @@ class Oidc:
         config = ctl.config
         if not config.oidc:
             return None
-        return cls(ctl, Lifetimes.from_seconds(config.oidc_access_token_seconds, config.oidc_refresh_token_seconds,
-                                               config.oidc_id_token_seconds))
+        return cls(
+            ctl,
+            Lifetimes.from_seconds(
+                config.oidc_access_token_seconds, config.oidc_refresh_token_seconds, config.oidc_id_token_seconds
+            ),
+        )

@@ -7,6 +7,7 @@ nothing is stored, ``id`` is ``z_asid``. Second factors are evaluated again
 on every request: a policy requiring TOTP when ``amr`` lacks ``totp`` makes
 the session partial.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -71,8 +72,9 @@ class OidcSessions:
             raise rejected("invalid")
         if self.ctl.identities.is_disabled(identity):
             raise errors.Unauthorized()
-        pending = self.ctl.factors.pending(identity, totp_required=False, totp_done="totp" in (claims.get("amr") or []),
-                                          bearer_tokens=others)
+        pending = self.ctl.factors.pending(
+            identity, totp_required=False, totp_done="totp" in (claims.get("amr") or []), bearer_tokens=others
+        )
         record = self._record(token, claims, presented, rfc3339(self.ctl.clock.now()))
         return ResolvedSession(record, identity, pending, claims)
 
@@ -80,13 +82,25 @@ class OidcSessions:
     def _record(token: str, claims: dict, presented: Presented, now: str) -> dict:
         """The API session record an access token stands for (never stored)."""
         issued = rfc3339(datetime.fromtimestamp(claims["iat"], timezone.utc))
-        return {"last_activity_at": now, "id": claims["z_asid"], "token": token, "identity_id": claims["sub"], "created_at": issued,
-                "updated_at": issued, "tags": {}, "authenticator_id": claims.get("z_authid") or "",
-                "config_types": claims.get("z_ct") or [], "ip_address": presented.remote_address,
-                "is_mfa_required": False, "is_mfa_complete": "totp" in (claims.get("amr") or []),
-                "is_cert_extendable": bool(claims.get("z_ice")), "is_cert_extend_requested": bool(claims.get("z_cer")),
-                "is_cert_key_roll_requested": bool(claims.get("z_ckrr")),
-                "improper_client_cert_chain": bool(claims.get("z_iccc")), "is_oidc": True}
+        return {
+            "last_activity_at": now,
+            "id": claims["z_asid"],
+            "token": token,
+            "identity_id": claims["sub"],
+            "created_at": issued,
+            "updated_at": issued,
+            "tags": {},
+            "authenticator_id": claims.get("z_authid") or "",
+            "config_types": claims.get("z_ct") or [],
+            "ip_address": presented.remote_address,
+            "is_mfa_required": False,
+            "is_mfa_complete": "totp" in (claims.get("amr") or []),
+            "is_cert_extendable": bool(claims.get("z_ice")),
+            "is_cert_extend_requested": bool(claims.get("z_cer")),
+            "is_cert_key_roll_requested": bool(claims.get("z_ckrr")),
+            "improper_client_cert_chain": bool(claims.get("z_iccc")),
+            "is_oidc": True,
+        }
 
     def view(self, resolved: ResolvedSession) -> dict:
         """``GET /current-api-session`` for an OIDC session (built from the token, as the real one)."""

@@ -5,6 +5,7 @@ Every token is signed with the key of the controller's TLS server certificate
 enrollment JWTs are. Access and refresh tokens carry the session's custom
 ``z_*`` claims; a refresh copies them, so ``z_asid`` never changes.
 """
+
 from __future__ import annotations
 
 import base64
@@ -19,8 +20,28 @@ ACCESS, REFRESH, SERVICE = "a", "r", "s"
 CLIENTS = ("openziti", "native")
 SCOPES = ("openid", "offline_access")
 #: claims a refresh or an exchange copies from the subject token
-CUSTOM = ("amr", "auth_time", "client_id", "scopes", "z_asid", "z_aid", "z_ct", "z_ia", "z_eid", "z_cfs", "z_acf",
-          "z_sdk", "z_env", "z_ra", "z_ice", "z_cer", "z_ckrr", "z_iccc", "z_cae", "z_authid")
+CUSTOM = (
+    "amr",
+    "auth_time",
+    "client_id",
+    "scopes",
+    "z_asid",
+    "z_aid",
+    "z_ct",
+    "z_ia",
+    "z_eid",
+    "z_cfs",
+    "z_acf",
+    "z_sdk",
+    "z_env",
+    "z_ra",
+    "z_ice",
+    "z_cer",
+    "z_ckrr",
+    "z_iccc",
+    "z_cae",
+    "z_authid",
+)
 VERIFIED_CACHE = 4096
 OMIT_WHEN_EMPTY = ("z_aid", "z_ct", "z_ia", "z_eid", "z_cae", "z_authid", "z_acf")
 
@@ -72,16 +93,34 @@ class TokenSigner:
         """A new access or refresh token with ``custom`` claims; returns the JWT and its claims."""
         now = self.now()
         life = self.lifetimes.access if kind == ACCESS else self.lifetimes.refresh
-        claims = {**custom, "iss": issuer, "sub": subject, "aud": [custom["client_id"]], "exp": now + int(life.total_seconds()),
-                  "iat": now, "nbf": now, "jti": jti or self.ids.uuid(), "z_t": kind}
+        claims = {
+            **custom,
+            "iss": issuer,
+            "sub": subject,
+            "aud": [custom["client_id"]],
+            "exp": now + int(life.total_seconds()),
+            "iat": now,
+            "nbf": now,
+            "jti": jti or self.ids.uuid(),
+            "z_t": kind,
+        }
         return self.sign(claims), claims
 
     def mint_id_token(self, issuer: str, identity: dict, client_id: str, custom: dict, nonce: str | None) -> str:
         now = self.now()
-        claims = {"iss": issuer, "sub": identity["id"], "aud": [client_id], "exp": now + int(self.lifetimes.id.total_seconds()),
-                  "iat": now, "auth_time": custom.get("auth_time", now), "amr": custom.get("amr") or [],
-                  "azp": client_id, "client_id": client_id, "name": identity.get("name"),
-                  "z_ia": bool(identity.get("is_admin"))}
+        claims = {
+            "iss": issuer,
+            "sub": identity["id"],
+            "aud": [client_id],
+            "exp": now + int(self.lifetimes.id.total_seconds()),
+            "iat": now,
+            "auth_time": custom.get("auth_time", now),
+            "amr": custom.get("amr") or [],
+            "azp": client_id,
+            "client_id": client_id,
+            "name": identity.get("name"),
+            "z_ia": bool(identity.get("is_admin")),
+        }
         if nonce:
             claims["nonce"] = nonce
         if identity.get("external_id"):
@@ -119,8 +158,18 @@ class TokenSigner:
         if not self.looks_like_ours(token):
             raise TokenRejected("invalid")
         try:
-            claims = jwt.decode(token, self.public_key, algorithms=[self.alg], options={
-                "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False})
+            claims = jwt.decode(
+                token,
+                self.public_key,
+                algorithms=[self.alg],
+                options={
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                    "verify_aud": False,
+                    "verify_iss": False,
+                },
+            )
         except jwt.PyJWTError:
             raise TokenRejected("invalid") from None
         # A bearer comes back on every request: remember what verified (times and revocations are still checked).

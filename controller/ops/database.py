@@ -6,6 +6,7 @@
 the controller clock; sooner is 429 ``RATE_LIMITED``. Without a data folder
 the snapshots go to a temporary folder removed when the controller closes.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -36,8 +37,9 @@ class Database:
         now = self.ctl.clock.now()
         with self._lock:
             if not force and self._last is not None and now - self._last < self.interval:
-                raise RateLimited(message="a database snapshot was taken less than "
-                                  f"{int(self.interval.total_seconds())} seconds ago")
+                raise RateLimited(
+                    message=f"a database snapshot was taken less than {int(self.interval.total_seconds())} seconds ago"
+                )
             previous, self._last = self._last, now
         try:
             dest = self._destination(now)

@@ -8,6 +8,7 @@ can in one transaction: dangling owners delete the record (running its
 cascades), optional references are cleared, dangling list entries removed.
 Feature areas register their own references with :meth:`Integrity.register`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -62,9 +63,11 @@ CORE_REFERENCES = (
 
 #: role lists whose ``@id`` entries must name existing entities
 ROLE_REFERENCES = (
-    ("service_policies", "identity_roles", "identities"), ("service_policies", "service_roles", "services"),
+    ("service_policies", "identity_roles", "identities"),
+    ("service_policies", "service_roles", "services"),
     ("service_policies", "posture_check_roles", "posture_checks"),
-    ("edge_router_policies", "identity_roles", "identities"), ("edge_router_policies", "edge_router_roles", "routers"),
+    ("edge_router_policies", "identity_roles", "identities"),
+    ("edge_router_policies", "edge_router_roles", "routers"),
     ("service_edge_router_policies", "service_roles", "services"),
     ("service_edge_router_policies", "edge_router_roles", "routers"),
 )
@@ -100,8 +103,15 @@ class Integrity:
         self.references: list[Reference] = list(CORE_REFERENCES)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._state = {"in_progress": False, "fixing_errors": False, "start_time": None, "end_time": None,
-                       "error": None, "too_many_errors": False, "results": []}
+        self._state = {
+            "in_progress": False,
+            "fixing_errors": False,
+            "start_time": None,
+            "end_time": None,
+            "error": None,
+            "too_many_errors": False,
+            "results": [],
+        }
 
     def register(self, reference: Reference) -> None:
         self.references.append(reference)
@@ -112,8 +122,15 @@ class Integrity:
         with self._lock:
             if self._state["in_progress"]:
                 raise RateLimited(message="a data integrity check or fix is already in progress")
-            self._state = {"in_progress": True, "fixing_errors": fix, "start_time": rfc3339(self.ctl.clock.now()),
-                           "end_time": None, "error": None, "too_many_errors": False, "results": []}
+            self._state = {
+                "in_progress": True,
+                "fixing_errors": fix,
+                "start_time": rfc3339(self.ctl.clock.now()),
+                "end_time": None,
+                "error": None,
+                "too_many_errors": False,
+                "results": [],
+            }
             self._thread = threading.Thread(target=self._run, args=(fix,), name="data-integrity", daemon=True)
             self._thread.start()
 
@@ -129,10 +146,16 @@ class Integrity:
             log.exception("data integrity run failed")
             error = f"{type(ex).__name__}: {ex}"
         with self._lock:
-            self._state.update(in_progress=False, end_time=rfc3339(self.ctl.clock.now()), error=error,
-                               too_many_errors=too_many, results=results)
-        self.ctl.events.emit("database", "integrityFix" if fix else "integrityCheck", problems=len(results),
-                             error=error)
+            self._state.update(
+                in_progress=False,
+                end_time=rfc3339(self.ctl.clock.now()),
+                error=error,
+                too_many_errors=too_many,
+                results=results,
+            )
+        self.ctl.events.emit(
+            "database", "integrityFix" if fix else "integrityCheck", problems=len(results), error=error
+        )
 
     def run(self, fix: bool) -> tuple[list[dict], bool]:
         """Check (and with ``fix`` repair) now, in this thread: ``(results, too_many_errors)``."""
@@ -182,8 +205,10 @@ class Integrity:
                 bad = [r for r in record.get(field) or [] if r.startswith("@") and store.get(target, r[1:]) is None]
                 if bad:
                     kept = [r for r in record[field] if r not in bad]
-                    yield Problem(f"{table} {record['id']} {field} names missing {target}: {', '.join(bad)}",
-                                  lambda t=table, r=record, f=field, k=kept: store.put(t, r["id"], {**r, f: k}))
+                    yield Problem(
+                        f"{table} {record['id']} {field} names missing {target}: {', '.join(bad)}",
+                        lambda t=table, r=record, f=field, k=kept: store.put(t, r["id"], {**r, f: k}),
+                    )
 
     def _policy_links(self) -> Iterator[Problem]:
         """The policy-derived links, recomputed from scratch and compared with the engine's."""
@@ -197,8 +222,10 @@ class Integrity:
             for doc in store.table(table).all():
                 key, record = doc.doc_id, dict(doc)
                 if record.get("id") != key:
-                    yield Problem(f"{table} record stored under key {key} has id {record.get('id')}",
-                                  lambda t=table, k=key, r=record: store.put(t, k, {**r, "id": k}))
+                    yield Problem(
+                        f"{table} record stored under key {key} has id {record.get('id')}",
+                        lambda t=table, k=key, r=record: store.put(t, k, {**r, "id": k}),
+                    )
 
     def _dangling(self, ref: Reference) -> Iterator[Problem]:
         store = self.ctl.store
@@ -212,12 +239,18 @@ class Integrity:
                 missing = [item for item in value if store.get(ref.target, item) is None]
                 if missing:
                     kept = [item for item in value if item not in missing]
-                    yield Problem(f"{ref.table} {record['id']} field {ref.field} references missing "
-                                  f"{ref.target} {', '.join(missing)}", self._writer(ref, record, kept))
+                    yield Problem(
+                        f"{ref.table} {record['id']} field {ref.field} references missing "
+                        f"{ref.target} {', '.join(missing)}",
+                        self._writer(ref, record, kept),
+                    )
             elif store.get(ref.target, value) is None:
                 description = f"{ref.table} {record['id']} field {ref.field} references missing {ref.target} {value}"
-                repair = self._deleter(ref.table, record["id"]) if ref.fix == DELETE else \
-                    self._writer(ref, record, ref.cleared)
+                repair = (
+                    self._deleter(ref.table, record["id"])
+                    if ref.fix == DELETE
+                    else self._writer(ref, record, ref.cleared)
+                )
                 yield Problem(description, repair)
 
     def _writer(self, ref: Reference, record: dict, value) -> Callable[[], None]:
@@ -225,6 +258,7 @@ class Integrity:
             current = self.ctl.store.get(ref.table, record["id"])
             if current is not None:
                 self.ctl.store.put(ref.table, record["id"], _set(current, ref.field, value))
+
         return repair
 
     def _deleter(self, table: str, key: str) -> Callable[[], None]:
@@ -233,6 +267,7 @@ class Integrity:
             if current is not None:
                 self.ctl.cascades.run(table, current)
                 self.ctl.store.delete(table, key)
+
         return repair
 
     def _duplicate_names(self) -> Iterator[Problem]:
@@ -251,6 +286,12 @@ class Integrity:
     def view(self) -> dict:
         with self._lock:
             state = dict(self._state)
-        return {"inProgress": state["in_progress"], "fixingErrors": state["fixing_errors"],
-                "startTime": state["start_time"], "endTime": state["end_time"], "error": state["error"],
-                "tooManyErrors": state["too_many_errors"], "results": list(state["results"])}
+        return {
+            "inProgress": state["in_progress"],
+            "fixingErrors": state["fixing_errors"],
+            "startTime": state["start_time"],
+            "endTime": state["end_time"],
+            "error": state["error"],
+            "tooManyErrors": state["too_many_errors"],
+            "results": list(state["results"]),
+        }

@@ -11,6 +11,7 @@ requests past the limit within the sliding window get 429
 The window is measured on the controller clock, so tests advance it instead of
 sleeping.
 """
+
 from __future__ import annotations
 
 import threading
@@ -39,11 +40,19 @@ def current_response():
     return pair[1] if pair else None
 
 
-AUTH_PATH_SUFFIXES = ("/authenticate", "/authenticate/mfa", "/oidc/login/password", "/oidc/login/username",
-                      "/oidc/login/cert", "/oidc/login/ext-jwt", "/oidc/login/totp")
+AUTH_PATH_SUFFIXES = (
+    "/authenticate",
+    "/authenticate/mfa",
+    "/oidc/login/password",
+    "/oidc/login/username",
+    "/oidc/login/cert",
+    "/oidc/login/ext-jwt",
+    "/oidc/login/totp",
+)
 TOO_MANY = errors.SERVER_TOO_MANY_REQUESTS
-TOO_MANY_MESSAGE = ("Too many requests to alter state have been issued. "
-                    "Please slow your request rate or try again later.")
+TOO_MANY_MESSAGE = (
+    "Too many requests to alter state have been issued. Please slow your request rate or try again later."
+)
 
 
 class AuthRateLimiter:

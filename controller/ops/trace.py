@@ -2,6 +2,7 @@
 
 While an identity is traced, every event about it carries the ``trace_id``.
 """
+
 from __future__ import annotations
 
 import re
@@ -54,8 +55,14 @@ class TraceManager:
         until = self.ctl.clock.now() + duration
         with self._lock:
             self._traces[identity_id] = (trace_id, until, list(spec.get("channels") or []))
-        self.ctl.events.emit("edge.trace", "enabled", identity_id=identity_id, trace_id=trace_id,
-                             until=rfc3339(until), channels=list(spec.get("channels") or []))
+        self.ctl.events.emit(
+            "edge.trace",
+            "enabled",
+            identity_id=identity_id,
+            trace_id=trace_id,
+            until=rfc3339(until),
+            channels=list(spec.get("channels") or []),
+        )
         return {"enabled": True, "traceId": trace_id, "until": rfc3339(until)}
 
     def trace_id_of(self, identity_id: str) -> str | None:

@@ -1,4 +1,5 @@
 """The controller PKI: its CAs and TLS cert, CSR signing, chain checks (no HTTP)."""
+
 from controller.pki.ca import ControllerPKI, PKIError
 from controller.pki.certs import (
     cert_pem,

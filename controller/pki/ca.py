@@ -3,6 +3,7 @@
 Issuance follows the real controller (identity, API-session and router certs
 signed by the intermediate; chains returned as leaf + intermediate, no root).
 """
+
 from __future__ import annotations
 
 import base64
@@ -68,8 +69,17 @@ def _ensure_csr(csr) -> x509.CertificateSigningRequest:
 class ControllerPKI:
     """Keys and certificates of one controller, loaded from or created in ``folder``."""
 
-    def __init__(self, folder: Path, root: issue.Issuer, intermediate: issue.Issuer,
-                 server_cert: x509.Certificate, server_key, *, clock: Clock, trust_domain: str | None = None):
+    def __init__(
+        self,
+        folder: Path,
+        root: issue.Issuer,
+        intermediate: issue.Issuer,
+        server_cert: x509.Certificate,
+        server_key,
+        *,
+        clock: Clock,
+        trust_domain: str | None = None,
+    ):
         self.folder = Path(folder)
         self.root = root
         self.intermediate = intermediate
@@ -80,9 +90,16 @@ class ControllerPKI:
 
     # ----------------------------------------------------------------- loading
     @classmethod
-    def load_or_create(cls, folder, *, hostnames: Iterable[str] = ("localhost",),
-                       ip_addresses: Iterable[str] = ("127.0.0.1",), clock: Clock | None = None,
-                       trust_domain: str | None = None, server_key_type: str | None = None) -> "ControllerPKI":
+    def load_or_create(
+        cls,
+        folder,
+        *,
+        hostnames: Iterable[str] = ("localhost",),
+        ip_addresses: Iterable[str] = ("127.0.0.1",),
+        clock: Clock | None = None,
+        trust_domain: str | None = None,
+        server_key_type: str | None = None,
+    ) -> "ControllerPKI":
         """Load the PKI in ``folder``, creating what is missing.
 
         The server cert is regenerated when its names differ from the configured
@@ -130,7 +147,6 @@ class ControllerPKI:
     def server_chain_pem(self) -> str:
         return self.chain_pem(self.server_cert)
 
-
     def ca_bundle_pem(self) -> str:
         """The CA bundle: every controller CA cert as PEM."""
         return certs_pem(self.ca_certs)
@@ -139,7 +155,7 @@ class ControllerPKI:
         """Base64 of a certs-only PKCS#7 of the CA certs, 64-char lines, no final newline."""
         blob = base64.b64encode(pkcs7.serialize_certificates(self.ca_certs, serialization.Encoding.DER)).decode("ascii")
         # The C SDK's parser crashes on one long line.
-        return "\n".join(blob[i:i + 64] for i in range(0, len(blob), 64))
+        return "\n".join(blob[i : i + 64] for i in range(0, len(blob), 64))
 
     @property
     def trust_domain(self) -> str:
@@ -167,8 +183,7 @@ class ControllerPKI:
     def _sign(self, csr, subject, sans, eku, window) -> x509.Certificate:
         not_before, not_after = window
         return issue.build_leaf(
-            self.intermediate, csr.public_key(), subject,
-            not_before=not_before, not_after=not_after, eku=eku, sans=sans,
+            self.intermediate, csr.public_key(), subject, not_before=not_before, not_after=not_after, eku=eku, sans=sans
         )
 
     def sign_identity_csr(self, csr, identity_id: str) -> x509.Certificate:
@@ -204,8 +219,9 @@ class ControllerPKI:
         return client, server
 
     # ------------------------------------------------------------ verification
-    def verify_peer_chain(self, peer_certs: Sequence[x509.Certificate], *, now: datetime | None = None,
-                          require_client_auth: bool = False) -> tuple[list[x509.Certificate] | None, bool]:
+    def verify_peer_chain(
+        self, peer_certs: Sequence[x509.Certificate], *, now: datetime | None = None, require_client_auth: bool = False
+    ) -> tuple[list[x509.Certificate] | None, bool]:
         """Chain TLS peer certs (leaf first) to the controller root; leaf dates ignored.
 
         Returns ``(chain, improper)``: ``improper`` is True when the chain only
@@ -216,8 +232,14 @@ class ControllerPKI:
         now = now or self.clock.now()
         leaf, sent = peer_certs[0], list(peer_certs[1:])
         for extra, improper in (([], False), ([self.intermediate.cert], True)):
-            chain = verify_chain(leaf, sent + extra, [self.root.cert], now=now,
-                                 check_leaf_dates=False, require_client_auth=require_client_auth)
+            chain = verify_chain(
+                leaf,
+                sent + extra,
+                [self.root.cert],
+                now=now,
+                check_leaf_dates=False,
+                require_client_auth=require_client_auth,
+            )
             if chain:
                 return chain, improper
         return None, False
@@ -230,7 +252,7 @@ def _spiffe_trust_domain(cert: x509.Certificate) -> str | None:
         return None
     for uri in sans.get_values_for_type(x509.UniformResourceIdentifier):
         if uri.lower().startswith("spiffe://"):
-            host = uri[len("spiffe://"):].split("/", 1)[0]
+            host = uri[len("spiffe://") :].split("/", 1)[0]
             if host:
                 return f"spiffe://{host}"
     return None
@@ -262,9 +284,12 @@ def _load_or_create_cas(folder: Path, now: datetime) -> tuple[issue.Issuer, issu
 def _create_cas(paths: dict[str, Path], now: datetime) -> tuple[issue.Issuer, issue.Issuer]:
     root_key, inter_key = issue.new_ec_key(), issue.new_ec_key()
     suffix = os.urandom(4).hex()
-    root = issue.Issuer(issue.build_root(root_key, f"Ziti Controller Root CA {suffix}", now=now, days=ROOT_DAYS), root_key)
-    inter_cert = issue.build_intermediate(root, inter_key, f"Ziti Controller Signing CA {suffix}",
-                                          now=now, days=INTERMEDIATE_DAYS)
+    root = issue.Issuer(
+        issue.build_root(root_key, f"Ziti Controller Root CA {suffix}", now=now, days=ROOT_DAYS), root_key
+    )
+    inter_cert = issue.build_intermediate(
+        root, inter_key, f"Ziti Controller Signing CA {suffix}", now=now, days=INTERMEDIATE_DAYS
+    )
     inter = issue.Issuer(inter_cert, inter_key)
     # Keys first: a crash leaves no cert without its key.
     files.write_key(paths["root_key"], root_key)

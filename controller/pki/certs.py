@@ -5,6 +5,7 @@
 leaf's dates on login (``allowExpiredCerts`` is applied separately) and must
 choose whether EKU clientAuth is required; the library verifier offers neither.
 """
+
 from __future__ import annotations
 
 import base64
@@ -24,7 +25,6 @@ from controller.errors import BadRequest
 
 MAX_CHAIN_DEPTH = 8
 MAX_SIGNATURE_CHECKS = 64
-
 
 
 def der(cert: x509.Certificate) -> bytes:

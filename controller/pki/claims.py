@@ -6,6 +6,7 @@ matcher selecting values there (ALL, PREFIX, SUFFIX; SCHEME for URIs), a parser
 parsed values. The rules mirror the real controller's, so a configuration it
 would refuse is refused here at create/update time.
 """
+
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -19,8 +20,11 @@ LOCATIONS = ("COMMON_NAME", "SAN_URI", "SAN_EMAIL")
 MATCHERS = ("ALL", "PREFIX", "SUFFIX", "SCHEME")
 PARSERS = ("NONE", "SPLIT")
 #: matchers allowed per location
-_MATCHERS_AT = {"COMMON_NAME": ("ALL", "PREFIX", "SUFFIX"), "SAN_EMAIL": ("ALL", "PREFIX", "SUFFIX"),
-                "SAN_URI": ("ALL", "SCHEME")}
+_MATCHERS_AT = {
+    "COMMON_NAME": ("ALL", "PREFIX", "SUFFIX"),
+    "SAN_EMAIL": ("ALL", "PREFIX", "SUFFIX"),
+    "SAN_URI": ("ALL", "SCHEME"),
+}
 #: record keys (snake_case) of a stored claim
 KEYS = ("location", "matcher", "matcher_criteria", "parser", "parser_criteria", "index")
 
@@ -118,24 +122,40 @@ def to_record(wire: dict | None) -> dict | None:
     """Wire ``externalIdClaim`` -> record (snake_case, every key present)."""
     if wire is None:
         return None
-    return {"location": wire.get("location"), "matcher": wire.get("matcher"),
-            "matcher_criteria": wire.get("matcherCriteria") or "", "parser": wire.get("parser"),
-            "parser_criteria": wire.get("parserCriteria") or "", "index": wire.get("index") or 0}
+    return {
+        "location": wire.get("location"),
+        "matcher": wire.get("matcher"),
+        "matcher_criteria": wire.get("matcherCriteria") or "",
+        "parser": wire.get("parser"),
+        "parser_criteria": wire.get("parserCriteria") or "",
+        "index": wire.get("index") or 0,
+    }
 
 
 def to_wire(record: dict | None) -> dict | None:
     if record is None:
         return None
-    return {"location": record.get("location"), "matcher": record.get("matcher"),
-            "matcherCriteria": record.get("matcher_criteria") or "", "parser": record.get("parser"),
-            "parserCriteria": record.get("parser_criteria") or "", "index": record.get("index") or 0}
+    return {
+        "location": record.get("location"),
+        "matcher": record.get("matcher"),
+        "matcherCriteria": record.get("matcher_criteria") or "",
+        "parser": record.get("parser"),
+        "parserCriteria": record.get("parser_criteria") or "",
+        "index": record.get("index") or 0,
+    }
 
 
 def merge_patch(stored: dict | None, wire: dict) -> dict:
     """PATCH: the supplied (non-null) subfields overlaid on the stored claim."""
     merged = dict(stored or {k: ("" if k.endswith("criteria") else 0 if k == "index" else None) for k in KEYS})
-    for wire_key, key in (("location", "location"), ("matcher", "matcher"), ("matcherCriteria", "matcher_criteria"),
-                          ("parser", "parser"), ("parserCriteria", "parser_criteria"), ("index", "index")):
+    for wire_key, key in (
+        ("location", "location"),
+        ("matcher", "matcher"),
+        ("matcherCriteria", "matcher_criteria"),
+        ("parser", "parser"),
+        ("parserCriteria", "parser_criteria"),
+        ("index", "index"),
+    ):
         if wire.get(wire_key) is not None:
             merged[key] = wire[wire_key]
     return merged

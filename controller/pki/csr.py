@@ -1,4 +1,5 @@
 """CSR parsing with the real controller's strictness."""
+
 from __future__ import annotations
 
 import base64
@@ -19,9 +20,7 @@ _CSR_TYPES = ("CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST")
 
 # One block; leading whitespace only; after the END line at most one line break
 # (Go's pem.Decode consumes it and the controller rejects any remainder).
-_ONE_BLOCK = re.compile(
-    r"\A\s*-----BEGIN ([A-Z ]+)-----\r?\n([A-Za-z0-9+/=\s]*?)-----END \1-----[ \t]*(?:\r?\n)?\Z",
-)
+_ONE_BLOCK = re.compile(r"\A\s*-----BEGIN ([A-Z ]+)-----\r?\n([A-Za-z0-9+/=\s]*?)-----END \1-----[ \t]*(?:\r?\n)?\Z")
 
 
 def _fail(detail: str, ex: Exception | None = None) -> BadRequest:
@@ -54,8 +53,10 @@ def _check_key(csr: x509.CertificateSigningRequest) -> None:
 
 
 #: ecdsa-with-SHA256/384/512 AlgorithmIdentifiers as mbedTLS writes them, with a NULL parameter
-_ECDSA_WITH_NULL = {bytes.fromhex(f"300c06082a8648ce3d0403{n:02x}0500"): bytes.fromhex(f"300a06082a8648ce3d0403{n:02x}")
-                    for n in (2, 3, 4)}
+_ECDSA_WITH_NULL = {
+    bytes.fromhex(f"300c06082a8648ce3d0403{n:02x}0500"): bytes.fromhex(f"300a06082a8648ce3d0403{n:02x}")
+    for n in (2, 3, 4)
+}
 
 
 def _tlv(data: bytes, offset: int) -> tuple[int, int]:
@@ -63,7 +64,7 @@ def _tlv(data: bytes, offset: int) -> tuple[int, int]:
     length, start = data[offset + 1], offset + 2
     if length & 0x80:
         count = length & 0x7F
-        length, start = int.from_bytes(data[start:start + count], "big"), start + count
+        length, start = int.from_bytes(data[start : start + count], "big"), start + count
     return start, start + length
 
 

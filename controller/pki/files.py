@@ -1,4 +1,5 @@
 """On-disk storage of the controller PKI: atomic writes, 0600 keys, a folder lock."""
+
 from __future__ import annotations
 
 import contextlib
@@ -37,9 +38,7 @@ def _atomic_write(path: Path, data: bytes, mode: int) -> None:
 def write_key(path: Path, key) -> None:
     """APPSEC(key-perms): private keys are created 0600 and never world-readable, even briefly."""
     data = key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     _atomic_write(path, data, 0o600)
 

@@ -1,4 +1,5 @@
 """Certificate builders: CAs, the TLS server cert and leaves issued from CSRs."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -19,19 +20,37 @@ CLIENT_AUTH = ExtendedKeyUsageOID.CLIENT_AUTH
 SERVER_AUTH = ExtendedKeyUsageOID.SERVER_AUTH
 
 LEAF_USAGE = x509.KeyUsage(
-    digital_signature=True, content_commitment=False, key_encipherment=True,
-    data_encipherment=True, key_agreement=False, key_cert_sign=False,
-    crl_sign=False, encipher_only=False, decipher_only=False,
+    digital_signature=True,
+    content_commitment=False,
+    key_encipherment=True,
+    data_encipherment=True,
+    key_agreement=False,
+    key_cert_sign=False,
+    crl_sign=False,
+    encipher_only=False,
+    decipher_only=False,
 )
 CA_USAGE = x509.KeyUsage(
-    digital_signature=True, content_commitment=False, key_encipherment=False,
-    data_encipherment=False, key_agreement=False, key_cert_sign=True,
-    crl_sign=True, encipher_only=False, decipher_only=False,
+    digital_signature=True,
+    content_commitment=False,
+    key_encipherment=False,
+    data_encipherment=False,
+    key_agreement=False,
+    key_cert_sign=True,
+    crl_sign=True,
+    encipher_only=False,
+    decipher_only=False,
 )
 SERVER_USAGE = x509.KeyUsage(
-    digital_signature=True, content_commitment=False, key_encipherment=True,
-    data_encipherment=False, key_agreement=False, key_cert_sign=False,
-    crl_sign=False, encipher_only=False, decipher_only=False,
+    digital_signature=True,
+    content_commitment=False,
+    key_encipherment=True,
+    data_encipherment=False,
+    key_agreement=False,
+    key_cert_sign=False,
+    crl_sign=False,
+    encipher_only=False,
+    decipher_only=False,
 )
 
 
@@ -142,10 +161,12 @@ def build_leaf(
 
 def build_root(key, common_name: str, *, now: datetime, days: int) -> x509.Certificate:
     """A self-signed root CA."""
-    name = x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
-        x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-    ])
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
     builder = (
         _base(name, name, key.public_key(), now - timedelta(hours=1), now + timedelta(days=days))
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
@@ -156,10 +177,12 @@ def build_root(key, common_name: str, *, now: datetime, days: int) -> x509.Certi
 
 def build_intermediate(issuer: Issuer, key, common_name: str, *, now: datetime, days: int) -> x509.Certificate:
     """A signing CA below ``issuer`` that may only sign leaves (pathLen 0)."""
-    name = x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
-        x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-    ])
+    name = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
     not_after = min(now + timedelta(days=days), issuer.cert.not_valid_after_utc)
     builder = (
         _base(name, issuer.cert.subject, key.public_key(), now - timedelta(hours=1), not_after)
@@ -191,16 +214,26 @@ def san_set(sans: x509.SubjectAlternativeName | None) -> set[str]:
     return {f"{type(n).__name__}:{str(n.value).lower()}" for n in sans}
 
 
-def build_server(issuer: Issuer, key, sans: x509.SubjectAlternativeName, *, now: datetime, days: int) -> x509.Certificate:
+def build_server(
+    issuer: Issuer, key, sans: x509.SubjectAlternativeName, *, now: datetime, days: int
+) -> x509.Certificate:
     """The TLS server certificate (serverAuth) covering ``sans``."""
     first = next(iter(sans), None)
     common_name = str(first.value) if first is not None else "controller"
-    subject = x509.Name([
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
-        x509.NameAttribute(NameOID.COMMON_NAME, common_name),
-    ])
+    subject = x509.Name(
+        [
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, "OpenZiti Python Controller"),
+            x509.NameAttribute(NameOID.COMMON_NAME, common_name),
+        ]
+    )
     not_after = min(now + timedelta(days=days), issuer.cert.not_valid_after_utc)
     return build_leaf(
-        issuer, key.public_key(), subject, not_before=now - timedelta(hours=1), not_after=not_after,
-        eku=SERVER_AUTH, sans=sans, usage=SERVER_USAGE,
+        issuer,
+        key.public_key(),
+        subject,
+        not_before=now - timedelta(hours=1),
+        not_after=not_after,
+        eku=SERVER_AUTH,
+        sans=sans,
+        usage=SERVER_USAGE,
     )

@@ -1,4 +1,5 @@
 """Where the controller's PKI lives: the data folder, or one per process in memory mode."""
+
 from __future__ import annotations
 
 import atexit
@@ -30,13 +31,23 @@ def load_pki(config) -> ControllerPKI:
     hostnames, ips = _names(config)
     key_type = config.server_key_type
     if config.data_dir is not None:
-        return ControllerPKI.load_or_create(Path(config.data_dir) / "pki", hostnames=hostnames, ip_addresses=ips,
-                                            trust_domain=config.trust_domain, server_key_type=key_type)
+        return ControllerPKI.load_or_create(
+            Path(config.data_dir) / "pki",
+            hostnames=hostnames,
+            ip_addresses=ips,
+            trust_domain=config.trust_domain,
+            server_key_type=key_type,
+        )
     key = (hostnames, ips, config.trust_domain, key_type or "rsa")
     with _lock:
         if key not in _shared:
             folder = Path(tempfile.mkdtemp(prefix="ztc-pki-"))
             atexit.register(shutil.rmtree, folder, True)
-            _shared[key] = ControllerPKI.load_or_create(folder, hostnames=hostnames, ip_addresses=ips,
-                                                        trust_domain=config.trust_domain, server_key_type=key_type)
+            _shared[key] = ControllerPKI.load_or_create(
+                folder,
+                hostnames=hostnames,
+                ip_addresses=ips,
+                trust_domain=config.trust_domain,
+                server_key_type=key_type,
+            )
         return _shared[key]

@@ -10,6 +10,7 @@ from a shallow copy and swaps it in by atomic rename; writes go on meanwhile.
 Records are immutable once stored: writers replace dicts, never mutate them,
 which is what makes the shallow copy consistent.
 """
+
 from __future__ import annotations
 
 import logging
@@ -41,8 +42,14 @@ class Store:
 
     FORMAT_VERSION = journal.FORMAT_VERSION
 
-    def __init__(self, path: str | os.PathLike | None = None, *, fsync: bool = True,
-                 compact_min_bytes: int = journal.COMPACT_MIN_BYTES, snapshot_part_records: int = PART_RECORDS):
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        fsync: bool = True,
+        compact_min_bytes: int = journal.COMPACT_MIN_BYTES,
+        snapshot_part_records: int = PART_RECORDS,
+    ):
         self.lock = StoreLock(self._await_durable)
         self._compacting = threading.Lock()  # one compaction at a time; held by its thread
         self._pending: list[Change] = []
@@ -215,8 +222,9 @@ class Store:
             return  # one is running already
         try:
             upto, tables = begin()
-            threading.Thread(target=self._compact_in_background, args=(upto, tables),
-                             name="store-compaction", daemon=True).start()
+            threading.Thread(
+                target=self._compact_in_background, args=(upto, tables), name="store-compaction", daemon=True
+            ).start()
         except Exception:  # the commit is durable: a compaction that cannot start is retried later
             self._compacting.release()
             log.exception("store: cannot start a compaction")

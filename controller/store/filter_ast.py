@@ -1,4 +1,5 @@
 """AST nodes of the ``filter`` language and their rendering back to filter text."""
+
 from __future__ import annotations
 
 import datetime
@@ -104,7 +105,6 @@ class Parsed(NamedTuple):
     sort: list  # [(field name, descending)]
     skip: Optional[int]
     limit: Optional[int]  # -1 = none
-
 
 
 # ---------------------------------------------------------------- rendering

@@ -8,6 +8,7 @@ applies the whole predicate to those candidates, so results are those of a
 scan by construction. Indexes are built on first use (start-up pays nothing
 for fields nobody filters on) and then follow the store through its listener.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable, Hashable, Iterable
@@ -24,6 +25,7 @@ def _value_keys(get: Callable[[dict], Any]) -> KeysOf:
     def keys(record):
         value = get(record)
         return (value,) if isinstance(value, (str, int, float)) else ()  # bool is an int: harmless superset
+
     return keys
 
 
@@ -36,7 +38,8 @@ def _trigram_keys(get: Callable[[dict], Any]) -> KeysOf:
         value = get(record)
         if type(value) is not str:
             return ()
-        return {value[i:i + _TRIGRAM] for i in range(len(value) - _TRIGRAM + 1)}
+        return {value[i : i + _TRIGRAM] for i in range(len(value) - _TRIGRAM + 1)}
+
     return keys
 
 
@@ -123,7 +126,7 @@ class FilterIndex:
             return set().union(*(index.get(v) for v in values))
         if op == "contains" and vtype == "string" and len(operand) >= _TRIGRAM:
             index = self._index(lhs.name, "trigram", _trigram_keys(field.get))
-            grams = {operand[i:i + _TRIGRAM] for i in range(len(operand) - _TRIGRAM + 1)}
+            grams = {operand[i : i + _TRIGRAM] for i in range(len(operand) - _TRIGRAM + 1)}
             return _intersect(sorted((index.get(g) for g in grams), key=len))
         return None
 

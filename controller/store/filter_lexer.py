@@ -1,4 +1,5 @@
 """Lexer and literals of the ``filter`` language (maximal munch; bad characters dropped)."""
+
 from __future__ import annotations
 
 import datetime
@@ -21,10 +22,28 @@ EOF = "EOF"
 _WS_CHARS = " \n\t\r"
 _PUNCT = {"(": "LPAREN", ")": "RPAREN", "[": "LBRACKET", "]": "RBRACKET", ",": "COMMA", "=": "EQ"}
 _KEYWORDS = {
-    "and": "AND", "or": "OR", "contains": "CONTAINS", "icontains": "ICONTAINS", "in": "IN",
-    "between": "BETWEEN", "true": "BOOL", "false": "BOOL", "allof": "ALL_OF", "anyof": "ANY_OF",
-    "count": "COUNT", "isempty": "ISEMPTY", "null": "NULL", "not": "NOT", "asc": "ASC", "desc": "DESC",
-    "sort": "SORT", "by": "BY", "skip": "SKIP", "limit": "LIMIT", "none": "NONE", "where": "WHERE",
+    "and": "AND",
+    "or": "OR",
+    "contains": "CONTAINS",
+    "icontains": "ICONTAINS",
+    "in": "IN",
+    "between": "BETWEEN",
+    "true": "BOOL",
+    "false": "BOOL",
+    "allof": "ALL_OF",
+    "anyof": "ANY_OF",
+    "count": "COUNT",
+    "isempty": "ISEMPTY",
+    "null": "NULL",
+    "not": "NOT",
+    "asc": "ASC",
+    "desc": "DESC",
+    "sort": "SORT",
+    "by": "BY",
+    "skip": "SKIP",
+    "limit": "LIMIT",
+    "none": "NONE",
+    "where": "WHERE",
     "from": "FROM",
 }
 # years are bounded to 9 digits (Go only parses 4): keeps lexing linear on long digit runs
@@ -54,7 +73,7 @@ def tokenize(text: str) -> list[Token]:
             # like ANTLR's lexer recovery: drop the viable prefix and the char it failed on
             pos = min(end, pos + length + 1)
             continue
-        tokens.append(Token(kind, text[pos:pos + length], pos))
+        tokens.append(Token(kind, text[pos : pos + length], pos))
         pos += length
     tokens.append(Token(EOF, "<EOF>", end))
     return tokens
@@ -67,7 +86,7 @@ def _match_at(text: str, pos: int) -> tuple[Optional[str], int]:
         return "WS", 1
     if c in _PUNCT:
         return _PUNCT[c], 1
-    nxt = text[pos + 1:pos + 2]
+    nxt = text[pos + 1 : pos + 2]
     if c in "<>":
         return ("LT" if c == "<" else "GT"), (2 if nxt == "=" else 1)
     if c == "!":
@@ -142,7 +161,7 @@ _RE_DT_PARTS = re.compile(
 
 def datetime_literal(token_text: str) -> Literal:
     """``datetime(...)`` token -> UTC datetime literal; strict RFC 3339 like Go's time.Parse."""
-    inner = token_text[len("datetime("):-1].strip(_WS_CHARS)
+    inner = token_text[len("datetime(") : -1].strip(_WS_CHARS)
     m = _RE_DT_PARTS.match(inner)
     if not m:
         raise InvalidFilter(f'parsing time "{inner}" as RFC3339 failed')
@@ -169,4 +188,3 @@ def _literal(tok: Token) -> Literal:
     if tok.kind == "BOOL":
         return Literal("bool", tok.text.lower() == "true")
     return Literal("null", None)
-

@@ -6,6 +6,7 @@ without relative precedence (the right operand and the operand of ``not`` run
 to the end of the enclosing group). Type checking and evaluation live in
 ``controller.store.query``; this module only knows syntax.
 """
+
 from __future__ import annotations
 
 from typing import Optional

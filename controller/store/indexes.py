@@ -3,6 +3,7 @@
 They are never persisted: each is rebuilt from the table on start, so the
 data folder holds only records.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -55,7 +56,9 @@ class UniqueIndex:
 class MultiIndex:
     """Maps a derived key (e.g. an identity id) to the set of record keys that have it."""
 
-    def __init__(self, store, table: str, key_fn: Callable[[dict], Hashable | Iterable[Hashable] | None], many: bool = False):
+    def __init__(
+        self, store, table: str, key_fn: Callable[[dict], Hashable | Iterable[Hashable] | None], many: bool = False
+    ):
         self.table, self.key_fn, self.many = table, key_fn, many
         self._map: dict[Hashable, set[str]] = defaultdict(set)
         with store.lock:

@@ -14,6 +14,7 @@ newline or with a bad CRC at the end of a segment is a torn write and is dropped
 on load; a bad line followed by whole lines is real damage and refuses to load.
 Ops are whole-record puts and deletes, so replaying a segment twice is harmless.
 """
+
 from __future__ import annotations
 
 import errno
@@ -113,8 +114,13 @@ def _decode_line(line: bytes, name: str, number: int) -> list | None:
 
 
 def _is_op(op: Any) -> bool:
-    return (isinstance(op, list) and len(op) == 3 and isinstance(op[0], str)
-            and isinstance(op[1], str) and (op[2] is None or isinstance(op[2], dict)))
+    return (
+        isinstance(op, list)
+        and len(op) == 3
+        and isinstance(op[0], str)
+        and isinstance(op[1], str)
+        and (op[2] is None or isinstance(op[2], dict))
+    )
 
 
 def apply_ops(tables: Tables, ops: list) -> None:
@@ -174,8 +180,9 @@ class Journal:
         self._failed: OSError | None = None
 
     @classmethod
-    def open(cls, path: str | os.PathLike, *, fsync: bool,
-             part_records: int = snapshots.PART_RECORDS) -> tuple[Journal, Tables]:
+    def open(
+        cls, path: str | os.PathLike, *, fsync: bool, part_records: int = snapshots.PART_RECORDS
+    ) -> tuple[Journal, Tables]:
         """Open (or initialise) a folder; returns the journal and the loaded tables."""
         folder = Path(path)
         folder.mkdir(parents=True, exist_ok=True)
@@ -315,8 +322,9 @@ class Journal:
         try:
             self._file.truncate(start)
         except OSError as ex:
-            log.warning("store: cannot cut a failed write from %s (%s); starting a new segment",
-                        segment_name(self._seg), ex)
+            log.warning(
+                "store: cannot cut a failed write from %s (%s); starting a new segment", segment_name(self._seg), ex
+            )
             try:
                 self._settle()  # earlier lines of the segment may still await their fsync
             except OSError as sync_error:
@@ -338,11 +346,13 @@ class Journal:
 
         No lock needed.
         """
-        parts = snapshots.write_parts(self.folder, upto, tables, per_part=self.part_records, fsync=self.fsync,
-                                      replace=_replace_atomically)
+        parts = snapshots.write_parts(
+            self.folder, upto, tables, per_part=self.part_records, fsync=self.fsync, replace=_replace_atomically
+        )
         name = snapshot_name(upto)
-        _replace_atomically(self.folder, name, lambda handle: snapshots.join_parts(handle, self.folder, upto, parts),
-                            self.fsync)
+        _replace_atomically(
+            self.folder, name, lambda handle: snapshots.join_parts(handle, self.folder, upto, parts), self.fsync
+        )
         return (self.folder / name).stat().st_size
 
     def retire(self, upto: int, size: int) -> None:
@@ -413,8 +423,10 @@ def _check_format(folder: Path, fsync: bool) -> None:
     if type(version) is not int or version < 1:
         raise StoreFormatError(f"{path} has an unknown format version {version!r}")
     if version > FORMAT_VERSION:
-        raise StoreFormatError(f"{folder} uses store format version {version}, newer than version "
-                               f"{FORMAT_VERSION} that this controller reads: upgrade the controller")
+        raise StoreFormatError(
+            f"{folder} uses store format version {version}, newer than version "
+            f"{FORMAT_VERSION} that this controller reads: upgrade the controller"
+        )
 
 
 def _write_format(folder: Path, fsync: bool) -> None:
@@ -452,7 +464,7 @@ def _dump_tables(handle, tables: Tables) -> None:
         handle.write(b"%b%b:{" % (b"," if index else b"", orjson.dumps(name)))
         items = list(docs.items())
         for start in range(0, len(items), _CHUNK):
-            part = orjson.dumps(dict(items[start:start + _CHUNK]))
+            part = orjson.dumps(dict(items[start : start + _CHUNK]))
             handle.write((b"," if start else b"") + part[1:-1])
         handle.write(b"}")
     handle.write(b"}")

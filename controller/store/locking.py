@@ -8,6 +8,7 @@ append their own lines, so one fsync covers many commits: more connections
 mean more durable writes per second, and no caller can act on (or reply about)
 a write before it is on disk.
 """
+
 from __future__ import annotations
 
 import threading

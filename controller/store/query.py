@@ -4,6 +4,7 @@ Syntax lives in :mod:`controller.store.filter_parser`; here a parsed filter is c
 against a :class:`FieldSet` and compiled once into closures, then :func:`list_page`
 counts matches and selects one page (heap selection when the page is small).
 """
+
 from __future__ import annotations
 
 import datetime
@@ -130,8 +131,10 @@ def dt_key(value) -> str | None:
             value = value.astimezone(datetime.timezone.utc)
         except OverflowError:
             return None
-    return (f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:"
-            f"{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}")
+    return (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}T{value.hour:02d}:"
+        f"{value.minute:02d}:{value.second:02d}.{value.microsecond:06d}"
+    )
 
 
 _NORM = {"datetime": dt_key, "text": _as_num_text, "anytext": _as_any_text}
@@ -253,14 +256,14 @@ def _all_of(parts: list) -> Predicate:
     """Short-circuit AND of predicates as a balanced tree of closures (shallow, no generator)."""
     if len(parts) == 1:
         return parts[0]
-    a, b = _all_of(parts[:len(parts) // 2]), _all_of(parts[len(parts) // 2:])
+    a, b = _all_of(parts[: len(parts) // 2]), _all_of(parts[len(parts) // 2 :])
     return lambda r: a(r) and b(r)
 
 
 def _any_of(parts: list) -> Predicate:
     if len(parts) == 1:
         return parts[0]
-    a, b = _any_of(parts[:len(parts) // 2]), _any_of(parts[len(parts) // 2:])
+    a, b = _any_of(parts[: len(parts) // 2]), _any_of(parts[len(parts) // 2 :])
     return lambda r: a(r) or b(r)
 
 
@@ -495,7 +498,9 @@ def _int_param(value, name: str) -> Optional[int]:
     else:
         number = None
     if number is None or not -(2**63) <= number < 2**63:
-        raise BadRequest(errors.INVALID_PAGINATION, None, {"code": errors.UNHANDLED, "message": f"invalid {name}: {value!r}"})
+        raise BadRequest(
+            errors.INVALID_PAGINATION, None, {"code": errors.UNHANDLED, "message": f"invalid {name}: {value!r}"}
+        )
     return number
 
 
@@ -514,6 +519,7 @@ def effective_offset(offset: Optional[int]) -> int:
 
 def _sort_param(sort: str, fields: FieldSet) -> list:
     """Keys from a raw ?sort value ("name desc, id"); BadRequest(INVALID_SORT_IDENTIFIER) if bad."""
+
     def bad(detail):
         return BadRequest(errors.INVALID_SORT_IDENTIFIER, None, {"code": errors.UNHANDLED, "message": detail})
 
@@ -526,9 +532,16 @@ def _sort_param(sort: str, fields: FieldSet) -> list:
     return sort_fields(parsed.sort, fields, error=bad)
 
 
-def list_page(records: Iterable[dict], fields: FieldSet, *, filter: str | None = None,
-              limit: str | int | None = None, offset: str | int | None = None, sort: str | None = None,
-              extra: Callable[[dict], bool] | None = None) -> Page:
+def list_page(
+    records: Iterable[dict],
+    fields: FieldSet,
+    *,
+    filter: str | None = None,
+    limit: str | int | None = None,
+    offset: str | int | None = None,
+    sort: str | None = None,
+    extra: Callable[[dict], bool] | None = None,
+) -> Page:
     """Filter, count, sort and page ``records`` as a list endpoint does (section 1.6)."""
     req_limit, req_offset = _int_param(limit, "limit"), _int_param(offset, "offset")
     query = parse(filter)

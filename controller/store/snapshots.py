@@ -12,6 +12,7 @@ Part file: a header line ``[table, count, first key, last key]``, then the
 records as one JSON object. A part whose header differs from the plan (other
 records, another part size) is written again.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,12 +38,11 @@ def plan(tables: Tables, per_part: int) -> Plan:
     parts: Plan = []
     for name in sorted(tables):
         keys = sorted(tables[name])
-        parts += [(name, keys[start:start + per_part]) for start in range(0, len(keys), per_part)]
+        parts += [(name, keys[start : start + per_part]) for start in range(0, len(keys), per_part)]
     return parts
 
 
-def write_parts(folder: Path, upto: int, tables: Tables, *, per_part: int, fsync: bool,
-                replace: Replace) -> Plan:
+def write_parts(folder: Path, upto: int, tables: Tables, *, per_part: int, fsync: bool, replace: Replace) -> Plan:
     """Write every part not already on disk; returns the plan."""
     parts = plan(tables, per_part)
     for index, (table, keys) in enumerate(parts):
@@ -61,7 +61,7 @@ def join_parts(handle, folder: Path, upto: int, parts: Plan) -> None:
     current, empty = None, True
     for index, (table, _keys) in enumerate(parts):
         data = (folder / part_name(upto, index)).read_bytes()
-        records = data[data.index(b"\n") + 1:].strip()[1:-1]
+        records = data[data.index(b"\n") + 1 :].strip()[1:-1]
         if table != current:
             handle.write((b"}," if current is not None else b"") + orjson.dumps(table) + b":{")
             current, empty = table, True

@@ -5,6 +5,7 @@ storage holds the live tables, and a write changes one key through
 ``LiveStorage.apply``, which hands the resulting ``Change`` to the Store's open
 transaction. The Store journals it; nothing here touches a file.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,8 +39,9 @@ def copy_record(record: Mapping) -> dict:
 class LiveStorage(Storage):
     """TinyDB storage over the live tables; every change goes through ``apply``."""
 
-    def __init__(self, tables: Tables, transaction: Callable[[], ContextManager[None]],
-                 on_change: Callable[[Change], None]):
+    def __init__(
+        self, tables: Tables, transaction: Callable[[], ContextManager[None]], on_change: Callable[[Change], None]
+    ):
         self.tables = tables
         self.transaction = transaction
         self._on_change = on_change

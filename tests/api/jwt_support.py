@@ -3,6 +3,7 @@
 Independent of ``controller/``: keys and certificates come from cryptography,
 tokens from PyJWT, the endpoint from ``http.server`` in a daemon thread.
 """
+
 from __future__ import annotations
 
 import json
@@ -79,9 +80,16 @@ class SigningKey:
 
     def cert_pem(self, now, cn: str = "jwt-signer") -> str:
         name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-        cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(self.key.public_key())
-                .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(days=1))
-                .not_valid_after(now + timedelta(days=365)).sign(self.key, hashes.SHA256()))
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(name)
+            .issuer_name(name)
+            .public_key(self.key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - timedelta(days=1))
+            .not_valid_after(now + timedelta(days=365))
+            .sign(self.key, hashes.SHA256())
+        )
         return cert.public_bytes(serialization.Encoding.PEM).decode()
 
 
@@ -91,8 +99,16 @@ def claims(issuer: str, subject: str, clock, *, audience="ziti", lifetime: int =
 
 
 def signer_body(name: str, issuer: str, *, jwks: str | None = None, cert_pem: str | None = None, **fields) -> dict:
-    body = {"name": name, "issuer": issuer, "audience": "ziti", "enabled": True,
-            "externalAuthUrl": "https://idp.example/auth", "clientId": "ziti-client", "scopes": ["openid"], **fields}
+    body = {
+        "name": name,
+        "issuer": issuer,
+        "audience": "ziti",
+        "enabled": True,
+        "externalAuthUrl": "https://idp.example/auth",
+        "clientId": "ziti-client",
+        "scopes": ["openid"],
+        **fields,
+    }
     if jwks:
         body["jwksEndpoint"] = jwks
     if cert_pem:

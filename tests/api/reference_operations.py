@@ -1,4 +1,5 @@
 """The reference operation tables kept in ``fixtures/operations`` (read as data, never the official documents)."""
+
 from __future__ import annotations
 
 import json

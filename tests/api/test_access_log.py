@@ -1,4 +1,5 @@
 """The access log: one line per request, who asked, never a secret."""
+
 from __future__ import annotations
 
 import logging
@@ -44,13 +45,19 @@ def test_each_request_logs_method_path_status_identity_and_request_id(logged):
 def test_tokens_passwords_and_one_time_tokens_never_reach_the_log(logged):
     client, caplog = logged
     login = client.login("admin", "admin")
-    created = client.management.create_identity(body={"name": "log-dev", "type": "Device", "isAdmin": False,
-                                                      "enrollment": {"ott": True}})
+    created = client.management.create_identity(
+        body={"name": "log-dev", "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
+    )
     ott = client.management.detail_identity(created["id"])["enrollment"]["ott"]
-    client.management.create_authenticator(body={"identityId": created["id"], "method": "updb",
-                                                 "username": "log-user", "password": "s3cret-Passw0rd"})
-    client.http.post("/edge/client/v1/enroll", params={"token": ott["token"]}, content=b"not a csr",
-                    headers={"content-type": "application/x-pem-file"})
+    client.management.create_authenticator(
+        body={"identityId": created["id"], "method": "updb", "username": "log-user", "password": "s3cret-Passw0rd"}
+    )
+    client.http.post(
+        "/edge/client/v1/enroll",
+        params={"token": ott["token"]},
+        content=b"not a csr",
+        headers={"content-type": "application/x-pem-file"},
+    )
     text = "\n".join(_lines(caplog))
     assert text.count("\n") >= 4
     for secret in (login["token"], "s3cret-Passw0rd", ott["token"], ott["jwt"]):

@@ -6,6 +6,7 @@ only reads (every request is refused, or names an id that does not exist), so
 one controller per mode serves every item; sessions are logged in once and
 again only when a request of the matrix ended them (logout, clock moved).
 """
+
 from __future__ import annotations
 
 import re
@@ -30,8 +31,11 @@ def concrete(path: str) -> str:
 
 
 def operations(api: str, levels: tuple[str, ...]):
-    return [pytest.param(row, id=f"{row['method']} {row['path']}") for row in REFERENCE
-            if row["api"] == api and row["auth"] in levels]
+    return [
+        pytest.param(row, id=f"{row['method']} {row['path']}")
+        for row in REFERENCE
+        if row["api"] == api and row["auth"] in levels
+    ]
 
 
 class Matrix:
@@ -64,8 +68,10 @@ class Matrix:
         if kind == "non-admin" and not self._non_admin_created:
             admin = self.session("admin")
             identity_id = admin.create("identities", {"name": "matrix-user", "type": "User", "isAdmin": False})
-            admin.create("authenticators", {"identityId": identity_id, "method": "updb",
-                                            "username": NON_ADMIN[0], "password": NON_ADMIN[1]})
+            admin.create(
+                "authenticators",
+                {"identityId": identity_id, "method": "updb", "username": NON_ADMIN[0], "password": NON_ADMIN[1]},
+            )
             self._non_admin_created = True
         self._sessions[kind] = self.api.login(*(ADMIN if kind == "admin" else NON_ADMIN))
         return self._sessions[kind]

@@ -1,4 +1,5 @@
 """Authenticators, authentication policies, API sessions and informational routes."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
@@ -7,7 +8,10 @@ from tests.api.test_password_login import login, policy_body
 
 def test_authenticator_crud_never_returns_secrets(api, admin, make_identity):
     identity_id = make_identity()
-    auth_id = admin.create("authenticators", {"identityId": identity_id, "method": "updb", "username": "crud-user", "password": "first-pass"})
+    auth_id = admin.create(
+        "authenticators",
+        {"identityId": identity_id, "method": "updb", "username": "crud-user", "password": "first-pass"},
+    )
     detail = admin.mgmt("GET", f"/authenticators/{auth_id}")
     assert detail.status_code == 200 and "hash" not in detail.text and "salt" not in detail.text
     data = detail.json()["data"]
@@ -22,13 +26,21 @@ def test_authenticator_crud_never_returns_secrets(api, admin, make_identity):
 
 def test_one_authenticator_per_method(admin, make_identity):
     identity_id = make_identity(password="pass-word", username="one-only")
-    response = admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": "second", "password": "pass-word"})
+    response = admin.mgmt(
+        "POST",
+        "/authenticators",
+        json={"identityId": identity_id, "method": "updb", "username": "second", "password": "pass-word"},
+    )
     assert_error(response, 409, "MAX_AUTHENTICATOR_METHODS_REACHED")
 
 
 def test_duplicate_username_is_400(admin, make_identity):
     make_identity(password="pass-word", username="dupe-user")
-    response = admin.mgmt("POST", "/authenticators", json={"identityId": make_identity(), "method": "updb", "username": "dupe-user", "password": "pass-word"})
+    response = admin.mgmt(
+        "POST",
+        "/authenticators",
+        json={"identityId": make_identity(), "method": "updb", "username": "dupe-user", "password": "pass-word"},
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "username")
 
 
@@ -43,14 +55,34 @@ def test_password_rules_of_the_policy_apply(admin, make_identity, ziti_unique):
     policy_id = admin.create("auth-policies", body)
     identity_id = make_identity(authPolicyId=policy_id)
     for weak in ("short1", "longbutnonumber"):
-        response = admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": ziti_unique("u"), "password": weak})
+        response = admin.mgmt(
+            "POST",
+            "/authenticators",
+            json={"identityId": identity_id, "method": "updb", "username": ziti_unique("u"), "password": weak},
+        )
         assert_error(response, 400, "COULD_NOT_VALIDATE", "password")
-    assert admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb", "username": ziti_unique("u"), "password": "longer-pass-1"}).status_code == 201
+    assert (
+        admin.mgmt(
+            "POST",
+            "/authenticators",
+            json={
+                "identityId": identity_id,
+                "method": "updb",
+                "username": ziti_unique("u"),
+                "password": "longer-pass-1",
+            },
+        ).status_code
+        == 201
+    )
 
 
 def test_auth_policy_crud_and_patch_merges_nested(admin, ziti_unique):
     policy_id = admin.create("auth-policies", policy_body(ziti_unique("pol")))
-    admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"primary": {"updb": {"maxAttempts": 4}}, "secondary": {"requireTotp": True}})
+    admin.mgmt_ok(
+        "PATCH",
+        f"/auth-policies/{policy_id}",
+        json={"primary": {"updb": {"maxAttempts": 4}}, "secondary": {"requireTotp": True}},
+    )
     data = admin.mgmt_ok("GET", f"/auth-policies/{policy_id}")
     assert data["primary"]["updb"]["maxAttempts"] == 4 and data["primary"]["updb"]["allowed"] is True
     assert data["primary"]["cert"] == {"allowed": True, "allowExpiredCerts": True}
@@ -76,8 +108,15 @@ def test_auth_policy_in_use_cannot_be_deleted(admin, make_identity, ziti_unique)
 def test_default_auth_policy_is_bootstrapped(admin):
     data = admin.mgmt_ok("GET", "/auth-policies/default")
     assert data["name"] == "Default"
-    assert data["primary"]["updb"] == {"allowed": True, "lockoutDurationMinutes": 0, "maxAttempts": 0, "minPasswordLength": 5,
-                                       "requireMixedCase": False, "requireNumberChar": False, "requireSpecialChar": False}
+    assert data["primary"]["updb"] == {
+        "allowed": True,
+        "lockoutDurationMinutes": 0,
+        "maxAttempts": 0,
+        "minPasswordLength": 5,
+        "requireMixedCase": False,
+        "requireNumberChar": False,
+        "requireSpecialChar": False,
+    }
     assert data["primary"]["cert"] == {"allowed": True, "allowExpiredCerts": True}
     assert data["secondary"] == {"requireExtJwtSigner": None, "requireTotp": False}
 
@@ -105,7 +144,11 @@ def test_informational_routes(api, admin):
     assert api.edge_ok("GET", "/enumerated-capabilities") == ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]
     assert "address" in api.edge_ok("GET", "/protocols")["https"]
     controllers = admin.mgmt_ok("GET", "/controllers")
-    assert len(controllers) == 1 and controllers[0]["isOnline"] is True and controllers[0]["certPem"].startswith("-----BEGIN")
+    assert (
+        len(controllers) == 1
+        and controllers[0]["isOnline"] is True
+        and controllers[0]["certPem"].startswith("-----BEGIN")
+    )
 
 
 def test_built_in_config_types_have_real_ids(ziti_app):

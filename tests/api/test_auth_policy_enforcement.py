@@ -1,4 +1,5 @@
 """Authentication policies enforced on every primary method and on the second factors."""
+
 from __future__ import annotations
 
 import pytest
@@ -50,20 +51,27 @@ def person(make_identity, unique, policy_id, username):
 
 def test_password_rules_of_the_policy_apply_when_passwords_are_set(admin, make_identity, make_policy_for):
     def strict(body):
-        body["primary"]["updb"].update(minPasswordLength=8, requireNumberChar=True, requireMixedCase=True,
-                                       requireSpecialChar=True)
+        body["primary"]["updb"].update(
+            minPasswordLength=8, requireNumberChar=True, requireMixedCase=True, requireSpecialChar=True
+        )
 
     identity_id = make_identity(authPolicyId=make_policy_for(strict))
     for weak in ("Sh0rt!", "nonumbers!A", "N0SPECIAL1a", "alllower1!"):
-        response = admin.mgmt("POST", "/authenticators", json={"identityId": identity_id, "method": "updb",
-                                                               "username": "strict-user", "password": weak})
+        response = admin.mgmt(
+            "POST",
+            "/authenticators",
+            json={"identityId": identity_id, "method": "updb", "username": "strict-user", "password": weak},
+        )
         assert_error(response, 400, "COULD_NOT_VALIDATE", "password")
-    assert admin.create("authenticators", {"identityId": identity_id, "method": "updb", "username": "strict-user",
-                                           "password": "Str0ng!pass"})
+    assert admin.create(
+        "authenticators",
+        {"identityId": identity_id, "method": "updb", "username": "strict-user", "password": "Str0ng!pass"},
+    )
 
 
-def test_updb_disallowed_refuses_password_but_not_ext_jwt(api, make_identity, make_policy_for, make_signer, key,
-                                                          ziti_clock, ziti_unique):
+def test_updb_disallowed_refuses_password_but_not_ext_jwt(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["updb"].update(allowed=False))
     identity_id = person(make_identity, ziti_unique, policy_id, "no-updb-user")
@@ -71,8 +79,9 @@ def test_updb_disallowed_refuses_password_but_not_ext_jwt(api, make_identity, ma
     assert ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock))).status_code == 200
 
 
-def test_ext_jwt_disallowed_refuses_tokens_but_not_passwords(api, make_identity, make_policy_for, make_signer, key,
-                                                            ziti_clock, ziti_unique):
+def test_ext_jwt_disallowed_refuses_tokens_but_not_passwords(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowed=False))
     identity_id = person(make_identity, ziti_unique, policy_id, "no-jwt-user")
@@ -82,8 +91,9 @@ def test_ext_jwt_disallowed_refuses_tokens_but_not_passwords(api, make_identity,
     assert login(api, "no-jwt-user", "pass-word").status_code == 200
 
 
-def test_allowed_signers_limit_which_signers_log_in(api, make_identity, make_policy_for, make_signer, key, ziti_clock,
-                                                   ziti_unique):
+def test_allowed_signers_limit_which_signers_log_in(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     (first_id, first_issuer), (_, second_issuer) = make_signer(), make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowedSigners=[first_id]))
     identity_id = person(make_identity, ziti_unique, policy_id, "listed-user")
@@ -94,8 +104,9 @@ def test_allowed_signers_limit_which_signers_log_in(api, make_identity, make_pol
 # -- second factors ------------------------------------------------------------------------
 
 
-def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(api, make_identity,
-                                                                                make_policy_for, ziti_clock, ziti_unique):
+def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(
+    api, make_identity, make_policy_for, ziti_clock, ziti_unique
+):
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
     person(make_identity, ziti_unique, policy_id, "totp-required")
     session = api.login("totp-required", "pass-word", api="client")
@@ -119,15 +130,24 @@ def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, mak
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
-def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(api, make_identity, make_policy_for, make_signer,
-                                                                key, ziti_clock, ziti_unique):
+def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second")
     response = login(api, "jwt-second", "pass-word", "client")
     data = response.json()["data"]
-    assert data["authQueries"] == [{"typeId": "EXT-JWT", "provider": "url", "httpUrl": "https://idp.example/auth",
-                                    "clientId": "ziti-client", "scopes": ["openid"], "id": signer_id}]
+    assert data["authQueries"] == [
+        {
+            "typeId": "EXT-JWT",
+            "provider": "url",
+            "httpUrl": "https://idp.example/auth",
+            "clientId": "ziti-client",
+            "scopes": ["openid"],
+            "id": signer_id,
+        }
+    ]
     header = response.headers["www-authenticate"]
     assert header.startswith('Bearer realm="openziti-secondary-ext-jwt" error="missing"')
     assert f'id="{signer_id}"' in header and f'issuer="{issuer}"' in header
@@ -138,8 +158,9 @@ def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(api, make_ident
     assert session.edge_ok("GET", "/current-api-session", headers=bearer)["authQueries"] == []
 
 
-def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(api, make_identity, make_policy_for,
-                                                                       make_signer, key, ziti_clock, ziti_unique):
+def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-b")
@@ -155,13 +176,20 @@ def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(api, mak
     assert_error(session.edge("GET", "/current-identity", headers=short), 401, "UNAUTHORIZED")
 
 
-def test_a_bearer_sent_with_authenticate_counts(api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique):
+def test_a_bearer_sent_with_authenticate_counts(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-c")
     bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock))}"}
-    response = api.edge("POST", "/authenticate", params={"method": "password"}, headers=bearer,
-                        json={"username": "jwt-second-c", "password": "pass-word"})
+    response = api.edge(
+        "POST",
+        "/authenticate",
+        params={"method": "password"},
+        headers=bearer,
+        json={"username": "jwt-second-c", "password": "pass-word"},
+    )
     assert response.json()["data"]["authQueries"] == [] and "www-authenticate" not in response.headers
 
 
@@ -173,8 +201,9 @@ def test_totp_and_ext_jwt_factors_are_both_listed(api, make_identity, make_polic
     assert [q["typeId"] for q in data["authQueries"]] == ["MFA", "EXT-JWT"]
 
 
-def test_second_factors_apply_to_ext_jwt_logins_too(api, make_identity, make_policy_for, make_signer, key, ziti_clock,
-                                                    ziti_unique):
+def test_second_factors_apply_to_ext_jwt_logins_too(
+    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-then-totp")

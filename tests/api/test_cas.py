@@ -1,4 +1,5 @@
 """Third-party CAs on the management API: CRUD, verification, JWT, delete cascade."""
+
 from __future__ import annotations
 
 import jwt
@@ -28,22 +29,40 @@ def test_created_ca_is_unverified_with_a_token_and_fingerprint(admin, root, ziti
 
 def test_non_ca_certificate_is_400_not_500(admin, ziti_clock, ziti_unique):
     leaf = hp.make_leaf(hp.make_root_ca(now=ziti_clock.now()), "leaf", now=ziti_clock.now())
-    body = {"name": ziti_unique("leafca"), "certPem": leaf.cert_pem, "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
+    body = {
+        "name": ziti_unique("leafca"),
+        "certPem": leaf.cert_pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": False,
+        "isAuthEnabled": False,
+        "identityRoles": [],
+    }
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "CERTIFICATE_IS_NOT_CA")
 
 
 @pytest.mark.parametrize("pem", ["garbage", "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n"])
 def test_unparsable_cert_pem_is_a_field_error(admin, ziti_unique, pem):
-    body = {"name": ziti_unique("bad"), "certPem": pem, "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
+    body = {
+        "name": ziti_unique("bad"),
+        "certPem": pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": False,
+        "isAuthEnabled": False,
+        "identityRoles": [],
+    }
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "certPem")
 
 
 def test_same_certificate_twice_is_a_field_error(admin, root, ziti_unique):
     create_ca(admin, ziti_unique("first"), root)
-    body = {"name": ziti_unique("second"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": []}
+    body = {
+        "name": ziti_unique("second"),
+        "certPem": root.cert_pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": False,
+        "isAuthEnabled": False,
+        "identityRoles": [],
+    }
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "certPem")
 
 
@@ -69,15 +88,25 @@ def test_verification_errors_have_the_real_codes(admin, root, ziti_clock, ziti_u
     assert_error(post_verify(admin, ca_id, "not pem"), 400, "COULD_NOT_PARSE_BODY")
     csr, _ = hp.make_csr(token)
     assert_error(post_verify(admin, ca_id, hp.csr_pem(csr)), 400, "EXPECTED_PEM_CERTIFICATE")
-    assert_error(post_verify(admin, ca_id, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
-                 400, "COULD_NOT_PARSE_DER_BLOCK")
-    assert_error(post_verify(admin, ca_id, hp.make_leaf(root, "wrong-cn", now=ziti_clock.now()).cert_pem),
-                 400, "INVALID_COMMON_NAME")
+    assert_error(
+        post_verify(admin, ca_id, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+        400,
+        "COULD_NOT_PARSE_DER_BLOCK",
+    )
+    assert_error(
+        post_verify(admin, ca_id, hp.make_leaf(root, "wrong-cn", now=ziti_clock.now()).cert_pem),
+        400,
+        "INVALID_COMMON_NAME",
+    )
     other_root = hp.make_root_ca("Other", now=ziti_clock.now())
-    assert_error(post_verify(admin, ca_id, hp.make_leaf(other_root, token, now=ziti_clock.now()).cert_pem),
-                 400, "CERTIFICATE_FAILED_VALIDATION")
-    assert_error(admin.mgmt("POST", "/cas/nope/verify", content=b"x", headers={"content-type": "text/plain"}),
-                 404, "NOT_FOUND")
+    assert_error(
+        post_verify(admin, ca_id, hp.make_leaf(other_root, token, now=ziti_clock.now()).cert_pem),
+        400,
+        "CERTIFICATE_FAILED_VALIDATION",
+    )
+    assert_error(
+        admin.mgmt("POST", "/cas/nope/verify", content=b"x", headers={"content-type": "text/plain"}), 404, "NOT_FOUND"
+    )
     assert admin.mgmt_ok("GET", f"/cas/{ca_id}")["isVerified"] is False
 
 
@@ -85,28 +114,63 @@ def test_is_verified_cannot_be_set_by_put_or_patch(admin, root, ziti_unique):
     ca_id = create_ca(admin, ziti_unique("sneaky"), root)
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isVerified": True, "isAuthEnabled": True})
     name = ziti_unique("renamed")
-    admin.mgmt_ok("PUT", f"/cas/{ca_id}", json={"name": name, "isVerified": True, "isAutoCaEnrollmentEnabled": True,
-                                                "isOttCaEnrollmentEnabled": False, "isAuthEnabled": True,
-                                                "identityRoles": [], "identityNameFormat": ""})
+    admin.mgmt_ok(
+        "PUT",
+        f"/cas/{ca_id}",
+        json={
+            "name": name,
+            "isVerified": True,
+            "isAutoCaEnrollmentEnabled": True,
+            "isOttCaEnrollmentEnabled": False,
+            "isAuthEnabled": True,
+            "identityRoles": [],
+            "identityNameFormat": "",
+        },
+    )
     data = admin.mgmt_ok("GET", f"/cas/{ca_id}")
     assert data["isVerified"] is False and data["name"] == name and data["isAutoCaEnrollmentEnabled"] is True
     assert data["identityNameFormat"] == "[caName]-[commonName]" and data["certPem"] == root.cert_pem
 
 
 def test_external_id_claim_is_validated_and_patched_by_subfield(admin, root, ziti_unique):
-    bad = {"location": "SAN_URI", "matcher": "PREFIX", "matcherCriteria": "x", "parser": "NONE",
-           "parserCriteria": "", "index": 0}
-    body = {"name": ziti_unique("claim"), "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": [], "externalIdClaim": bad}
+    bad = {
+        "location": "SAN_URI",
+        "matcher": "PREFIX",
+        "matcherCriteria": "x",
+        "parser": "NONE",
+        "parserCriteria": "",
+        "index": 0,
+    }
+    body = {
+        "name": ziti_unique("claim"),
+        "certPem": root.cert_pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": False,
+        "isAuthEnabled": False,
+        "identityRoles": [],
+        "externalIdClaim": bad,
+    }
     assert_error(admin.mgmt("POST", "/cas", json=body), 400, "COULD_NOT_VALIDATE", "externalIdClaim")
     body["externalIdClaim"] = {**bad, "matcher": "SCHEME", "matcherCriteria": "spiffe"}
     ca_id = admin.create("cas", body)
-    admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"externalIdClaim": {"parser": "SPLIT", "parserCriteria": "/", "index": 2}})
+    admin.mgmt_ok(
+        "PATCH", f"/cas/{ca_id}", json={"externalIdClaim": {"parser": "SPLIT", "parserCriteria": "/", "index": 2}}
+    )
     claim = admin.mgmt_ok("GET", f"/cas/{ca_id}")["externalIdClaim"]
-    assert claim == {"location": "SAN_URI", "matcher": "SCHEME", "matcherCriteria": "spiffe", "parser": "SPLIT",
-                     "parserCriteria": "/", "index": 2}
-    assert_error(admin.mgmt("PATCH", f"/cas/{ca_id}", json={"externalIdClaim": {"index": -1}}), 400,
-                 "COULD_NOT_VALIDATE", "externalIdClaim.index")
+    assert claim == {
+        "location": "SAN_URI",
+        "matcher": "SCHEME",
+        "matcherCriteria": "spiffe",
+        "parser": "SPLIT",
+        "parserCriteria": "/",
+        "index": 2,
+    }
+    assert_error(
+        admin.mgmt("PATCH", f"/cas/{ca_id}", json={"externalIdClaim": {"index": -1}}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "externalIdClaim.index",
+    )
 
 
 def test_ca_jwt_is_plain_text_with_the_ca_claims(admin, api, root, ziti_unique):
@@ -117,8 +181,9 @@ def test_ca_jwt_is_plain_text_with_the_ca_claims(admin, api, root, ziti_unique):
     assert claims["em"] == "ca" and claims["sub"] == claims["jti"] == ca_id
     assert claims["iss"] == CONTROLLER_URL + "/" and claims["aud"] == ["openziti-enroller"] and "exp" not in claims
     key = jwt.PyJWK(api.request("GET", "/edge/client/v1/enroll/jwks").json()["keys"][0]).key
-    jwt.decode(response.text, key, algorithms=[jwt.get_unverified_header(response.text)["alg"]],
-               audience="openziti-enroller")
+    jwt.decode(
+        response.text, key, algorithms=[jwt.get_unverified_header(response.text)["alg"]], audience="openziti-enroller"
+    )
     assert_error(admin.mgmt("GET", "/cas/nope/jwt"), 404, "NOT_FOUND")
 
 
@@ -126,12 +191,15 @@ def test_delete_removes_the_cas_enrollments_and_certificate_authenticators(admin
     ca_id = create_ca(admin, ziti_unique("doomed"), root)
     inter = hp.make_intermediate_ca(root, now=ziti_clock.now())
     holder = new_identity(admin, ziti_unique("holder"))
-    by_chain = admin.create("authenticators", {"identityId": holder, "method": "cert",
-                                               "certPem": hp.make_leaf(inter, "h", now=ziti_clock.now()).chain_pem})
+    by_chain = admin.create(
+        "authenticators",
+        {"identityId": holder, "method": "cert", "certPem": hp.make_leaf(inter, "h", now=ziti_clock.now()).chain_pem},
+    )
     pending_id = new_identity(admin, ziti_unique("pending"), {"ottca": ca_id})
     bystander = new_identity(admin, ziti_unique("bystander"))
-    unrelated = admin.create("authenticators", {"identityId": bystander, "method": "cert",
-                                                "certPem": hp.make_leaf(None, "self").cert_pem})
+    unrelated = admin.create(
+        "authenticators", {"identityId": bystander, "method": "cert", "certPem": hp.make_leaf(None, "self").cert_pem}
+    )
 
     admin.mgmt_ok("DELETE", f"/cas/{ca_id}")
     assert_error(admin.mgmt("GET", f"/authenticators/{by_chain}"), 404, "NOT_FOUND")

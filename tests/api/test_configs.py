@@ -1,10 +1,15 @@
 """Config types and configs: schemas, validation, references to and from services."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
 
-PORT_SCHEMA = {"type": "object", "properties": {"port": {"type": "integer", "minimum": 1}}, "required": ["port"],
-               "additionalProperties": False}
+PORT_SCHEMA = {
+    "type": "object",
+    "properties": {"port": {"type": "integer", "minimum": 1}},
+    "required": ["port"],
+    "additionalProperties": False,
+}
 
 
 def test_built_in_config_types_exist_with_real_ids(admin):
@@ -29,7 +34,9 @@ def test_config_type_create_read_update(admin, ziti_unique):
 def test_config_type_rejects_bad_schema_and_the_name_all(admin, ziti_unique):
     response = admin.mgmt("POST", "/config-types", json={"name": ziti_unique(), "schema": {"type": "array"}})
     assert_error(response, 400, "COULD_NOT_VALIDATE", "schema")
-    response = admin.mgmt("POST", "/config-types", json={"name": ziti_unique(), "schema": {"type": "object", "minProperties": "x"}})
+    response = admin.mgmt(
+        "POST", "/config-types", json={"name": ziti_unique(), "schema": {"type": "object", "minProperties": "x"}}
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "schema")
     assert_error(admin.mgmt("POST", "/config-types", json={"name": "all"}), 400, "COULD_NOT_VALIDATE", "name")
 
@@ -41,26 +48,42 @@ def test_config_data_is_validated_against_the_type_schema(admin, ziti_unique):
     wrong = admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": type_id, "data": {"port": 0}})
     assert_error(wrong, 400, "COULD_NOT_VALIDATE", "port")
     config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": type_id, "data": {"port": 80}})
-    assert_error(admin.mgmt("PATCH", f"/configs/{config_id}", json={"data": {"port": "x"}}), 400, "COULD_NOT_VALIDATE", "port")
+    assert_error(
+        admin.mgmt("PATCH", f"/configs/{config_id}", json={"data": {"port": "x"}}), 400, "COULD_NOT_VALIDATE", "port"
+    )
 
 
 def test_built_in_intercept_schema_applies(admin, ziti_unique):
     good = {"protocols": ["tcp"], "addresses": ["app.ziti"], "portRanges": [{"low": 80, "high": 80}]}
     admin.create("configs", {"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": good})
-    bad = admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": {**good, "protocols": []}})
+    bad = admin.mgmt(
+        "POST", "/configs", json={"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": {**good, "protocols": []}}
+    )
     assert_error(bad, 400, "COULD_NOT_VALIDATE", "protocols")
 
 
 def test_config_needs_a_known_type_and_object_data(admin, ziti_unique):
-    assert_error(admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": "nope", "data": {}}),
-                 400, "COULD_NOT_VALIDATE", "type")
-    assert_error(admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": [1]}),
-                 400, "COULD_NOT_VALIDATE", "data")
+    assert_error(
+        admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": "nope", "data": {}}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "type",
+    )
+    assert_error(
+        admin.mgmt("POST", "/configs", json={"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": [1]}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "data",
+    )
 
 
 def test_config_type_cannot_change_and_data_is_replaced_whole(admin, ziti_unique):
-    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 8080, "protocols": ["tcp"]}})
-    admin.mgmt_ok("PATCH", f"/configs/{config_id}", json={"configTypeId": "host.v2", "data": {"port": 9, "protocols": ["udp"]}})
+    config_id = admin.create(
+        "configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 8080, "protocols": ["tcp"]}}
+    )
+    admin.mgmt_ok(
+        "PATCH", f"/configs/{config_id}", json={"configTypeId": "host.v2", "data": {"port": 9, "protocols": ["udp"]}}
+    )
     data = admin.mgmt_ok("GET", f"/configs/{config_id}")
     assert data["configTypeId"] == "proxy.v1" and data["configType"]["name"] == "proxy.v1"
     assert data["data"] == {"port": 9, "protocols": ["udp"]}
@@ -86,7 +109,9 @@ def test_configs_of_a_type_and_services_of_a_config(admin, ziti_unique, make_ser
 
 
 def test_deleting_a_config_removes_it_from_services(admin, ziti_unique, make_service):
-    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
+    config_id = admin.create(
+        "configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}}
+    )
     service_id = make_service(configs=[config_id])
     admin.mgmt_ok("DELETE", f"/configs/{config_id}")
     assert admin.mgmt_ok("GET", f"/services/{service_id}")["configs"] == []
@@ -94,6 +119,8 @@ def test_deleting_a_config_removes_it_from_services(admin, ziti_unique, make_ser
 
 def test_configs_filter_by_type(admin, ziti_unique):
     prefix = ziti_unique("cf")
-    config_id = admin.create("configs", {"name": prefix + "-a", "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
+    config_id = admin.create(
+        "configs", {"name": prefix + "-a", "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}}
+    )
     found = admin.mgmt_ok("GET", "/configs", params={"filter": f'type = "proxy.v1" and name contains "{prefix}"'})
     assert [c["id"] for c in found] == [config_id]

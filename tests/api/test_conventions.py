@@ -1,4 +1,5 @@
 """API conventions shared by every resource: envelopes, errors, aliases, paging."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,9 @@ def test_version_advertises_edge_path_and_no_oidc(api):
     assert "edge-oidc" not in data["apiVersions"]
 
 
-@pytest.mark.parametrize("path", ["/version", "/", "/edge/v1/version", "/edge/client/v1/version", "/edge/management/v1/version"])
+@pytest.mark.parametrize(
+    "path", ["/version", "/", "/edge/v1/version", "/edge/client/v1/version", "/edge/management/v1/version"]
+)
 def test_version_is_served_at_every_alias(api, path):
     response = api.request("GET", path)
     assert response.status_code == 200
@@ -31,8 +34,9 @@ def test_version_is_served_at_every_alias(api, path):
 
 
 def test_unprefixed_authenticate_is_the_client_api(api):
-    response = api.request("POST", "/authenticate", params={"method": "password"},
-                           json={"username": "admin", "password": "admin"})
+    response = api.request(
+        "POST", "/authenticate", params={"method": "password"}, json={"username": "admin", "password": "admin"}
+    )
     assert response.status_code == 200
     assert response.json()["data"]["token"]
 
@@ -54,7 +58,10 @@ def test_create_answers_201_with_links_and_id(admin, ziti_unique):
 
 def test_update_patch_delete_answer_empty_data(admin, make_identity):
     identity_id = make_identity()
-    for method, body in (("PATCH", {"roleAttributes": ["a"]}), ("PUT", {"name": "renamed-" + identity_id, "type": "User", "isAdmin": False})):
+    for method, body in (
+        ("PATCH", {"roleAttributes": ["a"]}),
+        ("PUT", {"name": "renamed-" + identity_id, "type": "User", "isAdmin": False}),
+    ):
         response = admin.mgmt(method, f"/identities/{identity_id}", json=body)
         assert response.status_code == 200 and response.json() == {"data": {}, "meta": {}}
     response = admin.mgmt("DELETE", f"/identities/{identity_id}")
@@ -94,17 +101,23 @@ def test_unknown_id_is_404_not_found(admin):
     assert "doesnotexist" in error["cause"]["message"]
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"type": "User", "isAdmin": False}, "name"),
-    ({"name": 5, "type": "User", "isAdmin": False}, "name"),
-    ({"name": "n", "type": "Robot", "isAdmin": False}, "type"),
-    ({"name": "n", "type": "User", "isAdmin": "yes"}, "isAdmin"),
-    ({"name": "n", "type": "User", "isAdmin": False, "defaultHostingCost": 65536}, "defaultHostingCost"),
-    ({"name": "n", "type": "User", "isAdmin": False, "defaultHostingCost": -1}, "defaultHostingCost"),
-    ({"name": "n", "type": "User", "isAdmin": False, "defaultHostingPrecedence": "first"}, "defaultHostingPrecedence"),
-    ({"name": "n", "type": "User", "isAdmin": False, "tags": {"nested": {"a": 1}}}, "tags.nested"),
-    ({"name": "n", "type": "User", "isAdmin": False, "roleAttributes": "sales"}, "roleAttributes"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"type": "User", "isAdmin": False}, "name"),
+        ({"name": 5, "type": "User", "isAdmin": False}, "name"),
+        ({"name": "n", "type": "Robot", "isAdmin": False}, "type"),
+        ({"name": "n", "type": "User", "isAdmin": "yes"}, "isAdmin"),
+        ({"name": "n", "type": "User", "isAdmin": False, "defaultHostingCost": 65536}, "defaultHostingCost"),
+        ({"name": "n", "type": "User", "isAdmin": False, "defaultHostingCost": -1}, "defaultHostingCost"),
+        (
+            {"name": "n", "type": "User", "isAdmin": False, "defaultHostingPrecedence": "first"},
+            "defaultHostingPrecedence",
+        ),
+        ({"name": "n", "type": "User", "isAdmin": False, "tags": {"nested": {"a": 1}}}, "tags.nested"),
+        ({"name": "n", "type": "User", "isAdmin": False, "roleAttributes": "sales"}, "roleAttributes"),
+    ],
+)
 def test_invalid_bodies_are_400_with_a_field_cause(admin, body, field):
     error = assert_error(admin.mgmt("POST", "/identities", json=body), 400, "COULD_NOT_VALIDATE", field)
     assert error["cause"]["reason"]
@@ -117,18 +130,28 @@ def test_body_that_is_not_an_object_is_400(admin):
 def test_duplicate_name_is_400_on_name(admin, ziti_unique):
     name = ziti_unique()
     admin.create("identities", {"name": name, "type": "User", "isAdmin": False})
-    assert_error(admin.mgmt("POST", "/identities", json={"name": name, "type": "User", "isAdmin": False}),
-                 400, "COULD_NOT_VALIDATE", "name")
+    assert_error(
+        admin.mgmt("POST", "/identities", json={"name": name, "type": "User", "isAdmin": False}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "name",
+    )
 
 
 def test_unsupported_content_type_is_415(admin):
-    response = admin.mgmt("POST", "/identities", content=b"name=x", headers={"content-type": "application/x-www-form-urlencoded"})
+    response = admin.mgmt(
+        "POST", "/identities", content=b"name=x", headers={"content-type": "application/x-www-form-urlencoded"}
+    )
     assert_error(response, 415, "UNSUPPORTED_MEDIA")
 
 
 def test_oversized_body_is_413(admin):
-    response = admin.mgmt("POST", "/identities", content=b"{" + b" " * (1024 * 1024 + 10) + b"}",
-                          headers={"content-type": "application/json"})
+    response = admin.mgmt(
+        "POST",
+        "/identities",
+        content=b"{" + b" " * (1024 * 1024 + 10) + b"}",
+        headers={"content-type": "application/json"},
+    )
     assert_error(response, 413, "REQUEST_ENTITY_TOO_LARGE")
 
 
@@ -137,7 +160,9 @@ def test_bad_filter_is_invalid_filter_with_an_object_cause(admin):
     assert error["cause"]["code"] == "UNHANDLED"
 
 
-@pytest.mark.parametrize("params, code", [({"limit": "x"}, "INVALID_PAGINATION"), ({"offset": "1.5"}, "INVALID_PAGINATION")])
+@pytest.mark.parametrize(
+    "params, code", [({"limit": "x"}, "INVALID_PAGINATION"), ({"offset": "1.5"}, "INVALID_PAGINATION")]
+)
 def test_bad_paging_is_400(admin, params, code):
     assert_error(admin.mgmt("GET", "/identities", params=params), 400, code)
 
@@ -162,7 +187,9 @@ def test_filter_sort_skip_limit_through_the_api(admin, make_identity, ziti_uniqu
     prefix = ziti_unique("sort")
     for index in range(6):
         make_identity(f"{prefix}-{index}")
-    data = admin.mgmt_ok("GET", "/identities", params={"filter": f'name contains "{prefix}" sort by name desc skip 1 limit 2'})
+    data = admin.mgmt_ok(
+        "GET", "/identities", params={"filter": f'name contains "{prefix}" sort by name desc skip 1 limit 2'}
+    )
     assert [d["name"] for d in data] == [f"{prefix}-4", f"{prefix}-3"]
 
 

@@ -1,4 +1,5 @@
 """CORS on both APIs as the real controller (gorilla/handlers with origin ``*``, credentials, preflight 200)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,9 +10,15 @@ PREFLIGHT_PATHS = ["/edge/management/v1/identities", "/edge/client/v1/authentica
 
 @pytest.mark.parametrize("path", PREFLIGHT_PATHS)
 def test_preflight_is_200_with_the_allowed_headers(api, path):
-    response = api.request("OPTIONS", path, headers={
-        "Origin": ORIGIN, "Access-Control-Request-Method": "PATCH",
-        "Access-Control-Request-Headers": "content-type, zt-session, Authorization, accept"})
+    response = api.request(
+        "OPTIONS",
+        path,
+        headers={
+            "Origin": ORIGIN,
+            "Access-Control-Request-Method": "PATCH",
+            "Access-Control-Request-Headers": "content-type, zt-session, Authorization, accept",
+        },
+    )
     assert response.status_code == 200 and response.content == b""
     assert response.headers["access-control-allow-origin"] == "*"
     assert response.headers["access-control-allow-credentials"] == "true"
@@ -22,8 +29,14 @@ def test_preflight_is_200_with_the_allowed_headers(api, path):
 def test_preflight_refuses_unlisted_headers_methods_and_a_missing_method(api):
     base = {"Origin": ORIGIN}
     path = "/edge/management/v1/identities"
-    assert api.request("OPTIONS", path, headers={**base, "Access-Control-Request-Method": "GET",
-                                                 "Access-Control-Request-Headers": "x-secret"}).status_code == 403
+    assert (
+        api.request(
+            "OPTIONS",
+            path,
+            headers={**base, "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-secret"},
+        ).status_code
+        == 403
+    )
     assert api.request("OPTIONS", path, headers={**base, "Access-Control-Request-Method": "TRACE"}).status_code == 405
     assert api.request("OPTIONS", path, headers=base).status_code == 400
     plain = api.request("OPTIONS", path, headers={**base, "Access-Control-Request-Method": "GET"})

@@ -1,10 +1,15 @@
 """Deletion rules: the real 409s, the cascades, and no dangling reference left anywhere."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
 
 ROLE_LISTS = {
-    "service-policies": {"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "posture-checks"},
+    "service-policies": {
+        "identityRoles": "identities",
+        "serviceRoles": "services",
+        "postureCheckRoles": "posture-checks",
+    },
     "edge-router-policies": {"identityRoles": "identities", "edgeRouterRoles": "edge-routers"},
     "service-edge-router-policies": {"serviceRoles": "services", "edgeRouterRoles": "edge-routers"},
 }
@@ -16,14 +21,19 @@ def all_of(admin, collection):
 
 def dangling(admin) -> list[str]:
     """Every reference the API shows that points at nothing (empty when the network is consistent)."""
-    ids = {c: {e["id"] for e in all_of(admin, c)} for c in
-           ("identities", "services", "edge-routers", "posture-checks", "configs", "routers", "api-sessions")}
+    ids = {
+        c: {e["id"] for e in all_of(admin, c)}
+        for c in ("identities", "services", "edge-routers", "posture-checks", "configs", "routers", "api-sessions")
+    }
     problems = []
     for collection, lists in ROLE_LISTS.items():
         for policy in all_of(admin, collection):
             for field, target in lists.items():
-                problems += [f"{collection}/{policy['id']}.{field}: {r}" for r in policy[field]
-                             if r.startswith("@") and r[1:] not in ids[target]]
+                problems += [
+                    f"{collection}/{policy['id']}.{field}: {r}"
+                    for r in policy[field]
+                    if r.startswith("@") and r[1:] not in ids[target]
+                ]
     for service in all_of(admin, "services"):
         problems += [f"services/{service['id']}.configs: {c}" for c in service["configs"] if c not in ids["configs"]]
     for terminator in all_of(admin, "terminators"):
@@ -39,16 +49,28 @@ def dangling(admin) -> list[str]:
     return problems
 
 
-def test_deleting_referenced_entities_edits_policies_instead_of_failing(admin, ziti_unique, make_identity, make_service,
-                                                                        make_edge_router, make_policy):
+def test_deleting_referenced_entities_edits_policies_instead_of_failing(
+    admin, ziti_unique, make_identity, make_service, make_edge_router, make_policy
+):
     identity_id, service_id, router_id = make_identity(), make_service(), make_edge_router()
     check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "MAC", "macAddresses": ["aa"]})
-    sp = make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}", "#keep"],
-                     serviceRoles=[f"@{service_id}"], postureCheckRoles=[f"@{check_id}"])
+    sp = make_policy(
+        "service-policies",
+        type="Dial",
+        identityRoles=[f"@{identity_id}", "#keep"],
+        serviceRoles=[f"@{service_id}"],
+        postureCheckRoles=[f"@{check_id}"],
+    )
     erp = make_policy("edge-router-policies", identityRoles=[f"@{identity_id}"], edgeRouterRoles=[f"@{router_id}"])
-    serp = make_policy("service-edge-router-policies", serviceRoles=[f"@{service_id}"], edgeRouterRoles=[f"@{router_id}"])
-    for path in (f"/identities/{identity_id}", f"/services/{service_id}", f"/edge-routers/{router_id}",
-                 f"/posture-checks/{check_id}"):
+    serp = make_policy(
+        "service-edge-router-policies", serviceRoles=[f"@{service_id}"], edgeRouterRoles=[f"@{router_id}"]
+    )
+    for path in (
+        f"/identities/{identity_id}",
+        f"/services/{service_id}",
+        f"/edge-routers/{router_id}",
+        f"/posture-checks/{check_id}",
+    ):
         admin.mgmt_ok("DELETE", path)
     policy = admin.mgmt_ok("GET", f"/service-policies/{sp}")
     assert policy["identityRoles"] == ["#keep"] and policy["serviceRoles"] == [] and policy["postureCheckRoles"] == []
@@ -57,11 +79,17 @@ def test_deleting_referenced_entities_edits_policies_instead_of_failing(admin, z
     assert dangling(admin) == []
 
 
-def test_identity_delete_removes_overrides_and_sessions(admin, ziti_unique, make_client, make_service, make_edge_router, make_policy):
+def test_identity_delete_removes_overrides_and_sessions(
+    admin, ziti_unique, make_client, make_service, make_edge_router, make_policy
+):
     identity_id, client = make_client()
     service_id, router_id = make_service(), make_edge_router()
-    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
-    admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
+    config_id = admin.create(
+        "configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}}
+    )
+    admin.mgmt_ok(
+        "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}]
+    )
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"])
     make_policy("edge-router-policies", identityRoles=["#all"], edgeRouterRoles=[f"@{router_id}"])
     make_policy("service-edge-router-policies", serviceRoles=["#all"], edgeRouterRoles=["#all"])
@@ -74,8 +102,12 @@ def test_identity_delete_removes_overrides_and_sessions(admin, ziti_unique, make
 
 def test_a_config_used_by_an_override_cannot_be_deleted(admin, ziti_unique, make_identity, make_service):
     identity_id, service_id = make_identity(), make_service()
-    config_id = admin.create("configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}})
-    admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
+    config_id = admin.create(
+        "configs", {"name": ziti_unique(), "configTypeId": "proxy.v1", "data": {"port": 1, "protocols": ["tcp"]}}
+    )
+    admin.mgmt_ok(
+        "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}]
+    )
     assert_error(admin.mgmt("DELETE", f"/configs/{config_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
     admin.mgmt_ok("DELETE", f"/services/{service_id}")
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs") == []
@@ -85,8 +117,15 @@ def test_a_config_used_by_an_override_cannot_be_deleted(admin, ziti_unique, make
 def test_policies_and_routers_are_always_deletable(admin, make_edge_router, make_policy, ziti_unique):
     router_id = make_edge_router()
     policy_id = make_policy("edge-router-policies", identityRoles=["#all"], edgeRouterRoles=[f"@{router_id}"])
-    admin.create("terminators", {"service": admin.create("services", {"name": ziti_unique(), "encryptionRequired": False}),
-                                 "router": router_id, "address": "a", "binding": "b"})
+    admin.create(
+        "terminators",
+        {
+            "service": admin.create("services", {"name": ziti_unique(), "encryptionRequired": False}),
+            "router": router_id,
+            "address": "a",
+            "binding": "b",
+        },
+    )
     admin.mgmt_ok("DELETE", f"/routers/{router_id}")
     admin.mgmt_ok("DELETE", f"/edge-router-policies/{policy_id}")
     transit_id = admin.create("transit-routers", {"name": ziti_unique()})
@@ -95,6 +134,18 @@ def test_policies_and_routers_are_always_deletable(admin, make_edge_router, make
 
 
 def test_unknown_ids_are_404_on_every_delete(admin):
-    for collection in ("services", "configs", "config-types", "edge-routers", "routers", "transit-routers", "terminators",
-                       "service-policies", "edge-router-policies", "service-edge-router-policies", "posture-checks", "sessions"):
+    for collection in (
+        "services",
+        "configs",
+        "config-types",
+        "edge-routers",
+        "routers",
+        "transit-routers",
+        "terminators",
+        "service-policies",
+        "edge-router-policies",
+        "service-edge-router-policies",
+        "posture-checks",
+        "sessions",
+    ):
         assert_error(admin.mgmt("DELETE", f"/{collection}/missing"), 404, "NOT_FOUND")

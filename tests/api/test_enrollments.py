@@ -1,4 +1,5 @@
 """Enrollments on the management API: create, list, detail, delete, refresh, identity views."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -49,29 +50,41 @@ def test_second_enrollment_of_a_method_is_409(admin, ziti_unique):
     assert_error(response, 409, "ENROLLMENT_EXISTS")
 
 
-@pytest.mark.parametrize("body, field", [
-    ({"method": "ott", "expiresAt": LATER}, "identityId"),
-    ({"method": "ott", "identityId": "x"}, "expiresAt"),
-    ({"method": "magic", "identityId": "x", "expiresAt": LATER}, "method"),
-    ({"method": "ott", "identityId": "x", "expiresAt": "tomorrow"}, "expiresAt"),
-])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"method": "ott", "expiresAt": LATER}, "identityId"),
+        ({"method": "ott", "identityId": "x"}, "expiresAt"),
+        ({"method": "magic", "identityId": "x", "expiresAt": LATER}, "method"),
+        ({"method": "ott", "identityId": "x", "expiresAt": "tomorrow"}, "expiresAt"),
+    ],
+)
 def test_invalid_enrollment_bodies_are_400(admin, body, field):
     assert_error(admin.mgmt("POST", "/enrollments", json=body), 400, "COULD_NOT_VALIDATE", field)
 
 
 def test_ottca_needs_a_ca_and_updb_a_free_username(admin, make_identity, ziti_unique):
     identity_id = new_identity(admin, ziti_unique("needs"))
-    response = admin.mgmt("POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER})
+    response = admin.mgmt(
+        "POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER}
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "caId")
-    response = admin.mgmt("POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER,
-                                                        "caId": "nope"})
+    response = admin.mgmt(
+        "POST", "/enrollments", json={"method": "ottca", "identityId": identity_id, "expiresAt": LATER, "caId": "nope"}
+    )
     assert_error(response, 404, "NOT_FOUND")
     make_identity(password="pass-word", username="taken-name")
-    response = admin.mgmt("POST", "/enrollments", json={"method": "updb", "identityId": identity_id, "expiresAt": LATER,
-                                                        "username": "taken-name"})
+    response = admin.mgmt(
+        "POST",
+        "/enrollments",
+        json={"method": "updb", "identityId": identity_id, "expiresAt": LATER, "username": "taken-name"},
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "username")
-    assert_error(admin.mgmt("POST", "/enrollments", json={"method": "ott", "identityId": "nope", "expiresAt": LATER}),
-                 404, "NOT_FOUND")
+    assert_error(
+        admin.mgmt("POST", "/enrollments", json={"method": "ott", "identityId": "nope", "expiresAt": LATER}),
+        404,
+        "NOT_FOUND",
+    )
 
 
 def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, api, ziti_unique):
@@ -82,11 +95,21 @@ def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, 
     after = pending(admin, identity_id, "ott")
     assert after["token"] != before["token"] and after["jwt"] != before["jwt"] and after["expiresAt"] == LATER
     csr, _ = hp.make_csr(identity_id)
-    stale = api.request("POST", CLIENT + "/enroll", params={"method": "ott", "token": before["token"]},
-                        content=hp.csr_pem(csr), headers={"content-type": "text/plain"})
+    stale = api.request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "ott", "token": before["token"]},
+        content=hp.csr_pem(csr),
+        headers={"content-type": "text/plain"},
+    )
     assert_error(stale, 400, "INVALID_ENROLLMENT_TOKEN")
-    fresh = api.request("POST", CLIENT + "/enroll", params={"method": "ott", "token": after["token"]},
-                        content=hp.csr_pem(csr), headers={"content-type": "text/plain"})
+    fresh = api.request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "ott", "token": after["token"]},
+        content=hp.csr_pem(csr),
+        headers={"content-type": "text/plain"},
+    )
     assert fresh.status_code == 200
     assert_error(admin.mgmt("POST", "/enrollments/nope/refresh", json={"expiresAt": LATER}), 404, "NOT_FOUND")
 
@@ -95,8 +118,11 @@ def test_refresh_gives_a_new_token_and_jwt_and_the_old_ones_stop_working(admin, 
 def test_past_expiry_is_a_400_on_create_and_refresh(admin, ziti_clock, ziti_unique, seconds_ago):
     past = rfc3339(ziti_clock.now() - timedelta(seconds=seconds_ago))
     identity_id = new_identity(admin, ziti_unique("past"), {"ott": True})
-    created = admin.mgmt("POST", "/enrollments", json={"method": "updb", "identityId": identity_id,
-                                                       "username": ziti_unique("pastuser"), "expiresAt": past})
+    created = admin.mgmt(
+        "POST",
+        "/enrollments",
+        json={"method": "updb", "identityId": identity_id, "username": ziti_unique("pastuser"), "expiresAt": past},
+    )
     assert "must be in the future" in assert_error(created, 400, "COULD_NOT_VALIDATE", "expiresAt")["cause"]["reason"]
     before = pending(admin, identity_id, "ott")
     refreshed = admin.mgmt("POST", f"/enrollments/{before['id']}/refresh", json={"expiresAt": past})

@@ -1,4 +1,5 @@
 """The event timeline: entity changes, logins, logouts, sessions, MFA; JSON lines and the in-process stream."""
+
 from __future__ import annotations
 
 import orjson
@@ -25,10 +26,15 @@ def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, z
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     changes = events.query("entityChange", entityType="identities", entityId=identity_id)
     assert [e["eventType"] for e in changes] == ["created", "updated", "deleted"]
-    assert [e["timestamp"] for e in changes] == ["2025-06-01T12:00:05.000Z", "2025-06-01T12:00:10.000Z",
-                                                 "2025-06-01T12:00:15.000Z"]
+    assert [e["timestamp"] for e in changes] == [
+        "2025-06-01T12:00:05.000Z",
+        "2025-06-01T12:00:10.000Z",
+        "2025-06-01T12:00:15.000Z",
+    ]
     assert "initialState" not in changes[0] and changes[0]["finalState"]["id"] == identity_id
-    assert changes[1]["initialState"]["role_attributes"] == [] and changes[1]["finalState"]["role_attributes"] == ["red"]
+    assert changes[1]["initialState"]["role_attributes"] == [] and changes[1]["finalState"]["role_attributes"] == [
+        "red"
+    ]
     assert "finalState" not in changes[2] and changes[0]["eventId"] != changes[1]["eventId"]
     assert changes[0]["metadata"]["source"]["method"] == "POST"
 
@@ -44,7 +50,10 @@ def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identit
     success = events.query("authentication", event_type="success", identity_id=identity_id)[-1]
     created = events.query("edge.apiSessions", event_type="created", identity_id=identity_id)[-1]
     assert success["api_session_id"] == created["id"] and created["type"] == "legacy"
-    assert events.query("authentication", event_type="logout", identity_id=identity_id)[-1]["api_session_id"] == created["id"]
+    assert (
+        events.query("authentication", event_type="logout", identity_id=identity_id)[-1]["api_session_id"]
+        == created["id"]
+    )
     assert events.query("edge.apiSessions", event_type="deleted", id=created["id"])
 
 
@@ -60,8 +69,14 @@ def test_expired_sessions_leave_a_deleted_event(admin, api, ziti_app, ziti_clock
 
 def test_service_sessions_in_the_store_become_edge_sessions_events(ziti_app):
     store, events = ziti_app.controller.store, events_of(ziti_app)
-    record = {"id": "sess-1", "token": "secret-session-token", "type": "Dial", "api_session_id": "as-1",
-              "identity_id": "i-1", "service_id": "svc-1"}
+    record = {
+        "id": "sess-1",
+        "token": "secret-session-token",
+        "type": "Dial",
+        "api_session_id": "as-1",
+        "identity_id": "i-1",
+        "service_id": "svc-1",
+    }
     store.put("sessions", "sess-1", record)
     store.delete("sessions", "sess-1")
     assert [e["event_type"] for e in events.query("edge.sessions", id="sess-1")] == ["created", "deleted"]
@@ -83,16 +98,24 @@ def test_mfa_changes_are_events(api, ziti_app, make_identity, ziti_clock, ziti_u
     assert kinds == ["enrolled", "verified", "authenticationFailed", "authenticated", "removed"]
 
 
-def test_failed_service_requests_are_events(admin, ziti_app, make_service, make_policy, make_edge_router,
-                                            make_client, ziti_unique):
+def test_failed_service_requests_are_events(
+    admin, ziti_app, make_service, make_policy, make_edge_router, make_client, ziti_unique
+):
     identity_id, client = make_client(attrs=["fsr"])
     service_id = make_service(attrs=["fsr"])
     make_edge_router(attrs=["fsr"])
     make_policy("edge-router-policies", identityRoles=["#fsr"], edgeRouterRoles=["#fsr"])
     make_policy("service-edge-router-policies", serviceRoles=["#fsr"], edgeRouterRoles=["#fsr"])
-    check_id = admin.create("posture-checks", {"name": ziti_unique("domain"), "typeId": "DOMAIN", "domains": ["corp.example"]})
-    make_policy("service-policies", type="Dial", identityRoles=["#fsr"], serviceRoles=["#fsr"],
-                postureCheckRoles=[f"@{check_id}"])
+    check_id = admin.create(
+        "posture-checks", {"name": ziti_unique("domain"), "typeId": "DOMAIN", "domains": ["corp.example"]}
+    )
+    make_policy(
+        "service-policies",
+        type="Dial",
+        identityRoles=["#fsr"],
+        serviceRoles=["#fsr"],
+        postureCheckRoles=[f"@{check_id}"],
+    )
     response = client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Dial"})
     assert response.status_code == 409, response.text
     event = events_of(ziti_app).query("edge.failedServiceRequests", identity_id=identity_id)[-1]
@@ -119,7 +142,10 @@ def test_query_filters_by_time_limit_and_predicate(admin, ziti_app, ziti_clock, 
         admin.create("identities", {"name": ziti_unique("q"), "type": "User", "isAdmin": False})
     recent = events.query("entityChange", since="2025-06-01T12:01:00Z", entityType="identities")
     assert len(recent) == 3
-    assert len(events.query("entityChange", until="2025-06-01T12:00:30Z", where=lambda e: e["entityType"] == "identities")) >= 1
+    assert (
+        len(events.query("entityChange", until="2025-06-01T12:00:30Z", where=lambda e: e["entityType"] == "identities"))
+        >= 1
+    )
     assert events.query(limit=2) == events.query()[-2:]
 
 
@@ -129,10 +155,13 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, ziti
         with inprocess(app) as http:
             api = Api(http)
             admin = api.login("admin", "admin")
-            identity_id = admin.create("identities", {"name": "lines", "type": "User", "isAdmin": False,
-                                                      "enrollment": {"ott": True}})
-            admin.create("authenticators", {"identityId": identity_id, "method": "updb", "username": "lines-user",
-                                            "password": "lines-pass"})
+            identity_id = admin.create(
+                "identities", {"name": "lines", "type": "User", "isAdmin": False, "enrollment": {"ott": True}}
+            )
+            admin.create(
+                "authenticators",
+                {"identityId": identity_id, "method": "updb", "username": "lines-user", "password": "lines-pass"},
+            )
             session = api.login("lines-user", "lines-pass", api="client")
             enroll_verified(session, ziti_clock)
         store = app.controller.store
@@ -166,7 +195,7 @@ def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_pat
                 for index in range(40):
                     admin.create("identities", {"name": f"rot-{run}-{index}", "type": "User", "isAdmin": False})
             newest = [orjson.loads(line) for line in (tmp_path / "events.jsonl").read_bytes().splitlines()]
-            assert newest == app.controller.events.query()[-len(newest):]
+            assert newest == app.controller.events.query()[-len(newest) :]
         finally:
             app.controller.close()
         files = _event_files(tmp_path)
@@ -177,7 +206,9 @@ def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_pat
 
 
 def test_events_file_with_no_kept_files_starts_over(tmp_path, ziti_clock):
-    app = create_app(Config(data_dir=tmp_path, fsync=False, events_max_bytes=3_000, events_keep_files=0), clock=ziti_clock)
+    app = create_app(
+        Config(data_dir=tmp_path, fsync=False, events_max_bytes=3_000, events_keep_files=0), clock=ziti_clock
+    )
     try:
         with inprocess(app) as http:
             admin = Api(http).login("admin", "admin")

@@ -1,4 +1,5 @@
 """External JWT signers: management CRUD, client listing, ext-jwt primary login and its failures."""
+
 from __future__ import annotations
 
 import pytest
@@ -53,12 +54,15 @@ def test_cert_signer_takes_fingerprint_dates_and_kid_from_the_certificate(admin,
     assert data["kid"] == data["fingerprint"] and data["notBefore"] < data["notAfter"]
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"jwksEndpoint": None}, "certPem"),
-    ({"certPem": "CERT"}, "certPem"),
-    ({"jwksEndpoint": "ftp://keys.example/jwks"}, "jwksEndpoint"),
-    ({"audience": None, "name": None}, "name"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"jwksEndpoint": None}, "certPem"),
+        ({"certPem": "CERT"}, "certPem"),
+        ({"jwksEndpoint": "ftp://keys.example/jwks"}, "jwksEndpoint"),
+        ({"audience": None, "name": None}, "name"),
+    ],
+)
 def test_invalid_signers_are_400(admin, ziti_unique, change, field):
     body = signer_body(ziti_unique("bad"), f"https://{ziti_unique('iss')}", jwks="https://keys.example/jwks.json")
     body.update(change)
@@ -76,7 +80,9 @@ def test_patch_put_and_delete(admin, signer, ziti_unique):
     admin.mgmt_ok("PATCH", f"/external-jwt-signers/{signer_id}", json={"enabled": False, "claimsProperty": "email"})
     data = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert data["enabled"] is False and data["claimsProperty"] == "email" and data["issuer"] == signer[1]
-    body = signer_body(ziti_unique("renamed"), "https://other.example", jwks="https://keys.example/jwks.json", enabled=True)
+    body = signer_body(
+        ziti_unique("renamed"), "https://other.example", jwks="https://keys.example/jwks.json", enabled=True
+    )
     admin.mgmt_ok("PUT", f"/external-jwt-signers/{signer_id}", json=body)
     data = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert data["issuer"] == "https://other.example" and data["claimsProperty"] == "sub"
@@ -112,8 +118,9 @@ def test_management_api_accepts_ext_jwt_too(api, signer, person, ec_key, ziti_cl
 
 
 def test_login_by_external_id_through_a_claims_pointer(api, admin, signer, person, ec_key, ziti_clock):
-    admin.mgmt_ok("PATCH", f"/external-jwt-signers/{signer[0]}", json={"useExternalId": True,
-                                                                       "claimsProperty": "/user/ids/0"})
+    admin.mgmt_ok(
+        "PATCH", f"/external-jwt-signers/{signer[0]}", json={"useExternalId": True, "claimsProperty": "/user/ids/0"}
+    )
     external_id = admin.mgmt_ok("GET", f"/identities/{person}")["externalId"]
     token = ec_key.token(claims(signer[1], "nobody", ziti_clock, user={"ids": [external_id]}))
     assert ext_jwt_login(api, token).json()["data"]["identityId"] == person
@@ -155,27 +162,40 @@ def test_failures_are_401_with_a_primary_challenge(api, signer, person, ec_key, 
     signer_id, issuer, _ = signer
     forged = SigningKey("kid-ec-1")  # same kid, other key
     cases = {
-        "invalid": [forged.token(claims(issuer, person, ziti_clock)), ec_key.token(claims(issuer, person, ziti_clock), kid=None),
-                    ec_key.token(claims(issuer, person, ziti_clock, audience="someone-else")),
-                    ec_key.token(claims(issuer, person, ziti_clock, nbf=int(ziti_clock.now().timestamp()) + 60))],
+        "invalid": [
+            forged.token(claims(issuer, person, ziti_clock)),
+            ec_key.token(claims(issuer, person, ziti_clock), kid=None),
+            ec_key.token(claims(issuer, person, ziti_clock, audience="someone-else")),
+            ec_key.token(claims(issuer, person, ziti_clock, nbf=int(ziti_clock.now().timestamp()) + 60)),
+        ],
         "expired": [ec_key.token(claims(issuer, person, ziti_clock, lifetime=-1))],
-        "missing": [ec_key.token(claims(issuer + "/", person, ziti_clock)), ec_key.token(claims(issuer, "no-such-id", ziti_clock)),
-                    "not-a-jwt", None],
+        "missing": [
+            ec_key.token(claims(issuer + "/", person, ziti_clock)),
+            ec_key.token(claims(issuer, "no-such-id", ziti_clock)),
+            "not-a-jwt",
+            None,
+        ],
     }
     for reason, tokens in cases.items():
         for token in tokens:
             response = ext_jwt_login(api, token)
             assert_error(response, 401, "UNAUTHORIZED")
             header = challenge(response)
-            assert header.startswith('Bearer realm="openziti-primary-ext-jwt"') and f'error="{reason}"' in header, header
+            assert header.startswith('Bearer realm="openziti-primary-ext-jwt"') and f'error="{reason}"' in header, (
+                header
+            )
             assert 'id="' in header and signer_id in header and issuer in header
 
 
 def test_hmac_tokens_are_refused(api, signer, person, ziti_clock):
     import jwt
 
-    token = jwt.encode(claims(signer[1], person, ziti_clock), "shared-secret-of-at-least-32-bytes!!", algorithm="HS256",
-                       headers={"kid": "kid-ec-1"})
+    token = jwt.encode(
+        claims(signer[1], person, ziti_clock),
+        "shared-secret-of-at-least-32-bytes!!",
+        algorithm="HS256",
+        headers={"kid": "kid-ec-1"},
+    )
     assert 'error="invalid"' in challenge(ext_jwt_login(api, token))
 
 

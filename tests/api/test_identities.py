@@ -1,4 +1,5 @@
 """Identities: every field, create/replace/patch/delete, roleFilter, cascades."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,11 +9,22 @@ from tests.api.test_conventions import assert_error
 
 def test_create_and_read_back_every_field(admin, ziti_unique, api):
     name = ziti_unique("full")
-    identity_id = admin.create("identities", {
-        "name": name, "type": "Device", "isAdmin": False, "roleAttributes": ["sales", "eu"], "externalId": "ext-1",
-        "appData": {"nested": {"deep": [1, 2]}}, "defaultHostingCost": 10, "defaultHostingPrecedence": "required",
-        "serviceHostingCosts": {"svc1": 5}, "serviceHostingPrecedences": {"svc1": "failed"}, "tags": {"env": "prod"},
-    })
+    identity_id = admin.create(
+        "identities",
+        {
+            "name": name,
+            "type": "Device",
+            "isAdmin": False,
+            "roleAttributes": ["sales", "eu"],
+            "externalId": "ext-1",
+            "appData": {"nested": {"deep": [1, 2]}},
+            "defaultHostingCost": 10,
+            "defaultHostingPrecedence": "required",
+            "serviceHostingCosts": {"svc1": 5},
+            "serviceHostingPrecedences": {"svc1": "failed"},
+            "tags": {"env": "prod"},
+        },
+    )
     data = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert data["name"] == name and data["typeId"] == "Default" and data["type"]["name"] == "Default"
     assert data["roleAttributes"] == ["sales", "eu"] and data["externalId"] == "ext-1"
@@ -38,12 +50,18 @@ def test_router_type_is_refused(admin, ziti_unique):
 
 
 def test_unknown_auth_policy_is_404(admin, ziti_unique):
-    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False, "authPolicyId": "nope"})
+    response = admin.mgmt(
+        "POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False, "authPolicyId": "nope"}
+    )
     assert_error(response, 404, "NOT_FOUND")
 
 
 def test_role_attributes_must_not_start_with_hash_or_at(admin, ziti_unique):
-    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False, "roleAttributes": ["#bad"]})
+    response = admin.mgmt(
+        "POST",
+        "/identities",
+        json={"name": ziti_unique(), "type": "User", "isAdmin": False, "roleAttributes": ["#bad"]},
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE")
 
 
@@ -64,7 +82,9 @@ def test_put_requires_name_type_and_is_admin(admin, make_identity):
 def test_patch_changes_only_present_non_null_keys(admin, make_identity):
     identity_id = make_identity(roleAttributes=["a"], tags={"k": "v"}, externalId="keep")
     before = admin.mgmt_ok("GET", f"/identities/{identity_id}")
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["b", "c"], "externalId": None, "name": None})
+    admin.mgmt_ok(
+        "PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["b", "c"], "externalId": None, "name": None}
+    )
     data = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert data["roleAttributes"] == ["b", "c"] and data["externalId"] == "keep" and data["name"] == before["name"]
     assert data["tags"] == {"k": "v"}
@@ -100,8 +120,15 @@ def test_role_filter_all_of_and_any_of(admin, make_identity, ziti_unique):
     red = make_identity(f"{prefix}-red", roleAttributes=["red"])
     plain = make_identity(f"{prefix}-plain")
     flt = f'name contains "{prefix}"'
-    all_of = {i["id"] for i in admin.mgmt_ok("GET", "/identities", params={"filter": flt, "roleFilter": ["#red", "#blue"]})}
-    any_of = {i["id"] for i in admin.mgmt_ok("GET", "/identities", params={"filter": flt, "roleFilter": ["#red", "#blue"], "roleSemantic": "AnyOf"})}
+    all_of = {
+        i["id"] for i in admin.mgmt_ok("GET", "/identities", params={"filter": flt, "roleFilter": ["#red", "#blue"]})
+    }
+    any_of = {
+        i["id"]
+        for i in admin.mgmt_ok(
+            "GET", "/identities", params={"filter": flt, "roleFilter": ["#red", "#blue"], "roleSemantic": "AnyOf"}
+        )
+    }
     by_id = {i["id"] for i in admin.mgmt_ok("GET", "/identities", params={"filter": flt, "roleFilter": [f"@{plain}"]})}
     assert all_of == {both} and any_of == {both, red} and by_id == {plain}
 
@@ -110,7 +137,9 @@ def test_filter_on_role_attributes(admin, make_identity, ziti_unique):
     prefix = ziti_unique("fa")
     target = make_identity(f"{prefix}-a", roleAttributes=["sales", "ops"])
     make_identity(f"{prefix}-b", roleAttributes=["ops"])
-    found = admin.mgmt_ok("GET", "/identities", params={"filter": f'name contains "{prefix}" and anyOf(roleAttributes) = "sales"'})
+    found = admin.mgmt_ok(
+        "GET", "/identities", params={"filter": f'name contains "{prefix}" and anyOf(roleAttributes) = "sales"'}
+    )
     assert [i["id"] for i in found] == [target]
 
 
@@ -131,8 +160,15 @@ def test_default_admin_cannot_be_deleted(admin):
 
 
 def test_create_with_enrollment_request(admin, ziti_unique):
-    identity_id = admin.create("identities", {"name": ziti_unique(), "type": "User", "isAdmin": False,
-                                              "enrollment": {"ott": True, "updb": ziti_unique("user")}})
+    identity_id = admin.create(
+        "identities",
+        {
+            "name": ziti_unique(),
+            "type": "User",
+            "isAdmin": False,
+            "enrollment": {"ott": True, "updb": ziti_unique("user")},
+        },
+    )
     enrollment = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]
     assert set(enrollment) == {"ott", "updb"}
     assert enrollment["ott"]["jwt"].count(".") == 2 and enrollment["ott"]["token"]

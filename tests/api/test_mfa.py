@@ -1,4 +1,5 @@
 """TOTP MFA through the HTTP API: the spec's MFA rows, partial sessions, recovery codes, QR code."""
+
 from __future__ import annotations
 
 import re
@@ -13,8 +14,16 @@ import segno
 from harness.flows import TotpDevice
 from tests.api.test_conventions import assert_error
 
-TOTP_QUERY = {"typeId": "MFA", "provider": "ziti", "format": "alphaNumeric", "httpMethod": "POST",
-              "httpUrl": "./authenticate/mfa", "minLength": 4, "maxLength": 6, "scopes": None}
+TOTP_QUERY = {
+    "typeId": "MFA",
+    "provider": "ziti",
+    "format": "alphaNumeric",
+    "httpMethod": "POST",
+    "httpUrl": "./authenticate/mfa",
+    "minLength": 4,
+    "maxLength": 6,
+    "scopes": None,
+}
 WRONG = "abcdef"  # never a TOTP code: not digits
 
 
@@ -73,8 +82,10 @@ def test_unverified_status_shows_provisioning_url_and_twenty_recovery_codes(user
     session, _, name = user
     status = start_enrollment(session)
     assert status["isVerified"] is False
-    assert re.fullmatch(rf"otpauth://totp/openziti\.io:{re.escape(name)}\?issuer=openziti\.io&secret=[A-Z2-7]{{16}}",
-                        status["provisioningUrl"])
+    assert re.fullmatch(
+        rf"otpauth://totp/openziti\.io:{re.escape(name)}\?issuer=openziti\.io&secret=[A-Z2-7]{{16}}",
+        status["provisioningUrl"],
+    )
     assert len(status["recoveryCodes"]) == 20 and len(set(status["recoveryCodes"])) == 20
     assert all(re.fullmatch(r"[A-Z2-7]{6}", c) for c in status["recoveryCodes"])
     assert {"self", "verify", "qr"} <= set(status["_links"])
@@ -96,12 +107,17 @@ def test_enrolling_again_is_409_mfa_exists_before_and_after_verification(user, z
     assert_error(session.edge("POST", "/current-identity/mfa"), 409, "MFA_EXISTS")
 
 
-@pytest.mark.parametrize("method, path, body", [
-    ("GET", "/current-identity/mfa", None), ("GET", "/current-identity/mfa/qr-code", None),
-    ("POST", "/current-identity/mfa/verify", {"code": "123456"}), ("DELETE", "/current-identity/mfa", None),
-    ("GET", "/current-identity/mfa/recovery-codes", None),
-    ("POST", "/current-identity/mfa/recovery-codes", {"code": "123456"}),
-])
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        ("GET", "/current-identity/mfa", None),
+        ("GET", "/current-identity/mfa/qr-code", None),
+        ("POST", "/current-identity/mfa/verify", {"code": "123456"}),
+        ("DELETE", "/current-identity/mfa", None),
+        ("GET", "/current-identity/mfa/recovery-codes", None),
+        ("POST", "/current-identity/mfa/recovery-codes", {"code": "123456"}),
+    ],
+)
 def test_mfa_operations_without_an_enrollment_are_404(user, method, path, body):
     assert_error(user[0].edge(method, path, json=body), 404, "NOT_FOUND")
 
@@ -141,7 +157,10 @@ def test_codes_are_accepted_two_steps_either_side_of_the_clock(user, ziti_clock)
     for steps in (-3, 3):
         response = session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock, steps)})
         assert_error(response, 400, "MFA_INVALID_TOKEN")
-    assert session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock, -2)}).status_code == 200
+    assert (
+        session.edge("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock, -2)}).status_code
+        == 200
+    )
 
 
 def test_a_code_stops_working_when_the_clock_moves_three_steps(api, user, ziti_clock):
@@ -162,7 +181,9 @@ def test_qr_code_is_a_256_pixel_png_of_the_provisioning_url(user):
     width, height, pixels = read_gray_png(response.content)
     assert (width, height) == (256, 256)
     expected = segno.make(url, error="m", boost_error=False)
-    assert decode_modules(pixels, expected.symbol_size(border=4)[0]) == [list(r) for r in expected.matrix_iter(border=4)]
+    assert decode_modules(pixels, expected.symbol_size(border=4)[0]) == [
+        list(r) for r in expected.matrix_iter(border=4)
+    ]
 
 
 # -- partial sessions --------------------------------------------------------------------
@@ -175,7 +196,10 @@ def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, z
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaRequired"] is True and data["isMfaComplete"] is False and data["authQueries"] == [TOTP_QUERY]
     assert_error(partial.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
-    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).json() == {"data": {}, "meta": {}}
+    assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).json() == {
+        "data": {},
+        "meta": {},
+    }
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaComplete"] is True and data["authQueries"] == []
     assert partial.edge("GET", "/current-identity").status_code == 200
@@ -184,19 +208,28 @@ def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, z
 def test_authenticate_reply_lists_the_totp_query(api, user, ziti_clock):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    response = api.edge("POST", "/authenticate", params={"method": "password"},
-                        json={"username": name, "password": "pass-word"})
+    response = api.edge(
+        "POST", "/authenticate", params={"method": "password"}, json={"username": name, "password": "pass-word"}
+    )
     data = response.json()["data"]
     assert data["authQueries"] == [TOTP_QUERY] and data["isMfaRequired"] is True
 
 
-@pytest.mark.parametrize("method, path, allowed", [
-    ("GET", "/current-api-session", True), ("GET", "/current-identity/mfa", True),
-    ("POST", "/current-identity/mfa", True), ("GET", "/current-identity/mfa/qr-code", True),
-    ("GET", "/current-identity", False), ("GET", "/current-identity/authenticators", False),
-    ("DELETE", "/current-identity/mfa", False), ("GET", "/current-identity/mfa/recovery-codes", False),
-    ("POST", "/current-api-session/totp-token", False), ("GET", "/controllers", False),
-])
+@pytest.mark.parametrize(
+    "method, path, allowed",
+    [
+        ("GET", "/current-api-session", True),
+        ("GET", "/current-identity/mfa", True),
+        ("POST", "/current-identity/mfa", True),
+        ("GET", "/current-identity/mfa/qr-code", True),
+        ("GET", "/current-identity", False),
+        ("GET", "/current-identity/authenticators", False),
+        ("DELETE", "/current-identity/mfa", False),
+        ("GET", "/current-identity/mfa/recovery-codes", False),
+        ("POST", "/current-api-session/totp-token", False),
+        ("GET", "/controllers", False),
+    ],
+)
 def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, method, path, allowed):
     session, _, name = user
     enroll_verified(session, ziti_clock)
@@ -221,7 +254,9 @@ def test_partial_session_expires_by_the_clock(api, user, ziti_clock):
     secret, _ = enroll_verified(session, ziti_clock)
     partial = api.login(name, "pass-word", api="client")
     ziti_clock.advance(minutes=31)
-    assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}), 401, "UNAUTHORIZED")
+    assert_error(
+        partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}), 401, "UNAUTHORIZED"
+    )
 
 
 def test_authenticate_mfa_errors(api, user, ziti_clock):
@@ -242,7 +277,9 @@ def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
     second = api.login(name, "pass-word", api="client")
     assert_error(second.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
     assert second.edge("POST", "/authenticate/mfa", json={"code": recovery[1]}).status_code == 200
-    left = first.edge_ok("GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)})
+    left = first.edge_ok(
+        "GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)}
+    )
     assert left["recoveryCodes"] == recovery[2:]
 
 
@@ -270,7 +307,9 @@ def test_recovery_codes_need_a_totp_code_in_the_body_or_header(api, user, ziti_c
     assert by_header["recoveryCodes"] == recovery and by_header["id"]
     by_body = session.edge("GET", path, json={"code": code(secret, ziti_clock)}, headers={"mfa-validation-code": WRONG})
     assert by_body.status_code == 200
-    body_wins = session.edge("GET", path, json={"code": WRONG}, headers={"mfa-validation-code": code(secret, ziti_clock)})
+    body_wins = session.edge(
+        "GET", path, json={"code": WRONG}, headers={"mfa-validation-code": code(secret, ziti_clock)}
+    )
     assert_error(body_wins, 400, "MFA_INVALID_TOKEN")
     assert_error(session.edge("GET", path), 400, "MFA_INVALID_TOKEN")
     assert_error(session.edge("GET", path, headers={"mfa-validation-code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
@@ -279,8 +318,11 @@ def test_recovery_codes_need_a_totp_code_in_the_body_or_header(api, user, ziti_c
 def test_recovery_codes_of_an_unverified_enrollment_are_404(user):
     session, _, _ = user
     start_enrollment(session)
-    assert_error(session.edge("GET", "/current-identity/mfa/recovery-codes",
-                              headers={"mfa-validation-code": "123456"}), 404, "NOT_FOUND")
+    assert_error(
+        session.edge("GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": "123456"}),
+        404,
+        "NOT_FOUND",
+    )
 
 
 def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
@@ -288,8 +330,9 @@ def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
     secret, old = enroll_verified(session, ziti_clock)
     assert session.edge("POST", "/current-identity/mfa/recovery-codes", json={"code": WRONG}).status_code == 400
     assert session.edge("POST", "/current-identity/mfa/recovery-codes", json={"code": old[0]}).status_code == 200
-    new = session.edge_ok("GET", "/current-identity/mfa/recovery-codes",
-                          headers={"mfa-validation-code": code(secret, ziti_clock)})["recoveryCodes"]
+    new = session.edge_ok(
+        "GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)}
+    )["recoveryCodes"]
     assert len(new) == 20 and not set(new) & set(old)
     partial = api.login(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": old[5]}), 400, "MFA_INVALID_TOKEN")
@@ -303,9 +346,14 @@ def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_cloc
     session, identity_id, name = user
     secret, _ = enroll_verified(session, ziti_clock)
     assert_error(session.edge("DELETE", "/current-identity/mfa"), 400, "MFA_INVALID_TOKEN")
-    assert_error(session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": WRONG}),
-                 400, "MFA_INVALID_TOKEN")
-    response = session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)})
+    assert_error(
+        session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": WRONG}),
+        400,
+        "MFA_INVALID_TOKEN",
+    )
+    response = session.edge(
+        "DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)}
+    )
     assert response.json() == {"data": {}, "meta": {}}
     assert_error(session.edge("GET", "/current-identity/mfa"), 404, "NOT_FOUND")
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is False
@@ -316,7 +364,9 @@ def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_cloc
 def test_a_recovery_code_also_deletes_a_verified_enrollment(user, ziti_clock):
     session, _, _ = user
     _, recovery = enroll_verified(session, ziti_clock)
-    assert session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": recovery[3]}).status_code == 200
+    assert (
+        session.edge("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": recovery[3]}).status_code == 200
+    )
 
 
 def test_deleting_an_unverified_enrollment_needs_no_code(user):
@@ -355,8 +405,8 @@ def read_gray_png(data: bytes) -> tuple[int, int, list[bytes]]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width, height = 8, b"", 0, 0
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         if kind == b"IHDR":
             width, height, depth, color = struct.unpack(">IIBB", chunk[:10])
             assert (depth, color) == (8, 0)
@@ -364,7 +414,7 @@ def read_gray_png(data: bytes) -> tuple[int, int, list[bytes]]:
             idat += chunk
         pos += 12 + length
     raw = zlib.decompress(idat)
-    rows = [raw[y * (width + 1):(y + 1) * (width + 1)] for y in range(height)]
+    rows = [raw[y * (width + 1) : (y + 1) * (width + 1)] for y in range(height)]
     assert all(row[0] == 0 for row in rows)  # no filters
     return width, height, [row[1:] for row in rows]
 

@@ -1,4 +1,5 @@
 """Controller operations: settings, snapshots, data integrity, tracing, auth rate limits, 503s."""
+
 from __future__ import annotations
 
 import errno
@@ -37,16 +38,24 @@ def test_global_settings_exist_and_cannot_be_deleted(admin):
 
 def test_override_merges_over_global_in_the_effective_view(admin, ziti_unique):
     controller_id = ziti_unique("ctrl")
-    admin.mgmt_ok("PATCH", "/controller-settings/global/effective",
-                  json={"oidc": {"postLogoutUris": ["https://out.example"]}})
-    response = admin.mgmt("POST", "/controller-settings",
-                          json={"controllerId": controller_id, "oidc": {"redirectUris": ["https://in.example"]}})
+    admin.mgmt_ok(
+        "PATCH", "/controller-settings/global/effective", json={"oidc": {"postLogoutUris": ["https://out.example"]}}
+    )
+    response = admin.mgmt(
+        "POST",
+        "/controller-settings",
+        json={"controllerId": controller_id, "oidc": {"redirectUris": ["https://in.example"]}},
+    )
     assert response.status_code == 201 and response.json()["data"]["id"] == controller_id
     effective = admin.mgmt_ok("GET", f"/controller-settings/{controller_id}/effective")
-    assert effective["effective"]["oidc"] == {"postLogoutUris": ["https://out.example"],
-                                              "redirectUris": ["https://in.example"]}
+    assert effective["effective"]["oidc"] == {
+        "postLogoutUris": ["https://out.example"],
+        "redirectUris": ["https://in.example"],
+    }
     assert effective["instance"]["oidc"] == {"redirectUris": ["https://in.example"]}
-    assert admin.mgmt_ok("GET", f"/controller-settings/{controller_id}")["oidc"] == {"redirectUris": ["https://in.example"]}
+    assert admin.mgmt_ok("GET", f"/controller-settings/{controller_id}")["oidc"] == {
+        "redirectUris": ["https://in.example"]
+    }
 
 
 def test_override_replace_patch_and_delete(admin, ziti_unique):
@@ -85,18 +94,34 @@ def test_snapshot_is_limited_to_one_a_minute(admin, ziti_clock):
     assert admin.mgmt("POST", "/database/snapshot").status_code == 200
 
 
-def test_a_snapshot_restores_into_a_controller_that_answers_the_same(admin, api, ziti_app, ziti_clock, ziti_config,
-                                                                    make_identity, ziti_unique):
+def test_a_snapshot_restores_into_a_controller_that_answers_the_same(
+    admin, api, ziti_app, ziti_clock, ziti_config, make_identity, ziti_unique
+):
     policy_id = admin.create("auth-policies", policy_body(ziti_unique("snap-policy"), max_attempts=4))
-    make_identity(ziti_unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id,
-                  roleAttributes=["blue"])
-    admin.create("external-jwt-signers", {"name": ziti_unique("snap-signer"), "issuer": "https://snap.example",
-                                          "audience": "a", "enabled": True, "jwksEndpoint": "https://snap.example/k"})
+    make_identity(
+        ziti_unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id, roleAttributes=["blue"]
+    )
+    admin.create(
+        "external-jwt-signers",
+        {
+            "name": ziti_unique("snap-signer"),
+            "issuer": "https://snap.example",
+            "audience": "a",
+            "enabled": True,
+            "jwksEndpoint": "https://snap.example/k",
+        },
+    )
     admin.create("controller-settings", {"controllerId": ziti_unique("snap-ctrl")})
     admin.mgmt_ok("POST", "/database/snapshot")
     path = ziti_app.controller.events.query("database", event_type="snapshot")[-1]["path"]
-    paths = ("/identities", "/auth-policies", "/authenticators", "/external-jwt-signers", "/controller-settings",
-             "/identity-types")
+    paths = (
+        "/identities",
+        "/auth-policies",
+        "/authenticators",
+        "/external-jwt-signers",
+        "/controller-settings",
+        "/identity-types",
+    )
     before = {p: admin.mgmt_ok("GET", p, params={"limit": 500}) for p in paths}
 
     with controller(Config(), ziti_clock, Store(path)) as (_, restored):
@@ -123,13 +148,27 @@ def plant_inconsistencies(store, unique) -> dict:
     ids = {"auth": unique("dangling-auth"), "identity": unique("orphaned-policy"), "policy": unique("ghost-signers")}
     now = "2025-06-01T12:00:00.000Z"
     base = {"created_at": now, "updated_at": now, "tags": {}}
-    store.put("authenticators", ids["auth"], {**base, "id": ids["auth"], "method": "updb", "identity_id": "ghost",
-                                              "username": ids["auth"]})
-    store.put("identities", ids["identity"], {**base, "id": ids["identity"], "name": ids["identity"],
-                                              "type_id": "Default", "auth_policy_id": "gone-policy"})
-    policy = {**base, "id": ids["policy"], "name": ids["policy"], "primary": {
-        "cert": {"allowed": True, "allow_expired_certs": True}, "ext_jwt": {"allowed": True, "allowed_signers": ["gone"]},
-        "updb": {"allowed": True}}, "secondary": {"require_totp": False, "require_ext_jwt_signer": "gone-too"}}
+    store.put(
+        "authenticators",
+        ids["auth"],
+        {**base, "id": ids["auth"], "method": "updb", "identity_id": "ghost", "username": ids["auth"]},
+    )
+    store.put(
+        "identities",
+        ids["identity"],
+        {**base, "id": ids["identity"], "name": ids["identity"], "type_id": "Default", "auth_policy_id": "gone-policy"},
+    )
+    policy = {
+        **base,
+        "id": ids["policy"],
+        "name": ids["policy"],
+        "primary": {
+            "cert": {"allowed": True, "allow_expired_certs": True},
+            "ext_jwt": {"allowed": True, "allowed_signers": ["gone"]},
+            "updb": {"allowed": True},
+        },
+        "secondary": {"require_totp": False, "require_ext_jwt_signer": "gone-too"},
+    }
     store.put("auth_policies", ids["policy"], policy)
     store.put("mfas", "ghost-mfa", {**base, "id": "ghost-mfa", "identity_id": "ghost-mfa", "is_verified": True})
     return ids
@@ -172,8 +211,16 @@ def test_check_reports_and_fix_repairs_planted_dangling_references(admin, ziti_a
 def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, ziti_app, make_identity, ziti_unique):
     ctl = ziti_app.controller
     identity_id = make_identity()
-    policy_id = admin.create("service-policies", {"name": ziti_unique("sp"), "type": "Dial", "semantic": "AnyOf",
-                                                  "identityRoles": [f"@{identity_id}"], "serviceRoles": ["#all"]})
+    policy_id = admin.create(
+        "service-policies",
+        {
+            "name": ziti_unique("sp"),
+            "type": "Dial",
+            "semantic": "AnyOf",
+            "identityRoles": [f"@{identity_id}"],
+            "serviceRoles": ["#all"],
+        },
+    )
     # A dangling @id planted behind the cascades' back, and derived links knocked out of step.
     record = ctl.store.get("service_policies", policy_id)
     ctl.store.put("service_policies", policy_id, {**record, "identity_roles": [f"@{identity_id}", "@ghost-identity"]})
@@ -210,8 +257,11 @@ def test_one_integrity_run_at_a_time_across_check_and_fix(ziti_app):
 
 def test_trace_tags_the_identity_events_until_it_ends(api, admin, ziti_app, make_identity, ziti_clock, ziti_unique):
     identity_id = make_identity(ziti_unique("traced"), password="pass-word", username="traced-user")
-    detail = admin.mgmt_ok("PUT", f"/identities/{identity_id}/trace",
-                           json={"enabled": True, "duration": "1m30s", "traceId": "trace-1", "channels": ["auth"]})
+    detail = admin.mgmt_ok(
+        "PUT",
+        f"/identities/{identity_id}/trace",
+        json={"enabled": True, "duration": "1m30s", "traceId": "trace-1", "channels": ["auth"]},
+    )
     assert detail == {"enabled": True, "traceId": "trace-1", "until": "2025-06-01T12:01:30.000Z"}
     events = ziti_app.controller.events
     api.login("traced-user", "pass-word")

@@ -1,4 +1,5 @@
 """Password login, API sessions, expiry, lockout, disable and enable."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,9 @@ from tests.api.test_conventions import assert_error
 
 def login(api, username, password, api_name="management"):
     send = api.mgmt if api_name == "management" else api.edge
-    return send("POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password})
+    return send(
+        "POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password}
+    )
 
 
 @pytest.mark.parametrize("api_name", ["management", "client"])
@@ -50,9 +53,14 @@ def test_missing_username_or_password_is_400(api, body):
     assert_error(response, 400, "COULD_NOT_VALIDATE")
 
 
-@pytest.mark.parametrize("body, field", [({"username": "abc", "password": "admin"}, "username"),
-                                         ({"username": "admin", "password": "abcd"}, "password"),
-                                         ({"username": "a" * 101, "password": "admin"}, "username")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"username": "abc", "password": "admin"}, "username"),
+        ({"username": "admin", "password": "abcd"}, "password"),
+        ({"username": "a" * 101, "password": "admin"}, "username"),
+    ],
+)
 def test_out_of_range_lengths_are_400(api, body, field):
     response = api.mgmt("POST", "/authenticate", params={"method": "password"}, json=body)
     assert_error(response, 400, "COULD_NOT_VALIDATE", field)
@@ -65,9 +73,17 @@ def test_unknown_method_is_400(api):
 
 def test_authenticate_keeps_env_and_sdk_info(api, admin, make_identity):
     identity_id = make_identity(password="secret-1", username="envuser")
-    api.mgmt("POST", "/authenticate", params={"method": "password"},
-             json={"username": "envuser", "password": "secret-1", "envInfo": {"os": "linux", "arch": "amd64"},
-                   "sdkInfo": {"type": "ziti-sdk-c", "version": "1.18.0", "appID": "x"}})
+    api.mgmt(
+        "POST",
+        "/authenticate",
+        params={"method": "password"},
+        json={
+            "username": "envuser",
+            "password": "secret-1",
+            "envInfo": {"os": "linux", "arch": "amd64"},
+            "sdkInfo": {"type": "ziti-sdk-c", "version": "1.18.0", "appID": "x"},
+        },
+    )
     data = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert data["envInfo"]["os"] == "linux" and data["sdkInfo"]["type"] == "ziti-sdk-c"
     assert data["hasApiSession"] is True
@@ -180,11 +196,20 @@ def test_change_own_password_requires_current_password(api, make_identity):
     make_identity(password="old-pass", username="changer")
     session = api.login("changer", "old-pass")
     auth_id = session.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
-    response = session.mgmt("PATCH", f"/current-identity/authenticators/{auth_id}",
-                            json={"password": "new-pass", "currentPassword": "wrong-one"})
+    response = session.mgmt(
+        "PATCH",
+        f"/current-identity/authenticators/{auth_id}",
+        json={"password": "new-pass", "currentPassword": "wrong-one"},
+    )
     assert_error(response, 401, "UNAUTHORIZED", "currentPassword")
-    assert session.mgmt("PATCH", f"/current-identity/authenticators/{auth_id}",
-                        json={"password": "new-pass", "currentPassword": "old-pass"}).status_code == 200
+    assert (
+        session.mgmt(
+            "PATCH",
+            f"/current-identity/authenticators/{auth_id}",
+            json={"password": "new-pass", "currentPassword": "old-pass"},
+        ).status_code
+        == 200
+    )
     assert login(api, "changer", "new-pass").status_code == 200
     assert login(api, "changer", "old-pass").status_code == 401
 
@@ -209,8 +234,15 @@ def policy_body(name, *, max_attempts=0, lockout=0):
         "primary": {
             "cert": {"allowed": True, "allowExpiredCerts": True},
             "extJwt": {"allowed": True, "allowedSigners": []},
-            "updb": {"allowed": True, "minPasswordLength": 5, "requireMixedCase": False, "requireNumberChar": False,
-                     "requireSpecialChar": False, "maxAttempts": max_attempts, "lockoutDurationMinutes": lockout},
+            "updb": {
+                "allowed": True,
+                "minPasswordLength": 5,
+                "requireMixedCase": False,
+                "requireNumberChar": False,
+                "requireSpecialChar": False,
+                "maxAttempts": max_attempts,
+                "lockoutDurationMinutes": lockout,
+            },
         },
         "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
     }

@@ -1,4 +1,5 @@
 """Policies: role validation exactly as the real controller, display fields, what they match."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,23 +16,39 @@ KINDS = [
 @pytest.mark.parametrize("collection, extra, field", KINDS)
 def test_role_list_rules(admin, ziti_unique, collection, extra, field):
     body = {"name": ziti_unique(), "semantic": "AllOf", **extra}
-    error = assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["#all", "#x"]}), 400, "COULD_NOT_VALIDATE", field)
+    error = assert_error(
+        admin.mgmt("POST", f"/{collection}", json={**body, field: ["#all", "#x"]}), 400, "COULD_NOT_VALIDATE", field
+    )
     assert "#all" in error["cause"]["reason"]
-    assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["plain"]}), 400, "COULD_NOT_VALIDATE", field)
-    error = assert_error(admin.mgmt("POST", f"/{collection}", json={**body, field: ["@missing"]}), 400, "COULD_NOT_VALIDATE", field)
+    assert_error(
+        admin.mgmt("POST", f"/{collection}", json={**body, field: ["plain"]}), 400, "COULD_NOT_VALIDATE", field
+    )
+    error = assert_error(
+        admin.mgmt("POST", f"/{collection}", json={**body, field: ["@missing"]}), 400, "COULD_NOT_VALIDATE", field
+    )
     assert error["cause"]["value"] == '["missing"]' and "found with the given ids" in error["cause"]["reason"]
-    assert_error(admin.mgmt("POST", f"/{collection}", json={"name": ziti_unique(), **extra}), 400, "COULD_NOT_VALIDATE", "semantic")
+    assert_error(
+        admin.mgmt("POST", f"/{collection}", json={"name": ziti_unique(), **extra}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "semantic",
+    )
 
 
 def test_unknown_edge_router_id_names_routers(admin, ziti_unique):
-    response = admin.mgmt("POST", "/edge-router-policies", json={"name": ziti_unique(), "semantic": "AnyOf", "edgeRouterRoles": ["@nope"]})
+    response = admin.mgmt(
+        "POST", "/edge-router-policies", json={"name": ziti_unique(), "semantic": "AnyOf", "edgeRouterRoles": ["@nope"]}
+    )
     assert "no routers found" in assert_error(response, 400, "COULD_NOT_VALIDATE", "edgeRouterRoles")["cause"]["reason"]
 
 
 def test_a_transit_router_is_no_edge_router_role(admin, ziti_unique):
     transit_id = admin.create("transit-routers", {"name": ziti_unique()})
-    response = admin.mgmt("POST", "/edge-router-policies", json={"name": ziti_unique(), "semantic": "AnyOf",
-                                                                  "edgeRouterRoles": [f"@{transit_id}"]})
+    response = admin.mgmt(
+        "POST",
+        "/edge-router-policies",
+        json={"name": ziti_unique(), "semantic": "AnyOf", "edgeRouterRoles": [f"@{transit_id}"]},
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "edgeRouterRoles")
 
 
@@ -39,8 +56,13 @@ def test_roles_are_sorted_and_displayed_with_names(admin, make_identity, make_se
     name = ziti_unique("named")
     identity_id = make_identity(name)
     service_id = make_service()
-    policy_id = make_policy("service-policies", type="Bind", semantic="anyof",
-                            identityRoles=["#zeta", f"@{identity_id}", "#alpha", "#alpha"], serviceRoles=[f"@{service_id}"])
+    policy_id = make_policy(
+        "service-policies",
+        type="Bind",
+        semantic="anyof",
+        identityRoles=["#zeta", f"@{identity_id}", "#alpha", "#alpha"],
+        serviceRoles=[f"@{service_id}"],
+    )
     data = admin.mgmt_ok("GET", f"/service-policies/{policy_id}")
     assert data["identityRoles"] == sorted(["#zeta", f"@{identity_id}", "#alpha"]) and data["semantic"] == "AnyOf"
     assert {"role": f"@{identity_id}", "name": f"@{name}"} in data["identityRolesDisplay"]
@@ -49,18 +71,32 @@ def test_roles_are_sorted_and_displayed_with_names(admin, make_identity, make_se
 
 
 def test_service_policy_type_is_required_and_checked(admin, ziti_unique):
-    assert_error(admin.mgmt("POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf"}), 400, "COULD_NOT_VALIDATE", "type")
-    response = admin.mgmt("POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf", "type": "Invalid"})
+    assert_error(
+        admin.mgmt("POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf"}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "type",
+    )
+    response = admin.mgmt(
+        "POST", "/service-policies", json={"name": ziti_unique(), "semantic": "AllOf", "type": "Invalid"}
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "type")
 
 
 def test_semantics_all_of_any_of_and_empty_lists(admin, make_identity, make_service, make_policy):
     both, one = make_identity(roleAttributes=["a", "b"]), make_identity(roleAttributes=["a"])
     service_id = make_service()
-    all_of = make_policy("service-policies", type="Dial", semantic="AllOf", identityRoles=["#a", "#b"], serviceRoles=[f"@{service_id}"])
-    any_of = make_policy("service-policies", type="Dial", semantic="AnyOf", identityRoles=["#a", "#b"], serviceRoles=[f"@{service_id}"])
+    all_of = make_policy(
+        "service-policies", type="Dial", semantic="AllOf", identityRoles=["#a", "#b"], serviceRoles=[f"@{service_id}"]
+    )
+    any_of = make_policy(
+        "service-policies", type="Dial", semantic="AnyOf", identityRoles=["#a", "#b"], serviceRoles=[f"@{service_id}"]
+    )
     empty = make_policy("service-policies", type="Dial", identityRoles=[], serviceRoles=["#all"])
-    members = lambda pid: {i["id"] for i in admin.mgmt_ok("GET", f"/service-policies/{pid}/identities", params={"limit": -1})}  # noqa: E731
+
+    def members(pid):
+        return {i["id"] for i in admin.mgmt_ok("GET", f"/service-policies/{pid}/identities", params={"limit": -1})}
+
     assert both in members(all_of) and one not in members(all_of)
     assert {both, one} <= members(any_of)
     assert members(empty) == set()
@@ -69,18 +105,32 @@ def test_semantics_all_of_any_of_and_empty_lists(admin, make_identity, make_serv
 def test_id_roles_ignore_the_semantic_and_all_matches_everyone(admin, make_identity, make_edge_router, make_policy):
     named = make_identity(roleAttributes=["x"])
     router_id = make_edge_router()
-    policy_id = make_policy("edge-router-policies", semantic="AllOf", identityRoles=[f"@{named}", "#nobody-has-this"],
-                            edgeRouterRoles=["#all"])
+    policy_id = make_policy(
+        "edge-router-policies",
+        semantic="AllOf",
+        identityRoles=[f"@{named}", "#nobody-has-this"],
+        edgeRouterRoles=["#all"],
+    )
     assert [i["id"] for i in admin.mgmt_ok("GET", f"/edge-router-policies/{policy_id}/identities")] == [named]
-    assert router_id in {r["id"] for r in admin.mgmt_ok("GET", f"/edge-router-policies/{policy_id}/edge-routers", params={"limit": -1})}
+    assert router_id in {
+        r["id"] for r in admin.mgmt_ok("GET", f"/edge-router-policies/{policy_id}/edge-routers", params={"limit": -1})
+    }
     assert [p["id"] for p in admin.mgmt_ok("GET", f"/identities/{named}/edge-router-policies")] == [policy_id]
-    assert policy_id in {p["id"] for p in admin.mgmt_ok("GET", f"/edge-routers/{router_id}/edge-router-policies", params={"limit": -1})}
+    assert policy_id in {
+        p["id"] for p in admin.mgmt_ok("GET", f"/edge-routers/{router_id}/edge-router-policies", params={"limit": -1})
+    }
 
 
-def test_policy_listings_of_services_and_posture_checks(admin, make_service, make_edge_router, make_policy, ziti_unique):
+def test_policy_listings_of_services_and_posture_checks(
+    admin, make_service, make_edge_router, make_policy, ziti_unique
+):
     service_id = make_service(attrs=["api"])
-    check_id = admin.create("posture-checks", {"name": ziti_unique(), "typeId": "DOMAIN", "domains": ["corp"], "roleAttributes": ["corp"]})
-    sp = make_policy("service-policies", type="Dial", identityRoles=[], serviceRoles=["#api"], postureCheckRoles=["#corp"])
+    check_id = admin.create(
+        "posture-checks", {"name": ziti_unique(), "typeId": "DOMAIN", "domains": ["corp"], "roleAttributes": ["corp"]}
+    )
+    sp = make_policy(
+        "service-policies", type="Dial", identityRoles=[], serviceRoles=["#api"], postureCheckRoles=["#corp"]
+    )
     assert [s["id"] for s in admin.mgmt_ok("GET", f"/service-policies/{sp}/services")] == [service_id]
     assert [c["id"] for c in admin.mgmt_ok("GET", f"/service-policies/{sp}/posture-checks")] == [check_id]
     router_id = make_edge_router(attrs=["r"])
@@ -92,13 +142,22 @@ def test_policy_listings_of_services_and_posture_checks(admin, make_service, mak
 
 
 def test_put_replaces_roles_and_patch_keeps_the_rest(admin, make_policy):
-    policy_id = make_policy("service-edge-router-policies", serviceRoles=["#a"], edgeRouterRoles=["#b"], tags={"k": "v"})
-    admin.mgmt_ok("PATCH", f"/service-edge-router-policies/{policy_id}", json={"serviceRoles": ["#c"], "edgeRouterRoles": None})
+    policy_id = make_policy(
+        "service-edge-router-policies", serviceRoles=["#a"], edgeRouterRoles=["#b"], tags={"k": "v"}
+    )
+    admin.mgmt_ok(
+        "PATCH", f"/service-edge-router-policies/{policy_id}", json={"serviceRoles": ["#c"], "edgeRouterRoles": None}
+    )
     data = admin.mgmt_ok("GET", f"/service-edge-router-policies/{policy_id}")
     assert data["serviceRoles"] == ["#c"] and data["edgeRouterRoles"] == ["#b"] and data["tags"] == {"k": "v"}
     admin.mgmt_ok("PUT", f"/service-edge-router-policies/{policy_id}", json={"name": data["name"], "semantic": "AllOf"})
     data = admin.mgmt_ok("GET", f"/service-edge-router-policies/{policy_id}")
-    assert data["serviceRoles"] == [] and data["edgeRouterRoles"] == [] and data["semantic"] == "AllOf" and data["tags"] == {}
+    assert (
+        data["serviceRoles"] == []
+        and data["edgeRouterRoles"] == []
+        and data["semantic"] == "AllOf"
+        and data["tags"] == {}
+    )
 
 
 def test_filters_on_policy_fields(admin, make_policy, make_identity, ziti_unique):
@@ -106,11 +165,19 @@ def test_filters_on_policy_fields(admin, make_policy, make_identity, ziti_unique
     identity_id = make_identity()
     dial = make_policy("service-policies", name=prefix + "-d", type="Dial", identityRoles=[f"@{identity_id}"])
     bind = make_policy("service-policies", name=prefix + "-b", type="Bind", identityRoles=["#all"])
-    by_type = admin.mgmt_ok("GET", "/service-policies", params={"filter": f'name contains "{prefix}" and type = "Dial"'})
+    by_type = admin.mgmt_ok(
+        "GET", "/service-policies", params={"filter": f'name contains "{prefix}" and type = "Dial"'}
+    )
     assert [p["id"] for p in by_type] == [dial]
-    by_member = admin.mgmt_ok("GET", "/service-policies", params={"filter": f'name contains "{prefix}" and anyOf(identities) = "{identity_id}"'})
+    by_member = admin.mgmt_ok(
+        "GET",
+        "/service-policies",
+        params={"filter": f'name contains "{prefix}" and anyOf(identities) = "{identity_id}"'},
+    )
     assert {p["id"] for p in by_member} == {dial, bind}
-    by_role = admin.mgmt_ok("GET", "/service-policies", params={"filter": f'name contains "{prefix}" and anyOf(identityRoles) = "#all"'})
+    by_role = admin.mgmt_ok(
+        "GET", "/service-policies", params={"filter": f'name contains "{prefix}" and anyOf(identityRoles) = "#all"'}
+    )
     assert len(by_role) == 1 and by_role[0]["type"] == "Bind"
 
 

@@ -4,6 +4,7 @@ In the spirit of moto's implementation coverage: the controller's route table,
 its mounted routes and the harness client are checked against a table of the
 real operations, not against each other.
 """
+
 from __future__ import annotations
 
 from controller.api import ops_simulation
@@ -20,8 +21,11 @@ def keyed(rows) -> dict[tuple[str, str, str], dict]:
 
 
 def served(routes) -> dict[tuple[str, str, str], dict]:
-    return {(api, op.method, op.path): {"operationId": op.op_id, "auth": LEVELS[op.auth]}
-            for op in routes for api in op.apis}
+    return {
+        (api, op.method, op.path): {"operationId": op.op_id, "auth": LEVELS[op.auth]}
+        for op in routes
+        for api in op.apis
+    }
 
 
 def test_the_reference_table_covers_both_real_apis():
@@ -50,21 +54,28 @@ def test_operation_ids_are_the_real_ones():
 
 def test_management_authorization_is_the_real_controllers():
     routes = served(build_route_table(extra_modules=[ops_simulation]))
-    wrong = {key: (routes[key]["auth"], row["auth"]) for key, row in keyed(REFERENCE + EXTRAS).items()
-             if key[0] == "management" and routes[key]["auth"] != row["auth"]}
+    wrong = {
+        key: (routes[key]["auth"], row["auth"])
+        for key, row in keyed(REFERENCE + EXTRAS).items()
+        if key[0] == "management" and routes[key]["auth"] != row["auth"]
+    }
     assert not wrong, "served vs real: " + repr(wrong)
 
 
 def test_client_api_public_operations_are_the_real_ones():
     routes = served(build_route_table())
-    wrong = [key for key, row in keyed(REFERENCE).items()
-             if key[0] == "client" and (routes[key]["auth"] == "public") != (row["auth"] == "public")]
+    wrong = [
+        key
+        for key, row in keyed(REFERENCE).items()
+        if key[0] == "client" and (routes[key]["auth"] == "public") != (row["auth"] == "public")
+    ]
     assert not wrong
 
 
 def test_the_harness_client_has_a_method_for_exactly_these_operations():
-    harness = {(api, method, path): op_id for api, ops in OPERATIONS.items()
-               for op_id, (method, path, _, _) in ops.items()}
+    harness = {
+        (api, method, path): op_id for api, ops in OPERATIONS.items() for op_id, (method, path, _, _) in ops.items()
+    }
     assert set(harness) == set(keyed(REFERENCE)) | set(keyed(EXTRAS))
     for key, row in keyed(REFERENCE + EXTRAS).items():
         if row["operationId"] is not None:

@@ -1,4 +1,5 @@
 """Revocations: JTI entries are recorded; IDENTITY and API_SESSION end API sessions at once."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
@@ -30,7 +31,11 @@ def test_jti_revocation_is_recorded_and_listed(admin):
 
 
 def test_bad_revocations_are_refused(admin):
-    assert_error(admin.mgmt("POST", "/revocations", json={"id": "x", "type": "EVERYTHING"}), 400, "COULD_NOT_VALIDATE", "type")
+    assert_error(
+        admin.mgmt("POST", "/revocations", json={"id": "x", "type": "EVERYTHING"}), 400, "COULD_NOT_VALIDATE", "type"
+    )
     assert_error(admin.mgmt("POST", "/revocations", json={"id": "missing", "type": "IDENTITY"}), 404, "NOT_FOUND")
     admin.mgmt_ok("POST", "/revocations", json={"id": "twice", "type": "JTI"})
-    assert_error(admin.mgmt("POST", "/revocations", json={"id": "twice", "type": "JTI"}), 400, "COULD_NOT_VALIDATE", "id")
+    assert_error(
+        admin.mgmt("POST", "/revocations", json={"id": "twice", "type": "JTI"}), 400, "COULD_NOT_VALIDATE", "id"
+    )

@@ -1,4 +1,5 @@
 """The route table, the mounted Falcon routes and the OpenAPI documents stay in step."""
+
 from __future__ import annotations
 
 import falcon.inspect
@@ -17,11 +18,17 @@ def mounted(app) -> dict[str, set[str]]:
 
 #: served beside the two APIs: the OIDC provider (documented extras, not operations of either API)
 OIDC_ROUTES = {
-    "/oidc/.well-known/openid-configuration": {"GET"}, "/.well-known/openid-configuration": {"GET"},
-    "/oidc/keys": {"GET"}, "/oidc/authorize": {"GET", "POST"}, "/oidc/authorize/callback": {"GET"},
+    "/oidc/.well-known/openid-configuration": {"GET"},
+    "/.well-known/openid-configuration": {"GET"},
+    "/oidc/keys": {"GET"},
+    "/oidc/authorize": {"GET", "POST"},
+    "/oidc/authorize/callback": {"GET"},
     **{f"/oidc/login/{page}": {"GET", "POST"} for page in ("password", "username", "cert", "ext-jwt")},
-    "/oidc/login/totp": {"POST"}, "/oidc/login/totp/enroll": {"POST", "DELETE"},
-    "/oidc/login/totp/enroll/verify": {"POST"}, "/oidc/login/auth-queries": {"GET"}, "/oidc/oauth/token": {"POST"},
+    "/oidc/login/totp": {"POST"},
+    "/oidc/login/totp/enroll": {"POST", "DELETE"},
+    "/oidc/login/totp/enroll/verify": {"POST"},
+    "/oidc/login/auth-queries": {"GET"},
+    "/oidc/oauth/token": {"POST"},
 }
 
 
@@ -46,7 +53,11 @@ def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
     assert response.status_code == 200
     doc = response.json()
     assert doc["swagger"] == "2.0" and doc["basePath"] == PREFIXES[api_name]
-    documented = {(path, method.upper()): body["operationId"] for path, ops in doc["paths"].items() for method, body in ops.items()}
+    documented = {
+        (path, method.upper()): body["operationId"]
+        for path, ops in doc["paths"].items()
+        for method, body in ops.items()
+    }
     table = {(op.path, op.method): op.op_id for op in ziti_app.controller.routes.for_api(api_name)}
     assert documented == table
 

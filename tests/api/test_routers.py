@@ -1,4 +1,5 @@
 """Routers, edge routers and transit routers: views, name space, tunneler identity, enrollment."""
+
 from __future__ import annotations
 
 import jwt
@@ -41,7 +42,12 @@ def test_routers_share_one_name_space_and_listing(admin, make_edge_router, ziti_
 
 
 def test_cost_is_bounded_and_appdata_is_flat(admin, ziti_unique):
-    assert_error(admin.mgmt("POST", "/edge-routers", json={"name": ziti_unique(), "cost": 70000}), 400, "COULD_NOT_VALIDATE", "cost")
+    assert_error(
+        admin.mgmt("POST", "/edge-routers", json={"name": ziti_unique(), "cost": 70000}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "cost",
+    )
     response = admin.mgmt("POST", "/edge-routers", json={"name": ziti_unique(), "appData": {"nested": {"x": 1}}})
     assert response.status_code == 400
 
@@ -60,16 +66,24 @@ def test_tunneler_flag_creates_router_identity_and_system_policy(admin, make_edg
 
 def test_system_policy_and_router_identity_are_protected(admin, make_edge_router):
     router_id = make_edge_router(isTunnelerEnabled=True)
-    assert_error(admin.mgmt("PATCH", f"/edge-router-policies/{router_id}", json={"name": "x"}), 400, "ENTITY_CAN_NOT_BE_UPDATED")
+    assert_error(
+        admin.mgmt("PATCH", f"/edge-router-policies/{router_id}", json={"name": "x"}), 400, "ENTITY_CAN_NOT_BE_UPDATED"
+    )
     assert_error(admin.mgmt("DELETE", f"/edge-router-policies/{router_id}"), 400, "ENTITY_CAN_NOT_BE_DELETED")
     assert_error(admin.mgmt("DELETE", f"/identities/{router_id}"), 400, "ENTITY_CAN_NOT_BE_DELETED")
-    assert_error(admin.mgmt("PATCH", f"/identities/{router_id}", json={"name": "other"}), 400, "COULD_NOT_VALIDATE", "name")
-    assert_error(admin.mgmt("PATCH", f"/identities/{router_id}", json={"type": "User"}), 400, "COULD_NOT_VALIDATE", "typeId")
+    assert_error(
+        admin.mgmt("PATCH", f"/identities/{router_id}", json={"name": "other"}), 400, "COULD_NOT_VALIDATE", "name"
+    )
+    assert_error(
+        admin.mgmt("PATCH", f"/identities/{router_id}", json={"type": "User"}), 400, "COULD_NOT_VALIDATE", "typeId"
+    )
     admin.mgmt_ok("PATCH", f"/identities/{router_id}", json={"roleAttributes": ["tunnelers"]})
     assert admin.mgmt_ok("GET", f"/identities/{router_id}")["roleAttributes"] == ["tunnelers"]
 
 
-def test_renaming_the_router_renames_its_identity_and_clearing_the_flag_removes_both(admin, make_edge_router, ziti_unique):
+def test_renaming_the_router_renames_its_identity_and_clearing_the_flag_removes_both(
+    admin, make_edge_router, ziti_unique
+):
     router_id = make_edge_router(isTunnelerEnabled=True)
     new_name = ziti_unique("renamed")
     admin.mgmt_ok("PATCH", f"/edge-routers/{router_id}", json={"name": new_name})
@@ -81,13 +95,19 @@ def test_renaming_the_router_renames_its_identity_and_clearing_the_flag_removes_
     assert admin.mgmt_ok("GET", f"/identities/{router_id}")["typeId"] == "Router"
 
 
-def test_deleting_an_edge_router_removes_identity_policy_enrollment_and_references(admin, make_edge_router, make_policy):
+def test_deleting_an_edge_router_removes_identity_policy_enrollment_and_references(
+    admin, make_edge_router, make_policy
+):
     router_id = make_edge_router(isTunnelerEnabled=True)
     enrollment_id = admin.mgmt_ok("GET", "/enrollments", params={"filter": f'edgeRouterId = "{router_id}"'})[0]["id"]
     policy_id = make_policy("edge-router-policies", identityRoles=["#all"], edgeRouterRoles=[f"@{router_id}", "#x"])
     admin.mgmt_ok("DELETE", f"/edge-routers/{router_id}")
-    for path in (f"/edge-routers/{router_id}", f"/identities/{router_id}", f"/edge-router-policies/{router_id}",
-                 f"/enrollments/{enrollment_id}"):
+    for path in (
+        f"/edge-routers/{router_id}",
+        f"/identities/{router_id}",
+        f"/edge-router-policies/{router_id}",
+        f"/enrollments/{enrollment_id}",
+    ):
         assert admin.mgmt("GET", path).status_code == 404, path
     assert admin.mgmt_ok("GET", f"/edge-router-policies/{policy_id}")["edgeRouterRoles"] == ["#x"]
 
@@ -96,8 +116,12 @@ def test_edge_router_enrolls_through_its_jwt_and_re_enrolls(admin, make_edge_rou
     router_id = make_edge_router()
     token = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")["enrollmentToken"]
     client_csr, _, server_csr = csrs(router_id)
-    response = make_cert_api().request("POST", CLIENT + "/enroll", params={"method": "erott", "token": token},
-                                       json={"certCsr": client_csr, "serverCertCsr": server_csr})
+    response = make_cert_api().request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "erott", "token": token},
+        json={"certCsr": client_csr, "serverCertCsr": server_csr},
+    )
     assert ok(response)["cert"]
     data = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")
     assert data["isVerified"] is True and data["fingerprint"] and data["certPem"]
@@ -117,8 +141,9 @@ def test_role_filter_and_attributes_of_edge_routers(admin, make_edge_router, zit
     assert {"red", "blue"} <= set(admin.mgmt_ok("GET", "/edge-router-role-attributes"))
 
 
-def test_current_identity_edge_routers_lists_verified_routers_by_policy(admin, make_client, make_edge_router, make_policy,
-                                                                       ziti_app):
+def test_current_identity_edge_routers_lists_verified_routers_by_policy(
+    admin, make_client, make_edge_router, make_policy, ziti_app
+):
     identity_id, client = make_client(attrs=["field"])
     reachable, hidden = make_edge_router(attrs=["edge"]), make_edge_router(attrs=["edge"])
     make_policy("edge-router-policies", identityRoles=["#field"], edgeRouterRoles=[f"@{reachable}"])
@@ -136,14 +161,28 @@ def test_enrolled_edge_router_extends_with_its_current_certificate(admin, make_e
     router_id = make_edge_router()
     token = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")["enrollmentToken"]
     client_csr, client_key, server_csr = csrs(router_id)
-    enrolled = ok(make_cert_api().request("POST", CLIENT + "/enroll", params={"method": "erott", "token": token},
-                                          json={"certCsr": client_csr, "serverCertCsr": server_csr}))
+    enrolled = ok(
+        make_cert_api().request(
+            "POST",
+            CLIENT + "/enroll",
+            params={"method": "erott", "token": token},
+            json={"certCsr": client_csr, "serverCertCsr": server_csr},
+        )
+    )
     chain = x509.load_pem_x509_certificates(enrolled["cert"].encode())
     current = hp.CertKey(chain[0], client_key, chain[1:])
     new_client, _, new_server = csrs(router_id)
-    extended = ok(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router",
-                                                 json={"certCsr": new_client, "serverCertCsr": new_server}))
+    extended = ok(
+        make_cert_api(current).request(
+            "POST", CLIENT + "/enroll/extend/router", json={"certCsr": new_client, "serverCertCsr": new_server}
+        )
+    )
     new_leaf = x509.load_pem_x509_certificates(extended["cert"].encode())[0]
     assert admin.mgmt_ok("GET", f"/edge-routers/{router_id}")["fingerprint"] == hp.sha1_fingerprint(new_leaf)
-    assert_error(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router",
-                                                json={"certCsr": new_client, "serverCertCsr": new_server}), 401, "UNAUTHORIZED")
+    assert_error(
+        make_cert_api(current).request(
+            "POST", CLIENT + "/enroll/extend/router", json={"certCsr": new_client, "serverCertCsr": new_server}
+        ),
+        401,
+        "UNAUTHORIZED",
+    )

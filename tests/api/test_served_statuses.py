@@ -1,4 +1,5 @@
 """The served OpenAPI documents list every status an operation answers with."""
+
 from __future__ import annotations
 
 import re

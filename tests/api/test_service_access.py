@@ -1,4 +1,5 @@
 """The client's services: visibility, permissions, configs, overrides, service updates, routers."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
@@ -41,8 +42,10 @@ def test_posture_queries_without_any_posture_check_are_dummies(make_client, make
     service_id = make_service()
     grant(make_policy, identity_id, service_id, "Dial", "Bind")
     queries = client.edge_ok("GET", f"/services/{service_id}")["postureQueries"]
-    assert sorted(q["policyId"] for q in queries) == ["dummy bind policy: no posture checks defined",
-                                                      "dummy dial policy: no posture checks defined"]
+    assert sorted(q["policyId"] for q in queries) == [
+        "dummy bind policy: no posture checks defined",
+        "dummy dial policy: no posture checks defined",
+    ]
     assert all(q["isPassing"] and q["postureQueries"] == [] for q in queries)
 
 
@@ -69,36 +72,61 @@ def test_config_types_fall_back_to_the_login_list(admin, ziti_unique, make_clien
 
 
 def test_identity_overrides_win_and_are_listed(admin, ziti_unique, make_client, make_service, make_policy):
-    base, override = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT), config(admin, ziti_unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]})
+    base, override = (
+        config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT),
+        config(admin, ziti_unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]}),
+    )
     identity_id, client = make_client(config_types=["all"])
     service_id = make_service(configs=[base])
     grant(make_policy, identity_id, service_id, "Dial")
-    admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": override}])
+    admin.mgmt_ok(
+        "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": override}]
+    )
     assert client.edge_ok("GET", "/services")[0]["config"]["intercept.v1"]["addresses"] == ["x.ziti"]
     listed = admin.mgmt("GET", f"/identities/{identity_id}/service-configs").json()
     assert [(e["serviceId"], e["configId"], e["service"]["id"], e["config"]["id"]) for e in listed["data"]] == [
-        (service_id, override, service_id, override)]
+        (service_id, override, service_id, override)
+    ]
     assert listed["meta"]["pagination"] == {"limit": 1, "offset": 0, "totalCount": 1}
-    admin.mgmt_ok("DELETE", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": base}])
+    admin.mgmt_ok(
+        "DELETE", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": base}]
+    )
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs") == []
     assert client.edge_ok("GET", "/services")[0]["config"]["intercept.v1"] == INTERCEPT
 
 
-def test_override_of_the_same_type_replaces_and_router_types_are_refused(admin, ziti_unique, make_identity, make_service):
+def test_override_of_the_same_type_replaces_and_router_types_are_refused(
+    admin, ziti_unique, make_identity, make_service
+):
     identity_id, service_id = make_identity(), make_service()
-    first, second = config(admin, ziti_unique, "NH5p4FpGR", HOST), config(admin, ziti_unique, "NH5p4FpGR", {**HOST, "port": 9})
+    first, second = (
+        config(admin, ziti_unique, "NH5p4FpGR", HOST),
+        config(admin, ziti_unique, "NH5p4FpGR", {**HOST, "port": 9}),
+    )
     for config_id in (first, second):
-        admin.mgmt_ok("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": config_id}])
+        admin.mgmt_ok(
+            "POST",
+            f"/identities/{identity_id}/service-configs",
+            json=[{"serviceId": service_id, "configId": config_id}],
+        )
     assert [e["configId"] for e in admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs")] == [second]
     router_config = config(admin, ziti_unique, "router.link.v1", {})
-    response = admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": router_config}])
+    response = admin.mgmt(
+        "POST",
+        f"/identities/{identity_id}/service-configs",
+        json=[{"serviceId": service_id, "configId": router_config}],
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE")
-    response = admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": "nope", "configId": first}])
+    response = admin.mgmt(
+        "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": "nope", "configId": first}]
+    )
     assert_error(response, 404, "NOT_FOUND")
     assert_error(admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json={}), 400, "COULD_NOT_VALIDATE")
 
 
-def test_service_updates_move_with_policy_service_and_config_changes(admin, ziti_unique, ziti_clock, make_client, make_service, make_policy):
+def test_service_updates_move_with_policy_service_and_config_changes(
+    admin, ziti_unique, ziti_clock, make_client, make_service, make_policy
+):
     intercept = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client(attrs=["watcher"])
     service_id = make_service(configs=[intercept])
@@ -118,7 +146,9 @@ def test_service_updates_move_with_policy_service_and_config_changes(admin, ziti
     assert marks == sorted(set(marks)) and len(marks) == 6
 
 
-def test_service_edge_routers_and_the_session_token_rule(admin, make_client, make_service, make_edge_router, make_policy):
+def test_service_edge_routers_and_the_session_token_rule(
+    admin, make_client, make_service, make_edge_router, make_policy
+):
     identity_id, client = make_client(attrs=["c"])
     service_id = make_service(attrs=["s"])
     shared, only_mine = make_edge_router(attrs=["shared"]), make_edge_router(attrs=["mine"])
@@ -128,7 +158,12 @@ def test_service_edge_routers_and_the_session_token_rule(admin, make_client, mak
     data = client.edge_ok("GET", f"/services/{service_id}/edge-routers")
     assert [r["id"] for r in data["edgeRouters"]] == [shared] and only_mine
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    assert client.edge("GET", f"/services/{service_id}/edge-routers", headers={"session-token": session["token"]}).status_code == 200
+    assert (
+        client.edge(
+            "GET", f"/services/{service_id}/edge-routers", headers={"session-token": session["token"]}
+        ).status_code
+        == 200
+    )
     bad = client.edge("GET", f"/services/{service_id}/edge-routers", headers={"session-token": "forged"})
     assert_error(bad, 401, "UNAUTHORIZED")
     _, other = make_client()
@@ -138,7 +173,9 @@ def test_service_edge_routers_and_the_session_token_rule(admin, make_client, mak
 def test_client_service_terminators(admin, make_client, make_service, make_edge_router, make_policy):
     identity_id, client = make_client()
     service_id, router_id = make_service(), make_edge_router()
-    terminator_id = admin.create("terminators", {"service": service_id, "router": router_id, "address": "a", "binding": "b"})
+    terminator_id = admin.create(
+        "terminators", {"service": service_id, "router": router_id, "address": "a", "binding": "b"}
+    )
     assert_error(client.edge("GET", f"/services/{service_id}/terminators"), 404, "NOT_FOUND")
     grant(make_policy, identity_id, service_id, "Bind")
     assert [t["id"] for t in client.edge_ok("GET", f"/services/{service_id}/terminators")] == [terminator_id]

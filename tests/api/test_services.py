@@ -1,4 +1,5 @@
 """Services (management): fields, config rules, roleFilter, related listings, terminators."""
+
 from __future__ import annotations
 
 from tests.api.test_conventions import assert_error
@@ -13,8 +14,14 @@ def proxy_config(admin, unique, config_type="proxy.v1", data=PROXY):
 def test_create_and_read_every_field(admin, ziti_unique, make_service):
     config_id = proxy_config(admin, ziti_unique)
     name = ziti_unique("svc")
-    service_id = make_service(name, attrs=["web"], configs=[config_id], maxIdleTimeMillis=5000,
-                              terminatorStrategy="weighted", tags={"env": "prod"})
+    service_id = make_service(
+        name,
+        attrs=["web"],
+        configs=[config_id],
+        maxIdleTimeMillis=5000,
+        terminatorStrategy="weighted",
+        tags={"env": "prod"},
+    )
     data = admin.mgmt_ok("GET", f"/services/{service_id}")
     assert data["name"] == name and data["roleAttributes"] == ["web"] and data["configs"] == [config_id]
     assert data["encryptionRequired"] is True and data["maxIdleTimeMillis"] == 5000
@@ -33,26 +40,36 @@ def test_defaults_and_encryption_required_is_fixed_at_create(admin, ziti_unique)
 
 
 def test_create_requires_name_and_encryption_required(admin, ziti_unique):
-    assert_error(admin.mgmt("POST", "/services", json={"name": ziti_unique()}), 400, "COULD_NOT_VALIDATE", "encryptionRequired")
+    assert_error(
+        admin.mgmt("POST", "/services", json={"name": ziti_unique()}), 400, "COULD_NOT_VALIDATE", "encryptionRequired"
+    )
     assert_error(admin.mgmt("POST", "/services", json={"encryptionRequired": True}), 400, "COULD_NOT_VALIDATE", "name")
 
 
 def test_unknown_terminator_strategy_is_rejected(admin, ziti_unique):
-    response = admin.mgmt("POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "terminatorStrategy": "nope"})
+    response = admin.mgmt(
+        "POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "terminatorStrategy": "nope"}
+    )
     assert_error(response, 400, "COULD_NOT_VALIDATE", "terminatorStrategy")
 
 
 def test_config_rules_one_per_type_service_target_known_id(admin, ziti_unique):
     first, second = proxy_config(admin, ziti_unique), proxy_config(admin, ziti_unique)
     body = {"name": ziti_unique(), "encryptionRequired": True}
-    assert_error(admin.mgmt("POST", "/services", json={**body, "configs": [first, second]}), 400, "COULD_NOT_VALIDATE", "configs")
+    assert_error(
+        admin.mgmt("POST", "/services", json={**body, "configs": [first, second]}), 400, "COULD_NOT_VALIDATE", "configs"
+    )
     router_config = admin.create("configs", {"name": ziti_unique(), "configTypeId": "router.link.v1", "data": {}})
-    assert_error(admin.mgmt("POST", "/services", json={**body, "configs": [router_config]}), 400, "COULD_NOT_VALIDATE", "configs")
+    assert_error(
+        admin.mgmt("POST", "/services", json={**body, "configs": [router_config]}), 400, "COULD_NOT_VALIDATE", "configs"
+    )
     assert_error(admin.mgmt("POST", "/services", json={**body, "configs": ["missing"]}), 404, "NOT_FOUND")
 
 
 def test_role_attributes_are_validated_and_listed(admin, ziti_unique, make_service):
-    bad = admin.mgmt("POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "roleAttributes": ["@x"]})
+    bad = admin.mgmt(
+        "POST", "/services", json={"name": ziti_unique(), "encryptionRequired": True, "roleAttributes": ["@x"]}
+    )
     assert_error(bad, 400, "COULD_NOT_VALIDATE", "roleAttributes")
     attr = ziti_unique("attr")
     make_service(attrs=[attr, "shared"])
@@ -88,7 +105,9 @@ def test_service_policies_and_identities_of_a_service(admin, make_identity, make
     assert [p["id"] for p in admin.mgmt_ok("GET", f"/identities/{dialer}/service-policies")] == [dial]
 
 
-def test_edge_routers_of_a_service_follow_service_edge_router_policies(admin, make_service, make_edge_router, make_policy):
+def test_edge_routers_of_a_service_follow_service_edge_router_policies(
+    admin, make_service, make_edge_router, make_policy
+):
     service_id = make_service(attrs=["web"])
     public = make_edge_router(attrs=["public"])
     make_edge_router(attrs=["private"])
@@ -113,12 +132,16 @@ def test_terminators_need_service_and_router_and_go_with_them(admin, make_servic
     assert data["serviceId"] == service_id and data["service"]["id"] == service_id and data["routerId"] == router_id
     assert data["cost"] == 0 and data["precedence"] == "default" and data["dynamicCost"] == 0
     assert [t["id"] for t in admin.mgmt_ok("GET", f"/services/{service_id}/terminators")] == [terminator_id]
-    assert admin.mgmt_ok("GET", "/terminators", params={"filter": f'service = "{service_id}"'})[0]["id"] == terminator_id
+    assert (
+        admin.mgmt_ok("GET", "/terminators", params={"filter": f'service = "{service_id}"'})[0]["id"] == terminator_id
+    )
     service_name = admin.mgmt_ok("GET", f"/services/{service_id}")["name"]
     by_name = admin.mgmt_ok("GET", "/terminators", params={"filter": f'service.name = "{service_name}"'})
     assert [t["id"] for t in by_name] == [terminator_id]
     assert_error(admin.mgmt("POST", "/terminators", json={**body, "service": "missing"}), 404, "NOT_FOUND")
-    assert_error(admin.mgmt("POST", "/terminators", json={**body, "precedence": "top"}), 400, "COULD_NOT_VALIDATE", "precedence")
+    assert_error(
+        admin.mgmt("POST", "/terminators", json={**body, "precedence": "top"}), 400, "COULD_NOT_VALIDATE", "precedence"
+    )
     admin.mgmt_ok("DELETE", f"/services/{service_id}")
     assert admin.mgmt("GET", f"/terminators/{terminator_id}").status_code == 404
     second = admin.create("terminators", {**body, "service": make_service()})

@@ -1,4 +1,5 @@
 """Sessions: the real checks in the real order, reuse, visibility and automatic deletion."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,7 +15,9 @@ def reachable(make_client, make_service, make_edge_router, make_policy):
         identity_id, client = make_client(attrs=list(attrs))
         service_id, router_id = make_service(), make_edge_router()
         for ptype in types:
-            make_policy("service-policies", type=ptype, identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"])
+            make_policy(
+                "service-policies", type=ptype, identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{service_id}"]
+            )
         make_policy("edge-router-policies", identityRoles=[f"@{identity_id}"], edgeRouterRoles=[f"@{router_id}"])
         make_policy("service-edge-router-policies", serviceRoles=[f"@{service_id}"], edgeRouterRoles=[f"@{router_id}"])
         return identity_id, client, service_id, router_id
@@ -44,13 +47,22 @@ def test_a_repeat_returns_the_same_session(reachable):
 
 def test_checks_come_in_the_real_order(reachable, make_service, make_policy, make_client):
     identity_id, client, service_id, _ = reachable()
-    assert_error(client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Invalid"}), 400, "COULD_NOT_VALIDATE", "type")
+    assert_error(
+        client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Invalid"}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "type",
+    )
     assert_error(client.edge("POST", "/sessions", json={"serviceId": "missing"}), 404, "NOT_FOUND")
     assert_error(client.edge("POST", "/sessions", json={}), 404, "NOT_FOUND")
     invisible = make_service()
     assert_error(client.edge("POST", "/sessions", json={"serviceId": invisible}), 404, "NOT_FOUND")
-    error = assert_error(client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Bind"}),
-                         400, "COULD_NOT_VALIDATE", "ServiceId")
+    error = assert_error(
+        client.edge("POST", "/sessions", json={"serviceId": service_id, "type": "Bind"}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "ServiceId",
+    )
     assert error["cause"]["reason"] == "service not found"
     no_router = make_service()
     make_policy("service-policies", type="Dial", identityRoles=[f"@{identity_id}"], serviceRoles=[f"@{no_router}"])

@@ -1,4 +1,5 @@
 """Wire details the official documents require: permissions, omitted keys, required fields."""
+
 from __future__ import annotations
 
 from harness import pki as hp
@@ -24,8 +25,11 @@ def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_i
 
 
 def test_unknown_permission_is_a_field_error(admin, ziti_unique):
-    response = admin.mgmt("POST", "/identities", json={"name": ziti_unique(), "type": "User", "isAdmin": False,
-                                                      "permissions": ["everything"]})
+    response = admin.mgmt(
+        "POST",
+        "/identities",
+        json={"name": ziti_unique(), "type": "User", "isAdmin": False, "permissions": ["everything"]},
+    )
     assert response.status_code == 400 and response.json()["error"]["cause"]["field"].startswith("permissions")
 
 
@@ -38,15 +42,25 @@ def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, m
     router_id = make_edge_router()
     (router_enrollment,) = admin.mgmt_ok("GET", "/enrollments", params={"filter": f'edgeRouterId = "{router_id}"'})
     assert not {"identity", "identityId", "username"} & set(router_enrollment)
-    updb_id = admin.create("enrollments", {"method": "updb", "identityId": make_identity(ziti_unique("enr")),
-                                           "username": ziti_unique("updbuser"), "expiresAt": LATER})
+    updb_id = admin.create(
+        "enrollments",
+        {
+            "method": "updb",
+            "identityId": make_identity(ziti_unique("enr")),
+            "username": ziti_unique("updbuser"),
+            "expiresAt": LATER,
+        },
+    )
     assert admin.mgmt_ok("GET", f"/enrollments/{updb_id}")["username"].startswith("updbuser")
 
 
 def test_entity_reference_of_a_missing_entity_has_no_name(ziti_app):
     ctl = ziti_app.controller
-    assert ctl.identities.ref("missing") == {"_links": {"self": {"href": "./identities/missing"}},
-                                             "entity": "identities", "id": "missing"}
+    assert ctl.identities.ref("missing") == {
+        "_links": {"self": {"href": "./identities/missing"}},
+        "entity": "identities",
+        "id": "missing",
+    }
     assert "name" not in ctl.ref("edge-routers", "missing")
 
 
@@ -56,17 +70,23 @@ def test_ca_without_external_id_claim_omits_it(admin, ziti_clock, ziti_unique):
 
 
 def test_signer_omits_unset_selectors_and_shows_zero_times_without_a_certificate(admin, ziti_unique):
-    signer_id = admin.create("external-jwt-signers", {
-        "name": ziti_unique("sig"), "issuer": "https://issuer.example", "audience": "aud",
-        "jwksEndpoint": "https://issuer.example/jwks", "enabled": True})
+    signer_id = admin.create(
+        "external-jwt-signers",
+        {
+            "name": ziti_unique("sig"),
+            "issuer": "https://issuer.example",
+            "audience": "aud",
+            "jwksEndpoint": "https://issuer.example/jwks",
+            "enabled": True,
+        },
+    )
     detail = admin.mgmt_ok("GET", f"/external-jwt-signers/{signer_id}")
     assert not {"enrollNameClaimsSelector", "enrollAttributeClaimsSelector", "enrollAuthPolicyId"} & set(detail)
     assert detail["notAfter"] == ZERO_TIME and detail["notBefore"] == ZERO_TIME
 
 
 def test_api_session_and_edge_router_carry_the_required_fields(admin, make_edge_router):
-    (session,) = [s for s in admin.mgmt_ok("GET", "/api-sessions", params={"limit": -1})
-                  if s["token"] == admin.token]
+    (session,) = [s for s in admin.mgmt_ok("GET", "/api-sessions", params={"limit": -1}) if s["token"] == admin.token]
     assert session["cachedUpdatedAt"] == session["updatedAt"]
     router = admin.mgmt_ok("GET", f"/edge-routers/{make_edge_router()}")
     for key in ("os", "arch", "version", "revision", "buildDate"):

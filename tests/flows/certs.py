@@ -2,6 +2,7 @@
 
 Everything goes through the HTTP API and ``harness.pki`` (never ``controller.pki``).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -34,10 +35,22 @@ def pending(admin, identity_id: str, method: str) -> dict:
     return admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"][method]
 
 
-def post_csr(api, token: str, csr_pem: str, *, content_type: str = "text/plain", accept: str = "application/json",
-             path: str = CLIENT + "/enroll"):
-    return api.request("POST", path, params={"method": "ott", "token": token}, content=csr_pem.encode("ascii"),
-                       headers={"content-type": content_type, "accept": accept})
+def post_csr(
+    api,
+    token: str,
+    csr_pem: str,
+    *,
+    content_type: str = "text/plain",
+    accept: str = "application/json",
+    path: str = CLIENT + "/enroll",
+):
+    return api.request(
+        "POST",
+        path,
+        params={"method": "ott", "token": token},
+        content=csr_pem.encode("ascii"),
+        headers={"content-type": content_type, "accept": accept},
+    )
 
 
 def enroll_ott(api, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
@@ -53,8 +66,7 @@ def enrolled(admin, api, name: str, **fields) -> tuple[str, hp.CertKey]:
 
 def cert_login(api, path: str = "/authenticate", **body):
     """``POST /authenticate?method=cert`` (the legacy root path by default); the raw response."""
-    return api.request("POST", path, params={"method": "cert"},
-                       json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO, **body})
+    return api.request("POST", path, params={"method": "cert"}, json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO, **body})
 
 
 def session_of(api, response):
@@ -68,15 +80,24 @@ def third_party(now=None, name: str = "Third Party") -> tuple[hp.CertKey, hp.Cer
 
 
 def create_ca(admin, name: str, root: hp.CertKey, **fields) -> str:
-    body = {"name": name, "certPem": root.cert_pem, "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": False, "isAuthEnabled": False, "identityRoles": [], **fields}
+    body = {
+        "name": name,
+        "certPem": root.cert_pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": False,
+        "isAuthEnabled": False,
+        "identityRoles": [],
+        **fields,
+    }
     return admin.create("cas", body)
 
 
 def verify_ca(admin, ca_id: str, root: hp.CertKey, now=None):
     """Post the proof of possession (the harness's), returning the raw response."""
     proof = ca_verification_proof(admin, ca_id, root, now=now)
-    return admin.mgmt("POST", f"/cas/{ca_id}/verify", content=proof.encode("ascii"), headers={"content-type": "text/plain"})
+    return admin.mgmt(
+        "POST", f"/cas/{ca_id}/verify", content=proof.encode("ascii"), headers={"content-type": "text/plain"}
+    )
 
 
 def verified_ca(admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
@@ -86,16 +107,26 @@ def verified_ca(admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
 
 
 def policy(admin, name: str, *, cert_allowed: bool = True, allow_expired: bool = True) -> str:
-    return admin.create("auth-policies", {
-        "name": name,
-        "primary": {
-            "cert": {"allowed": cert_allowed, "allowExpiredCerts": allow_expired},
-            "extJwt": {"allowed": True, "allowedSigners": []},
-            "updb": {"allowed": True, "minPasswordLength": 5, "requireMixedCase": False, "requireNumberChar": False,
-                     "requireSpecialChar": False, "maxAttempts": 0, "lockoutDurationMinutes": 0},
+    return admin.create(
+        "auth-policies",
+        {
+            "name": name,
+            "primary": {
+                "cert": {"allowed": cert_allowed, "allowExpiredCerts": allow_expired},
+                "extJwt": {"allowed": True, "allowedSigners": []},
+                "updb": {
+                    "allowed": True,
+                    "minPasswordLength": 5,
+                    "requireMixedCase": False,
+                    "requireNumberChar": False,
+                    "requireSpecialChar": False,
+                    "maxAttempts": 0,
+                    "lockoutDurationMinutes": 0,
+                },
+            },
+            "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
         },
-        "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
-    })
+    )
 
 
 @pytest.fixture

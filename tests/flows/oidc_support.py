@@ -1,4 +1,5 @@
 """Shared helpers of the OIDC tests: enrolled certificate clients and raw PKCE steps."""
+
 from __future__ import annotations
 
 import base64
@@ -16,26 +17,42 @@ FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 def enrolled_identity(admin: ZitiClient, name: str, **fields) -> tuple[str, flows.EnrolledIdentity]:
     """Create an identity with an ott enrollment and enroll it; ``(identity id, identity file)``."""
-    created = admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False,
-                                                     "enrollment": {"ott": True}, **fields})
+    created = admin.management.create_identity(
+        body={"name": name, "type": "User", "isAdmin": False, "enrollment": {"ott": True}, **fields}
+    )
     jwt_text = admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
     return created["id"], flows.enroll_ott(admin, jwt_text)
 
 
 def password_identity(admin: ZitiClient, name: str, password: str = "s3cret-pw", **fields) -> str:
     created = admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False, **fields})
-    admin.management.create_authenticator(body={"identityId": created["id"], "method": "updb", "username": name,
-                                                "password": password})
+    admin.management.create_authenticator(
+        body={"identityId": created["id"], "method": "updb", "username": name, "password": password}
+    )
     return created["id"]
 
 
-def start(http: httpx.Client, *, client_id: str = "openziti", redirect_uri: str = C_REDIRECT, method: str | None = None,
-          **overrides) -> tuple[str, str]:
+def start(
+    http: httpx.Client,
+    *,
+    client_id: str = "openziti",
+    redirect_uri: str = C_REDIRECT,
+    method: str | None = None,
+    **overrides,
+) -> tuple[str, str]:
     """``POST /oidc/authorize`` as the C SDK; returns (auth request id, PKCE verifier)."""
     verifier, challenge = pkce()
-    params = {"client_id": client_id, "scope": "openid offline_access", "response_type": "code",
-              "redirect_uri": redirect_uri, "code_challenge": challenge, "code_challenge_method": "S256",
-              "state": "st4te", **({"method": method} if method else {}), **overrides}
+    params = {
+        "client_id": client_id,
+        "scope": "openid offline_access",
+        "response_type": "code",
+        "redirect_uri": redirect_uri,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st4te",
+        **({"method": method} if method else {}),
+        **overrides,
+    }
     reply = http.post("/oidc/authorize", params=params)
     assert reply.status_code == 302, reply.text
     return reply.headers["location"].split("authRequestID=")[1], verifier
@@ -51,8 +68,17 @@ def code_of(http: httpx.Client, request_id: str) -> str:
 
 
 def exchange(http: httpx.Client, code: str, verifier: str, redirect_uri: str = C_REDIRECT, **extra) -> httpx.Response:
-    return http.post(TOKEN, data={"grant_type": "authorization_code", "client_id": "openziti", "code": code,
-                                  "code_verifier": verifier, "redirect_uri": redirect_uri, **extra})
+    return http.post(
+        TOKEN,
+        data={
+            "grant_type": "authorization_code",
+            "client_id": "openziti",
+            "code": code,
+            "code_verifier": verifier,
+            "redirect_uri": redirect_uri,
+            **extra,
+        },
+    )
 
 
 def password_tokens(http: httpx.Client, username: str, password: str) -> dict:
@@ -66,8 +92,11 @@ def password_tokens(http: httpx.Client, username: str, password: str) -> dict:
 
 def refresh(http: httpx.Client, refresh_token: str, client_id: str = "openziti") -> httpx.Response:
     basic = base64.b64encode(f"{client_id}:".encode()).decode()
-    return http.post(TOKEN, headers={"Authorization": f"Basic {basic}"},
-                     data={"client_id": client_id, "grant_type": "refresh_token", "refresh_token": refresh_token})
+    return http.post(
+        TOKEN,
+        headers={"Authorization": f"Basic {basic}"},
+        data={"client_id": client_id, "grant_type": "refresh_token", "refresh_token": refresh_token},
+    )
 
 
 def bearer(token: str) -> dict:

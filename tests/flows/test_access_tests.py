@@ -1,4 +1,5 @@
 """Access tests in network files: ``apply`` refuses a network that breaks them, ``ziti-harness test`` checks a live one."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,9 @@ COMPANY = ROOT / "fixtures" / "networks" / "company.yaml"
 
 def ziti_harness(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, env=env,
-                          timeout=120, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT
+    )
 
 
 @pytest.fixture
@@ -47,8 +49,14 @@ def write(tmp_path: Path, data: dict, name: str = "net.yaml") -> str:
     return str(path)
 
 
-CLOSED_WIKI = {"staff-wiki": {"name": "staff-wiki", "type": "Dial", "identityRoles": ["#staff"],
-                              "serviceRoles": ["#all-staff-apps"]}}
+CLOSED_WIKI = {
+    "staff-wiki": {
+        "name": "staff-wiki",
+        "type": "Dial",
+        "identityRoles": ["#staff"],
+        "serviceRoles": ["#all-staff-apps"],
+    }
+}
 
 
 def test_the_company_tests_pass_on_apply_and_on_the_live_controller(url):
@@ -65,8 +73,10 @@ def test_apply_refuses_a_network_that_breaks_a_test_and_says_why(url, tmp_path):
     refused = ziti_harness("apply", broken, "--url", url, "--quiet")
     assert refused.returncode == 1
     lines = refused.stderr.strip().splitlines()
-    assert lines[0] == ("FAIL tests[4] eve.contractor should dial wiki: eve.contractor CANNOT dial wiki: no Dial policy "
-                        "grants it; smallest change: add @eve.contractor to staff-wiki's identity roles (policy staff-wiki)")
+    assert lines[0] == (
+        "FAIL tests[4] eve.contractor should dial wiki: eve.contractor CANNOT dial wiki: no Dial policy "
+        "grants it; smallest change: add @eve.contractor to staff-wiki's identity roles (policy staff-wiki)"
+    )
     assert lines[-1] == f"{broken}: 1 of 23 access test(s) fail; nothing applied (--force applies anyway)"
     live = ziti_harness("test", str(COMPANY), "--url", url)
     assert live.returncode == 0  # nothing was written
@@ -81,28 +91,36 @@ def test_force_applies_anyway_and_the_live_test_then_fails(url, tmp_path):
     assert live.stdout.splitlines() == [
         "FAIL tests[4] eve.contractor should dial wiki: eve.contractor CANNOT dial wiki: no Dial policy grants it; "
         "smallest change: add @eve.contractor to staff-wiki's identity roles (policy staff-wiki)",
-        "1 of 23 access test(s) fail"]
+        "1 of 23 access test(s) fail",
+    ]
 
 
 def test_apply_judges_the_network_as_it_will_be_merged_with_the_controller(url, tmp_path):
     assert ziti_harness("apply", str(COMPANY), "--url", url, "--quiet").returncode == 0
     # the file names only eve; the policies that would let her in live on the controller
-    change = write(tmp_path, {"identities": [{"name": "eve.contractor", "type": "User",
-                                              "roleAttributes": ["contractors", "ops"]}],
-                              "tests": [{"identity": "eve.contractor", "dial": ["wiki"], "deny": ["ssh", "payroll"]}]})
+    change = write(
+        tmp_path,
+        {
+            "identities": [{"name": "eve.contractor", "type": "User", "roleAttributes": ["contractors", "ops"]}],
+            "tests": [{"identity": "eve.contractor", "dial": ["wiki"], "deny": ["ssh", "payroll"]}],
+        },
+    )
     refused = ziti_harness("apply", change, "--url", url, "--quiet", "--dry-run")
     assert refused.returncode == 1
-    assert refused.stderr.startswith("FAIL tests[0] eve.contractor should not dial ssh: eve.contractor CAN dial ssh "
-                                     "(granted by ops-ssh; routers er-eu-1, er-eu-2, er-us-1); smallest change: "
-                                     "to remove access: remove attribute(s) ['ops'] from eve.contractor (ops-ssh)")
+    assert refused.stderr.startswith(
+        "FAIL tests[0] eve.contractor should not dial ssh: eve.contractor CAN dial ssh "
+        "(granted by ops-ssh; routers er-eu-1, er-eu-2, er-us-1); smallest change: "
+        "to remove access: remove attribute(s) ['ops'] from eve.contractor (ops-ssh)"
+    )
 
 
 def test_a_test_naming_an_unknown_service_fails_with_the_name(url, tmp_path):
     path = write(tmp_path, {"tests": [{"identity": "nobody", "dial": ["crm"]}]})
     live = ziti_harness("test", path, "--url", url)
     assert live.returncode == 1
-    assert live.stdout.splitlines()[0] == ("FAIL tests[0] nobody should dial crm: no identity named 'nobody' and "
-                                           "no service named 'crm' in the network")
+    assert live.stdout.splitlines()[0] == (
+        "FAIL tests[0] nobody should dial crm: no identity named 'nobody' and no service named 'crm' in the network"
+    )
 
 
 def test_a_file_without_tests_is_a_usage_error(url, tmp_path):
@@ -111,12 +129,15 @@ def test_a_file_without_tests_is_a_usage_error(url, tmp_path):
     assert result.returncode == 2 and result.stderr.strip() == f"{path}: no tests: section to check"
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"identity": "ana.sales", "dail": ["crm"]}, "tests[0]: unknown field 'dail'; did you mean 'dial'?"),
-    ({"dial": ["crm"]}, "tests[0]: needs identity: NAME"),
-    ({"identity": "ana.sales"}, "tests[0]: names no service; add dial, deny, bind or denyBind"),
-    ({"identity": "ana.sales", "deny": "crm"}, "tests[0].deny: must be a list of service names"),
-])
+@pytest.mark.parametrize(
+    "entry, message",
+    [
+        ({"identity": "ana.sales", "dail": ["crm"]}, "tests[0]: unknown field 'dail'; did you mean 'dial'?"),
+        ({"dial": ["crm"]}, "tests[0]: needs identity: NAME"),
+        ({"identity": "ana.sales"}, "tests[0]: names no service; add dial, deny, bind or denyBind"),
+        ({"identity": "ana.sales", "deny": "crm"}, "tests[0].deny: must be a list of service names"),
+    ],
+)
 def test_a_malformed_tests_section_is_refused_when_read(entry, message):
     with pytest.raises(NetworkError) as caught:
         Network.from_dict({"tests": [entry]})
@@ -125,12 +146,22 @@ def test_a_malformed_tests_section_is_refused_when_read(entry, message):
 
 def test_declared_posture_is_judged_and_undeclared_posture_is_not():
     network = Network.from_yaml(COMPANY)
-    cases = cases_of([{"identity": "ben.sales", "dial": ["crm"]},
-                      {"identity": "ben.sales", "posture": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}},
-                       "dial": ["crm"]}])
+    cases = cases_of(
+        [
+            {"identity": "ben.sales", "dial": ["crm"]},
+            {
+                "identity": "ben.sales",
+                "posture": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}},
+                "dial": ["crm"],
+            },
+        ]
+    )
     report = run_tests(Analysis(network), cases)
     assert [r.passed for r in report.results] == [True, False]
-    assert "allowed, but posture checks fail; smallest change: allowed, but posture fails: supported-os" in report.results[1].reason
+    assert (
+        "allowed, but posture checks fail; smallest change: allowed, but posture fails: supported-os"
+        in report.results[1].reason
+    )
 
 
 def test_the_library_apply_raises_with_every_failing_case_and_force_applies():
@@ -152,8 +183,12 @@ def test_the_library_apply_raises_with_every_failing_case_and_force_applies():
         app.controller.close()
 
 
-PEOPLE = [("ana.sales", "Sales-Pass-123", ("Windows", "10.0.19045")), ("ben.sales", "Sales-Pass-456", ("Linux", "6.8")),
-          ("cara.finance", "Money-Pass-789", ("macOS", "14.4")), ("dev.ops", "Ops-Pass-1234", ("Windows", "10.0.19045"))]
+PEOPLE = [
+    ("ana.sales", "Sales-Pass-123", ("Windows", "10.0.19045")),
+    ("ben.sales", "Sales-Pass-456", ("Linux", "6.8")),
+    ("cara.finance", "Money-Pass-789", ("macOS", "14.4")),
+    ("dev.ops", "Ops-Pass-1234", ("Windows", "10.0.19045")),
+]
 
 
 def test_the_verdicts_agree_with_the_controller_s_session_answers():
@@ -174,15 +209,22 @@ def test_the_verdicts_agree_with_the_controller_s_session_answers():
             for name, password, (os_type, version) in PEOPLE:
                 with ZitiClient.in_process(app) as person:
                     person.login(name, password, api="client")
-                    person.edge.create_posture_response_bulk(body=[
-                        {"id": check_id, "typeId": "DOMAIN", "domain": "corp.example"},
-                        {"id": check_id, "typeId": "OS", "type": os_type, "version": version}])
+                    person.edge.create_posture_response_bulk(
+                        body=[
+                            {"id": check_id, "typeId": "DOMAIN", "domain": "corp.example"},
+                            {"id": check_id, "typeId": "OS", "type": os_type, "version": version},
+                        ]
+                    )
                     declared = {"domain": "corp.example", "os": {"type": os_type, "version": version}}
-                    report = run_tests(Analysis(Network.from_yaml(COMPANY)),
-                                       cases_of([{"identity": name, "posture": declared, "dial": sorted(services)}]))
+                    report = run_tests(
+                        Analysis(Network.from_yaml(COMPANY)),
+                        cases_of([{"identity": name, "posture": declared, "dial": sorted(services)}]),
+                    )
                     for result in report.results:
                         try:
-                            person.edge.create_session(body={"serviceId": services[result.case.service], "type": "Dial"})
+                            person.edge.create_session(
+                                body={"serviceId": services[result.case.service], "type": "Dial"}
+                            )
                             created = True
                         except ApiError:
                             created = False

@@ -1,4 +1,5 @@
 """Certificate lifecycle: extend / extend-verify, request-extend, re-enroll, API-session certificates."""
+
 from __future__ import annotations
 
 from cryptography import x509
@@ -27,8 +28,9 @@ def cert_auth_id(admin, identity_id: str) -> str:
 
 def extend(session, auth_id: str, key=None):
     csr, key = hp.make_csr("extended", key=key)
-    response = session.request("POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend",
-                               json={"clientCertCsr": hp.csr_pem(csr)})
+    response = session.request(
+        "POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend", json={"clientCertCsr": hp.csr_pem(csr)}
+    )
     return response, key
 
 
@@ -42,13 +44,16 @@ def test_extension_keeps_the_old_certificate_until_verified(admin, api, make_cer
     chain = x509.load_pem_x509_certificates(data["clientCert"].encode())
     new = hp.CertKey(chain[0], key, chain[1:])
     assert "BEGIN CERTIFICATE" in data["ca"] and new.fingerprint != old.fingerprint
-    assert new.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value == \
-        old.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert (
+        new.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        == old.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    )
     assert ok(cert_login(make_cert_api(old)))["identityId"] == identity_id  # still the old one
     assert_error(cert_login(make_cert_api(new)), 401, "INVALID_AUTH")
 
-    verify = session.request("POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify",
-                             json={"clientCert": new.cert_pem})
+    verify = session.request(
+        "POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify", json={"clientCert": new.cert_pem}
+    )
     assert verify.status_code == 200 and verify.json() == {"data": {}, "meta": {}}
     assert_error(cert_login(make_cert_api(old)), 401, "INVALID_AUTH")
     assert ok(cert_login(make_cert_api(new)))["identityId"] == identity_id
@@ -71,7 +76,9 @@ def test_extend_verify_rules(admin, api, make_cert_api, ziti_unique):
     auth_id = cert_auth_id(admin, identity_id)
     session = session_of(make_cert_api(client), cert_login(make_cert_api(client)))
     path = f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify"
-    assert_error(session.request("POST", path, json={"clientCert": client.cert_pem}), 409, "CAN_NOT_UPDATE_AUTHENTICATOR")
+    assert_error(
+        session.request("POST", path, json={"clientCert": client.cert_pem}), 409, "CAN_NOT_UPDATE_AUTHENTICATOR"
+    )
     ok(extend(session, auth_id)[0])
     assert_error(session.request("POST", path, json={"clientCert": client.cert_pem}), 400, "INVALID_CLIENT_CERT")
     assert_error(session.request("POST", path, json={"clientCert": "junk"}), 400, "INVALID_CLIENT_CERT")
@@ -91,8 +98,10 @@ def test_third_party_certificates_do_not_extend(admin, make_cert_api, ziti_clock
 def test_request_extend_flags_and_their_clearing(admin, api, make_cert_api, ziti_unique):
     identity_id, client = enrolled(admin, api, ziti_unique("reqext"))
     auth_id = cert_auth_id(admin, identity_id)
-    assert admin.mgmt("POST", f"/authenticators/{auth_id}/request-extend", json={"rollKeys": False}).json() == \
-        {"data": {}, "meta": {}}
+    assert admin.mgmt("POST", f"/authenticators/{auth_id}/request-extend", json={"rollKeys": False}).json() == {
+        "data": {},
+        "meta": {},
+    }
     detail = admin.mgmt_ok("GET", f"/authenticators/{auth_id}")
     assert detail["isExtendRequested"] is True and detail["isKeyRollRequested"] is False and detail["extendRequestedAt"]
     response = cert_login(make_cert_api(client))
@@ -100,8 +109,11 @@ def test_request_extend_flags_and_their_clearing(admin, api, make_cert_api, ziti
     session = session_of(make_cert_api(client), response)
     new_response, key = extend(session, auth_id)
     new_pem = ok(new_response)["clientCert"]
-    ok(session.request("POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify",
-                       json={"clientCert": new_pem}))
+    ok(
+        session.request(
+            "POST", f"{CLIENT}/current-identity/authenticators/{auth_id}/extend-verify", json={"clientCert": new_pem}
+        )
+    )
     detail = admin.mgmt_ok("GET", f"/authenticators/{auth_id}")
     assert detail["isExtendRequested"] is False and detail["extendRequestedAt"] is None
     assert "isCertExtendRequested" not in session.edge_ok("GET", "/current-api-session")
@@ -110,7 +122,9 @@ def test_request_extend_flags_and_their_clearing(admin, api, make_cert_api, ziti
 def test_request_extend_is_for_certificate_authenticators_only(admin, make_identity):
     identity_id = make_identity(password="pass-word", username="updb-only")
     auth_id = admin.mgmt_ok("GET", f"/identities/{identity_id}")["authenticators"]["updb"]["id"]
-    assert_error(admin.mgmt("POST", f"/authenticators/{auth_id}/request-extend", json={"rollKeys": True}), 403, "FORBIDDEN")
+    assert_error(
+        admin.mgmt("POST", f"/authenticators/{auth_id}/request-extend", json={"rollKeys": True}), 403, "FORBIDDEN"
+    )
     assert_error(admin.mgmt("POST", "/authenticators/nope/request-extend", json={}), 404, "NOT_FOUND")
 
 
@@ -123,17 +137,34 @@ def test_re_enroll_updb_keeps_the_username(admin, api, make_identity):
     assert response.json()["data"]["_links"]["self"]["href"] == f"./enrollments/{enrollment_id}"
     enrollment = admin.mgmt_ok("GET", f"/enrollments/{enrollment_id}")
     assert enrollment["method"] == "updb" and enrollment["username"] == "reenroll-user"
-    assert_error(api.mgmt("POST", "/authenticate", params={"method": "password"},
-                          json={"username": "reenroll-user", "password": "old-pass"}), 401, "INVALID_AUTH")
-    ok(api.request("POST", CLIENT + "/enroll", params={"method": "updb", "token": enrollment["token"]},
-                   json={"password": "new-pass"}))
+    assert_error(
+        api.mgmt(
+            "POST",
+            "/authenticate",
+            params={"method": "password"},
+            json={"username": "reenroll-user", "password": "old-pass"},
+        ),
+        401,
+        "INVALID_AUTH",
+    )
+    ok(
+        api.request(
+            "POST",
+            CLIENT + "/enroll",
+            params={"method": "updb", "token": enrollment["token"]},
+            json={"password": "new-pass"},
+        )
+    )
     assert api.login("reenroll-user", "new-pass").token
 
 
 def test_re_enroll_network_cert_gives_ott_and_ca_cert_gives_ottca(admin, api, make_cert_api, ziti_clock, ziti_unique):
     identity_id, client = enrolled(admin, api, ziti_unique("re-ott"))
-    response = admin.mgmt("POST", f"/authenticators/{cert_auth_id(admin, identity_id)}/re-enroll",
-                          json={"expiresAt": "2099-01-01T00:00:00.000Z"})
+    response = admin.mgmt(
+        "POST",
+        f"/authenticators/{cert_auth_id(admin, identity_id)}/re-enroll",
+        json={"expiresAt": "2099-01-01T00:00:00.000Z"},
+    )
     enrollment = admin.mgmt_ok("GET", f"/enrollments/{response.json()['data']['id']}")
     assert response.status_code == 201 and enrollment["method"] == "ott"
     assert_error(cert_login(make_cert_api(client)), 401, "INVALID_AUTH")
@@ -161,9 +192,12 @@ def test_api_session_certificates_belong_to_their_session(admin, api, make_cert_
     assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == identity_id
     assert (cert.not_valid_after_utc - cert.not_valid_before_utc).total_seconds() == 12 * 3600
     uri = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(
-        x509.UniformResourceIdentifier)[0]
-    assert uri.endswith(f"/identity/{identity_id}/apiSession/{ok(session.edge('GET', '/current-api-session'))['id']}"
-                        f"/apiSessionCertificate/{created['id']}")
+        x509.UniformResourceIdentifier
+    )[0]
+    assert uri.endswith(
+        f"/identity/{identity_id}/apiSession/{ok(session.edge('GET', '/current-api-session'))['id']}"
+        f"/apiSessionCertificate/{created['id']}"
+    )
 
     listed = session.edge_ok("GET", "/current-api-session/certificates")
     assert [c["id"] for c in listed] == [created["id"]]
@@ -174,8 +208,9 @@ def test_api_session_certificates_belong_to_their_session(admin, api, make_cert_
     assert other.edge_ok("GET", "/current-api-session/certificates") == []
     assert_error(other.edge("GET", f"/current-api-session/certificates/{created['id']}"), 404, "NOT_FOUND")
     assert_error(other.edge("DELETE", f"/current-api-session/certificates/{created['id']}"), 404, "NOT_FOUND")
-    assert_error(session.edge("POST", "/current-api-session/certificates", json={"csr": "junk"}), 400,
-                 "COULD_NOT_PROCESS_CSR")
+    assert_error(
+        session.edge("POST", "/current-api-session/certificates", json={"csr": "junk"}), 400, "COULD_NOT_PROCESS_CSR"
+    )
     ok(session.edge("DELETE", f"/current-api-session/certificates/{created['id']}"))
     assert session.edge_ok("GET", "/current-api-session/certificates") == []
 

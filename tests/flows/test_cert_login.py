@@ -1,4 +1,5 @@
 """Certificate login: which chains are trusted, which authenticator or claim names the identity."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -72,11 +73,17 @@ def test_disabled_identity_and_policy_without_cert_are_invalid_auth(admin, api, 
     admin.mgmt_ok("POST", f"/identities/{identity_id}/disable", json={"durationMinutes": 0})
     assert_error(cert_login(make_cert_api(client)), 401, "INVALID_AUTH")
     admin.mgmt_ok("POST", f"/identities/{identity_id}/enable")
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"authPolicyId": policy(admin, ziti_unique("nocert"), cert_allowed=False)})
+    admin.mgmt_ok(
+        "PATCH",
+        f"/identities/{identity_id}",
+        json={"authPolicyId": policy(admin, ziti_unique("nocert"), cert_allowed=False)},
+    )
     assert_error(cert_login(make_cert_api(client)), 401, "INVALID_AUTH")
 
 
-def test_third_party_chain_with_intermediate_logs_in_through_a_verified_auth_ca(admin, make_cert_api, ziti_clock, ziti_unique):
+def test_third_party_chain_with_intermediate_logs_in_through_a_verified_auth_ca(
+    admin, make_cert_api, ziti_clock, ziti_unique
+):
     root, inter = third_party(ziti_clock.now())
     verified_ca(admin, ziti_unique("tp-ca"), root, ziti_clock.now(), isAuthEnabled=True)
     identity_id = new_identity(admin, ziti_unique("tp-user"))
@@ -108,7 +115,9 @@ def test_expired_certificate_depends_on_allow_expired_certs(admin, make_cert_api
     root, inter = third_party(ziti_clock.now(), "Expiry")
     verified_ca(admin, ziti_unique("exp-ca"), root, ziti_clock.now(), isAuthEnabled=True)
     lenient = new_identity(admin, ziti_unique("lenient"))
-    strict = new_identity(admin, ziti_unique("strict"), authPolicyId=policy(admin, ziti_unique("strict"), allow_expired=False))
+    strict = new_identity(
+        admin, ziti_unique("strict"), authPolicyId=policy(admin, ziti_unique("strict"), allow_expired=False)
+    )
     expired_a = hp.make_leaf(inter, "a", now=ziti_clock.now(), expired=True)
     expired_b = hp.make_leaf(inter, "b", now=ziti_clock.now(), expired=True)
     attach_cert(admin, lenient, expired_a)
@@ -128,10 +137,18 @@ def test_network_certificate_expires_by_the_controller_clock(admin, api, make_ce
     assert_error(cert_login(make_cert_api(client)), 401, "INVALID_AUTH")
 
 
-def test_ca_external_id_claim_names_the_identity_without_an_authenticator(admin, make_cert_api, ziti_clock, ziti_unique):
+def test_ca_external_id_claim_names_the_identity_without_an_authenticator(
+    admin, make_cert_api, ziti_clock, ziti_unique
+):
     root, inter = third_party(ziti_clock.now(), "Claims")
-    claim = {"location": "SAN_URI", "matcher": "SCHEME", "matcherCriteria": "spiffe", "parser": "NONE",
-             "parserCriteria": "", "index": 0}
+    claim = {
+        "location": "SAN_URI",
+        "matcher": "SCHEME",
+        "matcherCriteria": "spiffe",
+        "parser": "NONE",
+        "parserCriteria": "",
+        "index": 0,
+    }
     verified_ca(admin, ziti_unique("claim-ca"), root, ziti_clock.now(), isAuthEnabled=True, externalIdClaim=claim)
     external_id = f"spiffe://example.test/device/{ziti_unique('dev')}"
     identity_id = new_identity(admin, ziti_unique("claimed"), externalId=external_id)

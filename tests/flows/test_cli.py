@@ -1,4 +1,5 @@
 """The ziti-harness command line: up, apply, export, diff, scenario."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,12 @@ from controller.app import create_app
 from controller.serve import ThreadedServer
 from harness.cli import main
 
-NETWORK = {"identities": [{"name": "cli-alice", "roleAttributes": ["sales"], "enrollment": {"ott": True}},
-                          {"name": "cli-bob", "password": "bob-pass1"}]}
+NETWORK = {
+    "identities": [
+        {"name": "cli-alice", "roleAttributes": ["sales"], "enrollment": {"ott": True}},
+        {"name": "cli-bob", "password": "bob-pass1"},
+    ]
+}
 
 
 @pytest.fixture
@@ -42,8 +47,23 @@ def test_up_applies_a_network_and_writes_jwts(tmp_path, capsys):
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump(NETWORK))
     out = tmp_path / "ids"
-    code = main(["up", str(net), "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0", "--router-port", "0",
-                 "--out", str(out), "--exit-after-start"])
+    code = main(
+        [
+            "up",
+            str(net),
+            "--data",
+            str(tmp_path / "data"),
+            "--port",
+            "0",
+            "--http-port",
+            "0",
+            "--router-port",
+            "0",
+            "--out",
+            str(out),
+            "--exit-after-start",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "admin login: admin / admin" in printed and "applied" in printed
@@ -53,21 +73,29 @@ def test_up_applies_a_network_and_writes_jwts(tmp_path, capsys):
 
 def test_scenario_in_process(tmp_path, capsys):
     (tmp_path / "net.yaml").write_text(yaml.safe_dump(NETWORK))
-    (tmp_path / "scenario.yaml").write_text(yaml.safe_dump({"steps": [
-        {"apply": "net.yaml"},
-        {"login": {"username": "cli-bob", "password": "bob-pass1"}},
-        {"expect": {"op": "getCurrentIdentity", "status": 200}},
-        {"fault": {"path": "/current-identity$", "status": 503, "count": 1}},
-        {"expect": {"op": "getCurrentIdentity", "status": 503}},
-        {"advance": 7200},
-        {"expect": {"op": "getCurrentIdentity", "status": 200}},
-    ]}))
+    (tmp_path / "scenario.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "steps": [
+                    {"apply": "net.yaml"},
+                    {"login": {"username": "cli-bob", "password": "bob-pass1"}},
+                    {"expect": {"op": "getCurrentIdentity", "status": 200}},
+                    {"fault": {"path": "/current-identity$", "status": 503, "count": 1}},
+                    {"expect": {"op": "getCurrentIdentity", "status": 503}},
+                    {"advance": 7200},
+                    {"expect": {"op": "getCurrentIdentity", "status": 200}},
+                ]
+            }
+        )
+    )
     assert main(["scenario", str(tmp_path / "scenario.yaml")]) == 0
     assert "7. expect: getCurrentIdentity -> 200" in capsys.readouterr().out
 
 
 def test_failed_expectation_exits_1(tmp_path, capsys):
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump({"steps": [{"expect": {"op": "getCurrentIdentity", "status": 404}}]}))
+    (tmp_path / "s.yaml").write_text(
+        yaml.safe_dump({"steps": [{"expect": {"op": "getCurrentIdentity", "status": 404}}]})
+    )
     assert main(["scenario", str(tmp_path / "s.yaml")]) == 1
     assert "FAILED" in capsys.readouterr().err
 
@@ -108,15 +136,29 @@ def test_explain_and_policy_advisor(served, tmp_path, capsys):
 
     url, _ = served
     net = tmp_path / "net.yaml"
-    net.write_text(yaml.safe_dump({
-        "identities": [{"name": "pa-ana", "roleAttributes": ["pa-sales"]}],
-        "services": [{"name": "pa-crm", "roleAttributes": ["pa-web"]}, {"name": "pa-wiki"}],
-        "edgeRouters": [{"name": "pa-er", "roleAttributes": ["pa-public"]}],
-        "servicePolicies": [{"name": "pa-dial", "type": "Dial", "identityRoles": ["#pa-sales"],
-                             "serviceRoles": ["#pa-web", "@pa-wiki"]}],
-        "edgeRouterPolicies": [{"name": "pa-erp", "identityRoles": ["@pa-ana"], "edgeRouterRoles": ["#pa-public"]}],
-        "serviceEdgeRouterPolicies": [{"name": "pa-serp", "serviceRoles": ["@pa-crm"], "edgeRouterRoles": ["#all"]}],
-    }))
+    net.write_text(
+        yaml.safe_dump(
+            {
+                "identities": [{"name": "pa-ana", "roleAttributes": ["pa-sales"]}],
+                "services": [{"name": "pa-crm", "roleAttributes": ["pa-web"]}, {"name": "pa-wiki"}],
+                "edgeRouters": [{"name": "pa-er", "roleAttributes": ["pa-public"]}],
+                "servicePolicies": [
+                    {
+                        "name": "pa-dial",
+                        "type": "Dial",
+                        "identityRoles": ["#pa-sales"],
+                        "serviceRoles": ["#pa-web", "@pa-wiki"],
+                    }
+                ],
+                "edgeRouterPolicies": [
+                    {"name": "pa-erp", "identityRoles": ["@pa-ana"], "edgeRouterRoles": ["#pa-public"]}
+                ],
+                "serviceEdgeRouterPolicies": [
+                    {"name": "pa-serp", "serviceRoles": ["@pa-crm"], "edgeRouterRoles": ["#all"]}
+                ],
+            }
+        )
+    )
     assert main(["apply", str(net), "--url", url, "--quiet"]) == 0
     capsys.readouterr()
     assert main(["explain", "pa-ana", "pa-crm", "--url", url]) == 0
@@ -126,9 +168,11 @@ def test_explain_and_policy_advisor(served, tmp_path, capsys):
     assert explained["allowed"] is True and explained["common_routers"] == []
     assert main(["policy-advisor", "identities", "pa-ana", "--url", url]) == 1  # pa-wiki has no router
     out = capsys.readouterr().out.splitlines()
-    assert out == ["OKAY : pa-ana (1) -> pa-crm (1) Common Routers: (1) Dial: Y Bind: N",
-                   "ERROR: pa-ana (1) -> pa-wiki (0) Common Routers: (0) Dial: Y Bind: N"
-                   " - the service is served by no edge router"]
+    assert out == [
+        "OKAY : pa-ana (1) -> pa-crm (1) Common Routers: (1) Dial: Y Bind: N",
+        "ERROR: pa-ana (1) -> pa-wiki (0) Common Routers: (0) Dial: Y Bind: N"
+        " - the service is served by no edge router",
+    ]
     assert main(["policy-advisor", "services", "pa-crm", "--url", url]) == 0
     assert main(["explain", "pa-anna", "pa-crm", "--url", url]) == 1
     assert "did you mean 'pa-ana'?" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 Every command runs as a subprocess with a bounded timeout; servers the harness
 talks to run in this process on free loopback ports.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,8 +28,15 @@ TIMEOUT = 90
 
 def cli(*args: str, timeout: float = TIMEOUT, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout, env=env,
-                          cwd=kwargs.pop("cwd", ROOT), **kwargs)
+    return subprocess.run(
+        [sys.executable, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        cwd=kwargs.pop("cwd", ROOT),
+        **kwargs,
+    )
 
 
 def controller(*args: str, **kwargs):
@@ -64,6 +72,7 @@ def served():
 
 
 # -- the controller ------------------------------------------------------------------
+
 
 def test_controller_port_in_use_names_the_port_and_the_option_and_starts_nothing(taken_port, tmp_path):
     result = controller("--data", str(tmp_path / "data"), "--port", str(free_port()), "--http-port", str(taken_port))
@@ -117,10 +126,29 @@ def test_controller_help_documents_exit_codes_and_version_and_every_option_has_h
 def _start(data: Path, *extra: str) -> tuple[subprocess.Popen, list[str]]:
     """A controller subprocess; return it once its banner is printed, with the banner lines."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "controller", "--log-level", "warning", "--router-port", "0",
-                             "--data", str(data),
-                             "--port", str(free_port()), "--http-port", str(free_port()), *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "--log-level",
+            "warning",
+            "--router-port",
+            "0",
+            "--data",
+            str(data),
+            "--port",
+            str(free_port()),
+            "--http-port",
+            str(free_port()),
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
     lines = []
     for line in proc.stdout:  # bounded: the process prints the banner or exits
         lines.append(line.rstrip())
@@ -165,12 +193,15 @@ def test_temp_data_folder_is_named_in_the_banner_and_removed_on_ctrl_c(tmp_path)
 
 # -- the harness ---------------------------------------------------------------------
 
+
 def test_nothing_listening(tmp_path):
     url = f"http://127.0.0.1:{free_port()}"
     result = harness("export", "--url", url)
     assert result.returncode == 3
-    assert one_line(result) == (f"error: nothing is listening at {url}: start a controller (ziti-controller or "
-                                "ziti-harness up) or give its address with --url")
+    assert one_line(result) == (
+        f"error: nothing is listening at {url}: start a controller (ziti-controller or "
+        "ziti-harness up) or give its address with --url"
+    )
 
 
 def test_wrong_admin_password(served):
@@ -211,20 +242,30 @@ def test_bad_yaml_names_file_line_and_column(served, tmp_path):
 def test_every_problem_of_a_network_file_is_reported_before_anything_is_written(served, tmp_path):
     url, app = served
     net = tmp_path / "net.yaml"
-    net.write_text(yaml.safe_dump({
-        "identities": [{"name": "chk-ana", "roleAtributes": ["sales"]}, {"name": "chk-bo", "pasword": "secret-1"}],
-        "services": [{"name": "chk-crm"}],
-        "servicePolicies": [{"name": "chk-dial", "type": "Dail", "identityRoles": ["@chk-ann"],
-                             "serviceRoles": ["@chk-crm"]}],
-    }))
+    net.write_text(
+        yaml.safe_dump(
+            {
+                "identities": [
+                    {"name": "chk-ana", "roleAtributes": ["sales"]},
+                    {"name": "chk-bo", "pasword": "secret-1"},
+                ],
+                "services": [{"name": "chk-crm"}],
+                "servicePolicies": [
+                    {"name": "chk-dial", "type": "Dail", "identityRoles": ["@chk-ann"], "serviceRoles": ["@chk-crm"]}
+                ],
+            }
+        )
+    )
     for dry in ([], ["--dry-run"]):
         result = harness("apply", str(net), "--url", url, "--quiet", *dry)
         assert result.returncode == 2
         assert f"error: 4 problem(s) in {net}:" in result.stderr
-        for expected in ("identities/chk-ana: unknown field 'roleAtributes' (did you mean 'roleAttributes'?)",
-                         "identities/chk-bo: unknown field 'pasword' (did you mean 'password'?)",
-                         "servicePolicies/chk-dial: type: 'Dail' is not one of Dial, Bind",
-                         "servicePolicies/chk-dial: identityRoles: no identities named 'chk-ann' (did you mean 'chk-ana'?)"):
+        for expected in (
+            "identities/chk-ana: unknown field 'roleAtributes' (did you mean 'roleAttributes'?)",
+            "identities/chk-bo: unknown field 'pasword' (did you mean 'password'?)",
+            "servicePolicies/chk-dial: type: 'Dail' is not one of Dial, Bind",
+            "servicePolicies/chk-dial: identityRoles: no identities named 'chk-ann' (did you mean 'chk-ana'?)",
+        ):
             assert f"{net}: {expected}" in result.stderr
     with ZitiClient.in_process(app) as admin:
         admin.login("admin", "admin")
@@ -234,8 +275,9 @@ def test_every_problem_of_a_network_file_is_reported_before_anything_is_written(
 def test_a_failure_mid_apply_says_how_far_it_got_and_a_rerun_finishes(served, tmp_path):
     url, app = served
     net = tmp_path / "net.yaml"
-    net.write_text(yaml.safe_dump({"identities": [{"name": f"mid-{i}"} for i in range(3)],
-                                   "services": [{"name": "mid-svc"}]}))
+    net.write_text(
+        yaml.safe_dump({"identities": [{"name": f"mid-{i}"} for i in range(3)], "services": [{"name": "mid-svc"}]})
+    )
     app.controller.faults.add("/imports$", method="POST", status=503, count=1)  # the creates: one import
     failed = harness("apply", str(net), "--url", url, "--quiet")
     assert failed.returncode == 1
@@ -248,8 +290,13 @@ def test_a_failure_mid_apply_says_how_far_it_got_and_a_rerun_finishes(served, tm
 
 def test_output_into_a_closed_pipe_ends_quietly():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "harness.cli", "generate", "medium"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "generate", "medium"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
     assert proc.stdout.readline().startswith(b"services:")
     proc.stdout.close()  # what `| head -1` does
     assert proc.wait(TIMEOUT) == 0
@@ -259,11 +306,26 @@ def test_output_into_a_closed_pipe_ends_quietly():
 def test_up_checks_its_ports_before_writing_anything(taken_port, tmp_path):
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump({"identities": [{"name": "dev", "enrollment": {"ott": True}}]}))
-    result = harness("up", str(net), "--data", str(tmp_path / "data"), "--port", "0", "--router-port", "0",
-                     "--http-port", str(taken_port), "--out", str(tmp_path / "ids"))
+    result = harness(
+        "up",
+        str(net),
+        "--data",
+        str(tmp_path / "data"),
+        "--port",
+        "0",
+        "--router-port",
+        "0",
+        "--http-port",
+        str(taken_port),
+        "--out",
+        str(tmp_path / "ids"),
+    )
     assert result.returncode == 4
-    assert result.stderr.splitlines() == [f"reading {net}", f"error: HTTP port {taken_port} on 127.0.0.1 is in use; "
-                                          "stop what uses it or pick another port with --http-port PORT"]
+    assert result.stderr.splitlines() == [
+        f"reading {net}",
+        f"error: HTTP port {taken_port} on 127.0.0.1 is in use; "
+        "stop what uses it or pick another port with --http-port PORT",
+    ]
     assert not (tmp_path / "ids").exists() and not (tmp_path / "data" / "db").exists()
 
 

@@ -4,6 +4,7 @@ The client enrolls by ott, logs in with its certificate at the legacy root path,
 walks the after-login sequence, pages ``/services?configTypes=all``, refreshes on
 ``lastChangeAt`` and creates a Dial session whose edge routers carry ``urls``.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -26,8 +27,17 @@ def network(admin, unique, services: int = 30) -> list[str]:
     ids = []
     for index in range(services):
         config_id = admin.create("configs", {"name": unique("icpt"), "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
-        ids.append(admin.create("services", {"name": unique(f"web{index}"), "encryptionRequired": True,
-                                             "roleAttributes": ["sdk-services"], "configs": [config_id]}))
+        ids.append(
+            admin.create(
+                "services",
+                {
+                    "name": unique(f"web{index}"),
+                    "encryptionRequired": True,
+                    "roleAttributes": ["sdk-services"],
+                    "configs": [config_id],
+                },
+            )
+        )
     admin.create("edge-routers", {"name": unique("er"), "roleAttributes": ["sdk-routers"]})
     for collection, body in (
         ("service-policies", {"type": "Dial", "identityRoles": ["#sdk-users"], "serviceRoles": ["#sdk-services"]}),
@@ -42,7 +52,9 @@ def services_pages(session) -> list[dict]:
     """``GET /services?configTypes=all&limit=25&offset=N`` until ``totalCount`` is reached, as the SDK pages."""
     out, offset = [], 0
     while True:
-        body = session.request("GET", CLIENT + "/services", params={"configTypes": "all", "limit": 25, "offset": offset}).json()
+        body = session.request(
+            "GET", CLIENT + "/services", params={"configTypes": "all", "limit": 25, "offset": offset}
+        ).json()
         out += body["data"]
         offset += 25
         if offset >= body["meta"]["pagination"]["totalCount"]:

@@ -1,4 +1,5 @@
 """Enrollment with third-party CA certificates: OTT-CA (pre-created identity) and auto enrollment."""
+
 from __future__ import annotations
 
 import pytest
@@ -24,7 +25,9 @@ def identities_named(admin, prefix: str) -> list[dict]:
 
 def test_ottca_enrolls_the_presented_certificate(admin, make_cert_api, ziti_clock, ziti_unique):
     root, inter = third_party(ziti_clock.now(), "OttCa")
-    ca_id = verified_ca(admin, ziti_unique("ottca-ca"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True, isAuthEnabled=True)
+    ca_id = verified_ca(
+        admin, ziti_unique("ottca-ca"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True, isAuthEnabled=True
+    )
     identity_id = new_identity(admin, ziti_unique("ottca"), {"ottca": ca_id})
     client = hp.make_leaf(inter, "ottca-device", now=ziti_clock.now())
     token = pending(admin, identity_id, "ottca")["token"]
@@ -43,8 +46,9 @@ def test_ottca_explicit_path_takes_the_token_in_the_body(admin, make_cert_api, z
     ca_id = verified_ca(admin, ziti_unique("ottca-x"), root, ziti_clock.now(), isOttCaEnrollmentEnabled=True)
     identity_id = new_identity(admin, ziti_unique("ottca-x"), {"ottca": ca_id})
     client = hp.make_leaf(inter, "x", now=ziti_clock.now())
-    response = make_cert_api(client).request("POST", CLIENT + "/enroll/ottca",
-                                             json={"token": pending(admin, identity_id, "ottca")["token"]})
+    response = make_cert_api(client).request(
+        "POST", CLIENT + "/enroll/ottca", json={"token": pending(admin, identity_id, "ottca")["token"]}
+    )
     assert ok(response) == {}
 
 
@@ -61,8 +65,10 @@ def test_ottca_refuses_foreign_certs_disabled_cas_and_used_certs(admin, make_cer
     assert_error(enroll(make_cert_api(server_only), "ottca", token), 400, "CERTIFICATE_FAILED_VALIDATION")
 
     used = hp.make_leaf(inter, "used", now=ziti_clock.now())
-    admin.create("authenticators", {"identityId": new_identity(admin, ziti_unique("holder")), "method": "cert",
-                                    "certPem": used.cert_pem})
+    admin.create(
+        "authenticators",
+        {"identityId": new_identity(admin, ziti_unique("holder")), "method": "cert", "certPem": used.cert_pem},
+    )
     error = assert_error(enroll(make_cert_api(used), "ottca", token), 409, "CERT_IN_USE")
     assert error["cause"]["data"]["fingerprint"] == used.fingerprint
 
@@ -74,8 +80,15 @@ def test_ottca_refuses_foreign_certs_disabled_cas_and_used_certs(admin, make_cer
 def test_auto_enrollment_creates_a_named_identity_with_the_ca_roles(admin, make_cert_api, ziti_clock, ziti_unique):
     root, inter = third_party(ziti_clock.now(), "Auto")
     ca_name = ziti_unique("auto-ca")
-    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
-                identityRoles=["sensors", "fleet"])
+    verified_ca(
+        admin,
+        ca_name,
+        root,
+        ziti_clock.now(),
+        isAutoCaEnrollmentEnabled=True,
+        isAuthEnabled=True,
+        identityRoles=["sensors", "fleet"],
+    )
     client = hp.make_leaf(inter, "device-7", now=ziti_clock.now())
 
     assert ok(enroll(make_cert_api(client), "ca")) == {}
@@ -101,11 +114,18 @@ def test_auto_enrollment_name_clash_appends_a_six_digit_counter(admin, make_cert
 def test_requested_name_is_honoured_only_by_the_generic_path(admin, make_cert_api, ziti_clock, ziti_unique):
     root, inter = third_party(ziti_clock.now(), "Requested")
     ca_name = ziti_unique("req-ca")
-    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True,
-                identityNameFormat="[caName].[requestedName]")
+    verified_ca(
+        admin,
+        ca_name,
+        root,
+        ziti_clock.now(),
+        isAutoCaEnrollmentEnabled=True,
+        identityNameFormat="[caName].[requestedName]",
+    )
     ok(enroll(make_cert_api(hp.make_leaf(inter, "a", now=ziti_clock.now())), "ca", name="kiosk"))
     response = make_cert_api(hp.make_leaf(inter, "b", now=ziti_clock.now())).request(
-        "POST", CLIENT + "/enroll/ca", json={"name": "ignored"})
+        "POST", CLIENT + "/enroll/ca", json={"name": "ignored"}
+    )
     assert ok(response) == {}
     names = {i["name"] for i in identities_named(admin, ca_name)}
     assert f"{ca_name}.kiosk" in names and f"{ca_name}.ignored" not in names and len(names) == 2
@@ -114,10 +134,23 @@ def test_requested_name_is_honoured_only_by_the_generic_path(admin, make_cert_ap
 def test_auto_enrollment_with_an_external_id_claim(admin, make_cert_api, ziti_clock, ziti_unique):
     root, inter = third_party(ziti_clock.now(), "Auto Claim")
     ca_name = ziti_unique("claim-ca")
-    claim = {"location": "SAN_EMAIL", "matcher": "SUFFIX", "matcherCriteria": "@example.test", "parser": "SPLIT",
-             "parserCriteria": "@", "index": 0}
-    verified_ca(admin, ca_name, root, ziti_clock.now(), isAutoCaEnrollmentEnabled=True, isAuthEnabled=True,
-                externalIdClaim=claim)
+    claim = {
+        "location": "SAN_EMAIL",
+        "matcher": "SUFFIX",
+        "matcherCriteria": "@example.test",
+        "parser": "SPLIT",
+        "parserCriteria": "@",
+        "index": 0,
+    }
+    verified_ca(
+        admin,
+        ca_name,
+        root,
+        ziti_clock.now(),
+        isAutoCaEnrollmentEnabled=True,
+        isAuthEnabled=True,
+        externalIdClaim=claim,
+    )
     user = ziti_unique("alice")
     client = hp.make_leaf(inter, "alice", now=ziti_clock.now(), emails=[f"{user}@example.test"])
 
@@ -126,8 +159,14 @@ def test_auto_enrollment_with_an_external_id_claim(admin, make_cert_api, ziti_cl
     assert created["externalId"] == user and created["authenticators"] == {}
     data = ok(cert_login(make_cert_api(client)))
     assert data["identityId"] == created["id"] and data["authenticatorId"] == "internal"
-    assert_error(enroll(make_cert_api(hp.make_leaf(inter, "alice2", now=ziti_clock.now(), emails=[f"{user}@example.test"])), "ca"),
-                 400, "COULD_NOT_VALIDATE", "externalId")
+    assert_error(
+        enroll(
+            make_cert_api(hp.make_leaf(inter, "alice2", now=ziti_clock.now(), emails=[f"{user}@example.test"])), "ca"
+        ),
+        400,
+        "COULD_NOT_VALIDATE",
+        "externalId",
+    )
     no_claim = hp.make_leaf(inter, "nobody", now=ziti_clock.now())
     assert_error(enroll(make_cert_api(no_claim), "ca"), 400, "MISSING_CERT_CLAIM")
 
@@ -141,9 +180,16 @@ def test_auto_enrollment_needs_a_verified_enabled_ca(admin, make_cert_api, ziti_
     assert_error(enroll(make_cert_api(client), "ca"), 400, "CERT_FAILED_VALIDATION")  # not verified yet
     assert_error(enroll(make_cert_api(), "ca"), 400, "CERT_FAILED_VALIDATION")  # no certificate
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAutoCaEnrollmentEnabled": False})
-    ok(admin.mgmt("POST", f"/cas/{ca_id}/verify", content=hp.make_leaf(
-        root, admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"], now=ziti_clock.now()).cert_pem,
-        headers={"content-type": "text/plain"}))
+    ok(
+        admin.mgmt(
+            "POST",
+            f"/cas/{ca_id}/verify",
+            content=hp.make_leaf(
+                root, admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"], now=ziti_clock.now()
+            ).cert_pem,
+            headers={"content-type": "text/plain"},
+        )
+    )
     assert_error(enroll(make_cert_api(client), "ca"), 400, "CERT_FAILED_VALIDATION")  # verified, auto disabled
     expired = hp.make_leaf(inter, "expired", now=ziti_clock.now(), expired=True)
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAutoCaEnrollmentEnabled": True})

@@ -1,4 +1,5 @@
 """The public enrollment endpoints: EST CA bundle, network JWTs, JWKS, challenge, token enrollment."""
+
 from __future__ import annotations
 
 import base64
@@ -15,8 +16,9 @@ from tests.flows.certs import CLIENT, CONTROLLER_URL
 MGMT = "/edge/management/v1"
 
 
-@pytest.mark.parametrize("path", ["/.well-known/est/cacerts", CLIENT + "/.well-known/est/cacerts",
-                                  MGMT + "/.well-known/est/cacerts"])
+@pytest.mark.parametrize(
+    "path", ["/.well-known/est/cacerts", CLIENT + "/.well-known/est/cacerts", MGMT + "/.well-known/est/cacerts"]
+)
 def test_cacerts_is_base64_pkcs7_in_64_character_lines(api, path):
     response = api.request("GET", path, headers={"accept": "application/json"})
     assert response.status_code == 200
@@ -63,9 +65,14 @@ def test_challenge_signs_the_nonce_with_the_enrollment_key(api):
     assert algorithm.verify(nonce.encode(), jwt.PyJWK(key).key, signature)
 
 
-@pytest.mark.parametrize("body, field", [({"nonce": "not-a-uuid", "keyId": "x"}, "nonce"),
-                                         ({"nonce": str(uuid.uuid4()), "keyId": "unknown"}, "keyId"),
-                                         ({"nonce": str(uuid.uuid4())}, "keyId")])
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"nonce": "not-a-uuid", "keyId": "x"}, "nonce"),
+        ({"nonce": str(uuid.uuid4()), "keyId": "unknown"}, "keyId"),
+        ({"nonce": str(uuid.uuid4())}, "keyId"),
+    ],
+)
 def test_challenge_rejects_bad_nonces_and_unknown_keys(api, body, field):
     assert_error(api.request("POST", CLIENT + "/enroll/challenge", json=body), 400, "COULD_NOT_VALIDATE", field)
 
@@ -80,15 +87,26 @@ def test_enrollment_paths_are_client_api_only(api):
     assert api.request("POST", MGMT + "/enroll", params={"method": "ott", "token": "x"}, json={}).status_code == 404
 
 
-
 def make_signer(admin, unique, clock, **flags):
     """An external JWT signer with a local key: ``(signer id, issuer, key, kid)``."""
     key_pair = hp.make_leaf(None, "issuer", now=clock.now())
     issuer, kid = f"https://idp.example.test/{unique('idp')}", unique("kid")
-    signer_id = admin.create("external-jwt-signers", {
-        "name": unique("signer"), "enabled": True, "issuer": issuer, "audience": "ziti", "certPem": key_pair.cert_pem,
-        "kid": kid, "claimsProperty": "sub", "useExternalId": True, "enrollNameClaimsSelector": "/name",
-        "enrollAttributeClaimsSelector": "/groups", **flags})
+    signer_id = admin.create(
+        "external-jwt-signers",
+        {
+            "name": unique("signer"),
+            "enabled": True,
+            "issuer": issuer,
+            "audience": "ziti",
+            "certPem": key_pair.cert_pem,
+            "kid": kid,
+            "claimsProperty": "sub",
+            "useExternalId": True,
+            "enrollNameClaimsSelector": "/name",
+            "enrollAttributeClaimsSelector": "/groups",
+            **flags,
+        },
+    )
     return signer_id, issuer, key_pair.key, kid
 
 
@@ -98,7 +116,9 @@ def bearer(issuer, key, kid, clock, **claims):
 
 
 def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, ziti_clock, ziti_unique):
-    _, issuer, key, kid = make_signer(admin, ziti_unique, ziti_clock, enrollToTokenEnabled=True, enrollToCertEnabled=True)
+    _, issuer, key, kid = make_signer(
+        admin, ziti_unique, ziti_clock, enrollToTokenEnabled=True, enrollToCertEnabled=True
+    )
     subject, name = ziti_unique("ext-sub"), ziti_unique("ext-name")
     token = bearer(issuer, key, kid, ziti_clock, sub=subject, name=name, groups=["staff", "vpn"])
     response = api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
@@ -110,17 +130,34 @@ def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, 
 
     csr, _ = hp.make_csr("ignored")
     other = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("ext-sub"), name=ziti_unique("ext-cert"))
-    response = api.request("POST", CLIENT + "/enroll/token", json={"clientCsr": hp.csr_pem(csr)},
-                           headers={"Authorization": other})
+    response = api.request(
+        "POST", CLIENT + "/enroll/token", json={"clientCsr": hp.csr_pem(csr)}, headers={"Authorization": other}
+    )
     data = response.json()["data"]
     assert response.status_code == 200 and "BEGIN CERTIFICATE" in data["cert"] and "BEGIN CERTIFICATE" in data["ca"]
 
 
 def test_token_enrollment_follows_the_signer_flags(admin, api, ziti_clock, ziti_unique):
-    _, issuer, key, kid = make_signer(admin, ziti_unique, ziti_clock, enrollToTokenEnabled=False, enrollToCertEnabled=False)
+    _, issuer, key, kid = make_signer(
+        admin, ziti_unique, ziti_clock, enrollToTokenEnabled=False, enrollToCertEnabled=False
+    )
     token = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("s"), name=ziti_unique("n"))
-    assert_error(api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token}),
-                 409, "INVALID_ENROLLMENT_NOT_ALLOWED")
-    expired = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("s"), name=ziti_unique("n"), exp=int(ziti_clock.now().timestamp()) - 1)
-    assert_error(api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": expired}),
-                 400, "INVALID_ENROLLMENT_TOKEN")
+    assert_error(
+        api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token}),
+        409,
+        "INVALID_ENROLLMENT_NOT_ALLOWED",
+    )
+    expired = bearer(
+        issuer,
+        key,
+        kid,
+        ziti_clock,
+        sub=ziti_unique("s"),
+        name=ziti_unique("n"),
+        exp=int(ziti_clock.now().timestamp()) - 1,
+    )
+    assert_error(
+        api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": expired}),
+        400,
+        "INVALID_ENROLLMENT_TOKEN",
+    )

@@ -1,4 +1,5 @@
 """One-time-token enrollment: CSR formats, replies, the issued certificate, token rules."""
+
 from __future__ import annotations
 
 import jwt
@@ -32,7 +33,9 @@ def test_ott_enrollment_issues_a_network_certificate_that_logs_in(admin, api, ma
     sans = client.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     uris = sans.get_values_for_type(x509.UniformResourceIdentifier)
     assert len(list(sans)) == 1 and uris[0].startswith("spiffe://") and uris[0].endswith(f"/identity/{identity_id}")
-    assert ExtendedKeyUsageOID.CLIENT_AUTH in client.cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert (
+        ExtendedKeyUsageOID.CLIENT_AUTH in client.cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    )
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert detail["enrollment"] == {}
     assert detail["authenticators"]["cert"]["fingerprint"] == client.fingerprint
@@ -56,12 +59,17 @@ def test_csr_is_accepted_as_a_text_body(admin, api, ziti_unique, content_type):
 def test_json_client_csr_and_the_explicit_ott_path(admin, api, ziti_unique):
     first = new_identity(admin, ziti_unique("json"), {"ott": True})
     csr_pem, _ = ott_csr(first, CONTROLLER_URL)
-    response = api.request("POST", CLIENT + "/enroll", params={"method": "ott", "token": pending(admin, first, "ott")["token"]},
-                           json={"clientCsr": csr_pem})
+    response = api.request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "ott", "token": pending(admin, first, "ott")["token"]},
+        json={"clientCsr": csr_pem},
+    )
     assert ok(response)["cert"]
     second = new_identity(admin, ziti_unique("explicit"), {"ott": True})
-    response = api.request("POST", CLIENT + "/enroll/ott", json={"token": pending(admin, second, "ott")["token"],
-                                                                 "clientCsr": csr_pem})
+    response = api.request(
+        "POST", CLIENT + "/enroll/ott", json={"token": pending(admin, second, "ott")["token"], "clientCsr": csr_pem}
+    )
     assert ok(response)["cert"]
 
 
@@ -101,8 +109,9 @@ def test_unknown_token_and_wrong_method_are_rejected(admin, api, ziti_unique):
     assert_error(post_csr(api, "4b1f0c55-0000-4000-8000-000000000000", csr_pem), 400, "INVALID_ENROLLMENT_TOKEN")
     identity_id = new_identity(admin, ziti_unique("method"), {"ott": True})
     token = pending(admin, identity_id, "ott")["token"]
-    response = api.request("POST", CLIENT + "/enroll", params={"method": "updb", "token": token},
-                           json={"password": "some-pass"})
+    response = api.request(
+        "POST", CLIENT + "/enroll", params={"method": "updb", "token": token}, json={"password": "some-pass"}
+    )
     assert_error(response, 400, "INVALID_ENROLL_METHOD")
     response = api.request("POST", CLIENT + "/enroll", params={"method": "telepathy", "token": token}, json={})
     assert_error(response, 400, "INVALID_ENROLL_METHOD")
@@ -121,7 +130,9 @@ def test_bad_csr_is_could_not_process_csr_and_keeps_the_token(admin, api, ziti_u
 def test_weak_rsa_csr_is_refused(admin, api, ziti_unique):
     identity_id = new_identity(admin, ziti_unique("weak"), {"ott": True})
     csr, _ = hp.make_csr(identity_id, key_type="rsa1024")
-    assert_error(post_csr(api, pending(admin, identity_id, "ott")["token"], hp.csr_pem(csr)), 400, "COULD_NOT_PROCESS_CSR")
+    assert_error(
+        post_csr(api, pending(admin, identity_id, "ott")["token"], hp.csr_pem(csr)), 400, "COULD_NOT_PROCESS_CSR"
+    )
 
 
 def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, api, ziti_unique):
@@ -139,8 +150,11 @@ def test_enrollment_jwt_has_the_real_claims_and_verifies_with_the_jwks(admin, ap
 def test_identity_already_holding_a_cert_cannot_enroll_a_second(admin, api, ziti_unique):
     identity_id = new_identity(admin, ziti_unique("twice"), {"ott": True})
     enroll_ott(api, pending(admin, identity_id, "ott")["token"])
-    admin.mgmt_ok("POST", "/enrollments", json={"method": "ott", "identityId": identity_id,
-                                                "expiresAt": "2099-01-01T00:00:00.000Z"})
+    admin.mgmt_ok(
+        "POST",
+        "/enrollments",
+        json={"method": "ott", "identityId": identity_id, "expiresAt": "2099-01-01T00:00:00.000Z"},
+    )
     csr_pem, _ = ott_csr(identity_id, CONTROLLER_URL)
     response = post_csr(api, pending(admin, identity_id, "ott")["token"], csr_pem)
     assert_error(response, 409, "MAX_AUTHENTICATOR_METHODS_REACHED")

@@ -1,4 +1,5 @@
 """Router enrollment (erott / trott) and router certificate extension, through the API."""
+
 from __future__ import annotations
 
 import jwt
@@ -62,8 +63,11 @@ def test_edge_router_enrolls_with_client_and_server_csrs(admin, make_cert_api, r
     stored = router_view(admin, router_id)
     assert stored["isVerified"] is True and stored["fingerprint"] == hp.sha1_fingerprint(client[0])
     assert stored["enrollmentToken"] is None
-    assert_error(enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}),
-                 400, "INVALID_ENROLLMENT_TOKEN")
+    assert_error(
+        enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}),
+        400,
+        "INVALID_ENROLLMENT_TOKEN",
+    )
 
 
 def test_router_enrollment_checks_csrs(make_cert_api, router_token):
@@ -72,24 +76,41 @@ def test_router_enrollment_checks_csrs(make_cert_api, router_token):
     api = make_cert_api()
     assert_error(enroll_router(api, record["token"], {"certCsr": client_csr}), 400, "MISSING_OR_INVALID_CSR")
     wrong_cn, _, _ = csrs(router_id, cn="someone-else")
-    assert_error(enroll_router(api, record["token"], {"certCsr": wrong_cn, "serverCertCsr": server_csr}),
-                 400, "COULD_NOT_PROCESS_CSR")
-    assert_error(enroll_router(api, record["token"], {"certCsr": client_csr, "serverCertCsr": "junk"}),
-                 400, "COULD_NOT_PROCESS_CSR")
-    explicit = api.request("POST", CLIENT + "/enroll/erott", json={"token": record["token"], "clientCsr": client_csr,
-                                                                    "serverCsr": server_csr})
+    assert_error(
+        enroll_router(api, record["token"], {"certCsr": wrong_cn, "serverCertCsr": server_csr}),
+        400,
+        "COULD_NOT_PROCESS_CSR",
+    )
+    assert_error(
+        enroll_router(api, record["token"], {"certCsr": client_csr, "serverCertCsr": "junk"}),
+        400,
+        "COULD_NOT_PROCESS_CSR",
+    )
+    explicit = api.request(
+        "POST",
+        CLIENT + "/enroll/erott",
+        json={"token": record["token"], "clientCsr": client_csr, "serverCsr": server_csr},
+    )
     assert ok(explicit)["serverCert"]
 
 
 def test_router_token_expires_and_is_not_an_identity_token(make_cert_api, router_token, ziti_clock):
     router_id, record = router_token
     client_csr, _, server_csr = csrs(router_id)
-    response = make_cert_api().request("POST", CLIENT + "/enroll", params={"method": "ott", "token": record["token"]},
-                                       content=client_csr, headers={"content-type": "text/plain"})
+    response = make_cert_api().request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "ott", "token": record["token"]},
+        content=client_csr,
+        headers={"content-type": "text/plain"},
+    )
     assert_error(response, 400, "INVALID_ENROLL_METHOD")
     ziti_clock.advance(minutes=181)
-    assert_error(enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}),
-                 400, "ENROLLMENT_EXPIRED")
+    assert_error(
+        enroll_router(make_cert_api(), record["token"], {"certCsr": client_csr, "serverCertCsr": server_csr}),
+        400,
+        "ENROLLMENT_EXPIRED",
+    )
 
 
 def test_router_extends_with_its_current_certificate(admin, make_cert_api, router_token):
@@ -100,13 +121,21 @@ def test_router_extends_with_its_current_certificate(admin, make_cert_api, route
 
     assert_error(make_cert_api().request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED")
     stranger = hp.make_leaf(None, router_id)
-    assert_error(make_cert_api(stranger).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED")
-    assert_error(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json={"certCsr": new_client}),
-                 400, "COULD_NOT_VALIDATE", "serverCertCsr")
+    assert_error(
+        make_cert_api(stranger).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED"
+    )
+    assert_error(
+        make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json={"certCsr": new_client}),
+        400,
+        "COULD_NOT_VALIDATE",
+        "serverCertCsr",
+    )
     extended = ok(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body))
     new_leaf = x509.load_pem_x509_certificates(extended["cert"].encode())[0]
     assert router_view(admin, router_id)["fingerprint"] == hp.sha1_fingerprint(new_leaf) != current.fingerprint
-    assert_error(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED")
+    assert_error(
+        make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED"
+    )
 
 
 def test_transit_router_enrolls_with_trott(admin, make_cert_api, ziti_unique):
@@ -114,8 +143,12 @@ def test_transit_router_enrolls_with_trott(admin, make_cert_api, ziti_unique):
     view = admin.mgmt_ok("GET", f"/transit-routers/{router_id}")
     assert jwt.decode(view["enrollmentJwt"], options={"verify_signature": False})["em"] == "trott"
     client_csr, _, server_csr = csrs(router_id)
-    response = make_cert_api().request("POST", CLIENT + "/enroll", params={"method": "trott", "token": view["enrollmentToken"]},
-                                       json={"certCsr": client_csr, "serverCertCsr": server_csr})
+    response = make_cert_api().request(
+        "POST",
+        CLIENT + "/enroll",
+        params={"method": "trott", "token": view["enrollmentToken"]},
+        json={"certCsr": client_csr, "serverCertCsr": server_csr},
+    )
     assert ok(response)["cert"] and router_view(admin, router_id)["isVerified"] is True
 
 

@@ -1,4 +1,5 @@
 """updb enrollment: a one-time token sets the password of a username chosen by the admin."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """Sample networks apply cleanly and idempotently; virtual SDK clients behave as SDKs do."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,8 +33,17 @@ def test_sample_networks_apply_idempotently_and_export_back(admin_client, name):
 
 def test_generated_small_shape_has_the_real_counts(admin_client):
     network = generate("small")
-    counts = tuple(len(network[key]) for key in ("services", "identities", "edgeRouters", "servicePolicies",
-                                                    "edgeRouterPolicies", "serviceEdgeRouterPolicies"))
+    counts = tuple(
+        len(network[key])
+        for key in (
+            "services",
+            "identities",
+            "edgeRouters",
+            "servicePolicies",
+            "edgeRouterPolicies",
+            "serviceEdgeRouterPolicies",
+        )
+    )
     assert counts == SHAPES["small"]
     apply(admin_client, network)
     assert admin_client.management.list_summary()["identities"] >= 100
@@ -47,8 +57,11 @@ def test_attributes_are_spread_as_in_the_real_perf_tests():
 
 def test_virtual_population_logs_in_lists_services_and_dials(ziti_app, admin_client):
     apply(admin_client, Network.from_yaml(FIXTURES / "company.yaml"))
-    users = [("ana", "ana.sales", "Sales-Pass-123"), ("dev", "dev.ops", "Ops-Pass-1234"),
-             ("cara", "cara.finance", "Money-Pass-789")]
+    users = [
+        ("ana", "ana.sales", "Sales-Pass-123"),
+        ("dev", "dev.ops", "Ops-Pass-1234"),
+        ("cara", "cara.finance", "Money-Pass-789"),
+    ]
     report = Population(lambda: inprocess(ziti_app), users, threads=2, dial_probability=1.0).run(seconds=3, max_steps=5)
     by_name = {client.name: client for client in report.clients}
     assert all(client.logged_in for client in report.clients)

@@ -1,4 +1,5 @@
 """The harness's flow drivers: enroll, log in, TOTP, dial, posture, extend, routers."""
+
 from __future__ import annotations
 
 import json
@@ -37,8 +38,9 @@ def connect(ziti_app, ziti_mode, request):
 
 
 def new_ott_identity(admin_client, name, **fields) -> str:
-    created = admin_client.management.create_identity(body={"name": name, "type": "Device", "isAdmin": False,
-                                                            "enrollment": {"ott": True}, **fields})
+    created = admin_client.management.create_identity(
+        body={"name": name, "type": "Device", "isAdmin": False, "enrollment": {"ott": True}, **fields}
+    )
     return admin_client.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
 
 
@@ -69,8 +71,9 @@ def test_identity_file_loads_over_real_tls(ziti_app, admin_client, https_server,
 
 
 def test_updb_enrollment_then_password_login(connect, admin_client):
-    created = admin_client.management.create_identity(body={"name": "flow-updb", "type": "User", "isAdmin": False,
-                                                            "enrollment": {"updb": "flow-updb-user"}})
+    created = admin_client.management.create_identity(
+        body={"name": "flow-updb", "type": "User", "isAdmin": False, "enrollment": {"updb": "flow-updb-user"}}
+    )
     token = admin_client.management.detail_identity(created["id"])["enrollment"]["updb"]["jwt"]
     with connect() as user:
         flows.enroll_updb(user, token, "updb-pass-1")
@@ -80,8 +83,9 @@ def test_updb_enrollment_then_password_login(connect, admin_client):
 def test_totp_enrollment_and_second_factor(connect, admin_client, ziti_clock):
     admin_client.management.create_identity(body={"name": "flow-totp", "type": "User", "isAdmin": False})
     identity_id = next(admin_client.management.iterate("listIdentities", filter='name = "flow-totp"'))["id"]
-    admin_client.management.create_authenticator(body={"identityId": identity_id, "method": "updb",
-                                                       "username": "flow-totp", "password": "totp-pass-1"})
+    admin_client.management.create_authenticator(
+        body={"identityId": identity_id, "method": "updb", "username": "flow-totp", "password": "totp-pass-1"}
+    )
     with connect() as user:
         flows.login_password(user, "flow-totp", "totp-pass-1")
         device = flows.enroll_totp(user, at=ziti_clock.now())
@@ -135,8 +139,9 @@ def test_client_login_answers_the_mfa_query_and_relogs_in(connect, admin_client,
 
     admin_client.management.create_identity(body={"name": "flow-mfa-login", "type": "User", "isAdmin": False})
     identity_id = next(admin_client.management.iterate("listIdentities", filter='name = "flow-mfa-login"'))["id"]
-    admin_client.management.create_authenticator(body={"identityId": identity_id, "method": "updb",
-                                                       "username": "flow-mfa-login", "password": "mfa-pass-1"})
+    admin_client.management.create_authenticator(
+        body={"identityId": identity_id, "method": "updb", "username": "flow-mfa-login", "password": "mfa-pass-1"}
+    )
     with connect() as user:
         user.login("flow-mfa-login", "mfa-pass-1", api="client")
         enrolled = flows.enroll_totp(user, at=ziti_clock.now())

@@ -1,4 +1,5 @@
 """The harness client: one method per operation, kept in step with the served specs."""
+
 from __future__ import annotations
 
 import pytest
@@ -36,8 +37,15 @@ def test_every_operation_is_a_method(ziti):
             assert callable(getattr(group, snake(op_id))), op_id
 
 
-@pytest.mark.parametrize("op_id, name", [("listAPISessions", "list_api_sessions"), ("getIdentityPolicyAdvice", "get_identity_policy_advice"),
-                                         ("detailMfaQrCode", "detail_mfa_qr_code"), ("listNetworkJWTs", "list_network_jwts")])
+@pytest.mark.parametrize(
+    "op_id, name",
+    [
+        ("listAPISessions", "list_api_sessions"),
+        ("getIdentityPolicyAdvice", "get_identity_policy_advice"),
+        ("detailMfaQrCode", "detail_mfa_qr_code"),
+        ("listNetworkJWTs", "list_network_jwts"),
+    ],
+)
 def test_method_names_are_snake_case_of_operation_ids(op_id, name):
     assert snake(op_id) == name
 
@@ -45,9 +53,15 @@ def test_method_names_are_snake_case_of_operation_ids(op_id, name):
 def test_login_create_get_and_iterate(ziti, ziti_unique):
     ziti.login("admin", "admin")
     prefix = ziti_unique("iter")
-    ids = [ziti.management.create_identity(body={"name": f"{prefix}-{i:02d}", "type": "User", "isAdmin": False})["id"] for i in range(7)]
+    ids = [
+        ziti.management.create_identity(body={"name": f"{prefix}-{i:02d}", "type": "User", "isAdmin": False})["id"]
+        for i in range(7)
+    ]
     assert ziti.management.detail_identity(ids[0])["name"] == f"{prefix}-00"
-    names = [i["name"] for i in ziti.management.iterate("listIdentities", page_size=3, filter=f'name contains "{prefix}" sort by name')]
+    names = [
+        i["name"]
+        for i in ziti.management.iterate("listIdentities", page_size=3, filter=f'name contains "{prefix}" sort by name')
+    ]
     assert names == [f"{prefix}-{i:02d}" for i in range(7)]
 
 
@@ -55,7 +69,11 @@ def test_non_2xx_raises_api_error_with_code_and_cause(ziti):
     ziti.login("admin", "admin")
     with pytest.raises(ApiError) as caught:
         ziti.management.create_identity(body={"name": "x", "type": "Robot", "isAdmin": False})
-    assert caught.value.status == 400 and caught.value.code == "COULD_NOT_VALIDATE" and caught.value.cause["field"] == "type"
+    assert (
+        caught.value.status == 400
+        and caught.value.code == "COULD_NOT_VALIDATE"
+        and caught.value.cause["field"] == "type"
+    )
     with pytest.raises(ApiError) as caught:
         ziti.management.detail_identity("missing")
     assert caught.value.status == 404 and caught.value.code == "NOT_FOUND" and caught.value.request_id

@@ -1,4 +1,5 @@
 """Virtual SDK clients under Locust's distributed mode: a master and one worker on 127.0.0.1."""
+
 from __future__ import annotations
 
 import csv
@@ -24,31 +25,73 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(ziti_app, ziti_http_server, ziti_unique, tmp_path):
+def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(
+    ziti_app, ziti_http_server, ziti_unique, tmp_path
+):
     holder, server = ziti_http_server
     holder.app = ziti_app
     prefix = ziti_unique("vu") + "-"
     with ZitiClient.connect(server.url) as admin:
         admin.login("admin", "admin")
-        apply(admin, {"services": [{"name": f"{prefix}svc", "roleAttributes": ["load"]}],
-                      "identities": [{"name": f"{prefix}{n}", "roleAttributes": ["load"], "password": "pw-load-1"}
-                                     for n in range(2)],
-                      "edgeRouters": [{"name": f"{prefix}edge", "roleAttributes": ["load"]}],
-                      "servicePolicies": [{"name": f"{prefix}dial", "type": "Dial", "identityRoles": ["#load"],
-                                           "serviceRoles": ["#load"]}],
-                      "edgeRouterPolicies": [{"name": f"{prefix}erp", "identityRoles": ["#load"],
-                                              "edgeRouterRoles": ["#load"]}],
-                      "serviceEdgeRouterPolicies": [{"name": f"{prefix}serp", "serviceRoles": ["#load"],
-                                                     "edgeRouterRoles": ["#load"]}]})
+        apply(
+            admin,
+            {
+                "services": [{"name": f"{prefix}svc", "roleAttributes": ["load"]}],
+                "identities": [
+                    {"name": f"{prefix}{n}", "roleAttributes": ["load"], "password": "pw-load-1"} for n in range(2)
+                ],
+                "edgeRouters": [{"name": f"{prefix}edge", "roleAttributes": ["load"]}],
+                "servicePolicies": [
+                    {"name": f"{prefix}dial", "type": "Dial", "identityRoles": ["#load"], "serviceRoles": ["#load"]}
+                ],
+                "edgeRouterPolicies": [
+                    {"name": f"{prefix}erp", "identityRoles": ["#load"], "edgeRouterRoles": ["#load"]}
+                ],
+                "serviceEdgeRouterPolicies": [
+                    {"name": f"{prefix}serp", "serviceRoles": ["#load"], "edgeRouterRoles": ["#load"]}
+                ],
+            },
+        )
     port = free_port()
     common = [sys.executable, "-m", "locust", "-f", LOCUSTFILE, "--host", server.url]
-    master = subprocess.Popen([*common, "--headless", "--master", "--master-bind-host", "127.0.0.1",
-                               "--master-bind-port", str(port), "--expect-workers", "1", "-u", "2", "-r", "2",
-                               "-t", "3s", "--stop-timeout", "2", "--only-summary", "--csv", str(tmp_path / "run"),
-                               "--ziti-username", prefix, "--ziti-users", "2", "--ziti-password", "pw-load-1"],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    worker = subprocess.Popen([*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
-                              stdout=open(tmp_path / "worker.log", "w"), stderr=subprocess.STDOUT)
+    master = subprocess.Popen(
+        [
+            *common,
+            "--headless",
+            "--master",
+            "--master-bind-host",
+            "127.0.0.1",
+            "--master-bind-port",
+            str(port),
+            "--expect-workers",
+            "1",
+            "-u",
+            "2",
+            "-r",
+            "2",
+            "-t",
+            "3s",
+            "--stop-timeout",
+            "2",
+            "--only-summary",
+            "--csv",
+            str(tmp_path / "run"),
+            "--ziti-username",
+            prefix,
+            "--ziti-users",
+            "2",
+            "--ziti-password",
+            "pw-load-1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    worker = subprocess.Popen(
+        [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
+        stdout=open(tmp_path / "worker.log", "w"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         output, _ = master.communicate(timeout=90)
     finally:

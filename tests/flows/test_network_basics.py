@@ -1,4 +1,5 @@
 """Networks as code on identities and auth policies: apply, idempotence, prune, export, diff."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,9 +8,19 @@ from harness.client import ZitiClient
 from harness.network import Network, NetworkError, apply, diff, export
 
 POLICY = {
-    "primary": {"cert": {"allowed": True, "allowExpiredCerts": True}, "extJwt": {"allowed": True, "allowedSigners": []},
-                "updb": {"allowed": True, "minPasswordLength": 5, "requireMixedCase": False, "requireNumberChar": False,
-                         "requireSpecialChar": False, "maxAttempts": 3, "lockoutDurationMinutes": 5}},
+    "primary": {
+        "cert": {"allowed": True, "allowExpiredCerts": True},
+        "extJwt": {"allowed": True, "allowedSigners": []},
+        "updb": {
+            "allowed": True,
+            "minPasswordLength": 5,
+            "requireMixedCase": False,
+            "requireNumberChar": False,
+            "requireSpecialChar": False,
+            "maxAttempts": 3,
+            "lockoutDurationMinutes": 5,
+        },
+    },
     "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
 }
 NETWORK = {
@@ -31,11 +42,16 @@ def ziti(ziti_app):
 def test_apply_creates_then_is_idempotent(ziti):
     steps = apply(ziti, NETWORK)
     assert [(s.action, s.kind, s.name) for s in steps] == [
-        ("create", "authPolicies", "strict"), ("create", "identities", "alice"), ("create", "identities", "bob")]
+        ("create", "authPolicies", "strict"),
+        ("create", "identities", "alice"),
+        ("create", "identities", "bob"),
+    ]
     assert apply(ziti, NETWORK) == []
     alice = next(ziti.management.iterate("listIdentities", filter='name = "alice"'))
     assert alice["authPolicy"]["name"] == "strict" and alice["roleAttributes"] == ["sales"]
-    assert ziti.management.authenticate(method="password", body={"username": "alice", "password": "alice-pass"})["token"]
+    assert ziti.management.authenticate(method="password", body={"username": "alice", "password": "alice-pass"})[
+        "token"
+    ]
 
 
 def test_apply_updates_only_changed_fields(ziti):
@@ -78,8 +94,9 @@ def test_diff_names_added_removed_and_changed():
     assert changes == {("changed", "alice"), ("removed", "bob"), ("added", "carol")}
 
 
-@pytest.mark.parametrize("bad", [{"gadgets": []}, {"identities": [{"roleAttributes": []}]},
-                                 {"identities": [{"name": "a"}, {"name": "a"}]}])
+@pytest.mark.parametrize(
+    "bad", [{"gadgets": []}, {"identities": [{"roleAttributes": []}]}, {"identities": [{"name": "a"}, {"name": "a"}]}]
+)
 def test_bad_networks_are_refused(bad):
     with pytest.raises(NetworkError):
         Network.from_dict(bad)

@@ -1,4 +1,5 @@
 """The importEntities extension and the fast apply built on it."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,10 +17,19 @@ def ziti_config():
 def small_network(prefix: str) -> dict:
     return {
         "services": [{"name": f"{prefix}-svc", "roleAttributes": ["web"]}],
-        "identities": [{"name": f"{prefix}-alice", "roleAttributes": ["sales"], "password": "pw-alice-1"},
-                       {"name": f"{prefix}-bob"}],
-        "servicePolicies": [{"name": f"{prefix}-dial", "type": "Dial", "semantic": "AnyOf",
-                             "identityRoles": ["#sales", f"@{prefix}-bob"], "serviceRoles": ["#web"]}],
+        "identities": [
+            {"name": f"{prefix}-alice", "roleAttributes": ["sales"], "password": "pw-alice-1"},
+            {"name": f"{prefix}-bob"},
+        ],
+        "servicePolicies": [
+            {
+                "name": f"{prefix}-dial",
+                "type": "Dial",
+                "semantic": "AnyOf",
+                "identityRoles": ["#sales", f"@{prefix}-bob"],
+                "serviceRoles": ["#web"],
+            }
+        ],
     }
 
 
@@ -29,23 +39,47 @@ def names(client, op: str, prefix: str) -> set[str]:
 
 def test_import_creates_entities_that_refer_to_each_other(ziti_admin, ziti_unique):
     prefix = ziti_unique("imp")
-    reply = ziti_admin.management.call("importEntities", body={"items": [
-        {"op": "createIdentity", "ref": "bob", "body": {"name": f"{prefix}-bob", "type": "User", "isAdmin": False}},
-        {"op": "createServicePolicy", "ref": "dial", "body": {
-            "name": f"{prefix}-dial", "type": "Dial", "semantic": "AnyOf",
-            "identityRoles": [{"$ref": "bob", "prefix": "@"}], "serviceRoles": ["#all"]}}]})
+    reply = ziti_admin.management.call(
+        "importEntities",
+        body={
+            "items": [
+                {
+                    "op": "createIdentity",
+                    "ref": "bob",
+                    "body": {"name": f"{prefix}-bob", "type": "User", "isAdmin": False},
+                },
+                {
+                    "op": "createServicePolicy",
+                    "ref": "dial",
+                    "body": {
+                        "name": f"{prefix}-dial",
+                        "type": "Dial",
+                        "semantic": "AnyOf",
+                        "identityRoles": [{"$ref": "bob", "prefix": "@"}],
+                        "serviceRoles": ["#all"],
+                    },
+                },
+            ]
+        },
+    )
 
     policy = ziti_admin.management.detail_service_policy(reply["created"]["dial"])
     assert policy["identityRoles"] == ["@" + reply["created"]["bob"]] and reply["count"] == 2
 
 
-@pytest.mark.parametrize("op, body, field", [
-    ("createIdentity", {"name": "{p}-x", "type": "Robot", "isAdmin": False}, "type"),
-    ("createIdentity", {"type": "User", "isAdmin": False}, "name"),
-    ("createService", {"name": "{p}-taken", "encryptionRequired": True}, "name"),
-    ("createServicePolicy", {"name": "{p}-p", "type": "Dial", "semantic": "AnyOf", "identityRoles": ["@missing"]},
-     "identityRoles"),
-])
+@pytest.mark.parametrize(
+    "op, body, field",
+    [
+        ("createIdentity", {"name": "{p}-x", "type": "Robot", "isAdmin": False}, "type"),
+        ("createIdentity", {"type": "User", "isAdmin": False}, "name"),
+        ("createService", {"name": "{p}-taken", "encryptionRequired": True}, "name"),
+        (
+            "createServicePolicy",
+            {"name": "{p}-p", "type": "Dial", "semantic": "AnyOf", "identityRoles": ["@missing"]},
+            "identityRoles",
+        ),
+    ],
+)
 def test_a_bad_item_fails_the_whole_import_exactly_as_its_own_create_does(ziti_admin, ziti_unique, op, body, field):
     prefix = ziti_unique("bad")
     ziti_admin.management.create_service(body={"name": f"{prefix}-taken", "encryptionRequired": True})
@@ -54,12 +88,21 @@ def test_a_bad_item_fails_the_whole_import_exactly_as_its_own_create_does(ziti_a
         ziti_admin.management.call(op, body=body)
 
     with pytest.raises(ApiError) as imported:
-        ziti_admin.management.call("importEntities", body={"items": [
-            {"op": "createService", "body": {"name": f"{prefix}-first", "encryptionRequired": True}}, {"op": op, "body": body}]})
+        ziti_admin.management.call(
+            "importEntities",
+            body={
+                "items": [
+                    {"op": "createService", "body": {"name": f"{prefix}-first", "encryptionRequired": True}},
+                    {"op": op, "body": body},
+                ]
+            },
+        )
 
     error, expected = imported.value, alone.value
     assert (error.status, error.code) == (expected.status, expected.code) == (400, "COULD_NOT_VALIDATE")
-    assert error.cause["field"] == f"items.1.body.{expected.cause['field']}" and expected.cause["field"].startswith(field)
+    assert error.cause["field"] == f"items.1.body.{expected.cause['field']}" and expected.cause["field"].startswith(
+        field
+    )
     assert error.cause["reason"] == expected.cause["reason"]
     assert names(ziti_admin, "listServices", prefix) == {f"{prefix}-taken"}  # the first item was undone
 
@@ -69,9 +112,21 @@ def test_import_refuses_unknown_operations_references_and_non_admins(ziti_admin,
         ziti_admin.management.call("importEntities", body={"items": [{"op": "deleteIdentity", "body": {}}]})
     assert caught.value.status == 400 and caught.value.cause["field"] == "items.0.op"
     with pytest.raises(ApiError) as caught:
-        ziti_admin.management.call("importEntities", body={"items": [
-            {"op": "createServicePolicy", "body": {"name": ziti_unique("p"), "type": "Dial",
-                                                   "identityRoles": [{"$ref": "later", "prefix": "@"}]}}]})
+        ziti_admin.management.call(
+            "importEntities",
+            body={
+                "items": [
+                    {
+                        "op": "createServicePolicy",
+                        "body": {
+                            "name": ziti_unique("p"),
+                            "type": "Dial",
+                            "identityRoles": [{"$ref": "later", "prefix": "@"}],
+                        },
+                    }
+                ]
+            },
+        )
     assert caught.value.status == 400 and caught.value.cause["field"] == "items.0.body.$ref"
     ziti_admin.logout()
     with pytest.raises(ApiError) as caught:

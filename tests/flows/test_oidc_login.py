@@ -1,4 +1,5 @@
 """OIDC logins through the harness, as the C SDK and sdk-golang do them, then both APIs with the bearer token."""
+
 from __future__ import annotations
 
 import jwt
@@ -53,8 +54,9 @@ def test_keys_verify_the_access_token(ziti):
     keys = {key["kid"]: key for key in ziti.http.get("/oidc/keys").json()["keys"]}
     header = jwt.get_unverified_header(ziti.oidc.access_token)
     key = jwt.PyJWK(keys[header["kid"]]).key
-    verified = jwt.decode(ziti.oidc.access_token, key, algorithms=[header["alg"]], options={"verify_aud": False,
-                                                                                           "verify_exp": False})
+    verified = jwt.decode(
+        ziti.oidc.access_token, key, algorithms=[header["alg"]], options={"verify_aud": False, "verify_exp": False}
+    )
     assert verified["z_t"] == "a" and verified["z_ia"] is True
 
 
@@ -86,11 +88,15 @@ def test_current_api_session_is_built_from_the_token(ziti, ziti_clock):
 @pytest.mark.parametrize("style", STYLES)
 def test_certificate_login_lists_services_and_dials(ziti_admin, cert_client_of, cert_mode, ziti_unique, style):
     identity_id, identity = enrolled_identity(ziti_admin, ziti_unique("oidc-cert"), roleAttributes=["oidc-users"])
-    service = ziti_admin.management.create_service(body={"name": ziti_unique("svc"), "roleAttributes": ["oidc-svc"], "encryptionRequired": True})
+    service = ziti_admin.management.create_service(
+        body={"name": ziti_unique("svc"), "roleAttributes": ["oidc-svc"], "encryptionRequired": True}
+    )
     ziti_admin.management.create_edge_router(body={"name": ziti_unique("er"), "roleAttributes": ["oidc-er"]})
-    for op, body in (("create_service_policy", {"type": "Dial", "identityRoles": ["#oidc-users"], "serviceRoles": ["#oidc-svc"]}),
-                     ("create_edge_router_policy", {"identityRoles": ["#oidc-users"], "edgeRouterRoles": ["#oidc-er"]}),
-                     ("create_service_edge_router_policy", {"serviceRoles": ["#oidc-svc"], "edgeRouterRoles": ["#oidc-er"]})):
+    for op, body in (
+        ("create_service_policy", {"type": "Dial", "identityRoles": ["#oidc-users"], "serviceRoles": ["#oidc-svc"]}),
+        ("create_edge_router_policy", {"identityRoles": ["#oidc-users"], "edgeRouterRoles": ["#oidc-er"]}),
+        ("create_service_edge_router_policy", {"serviceRoles": ["#oidc-svc"], "edgeRouterRoles": ["#oidc-er"]}),
+    ):
         getattr(ziti_admin.management, op)(body={"name": ziti_unique("p"), "semantic": "AnyOf", **body})
     client = cert_client_of(identity)
     session = client.login_cert(oidc=style, sdkInfo={"type": "ziti-sdk-c", "version": "1.18.3"})
@@ -107,9 +113,14 @@ def test_cert_bound_token_needs_the_certificate(ziti_admin, cert_client_of, ziti
     client = cert_client_of(identity)
     client.login_cert(oidc="c")
     thief = ZitiClient.in_process(ziti_app)
-    stolen = thief.http.get("/edge/client/v1/current-identity", headers={"Authorization": f"Bearer {client.oidc.access_token}"})
+    stolen = thief.http.get(
+        "/edge/client/v1/current-identity", headers={"Authorization": f"Bearer {client.oidc.access_token}"}
+    )
     assert stolen.status_code == 401
-    assert stolen.headers["www-authenticate"] == 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"'
+    assert (
+        stolen.headers["www-authenticate"]
+        == 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"'
+    )
 
 
 @pytest.mark.parametrize("style", STYLES)

@@ -1,4 +1,5 @@
 """OIDC tokens over time: refresh with rotation, expiry, revocations, disabled identities, logout, partial sessions."""
+
 from __future__ import annotations
 
 import pytest
@@ -111,13 +112,25 @@ def test_non_admin_bearer_cannot_reach_admin_operations(raw, user):
 
 def test_policy_requiring_totp_makes_a_token_without_totp_partial(raw, ziti_admin, user):
     tokens = password_tokens(raw, *user)
-    policy = ziti_admin.management.create_auth_policy(body={
-        "name": "needs-totp", "primary": {"cert": {"allowed": True, "allowExpiredCerts": True},
-                                          "extJwt": {"allowed": True, "allowedSigners": []},
-                                          "updb": {"allowed": True, "lockoutDurationMinutes": 0, "maxAttempts": 0,
-                                                   "minPasswordLength": 5, "requireMixedCase": False,
-                                                   "requireNumberChar": False, "requireSpecialChar": False}},
-        "secondary": {"requireTotp": True}})
+    policy = ziti_admin.management.create_auth_policy(
+        body={
+            "name": "needs-totp",
+            "primary": {
+                "cert": {"allowed": True, "allowExpiredCerts": True},
+                "extJwt": {"allowed": True, "allowedSigners": []},
+                "updb": {
+                    "allowed": True,
+                    "lockoutDurationMinutes": 0,
+                    "maxAttempts": 0,
+                    "minPasswordLength": 5,
+                    "requireMixedCase": False,
+                    "requireNumberChar": False,
+                    "requireSpecialChar": False,
+                },
+            },
+            "secondary": {"requireTotp": True},
+        }
+    )
     identity_id = ziti_admin.management.list_identities(filter=f'name = "{user[0]}"')[0]["id"]
     ziti_admin.management.patch_identity(identity_id, body={"authPolicyId": policy["id"]})
     assert raw.get(ME, headers=bearer(tokens["access_token"])).status_code == 401
@@ -155,8 +168,9 @@ def test_one_resolver_takes_a_legacy_token_or_an_access_jwt(ziti_app, raw, ziti_
     resolver = ziti_app.controller.session_tokens
     tokens = password_tokens(raw, *user)
     oidc = resolver.resolve_token(tokens["access_token"])
-    legacy_token = raw.post("/edge/client/v1/authenticate", params={"method": "password"},
-                            json={"username": user[0], "password": user[1]}).json()["data"]["token"]
+    legacy_token = raw.post(
+        "/edge/client/v1/authenticate", params={"method": "password"}, json={"username": user[0], "password": user[1]}
+    ).json()["data"]["token"]
     legacy = resolver.resolve_token(legacy_token)
     assert oidc.is_oidc and oidc.identity["name"] == user[0] and oidc.session["id"] == oidc.claims["z_asid"]
     assert not legacy.is_oidc and legacy.identity["id"] == oidc.identity["id"]

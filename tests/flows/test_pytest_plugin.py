@@ -1,4 +1,5 @@
 """The harness's pytest plugin, exercised with pytester as a user would."""
+
 from __future__ import annotations
 
 import os
@@ -100,8 +101,9 @@ def test_controller_auth_option_logs_the_admin_in_by_oidc(pytester):
             assert ziti_admin.management.get_current_identity()["isDefaultAdmin"] is True
             assert ziti_admin.oidc.access_token != first
     """)
-    pytester.runpytest("--controller-auth=oidc-go", "--controller-mode=both", "-p", "no:cacheprovider",
-                       "-q").assert_outcomes(passed=2)
+    pytester.runpytest(
+        "--controller-auth=oidc-go", "--controller-mode=both", "-p", "no:cacheprovider", "-q"
+    ).assert_outcomes(passed=2)
 
 
 def test_external_controller_skips_time_travel(pytester):
@@ -129,7 +131,13 @@ def test_an_outside_project_uses_the_plugin_in_a_few_lines(tmp_path):
     snippet = re.search(r"```text\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
     (tmp_path / "test_my_sdk.py").write_text(snippet)
     env = {**os.environ, "PYTHONPATH": str(root)}
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout

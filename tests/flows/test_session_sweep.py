@@ -1,4 +1,5 @@
 """The idle-session sweep: sessions idle past the timeout go, active ones stay."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,8 +31,9 @@ def test_sweep_removes_idle_sessions_and_keeps_recently_active_ones(connect, zit
     admin.login("admin", "admin")
     username = ziti_unique("sweep-user")
     user = admin.management.create_identity(body={"name": ziti_unique("sweep"), "type": "User", "isAdmin": False})
-    admin.management.create_authenticator(body={"identityId": user["id"], "method": "updb",
-                                                "username": username, "password": "pw-sweep-1"})
+    admin.management.create_authenticator(
+        body={"identityId": user["id"], "method": "updb", "username": username, "password": "pw-sweep-1"}
+    )
     idle, active = connect(), connect()
     idle.login(username, "pw-sweep-1", api="client")
     active_id = active.login(username, "pw-sweep-1", api="client")["id"]

@@ -1,4 +1,5 @@
 """Time and fault control: in-process from Python, and over HTTP in simulation mode only."""
+
 from __future__ import annotations
 
 import httpx

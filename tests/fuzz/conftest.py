@@ -1,4 +1,5 @@
 """The fuzz run is opt-in: ``python -m pytest tests/fuzz -m fuzz`` (see the README)."""
+
 from __future__ import annotations
 
 import pytest

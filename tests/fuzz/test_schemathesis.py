@@ -5,6 +5,7 @@ path (comma-separated), e.g. the official ``openziti-edge-client.yml`` and
 ``openziti-edge-management.yml`` of openziti/edge-api; ``ZITI_FUZZ_EXAMPLES`` sets the examples per
 operation (default 5).
 """
+
 from __future__ import annotations
 
 import os
@@ -38,20 +39,26 @@ def server(ziti_http_server):
 
 
 def _documents(base_url: str) -> list[tuple[str, dict]]:
-    served = [(f"served {name}", httpx.get(f"{base_url}{PREFIXES[name]}/specs/{spec_id}/spec").json())
-              for name, spec_id in SPEC_IDS.items()]
+    served = [
+        (f"served {name}", httpx.get(f"{base_url}{PREFIXES[name]}/specs/{spec_id}/spec").json())
+        for name, spec_id in SPEC_IDS.items()
+    ]
     return served + [(path.name, yaml.safe_load(path.read_text())) for path in EXTRA]
 
 
 def _token(base_url: str) -> str:
-    response = httpx.post(f"{base_url}/edge/management/v1/authenticate", params={"method": "password"},
-                          json={"username": "admin", "password": "admin"})
+    response = httpx.post(
+        f"{base_url}/edge/management/v1/authenticate",
+        params={"method": "password"},
+        json={"username": "admin", "password": "admin"},
+    )
     return response.json()["data"]["token"]
 
 
 def _fuzz(operation, base_url: str, token: str | None, failures: list, statuses: Counter) -> None:
-    @settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=True,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
     @given(case=operation.as_strategy())
     def run(case):
         headers = {"zt-session": token} if token else {}

@@ -14,6 +14,7 @@ The oracle applies the rules of model-semantics sections 2-4 directly, with
 ``controller.policy.roles.matches`` as its only import from the controller.
 Run more examples with ``ORACLE_EXAMPLES=2000 pytest tests/properties/test_access_oracle.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -34,7 +35,11 @@ ATTRS = ["a", "b", "c"]
 DOMAINS = ["d0", "d1"]
 KINDS = {"identities": 3, "services": 3, "routers": 2, "checks": 2}
 LISTS = {
-    "service-policies": (("identityRoles", "identities"), ("serviceRoles", "services"), ("postureCheckRoles", "checks")),
+    "service-policies": (
+        ("identityRoles", "identities"),
+        ("serviceRoles", "services"),
+        ("postureCheckRoles", "checks"),
+    ),
     "edge-router-policies": (("identityRoles", "identities"), ("edgeRouterRoles", "routers")),
     "service-edge-router-policies": (("serviceRoles", "services"), ("edgeRouterRoles", "routers")),
 }
@@ -47,35 +52,51 @@ def attribute_sets():
 
 def role_lists(kind: str):
     """Symbolic role lists: ``#attr``, ``#all`` alone, or ``("@", index)`` resolved after creation."""
-    entry = st.one_of(st.sampled_from(ATTRS).map(lambda a: "#" + a),
-                      st.integers(0, KINDS[kind] - 1).map(lambda i: ("@", i)))
+    entry = st.one_of(
+        st.sampled_from(ATTRS).map(lambda a: "#" + a), st.integers(0, KINDS[kind] - 1).map(lambda i: ("@", i))
+    )
     return st.one_of(st.just(["#all"]), st.lists(entry, max_size=3, unique=True))
 
 
 def policies(collection: str):
     lists = st.fixed_dictionaries({wire: role_lists(kind) for wire, kind in LISTS[collection]})
-    extra = st.fixed_dictionaries({"type": st.sampled_from(["Dial", "Bind"])}) if collection == "service-policies" else st.just({})
+    extra = (
+        st.fixed_dictionaries({"type": st.sampled_from(["Dial", "Bind"])})
+        if collection == "service-policies"
+        else st.just({})
+    )
     return st.tuples(st.just(collection), st.sampled_from(["AllOf", "AnyOf"]), lists, extra)
 
 
 def networks():
-    return st.fixed_dictionaries({
-        "identities": st.lists(attribute_sets(), min_size=KINDS["identities"], max_size=KINDS["identities"]),
-        "services": st.lists(attribute_sets(), min_size=KINDS["services"], max_size=KINDS["services"]),
-        "routers": st.lists(attribute_sets(), min_size=KINDS["routers"], max_size=KINDS["routers"]),
-        "checks": st.lists(st.tuples(attribute_sets(), st.sampled_from(DOMAINS)), min_size=0, max_size=KINDS["checks"]),
-        "domains": st.lists(st.sampled_from([None, *DOMAINS]), min_size=KINDS["identities"], max_size=KINDS["identities"]),
-        "policies": st.lists(st.one_of(*(policies(c) for c in LISTS)), min_size=1, max_size=7),
-    })
+    return st.fixed_dictionaries(
+        {
+            "identities": st.lists(attribute_sets(), min_size=KINDS["identities"], max_size=KINDS["identities"]),
+            "services": st.lists(attribute_sets(), min_size=KINDS["services"], max_size=KINDS["services"]),
+            "routers": st.lists(attribute_sets(), min_size=KINDS["routers"], max_size=KINDS["routers"]),
+            "checks": st.lists(
+                st.tuples(attribute_sets(), st.sampled_from(DOMAINS)), min_size=0, max_size=KINDS["checks"]
+            ),
+            "domains": st.lists(
+                st.sampled_from([None, *DOMAINS]), min_size=KINDS["identities"], max_size=KINDS["identities"]
+            ),
+            "policies": st.lists(st.one_of(*(policies(c) for c in LISTS)), min_size=1, max_size=7),
+        }
+    )
 
 
 def edits():
-    entity = st.tuples(st.just("attrs"), st.sampled_from(["identities", "services", "routers"]), st.integers(0, 2), attribute_sets())
+    entity = st.tuples(
+        st.just("attrs"), st.sampled_from(["identities", "services", "routers"]), st.integers(0, 2), attribute_sets()
+    )
     policy = st.tuples(st.just("policy"), st.integers(0, 6), st.integers(0, 2), st.data())
-    return st.one_of(entity, policy,
-                     st.tuples(st.just("unpolicy"), st.integers(0, 6)),
-                     st.tuples(st.just("domain"), st.integers(0, 2), st.sampled_from(DOMAINS)),
-                     st.tuples(st.just("unservice"), st.integers(0, 2)))
+    return st.one_of(
+        entity,
+        policy,
+        st.tuples(st.just("unpolicy"), st.integers(0, 6)),
+        st.tuples(st.just("domain"), st.integers(0, 2), st.sampled_from(DOMAINS)),
+        st.tuples(st.just("unservice"), st.integers(0, 2)),
+    )
 
 
 # -- the oracle ----------------------------------------------------------------------------
@@ -94,9 +115,13 @@ class Oracle:
         return [pid for pid, p in self.policies.items() if p[0] == collection]
 
     def linking(self, identity: str, service: str, ptype: str) -> list[str]:
-        return [pid for pid in self.of("service-policies") if self.policies[pid][3] == ptype
-                and identity in self.members(pid, "identityRoles", "identities")
-                and service in self.members(pid, "serviceRoles", "services")]
+        return [
+            pid
+            for pid in self.of("service-policies")
+            if self.policies[pid][3] == ptype
+            and identity in self.members(pid, "identityRoles", "identities")
+            and service in self.members(pid, "serviceRoles", "services")
+        ]
 
     def permissions(self, identity: str, service: str) -> list[str]:
         return [t for t in ("Bind", "Dial") if self.linking(identity, service, t)]
@@ -110,8 +135,10 @@ class Oracle:
 
     def posture_passes(self, identity: str, service: str, ptype: str) -> bool:
         reported = self.domains.get(identity)
-        return any(all(self.check_domains[c] == reported for c in self.members(pid, "postureCheckRoles", "checks"))
-                   for pid in self.linking(identity, service, ptype))
+        return any(
+            all(self.check_domains[c] == reported for c in self.members(pid, "postureCheckRoles", "checks"))
+            for pid in self.linking(identity, service, ptype)
+        )
 
     def session_outcome(self, identity: str, service: str, ptype: str) -> tuple[int, str | None]:
         permissions = self.permissions(identity, service)
@@ -146,20 +173,33 @@ class World:
 
     def build(self, net: dict) -> None:
         admin, oracle = self.admin, self.oracle
-        self.ids["identities"] = [admin.create("identities", {"name": f"i{n}", "type": "User", "isAdmin": False,
-                                                              "roleAttributes": attrs}) for n, attrs in enumerate(net["identities"])]
-        self.ids["services"] = [admin.create("services", {"name": f"s{n}", "encryptionRequired": True, "roleAttributes": attrs})
-                                for n, attrs in enumerate(net["services"])]
-        self.ids["routers"] = [admin.create("edge-routers", {"name": f"r{n}", "roleAttributes": attrs})
-                               for n, attrs in enumerate(net["routers"])]
-        self.ids["checks"] = [admin.create("posture-checks", {"name": f"c{n}", "typeId": "DOMAIN", "domains": [domain],
-                                                              "roleAttributes": attrs}) for n, (attrs, domain) in enumerate(net["checks"])]
+        self.ids["identities"] = [
+            admin.create("identities", {"name": f"i{n}", "type": "User", "isAdmin": False, "roleAttributes": attrs})
+            for n, attrs in enumerate(net["identities"])
+        ]
+        self.ids["services"] = [
+            admin.create("services", {"name": f"s{n}", "encryptionRequired": True, "roleAttributes": attrs})
+            for n, attrs in enumerate(net["services"])
+        ]
+        self.ids["routers"] = [
+            admin.create("edge-routers", {"name": f"r{n}", "roleAttributes": attrs})
+            for n, attrs in enumerate(net["routers"])
+        ]
+        self.ids["checks"] = [
+            admin.create(
+                "posture-checks", {"name": f"c{n}", "typeId": "DOMAIN", "domains": [domain], "roleAttributes": attrs}
+            )
+            for n, (attrs, domain) in enumerate(net["checks"])
+        ]
         for kind in ("identities", "services", "routers"):
             oracle.attrs[kind] = dict(zip(self.ids[kind], net[kind]))
         oracle.attrs["checks"] = {cid: attrs for cid, (attrs, _) in zip(self.ids["checks"], net["checks"])}
         oracle.check_domains = {cid: domain for cid, (_, domain) in zip(self.ids["checks"], net["checks"])}
         for n, identity_id in enumerate(self.ids["identities"]):
-            admin.create("authenticators", {"identityId": identity_id, "method": "updb", "username": f"user{n}", "password": "pass-word"})
+            admin.create(
+                "authenticators",
+                {"identityId": identity_id, "method": "updb", "username": f"user{n}", "password": "pass-word"},
+            )
             self.clients[identity_id] = self.api.login(f"user{n}", "pass-word", api="client")
         for identity_id, domain in zip(self.ids["identities"], net["domains"]):
             if domain is not None:
@@ -181,9 +221,13 @@ class World:
     def create_policy(self, collection: str, semantic: str, lists: dict, extra: dict) -> None:
         wires = dict(LISTS[collection])
         resolved = {wire: self.resolve(wires[wire], roles) for wire, roles in lists.items()}
-        resolved = {wire: [r for r in roles if not r.startswith("@") or self.exists(wires[wire], r[1:])]
-                    for wire, roles in resolved.items()}
-        policy_id = self.admin.create(collection, {"name": f"p{len(self.policy_ids)}", "semantic": semantic, **resolved, **extra})
+        resolved = {
+            wire: [r for r in roles if not r.startswith("@") or self.exists(wires[wire], r[1:])]
+            for wire, roles in resolved.items()
+        }
+        policy_id = self.admin.create(
+            collection, {"name": f"p{len(self.policy_ids)}", "semantic": semantic, **resolved, **extra}
+        )
         self.policy_ids.append(policy_id)
         self.oracle.policies[policy_id] = (collection, semantic, resolved, extra.get("type"))
 
@@ -192,7 +236,9 @@ class World:
 
     def report_domain(self, identity_id: str, domain: str) -> None:
         check_id = self.ids["checks"][0] if self.ids["checks"] else "no-check"
-        self.clients[identity_id].edge_ok("POST", "/posture-response", json={"id": check_id, "typeId": "DOMAIN", "domain": domain})
+        self.clients[identity_id].edge_ok(
+            "POST", "/posture-response", json={"id": check_id, "typeId": "DOMAIN", "domain": domain}
+        )
         self.oracle.domains[identity_id] = domain
 
     def apply(self, edit) -> None:
@@ -211,7 +257,11 @@ class World:
                 policy_id = live[index % len(live)]
                 collection, semantic, lists, ptype = oracle.policies[policy_id]
                 wire, kind = LISTS[collection][list_index % len(LISTS[collection])]
-                roles = [r for r in self.resolve(kind, data.draw(role_lists(kind))) if not r.startswith("@") or self.exists(kind, r[1:])]
+                roles = [
+                    r
+                    for r in self.resolve(kind, data.draw(role_lists(kind)))
+                    if not r.startswith("@") or self.exists(kind, r[1:])
+                ]
                 admin.mgmt_ok("PATCH", f"/{collection}/{policy_id}", json={wire: roles})
                 oracle.policies[policy_id] = (collection, semantic, {**lists, wire: roles}, ptype)
         elif edit[0] == "unpolicy":
@@ -228,8 +278,12 @@ class World:
                 admin.mgmt_ok("DELETE", f"/services/{service_id}")
                 del oracle.attrs["services"][service_id]
                 for pid, (collection, semantic, lists, ptype) in oracle.policies.items():
-                    oracle.policies[pid] = (collection, semantic, {w: [r for r in roles if r != "@" + service_id]
-                                                                   for w, roles in lists.items()}, ptype)
+                    oracle.policies[pid] = (
+                        collection,
+                        semantic,
+                        {w: [r for r in roles if r != "@" + service_id] for w, roles in lists.items()},
+                        ptype,
+                    )
 
     def check(self) -> None:
         oracle, services = self.oracle, list(oracle_services(self.oracle))
@@ -243,8 +297,12 @@ class World:
                     response = client.edge("POST", "/sessions", json={"serviceId": service_id, "type": ptype})
                     code = response.json()["error"]["code"] if response.status_code >= 400 else None
                     event(f"session {response.status_code} {code}")
-                    assert (response.status_code, code) == oracle.session_outcome(identity_id, service_id, ptype), \
-                        (identity_id, service_id, ptype, response.text)
+                    assert (response.status_code, code) == oracle.session_outcome(identity_id, service_id, ptype), (
+                        identity_id,
+                        service_id,
+                        ptype,
+                        response.text,
+                    )
 
     def check_advice(self, identity_id: str, service_id: str) -> None:
         oracle = self.oracle

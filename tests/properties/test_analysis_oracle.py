@@ -14,6 +14,7 @@ A second property needs no controller: the fix an explanation suggests, applied
 with ``what_if``, flips the decision it explains.
 Run more examples with ``ANALYSIS_EXAMPLES=500 pytest tests/properties/test_analysis_oracle.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -40,17 +41,28 @@ def postured_networks(draw, max_size: int = 4) -> tuple[dict, dict]:
     """A network with domain posture checks on some service policies; and each identity's reported domain."""
     network = draw(networks(max_size=max_size))
     if draw(st.booleans()):  # NOTE: shared routers are rare in random policies; without them every session is refused
-        network["edgeRouterPolicies"].append({"name": "erp-all", "identityRoles": ["#all"], "edgeRouterRoles": ["#all"]})
-        network["serviceEdgeRouterPolicies"].append({"name": "serp-all", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]})
-    checks = [{"name": f"pc{n}", "typeId": "DOMAIN", "domains": [draw(st.sampled_from(DOMAINS))],
-               "roleAttributes": draw(st.lists(ATTRIBUTES, max_size=2, unique=True))}
-              for n in range(draw(st.integers(0, 2)))]
+        network["edgeRouterPolicies"].append(
+            {"name": "erp-all", "identityRoles": ["#all"], "edgeRouterRoles": ["#all"]}
+        )
+        network["serviceEdgeRouterPolicies"].append(
+            {"name": "serp-all", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}
+        )
+    checks = [
+        {
+            "name": f"pc{n}",
+            "typeId": "DOMAIN",
+            "domains": [draw(st.sampled_from(DOMAINS))],
+            "roleAttributes": draw(st.lists(ATTRIBUTES, max_size=2, unique=True)),
+        }
+        for n in range(draw(st.integers(0, 2)))
+    ]
     if checks:
         network["postureChecks"] = checks
         check_names = st.sampled_from([c["name"] for c in checks])
         for policy in network["servicePolicies"]:
-            policy["postureCheckRoles"] = sorted(draw(st.one_of(
-                st.just([]), role_expressions(ATTRIBUTES, check_names, max_size=2))))
+            policy["postureCheckRoles"] = sorted(
+                draw(st.one_of(st.just([]), role_expressions(ATTRIBUTES, check_names, max_size=2)))
+            )
     domains = {i["name"]: draw(st.sampled_from([None, *DOMAINS])) for i in network["identities"]}
     for identity in network["identities"]:
         identity.update(username=f"user-{identity['name']}", password=PASSWORD)
@@ -65,9 +77,15 @@ class Live:
         self.admin = ZitiClient.in_process(self.app)
         self.admin.login("admin", "admin")
         apply(self.admin, network)
-        self.ids = {kind: {r["name"]: r["id"] for r in self.admin.management.iterate(op, page_size=500)}
-                    for kind, op in (("identities", "listIdentities"), ("services", "listServices"),
-                                     ("edgeRouters", "listEdgeRouters"), ("postureChecks", "listPostureChecks"))}
+        self.ids = {
+            kind: {r["name"]: r["id"] for r in self.admin.management.iterate(op, page_size=500)}
+            for kind, op in (
+                ("identities", "listIdentities"),
+                ("services", "listServices"),
+                ("edgeRouters", "listEdgeRouters"),
+                ("postureChecks", "listPostureChecks"),
+            )
+        }
         self.clients = {}
         for identity in (i["name"] for i in network["identities"]):
             client = ZitiClient.in_process(self.app)
@@ -75,7 +93,9 @@ class Live:
             self.clients[identity] = client
             if domains.get(identity) and self.ids["postureChecks"]:
                 check_id = next(iter(self.ids["postureChecks"].values()))
-                client.edge.create_posture_response(body={"id": check_id, "typeId": "DOMAIN", "domain": domains[identity]})
+                client.edge.create_posture_response(
+                    body={"id": check_id, "typeId": "DOMAIN", "domain": domains[identity]}
+                )
 
     def close(self) -> None:
         for client in (self.admin, *self.clients.values()):
@@ -87,18 +107,25 @@ class Live:
 
     def session(self, identity: str, service: str, ptype: str) -> tuple[tuple[int, str | None], list[str]]:
         """``POST /sessions``: ((status, error code), names of the session's edge routers)."""
-        response = self.clients[identity].edge.create_session(body={"serviceId": self.ids["services"][service], "type": ptype},
-                                                             raw=True)
+        response = self.clients[identity].edge.create_session(
+            body={"serviceId": self.ids["services"][service], "type": ptype}, raw=True
+        )
         if response.status_code >= 400:
             return (response.status_code, response.json()["error"]["code"]), []
         return (response.status_code, None), sorted(r["name"] for r in response.json()["data"]["edgeRouters"])
 
     def advice(self, identity: str, service: str) -> dict:
-        data = self.admin.management.get_identity_policy_advice(self.ids["identities"][identity], self.ids["services"][service])
+        data = self.admin.management.get_identity_policy_advice(
+            self.ids["identities"][identity], self.ids["services"][service]
+        )
         routers = {v: k for k, v in self.ids["edgeRouters"].items()}
-        return {"isDialAllowed": data["isDialAllowed"], "isBindAllowed": data["isBindAllowed"],
-                "identityRouterCount": data["identityRouterCount"], "serviceRouterCount": data["serviceRouterCount"],
-                "commonRouters": sorted(routers[r["id"]] for r in data["commonRouters"])}
+        return {
+            "isDialAllowed": data["isDialAllowed"],
+            "isBindAllowed": data["isBindAllowed"],
+            "identityRouterCount": data["identityRouterCount"],
+            "serviceRouterCount": data["serviceRouterCount"],
+            "commonRouters": sorted(routers[r["id"]] for r in data["commonRouters"]),
+        }
 
 
 @SETTINGS
@@ -138,8 +165,9 @@ def test_suggested_fix_flips_the_decision(drawn):
                 assert ex.allowed == analysis.can(identity, service, ptype) == any(c.grants for c in ex.policies)
                 if ex.fix is None:
                     event("no network fix")
-                    assert ex.allowed and (ex.posture_ok is False or any(
-                        "#all" in c.identity.roles for c in ex.policies if c.grants)), str(ex)
+                    assert ex.allowed and (
+                        ex.posture_ok is False or any("#all" in c.identity.roles for c in ex.policies if c.grants)
+                    ), str(ex)
                     continue
                 after = analysis.with_change(ex.fix)
                 if not ex.allowed:

@@ -1,4 +1,5 @@
 """Whatever the body, filter or id, the controller answers in the envelope and never 500."""
+
 from __future__ import annotations
 
 import re
@@ -14,14 +15,40 @@ from harness.transport import inprocess
 from harness.wire import Api
 
 JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=5),
     max_leaves=12,
 )
-FIELD_NAMES = st.sampled_from(["name", "type", "isAdmin", "roleAttributes", "tags", "appData", "authPolicyId",
-                               "defaultHostingCost", "defaultHostingPrecedence", "serviceHostingCosts", "externalId",
-                               "primary", "secondary", "method", "identityId", "username", "password", "expiresAt",
-                               "durationMinutes", "enrollment", "certPem", "caId"])
+FIELD_NAMES = st.sampled_from(
+    [
+        "name",
+        "type",
+        "isAdmin",
+        "roleAttributes",
+        "tags",
+        "appData",
+        "authPolicyId",
+        "defaultHostingCost",
+        "defaultHostingPrecedence",
+        "serviceHostingCosts",
+        "externalId",
+        "primary",
+        "secondary",
+        "method",
+        "identityId",
+        "username",
+        "password",
+        "expiresAt",
+        "durationMinutes",
+        "enrollment",
+        "certPem",
+        "caId",
+    ]
+)
 BODIES = st.dictionaries(FIELD_NAMES, JSON, max_size=8) | JSON
 
 
@@ -65,7 +92,13 @@ def test_random_filters_are_answered_or_invalid_filter(admin_api, text):
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # NOTE: httpx's WSGI transport carries paths as latin-1, so ids stay in that range here.
-@given(entity_id=st.text(st.characters(max_codepoint=255, exclude_categories=("Cs", "Cc")), min_size=1, max_size=30).filter(lambda t: "/" not in t and t.strip() and t not in (".", "..") and "?" not in t and "#" not in t and "%" not in t))
+@given(
+    entity_id=st.text(
+        st.characters(max_codepoint=255, exclude_categories=("Cs", "Cc")), min_size=1, max_size=30
+    ).filter(
+        lambda t: "/" not in t and t.strip() and t not in (".", "..") and "?" not in t and "#" not in t and "%" not in t
+    )
+)
 def test_random_ids_are_404_never_500(admin_api, entity_id):
     admin, _ = admin_api
     response = admin.mgmt("GET", "/identities/" + entity_id)

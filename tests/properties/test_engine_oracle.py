@@ -4,6 +4,7 @@ The oracle evaluates every role list of every policy against every entity with
 ``roles.matches`` after each step; it shares nothing with the engine's indexes.
 Run more examples with ``ENGINE_EXAMPLES=5000 pytest tests/properties/test_engine_oracle.py``.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,10 +32,17 @@ LISTS = {
     "edgeRouterPolicies": ("identities", "edgeRouters"),
     "serviceEdgeRouterPolicies": ("services", "edgeRouters"),
 }
-POLICY_IDS = {"servicePolicies": ["sp0", "sp1"], "edgeRouterPolicies": ["erp0", "erp1"],
-              "serviceEdgeRouterPolicies": ["serp0", "serp1"]}
-UPSERT = {"identities": "upsert_identity", "services": "upsert_service", "edgeRouters": "upsert_edge_router",
-          "postureChecks": "upsert_posture_check"}
+POLICY_IDS = {
+    "servicePolicies": ["sp0", "sp1"],
+    "edgeRouterPolicies": ["erp0", "erp1"],
+    "serviceEdgeRouterPolicies": ["serp0", "serp1"],
+}
+UPSERT = {
+    "identities": "upsert_identity",
+    "services": "upsert_service",
+    "edgeRouters": "upsert_edge_router",
+    "postureChecks": "upsert_posture_check",
+}
 REMOVE = {kind: name.replace("upsert_", "remove_") for kind, name in UPSERT.items()}
 
 
@@ -72,11 +80,13 @@ def policy_upserts(pkind=None, pid=None):
 
 def networks():
     """A populated network: most entities and policies exist, as ops creating them."""
-    entities = [st.one_of(entity_upserts(kind).map(lambda op, i=entity_id: op[:2] + (i,) + op[3:]), st.none())
-                for kind in KINDS for entity_id in IDS]
+    entities = [
+        st.one_of(entity_upserts(kind).map(lambda op, i=entity_id: op[:2] + (i,) + op[3:]), st.none())
+        for kind in KINDS
+        for entity_id in IDS
+    ]
     policies = [st.one_of(policy_upserts(pkind, pid), st.none()) for pkind, ids in POLICY_IDS.items() for pid in ids]
-    return st.tuples(*entities, *policies).flatmap(
-        lambda ops: st.permutations([op for op in ops if op is not None]))
+    return st.tuples(*entities, *policies).flatmap(lambda ops: st.permutations([op for op in ops if op is not None]))
 
 
 def changes():
@@ -84,16 +94,21 @@ def changes():
     remove = st.tuples(st.just("remove"), st.sampled_from(KINDS), st.sampled_from(IDS))
     toggle_attr = st.tuples(st.just("attr"), st.sampled_from(KINDS), st.sampled_from(IDS), st.sampled_from(ATTRS))
     pids = st.sampled_from([(pkind, pid) for pkind, ids in POLICY_IDS.items() for pid in ids])
-    lists = st.sampled_from([(pkind, pid, kind) for pkind, ids in POLICY_IDS.items() for pid in ids
-                             for kind in LISTS[pkind]])
+    lists = st.sampled_from(
+        [(pkind, pid, kind) for pkind, ids in POLICY_IDS.items() for pid in ids for kind in LISTS[pkind]]
+    )
     return st.one_of(
-        entity_upserts(), remove, toggle_attr, policy_upserts(),
+        entity_upserts(),
+        remove,
+        toggle_attr,
+        policy_upserts(),
         pids.map(lambda kp: ("unpolicy",) + kp),
         st.tuples(lists, role_lists()).map(lambda t: ("edit",) + t[0] + (t[1],)),
         st.tuples(lists, role_entries()).map(lambda t: ("toggle",) + t[0] + (t[1],)),
         st.tuples(pids, semantics()).map(lambda t: ("semantic",) + t[0] + (t[1],)),
         st.tuples(st.sampled_from(POLICY_IDS["servicePolicies"]), st.sampled_from(["Dial", "Bind"])).map(
-            lambda t: ("retype",) + t),
+            lambda t: ("retype",) + t
+        ),
     )
 
 
@@ -178,12 +193,25 @@ class Oracle:
         """What an identity may observe: services, routers and posture requirements."""
         services = {s for i, s in dial | bind if i == identity_id}
         routers = {r for i, r in id_routers if i == identity_id}
-        posture = {s: tuple((p, self.policies["servicePolicies"][p]["type"],
-                             tuple(sorted(self.members("servicePolicies", p, "postureChecks"))))
-                            for p in self.linking(identity_id, s)) for s in services}
+        posture = {
+            s: tuple(
+                (
+                    p,
+                    self.policies["servicePolicies"][p]["type"],
+                    tuple(sorted(self.members("servicePolicies", p, "postureChecks"))),
+                )
+                for p in self.linking(identity_id, s)
+            )
+            for s in services
+        }
         usable = {s: routers & {r for t, r in svc_routers if t == s} for s in services}
-        return ({s for i, s in dial if i == identity_id}, {s for i, s in bind if i == identity_id},
-                routers, posture, usable)
+        return (
+            {s for i, s in dial if i == identity_id},
+            {s for i, s in bind if i == identity_id},
+            routers,
+            posture,
+            usable,
+        )
 
     def signatures(self):
         dial, bind = self.access("Dial"), self.access("Bind")
@@ -200,15 +228,19 @@ def apply_to_engine(engine: PolicyEngine, op):
     elif op[0] == "policy":
         _, pkind, pid, ptype, semantic, lists = op
         if pkind == "servicePolicies":
-            engine.upsert_service_policy(pid, ptype, semantic, lists["identities"], lists["services"],
-                                         lists["postureChecks"])
+            engine.upsert_service_policy(
+                pid, ptype, semantic, lists["identities"], lists["services"], lists["postureChecks"]
+            )
         elif pkind == "edgeRouterPolicies":
             engine.upsert_edge_router_policy(pid, semantic, lists["identities"], lists["edgeRouters"])
         else:
             engine.upsert_service_edge_router_policy(pid, semantic, lists["services"], lists["edgeRouters"])
     else:
-        method = {"servicePolicies": "remove_service_policy", "edgeRouterPolicies": "remove_edge_router_policy",
-                  "serviceEdgeRouterPolicies": "remove_service_edge_router_policy"}[op[1]]
+        method = {
+            "servicePolicies": "remove_service_policy",
+            "edgeRouterPolicies": "remove_edge_router_policy",
+            "serviceEdgeRouterPolicies": "remove_service_edge_router_policy",
+        }[op[1]]
         getattr(engine, method)(op[2])
 
 
@@ -267,8 +299,17 @@ def check_attributes(engine: PolicyEngine, oracle: Oracle):
         for semantic in ("AllOf", "AnyOf"):
             for roles in (["#a", "#b"], ["#all"], ["@n0", "#b"], ["@n1"], ["#x"], []):
                 wanted = [r[1:] for r in roles if r.startswith("#")]
-                expected = {e for e, attrs in entities.items() if "@" + e in roles or (wanted and (
-                    all(w in attrs for w in wanted) if semantic == "AllOf" else any(w in attrs for w in wanted)))}
+                expected = {
+                    e
+                    for e, attrs in entities.items()
+                    if "@" + e in roles
+                    or (
+                        wanted
+                        and (
+                            all(w in attrs for w in wanted) if semantic == "AllOf" else any(w in attrs for w in wanted)
+                        )
+                    )
+                }
                 assert engine.role_filter(kind, roles, semantic) == expected, (kind, roles, semantic)
 
 
@@ -348,6 +389,11 @@ class EngineMachine(RuleBasedStateMachine):
         check_all(self.harness.engine, self.harness.oracle)
 
 
-EngineMachine.TestCase.settings = settings(max_examples=max(10, EXAMPLES // 2), stateful_step_count=20, deadline=None,
-                                           phases=PHASES, suppress_health_check=[HealthCheck.too_slow])
+EngineMachine.TestCase.settings = settings(
+    max_examples=max(10, EXAMPLES // 2),
+    stateful_step_count=20,
+    deadline=None,
+    phases=PHASES,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 TestEngineMachine = EngineMachine.TestCase

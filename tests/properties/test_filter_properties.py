@@ -1,4 +1,5 @@
 """Properties of the filter language: round trip, an independent oracle, robustness, paging."""
+
 import functools
 from datetime import datetime, timedelta, timezone
 
@@ -28,15 +29,40 @@ UTC = timezone.utc
 
 # ---------------------------------------------------------------- (1) render -> parse round trip
 
-KEYWORDS = {"and", "or", "not", "in", "between", "contains", "icontains", "true", "false", "null", "sort", "by",
-            "asc", "desc", "skip", "limit", "none", "from", "where", "allof", "anyof", "count", "isempty"}
+KEYWORDS = {
+    "and",
+    "or",
+    "not",
+    "in",
+    "between",
+    "contains",
+    "icontains",
+    "true",
+    "false",
+    "null",
+    "sort",
+    "by",
+    "asc",
+    "desc",
+    "skip",
+    "limit",
+    "none",
+    "from",
+    "where",
+    "allof",
+    "anyof",
+    "count",
+    "isempty",
+}
 _first = st.from_regex(r"[A-Za-z][A-Za-z_]{0,5}", fullmatch=True)
 _later = st.from_regex(r"[A-Za-z][A-Za-z_-]{0,5}", fullmatch=True)
 names = st.builds(lambda a, rest: ".".join([a, *rest]), _first, st.lists(_later, max_size=2)).filter(
-    lambda n: n.lower() not in KEYWORDS)
+    lambda n: n.lower() not in KEYWORDS
+)
 paths = names.map(Path)
-_text_chars = st.characters(blacklist_categories=("Cs",),
-                            blacklist_characters="".join(chr(i) for i in range(32) if chr(i) not in "\f\n\r\t"))
+_text_chars = st.characters(
+    blacklist_categories=("Cs",), blacklist_characters="".join(chr(i) for i in range(32) if chr(i) not in "\f\n\r\t")
+)
 strings = st.text(_text_chars, max_size=8).map(lambda s: Literal("string", s))
 ints = st.integers(-(2**63), 2**63 - 1).map(lambda i: Literal("int", i))
 floats = st.floats(allow_nan=False, allow_infinity=False).map(lambda f: Literal("float", f))
@@ -52,15 +78,21 @@ def _lists(lits):
 
 
 syntax_leaves = st.one_of(
-    st.builds(Compare, lhs_any, st.sampled_from(["=", "!="]),
-              st.one_of(strings, numbers, datetimes, bools, st.just(Literal("null")))),
+    st.builds(
+        Compare,
+        lhs_any,
+        st.sampled_from(["=", "!="]),
+        st.one_of(strings, numbers, datetimes, bools, st.just(Literal("null"))),
+    ),
     st.builds(Compare, lhs_any, st.sampled_from(["<", "<=", ">", ">="]), st.one_of(strings, numbers, datetimes)),
     st.builds(Compare, lhs_any, st.sampled_from(["contains", "not contains"]), st.one_of(strings, numbers)),
     st.builds(Compare, lhs_any, st.sampled_from(["icontains", "not icontains"]), strings),
     st.builds(In, lhs_any, st.one_of(_lists(strings), _lists(numbers), _lists(datetimes))),
     st.builds(Between, lhs_any, numbers, numbers),
     st.builds(Between, lhs_any, datetimes, datetimes),
-    st.builds(BoolConst, st.booleans()), st.builds(BoolField, paths), st.builds(IsEmpty, paths),
+    st.builds(BoolConst, st.booleans()),
+    st.builds(BoolField, paths),
+    st.builds(IsEmpty, paths),
 )
 
 
@@ -72,8 +104,12 @@ syntax_trees = st.recursive(syntax_leaves, _combine, max_leaves=8)
 
 
 @SETTINGS
-@given(node=st.none() | syntax_trees, sort=st.lists(st.tuples(names, st.booleans()), max_size=3),
-       skip=st.none() | st.integers(-(2**63), 2**63 - 1), limit=st.none() | st.integers(-(2**63), 2**63 - 1))
+@given(
+    node=st.none() | syntax_trees,
+    sort=st.lists(st.tuples(names, st.booleans()), max_size=3),
+    skip=st.none() | st.integers(-(2**63), 2**63 - 1),
+    limit=st.none() | st.integers(-(2**63), 2**63 - 1),
+)
 def test_render_then_parse_gives_the_same_query(node, sort, skip, limit):
     text = render(node, sort, skip, limit)
     assert parse(text) == Query(node, sort, skip, limit), text
@@ -83,12 +119,29 @@ def test_render_then_parse_gives_the_same_query(node, sort, skip, limit):
 
 NAMES = ["", "a", "ab", "B", "5", "é", "a b", "web"]
 ROLES = ["a", "b", "sales", "x y"]
-DATES = [datetime(2024, 1, 1, tzinfo=UTC), datetime(2024, 1, 1, 0, 0, 0, 1000, tzinfo=UTC),
-         datetime(2025, 6, 30, tzinfo=UTC)]
-KEYS = {"name": "name", "cost": "cost", "score": "score", "isAdmin": "isAdmin", "createdAt": "created_at",
-        "roles": "roles"}
-TYPES = {"name": "string", "cost": "int", "score": "float", "isAdmin": "bool", "createdAt": "datetime", "roles": "set",
-         "tags.env": "any", "tags.on": "any"}
+DATES = [
+    datetime(2024, 1, 1, tzinfo=UTC),
+    datetime(2024, 1, 1, 0, 0, 0, 1000, tzinfo=UTC),
+    datetime(2025, 6, 30, tzinfo=UTC),
+]
+KEYS = {
+    "name": "name",
+    "cost": "cost",
+    "score": "score",
+    "isAdmin": "isAdmin",
+    "createdAt": "created_at",
+    "roles": "roles",
+}
+TYPES = {
+    "name": "string",
+    "cost": "int",
+    "score": "float",
+    "isAdmin": "bool",
+    "createdAt": "datetime",
+    "roles": "set",
+    "tags.env": "any",
+    "tags.on": "any",
+}
 FIELDS = FieldSet([Field(n, TYPES[n], (lambda k: lambda r: r.get(k))(KEYS[n])) for n in KEYS if n != "createdAt"])
 
 
@@ -96,17 +149,25 @@ def _stamp(d):
     return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
 
 
-records = st.fixed_dictionaries({}, optional={
-    "name": st.none() | st.sampled_from(NAMES),
-    "cost": st.none() | st.integers(-3, 3) | st.just("7"),  # "7" is mistyped: treated as missing
-    "score": st.none() | st.sampled_from([-1.5, 0, 0.5, 2, 2.5]),
-    "isAdmin": st.none() | st.booleans(),
-    "created_at": st.none() | st.sampled_from(DATES).map(_stamp),
-    "roles": st.none() | st.lists(st.sampled_from(ROLES), max_size=3),
-    "tags": st.none() | st.fixed_dictionaries({}, optional={
-        "env": st.none() | st.sampled_from(["prod", "dev", "5", 5, 2.5, True]),
-        "on": st.none() | st.sampled_from([True, False, "yes"])}),
-})
+records = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.none() | st.sampled_from(NAMES),
+        "cost": st.none() | st.integers(-3, 3) | st.just("7"),  # "7" is mistyped: treated as missing
+        "score": st.none() | st.sampled_from([-1.5, 0, 0.5, 2, 2.5]),
+        "isAdmin": st.none() | st.booleans(),
+        "created_at": st.none() | st.sampled_from(DATES).map(_stamp),
+        "roles": st.none() | st.lists(st.sampled_from(ROLES), max_size=3),
+        "tags": st.none()
+        | st.fixed_dictionaries(
+            {},
+            optional={
+                "env": st.none() | st.sampled_from(["prod", "dev", "5", 5, 2.5, True]),
+                "on": st.none() | st.sampled_from([True, False, "yes"]),
+            },
+        ),
+    },
+)
 
 s_lits = st.sampled_from(NAMES + ["zz"]).map(lambda s: Literal("string", s))
 i_lits = st.integers(-3, 6).map(lambda i: Literal("int", i))
@@ -121,37 +182,54 @@ def _ops(lhs, vtype):
     """Type-valid operations on ``lhs`` whose values are of ``vtype``."""
     c = functools.partial(st.builds, Compare, st.just(lhs))
     if vtype == "string":
-        return st.one_of(c(st.sampled_from(EQ + ORD + CONTAINS), s_lits | i_lits),
-                         c(st.sampled_from(ICONTAINS), s_lits),
-                         st.builds(In, st.just(lhs), _lists(s_lits) | _lists(i_lits)))
+        return st.one_of(
+            c(st.sampled_from(EQ + ORD + CONTAINS), s_lits | i_lits),
+            c(st.sampled_from(ICONTAINS), s_lits),
+            st.builds(In, st.just(lhs), _lists(s_lits) | _lists(i_lits)),
+        )
     if vtype in ("int", "float"):
-        ops = [c(st.sampled_from(EQ + ORD), n_lits), st.builds(In, st.just(lhs), _lists(n_lits)),
-               st.builds(Between, st.just(lhs), n_lits, n_lits)]
+        ops = [
+            c(st.sampled_from(EQ + ORD), n_lits),
+            st.builds(In, st.just(lhs), _lists(n_lits)),
+            st.builds(Between, st.just(lhs), n_lits, n_lits),
+        ]
         return st.one_of(*ops, c(st.sampled_from(CONTAINS), i_lits | s_lits)) if vtype == "int" else st.one_of(*ops)
     if vtype == "bool":
         return c(st.sampled_from(EQ), b_lits)
     if vtype == "datetime":
-        return st.one_of(c(st.sampled_from(EQ + ORD), d_lits), st.builds(In, st.just(lhs), _lists(d_lits)),
-                         st.builds(Between, st.just(lhs), d_lits, d_lits))
+        return st.one_of(
+            c(st.sampled_from(EQ + ORD), d_lits),
+            st.builds(In, st.just(lhs), _lists(d_lits)),
+            st.builds(Between, st.just(lhs), d_lits, d_lits),
+        )
     return st.one_of(  # tags: the literal decides
-        c(st.sampled_from(EQ), s_lits | n_lits | b_lits), c(st.sampled_from(ORD), s_lits | n_lits),
-        c(st.sampled_from(CONTAINS), s_lits | i_lits), c(st.sampled_from(ICONTAINS), s_lits),
-        st.builds(In, st.just(lhs), _lists(s_lits) | _lists(n_lits)), st.builds(Between, st.just(lhs), n_lits, n_lits))
+        c(st.sampled_from(EQ), s_lits | n_lits | b_lits),
+        c(st.sampled_from(ORD), s_lits | n_lits),
+        c(st.sampled_from(CONTAINS), s_lits | i_lits),
+        c(st.sampled_from(ICONTAINS), s_lits),
+        st.builds(In, st.just(lhs), _lists(s_lits) | _lists(n_lits)),
+        st.builds(Between, st.just(lhs), n_lits, n_lits),
+    )
 
 
 def _field_leaves(name):
     ftype, p = TYPES[name], Path(name)
     if ftype == "set":
-        return st.one_of(_ops(SetFn("anyOf", p), "string"), _ops(SetFn("allOf", p), "string"),
-                         _ops(SetFn("count", p), "int"), st.just(IsEmpty(p)))
+        return st.one_of(
+            _ops(SetFn("anyOf", p), "string"),
+            _ops(SetFn("allOf", p), "string"),
+            _ops(SetFn("count", p), "int"),
+            st.just(IsEmpty(p)),
+        )
     leaves = [_ops(p, ftype), st.builds(Compare, st.just(p), st.sampled_from(EQ), st.just(Literal("null")))]
     if ftype in ("bool", "any"):
         leaves.append(st.just(BoolField(p)))
     return st.one_of(*leaves)
 
 
-typed_trees = st.recursive(st.one_of(st.builds(BoolConst, st.booleans()), *map(_field_leaves, TYPES)),
-                           _combine, max_leaves=6)
+typed_trees = st.recursive(
+    st.one_of(st.builds(BoolConst, st.booleans()), *map(_field_leaves, TYPES)), _combine, max_leaves=6
+)
 
 
 def _raw(rec, name):
@@ -250,13 +328,63 @@ def test_each_operation_agrees_with_oracle(node, recs):
 # ---------------------------------------------------------------- (3) any text: InvalidFilter or a page
 
 SAMPLE = [{"id": "a", "name": "x", "cost": 1, "roles": ["a"], "tags": {"env": "prod"}}, {"id": "b"}]
-TOKENS = ["name", "cost", "roles", "tags.env", "isAdmin", "createdAt", "and", "or", "not", "(", ")", "[", "]", ",",
-          "=", "!=", "<", ">=", "contains", "not contains", "icontains", "in", "not in", "between", "true", "false",
-          "null", "anyOf(roles)", "allOf(", "count(", "isEmpty(", '"a"', "5", "-1.5e3", "99999999999999999999",
-          "datetime(2024-01-01T00:00:00Z)", "sort by", "asc", "desc", "skip", "limit", "none", "from", "where",
-          "'q'", ".", "!", '"', "-", "\\", "\n", "1e999"]
+TOKENS = [
+    "name",
+    "cost",
+    "roles",
+    "tags.env",
+    "isAdmin",
+    "createdAt",
+    "and",
+    "or",
+    "not",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    "=",
+    "!=",
+    "<",
+    ">=",
+    "contains",
+    "not contains",
+    "icontains",
+    "in",
+    "not in",
+    "between",
+    "true",
+    "false",
+    "null",
+    "anyOf(roles)",
+    "allOf(",
+    "count(",
+    "isEmpty(",
+    '"a"',
+    "5",
+    "-1.5e3",
+    "99999999999999999999",
+    "datetime(2024-01-01T00:00:00Z)",
+    "sort by",
+    "asc",
+    "desc",
+    "skip",
+    "limit",
+    "none",
+    "from",
+    "where",
+    "'q'",
+    ".",
+    "!",
+    '"',
+    "-",
+    "\\",
+    "\n",
+    "1e999",
+]
 soups = st.lists(st.tuples(st.sampled_from(TOKENS), st.sampled_from(["", " ", "  "])), max_size=14).map(
-    lambda parts: "".join(t + sep for t, sep in parts))
+    lambda parts: "".join(t + sep for t, sep in parts)
+)
 
 
 def _robust(text):
@@ -310,19 +438,23 @@ long_record_lists = st.builds(_repeated, st.lists(records, min_size=1, max_size=
 
 
 @SETTINGS
-@given(recs=st.lists(records, max_size=12) | long_record_lists, data=st.data(),
-       limit=st.none() | st.integers(-3, 12) | st.sampled_from(["-1", "0", "7", "600"]),
-       offset=st.none() | st.integers(-2, 15),
-       sort=st.lists(st.tuples(st.sampled_from(SORTABLE), st.booleans()), max_size=3),
-       where=st.sampled_from([None, "cost > 0", 'name != "a"', "isAdmin", "not isEmpty(roles)"]),
-       as_param=st.booleans())
+@given(
+    recs=st.lists(records, max_size=12) | long_record_lists,
+    data=st.data(),
+    limit=st.none() | st.integers(-3, 12) | st.sampled_from(["-1", "0", "7", "600"]),
+    offset=st.none() | st.integers(-2, 15),
+    sort=st.lists(st.tuples(st.sampled_from(SORTABLE), st.booleans()), max_size=3),
+    where=st.sampled_from([None, "cost > 0", 'name != "a"', "isAdmin", "not isEmpty(roles)"]),
+    as_param=st.booleans(),
+)
 def test_paging_invariants(recs, data, limit, offset, sort, where, as_param):
     for rec, n in zip(recs, data.draw(st.permutations(range(len(recs))))):
         rec["id"] = f"id{n:03d}"
     sort_text = ", ".join(f"{n} {'desc' if d else 'asc'}" for n, d in sort)
     text = " ".join(p for p in (where, f"sort by {sort_text}" if sort and not as_param else None) if p)
-    page = list_page(recs, FIELDS, filter=text or None, limit=limit, offset=offset,
-                     sort=sort_text if as_param and sort else None)
+    page = list_page(
+        recs, FIELDS, filter=text or None, limit=limit, offset=offset, sort=sort_text if as_param and sort else None
+    )
 
     node = parse(where).predicate
     matches = [r for r in recs if node is None or oracle(node, r)]
@@ -330,7 +462,7 @@ def test_paging_invariants(recs, data, limit, offset, sort, where, as_param):
     lim = None if lim == -1 else 10 if lim in (None, 0) or lim < -1 else min(lim, 500)
     off = max(0, offset or 0)
     ordered = sorted(matches, key=functools.cmp_to_key(functools.partial(_compare_records, sort[:5] + [("id", False)])))
-    expected = ordered[off:] if lim is None else ordered[off:off + lim]
+    expected = ordered[off:] if lim is None else ordered[off : off + lim]
     assert page.total == len(matches)
     assert (page.limit, page.offset) == (UNLIMITED if lim is None else lim, off)
     assert [r["id"] for r in page.items] == [r["id"] for r in expected]

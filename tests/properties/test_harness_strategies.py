@@ -1,4 +1,5 @@
 """The harness's strategies produce valid input, and the state machine agrees with its model."""
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
@@ -47,4 +48,6 @@ def test_networks_are_well_formed(network):
 
 
 def test_identity_machine_agrees_with_its_model():
-    run_state_machine_as_test(IdentityMachine, settings=settings(max_examples=15, stateful_step_count=12, deadline=None))
+    run_state_machine_as_test(
+        IdentityMachine, settings=settings(max_examples=15, stateful_step_count=12, deadline=None)
+    )

@@ -1,4 +1,5 @@
 """Hostile posture responses and date-times are 400s with a field cause, never 5xx."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,12 +15,29 @@ from tests.api.test_posture_checks import BODIES as CHECK_BODIES
 
 NOW = "2025-06-01T12:00:00Z"
 HOSTILE = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=30),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=30),
     st.lists(st.text(max_size=8) | st.integers() | st.none(), max_size=4),
     st.dictionaries(st.text(max_size=6), st.text(max_size=6) | st.integers(), max_size=3),
 )
-RESPONSE_FIELDS = ("type", "version", "build", "domain", "macAddresses", "path", "isRunning", "hash",
-                   "signerFingerprints", "woken", "unlocked", "process", "processes")
+RESPONSE_FIELDS = (
+    "type",
+    "version",
+    "build",
+    "domain",
+    "macAddresses",
+    "path",
+    "isRunning",
+    "hash",
+    "signerFingerprints",
+    "woken",
+    "unlocked",
+    "process",
+    "processes",
+)
 ZONES = st.sampled_from(["Z", "z", "+00:00", "-01:00", "+14:00", "+23:59", "-23:59", "+24:00", "", "+0100"])
 
 
@@ -53,20 +71,39 @@ def world():
     with inprocess(app) as http:
         admin = Api(http).login("admin", "admin")
         user_id = admin.create("identities", {"name": "hostile-user", "type": "User", "isAdmin": False})
-        admin.create("authenticators", {"identityId": user_id, "method": "updb", "username": "hostile-user",
-                                        "password": "hostile-pass"})
-        check_ids = [admin.create("posture-checks", {"name": f"hostile-{kind}", "typeId": kind, **body})
-                     for kind, body in CHECK_BODIES.items()]
+        admin.create(
+            "authenticators",
+            {"identityId": user_id, "method": "updb", "username": "hostile-user", "password": "hostile-pass"},
+        )
+        check_ids = [
+            admin.create("posture-checks", {"name": f"hostile-{kind}", "typeId": kind, **body})
+            for kind, body in CHECK_BODIES.items()
+        ]
         service_id = admin.create("services", {"name": "hostile-svc", "encryptionRequired": True})
-        admin.create("service-policies", {"name": "hostile-sp", "type": "Dial", "semantic": "AllOf",
-                                          "identityRoles": [f"@{user_id}"], "serviceRoles": [f"@{service_id}"],
-                                          "postureCheckRoles": ["#all"]})
+        admin.create(
+            "service-policies",
+            {
+                "name": "hostile-sp",
+                "type": "Dial",
+                "semantic": "AllOf",
+                "identityRoles": [f"@{user_id}"],
+                "serviceRoles": [f"@{service_id}"],
+                "postureCheckRoles": ["#all"],
+            },
+        )
         user = Api(http).login("hostile-user", "hostile-pass", api="client")
-        enrollment_id = admin.create("enrollments", {"method": "ott", "identityId": user_id,
-                                                     "expiresAt": "2025-07-01T00:00:00Z"})
+        enrollment_id = admin.create(
+            "enrollments", {"method": "ott", "identityId": user_id, "expiresAt": "2025-07-01T00:00:00Z"}
+        )
         disable_id = admin.create("identities", {"name": "hostile-disable", "type": "User", "isAdmin": False})
-        yield {"admin": admin, "user": user, "user_id": user_id, "check_ids": check_ids, "enrollment_id": enrollment_id,
-               "disable_id": disable_id}
+        yield {
+            "admin": admin,
+            "user": user,
+            "user_id": user_id,
+            "check_ids": check_ids,
+            "enrollment_id": enrollment_id,
+            "disable_id": disable_id,
+        }
 
 
 def assert_field_error_or_ok(response, ok: int, field: str | None = None):
@@ -90,7 +127,9 @@ def test_hostile_posture_responses_are_field_errors_never_5xx(world, data, bulk)
         body = {"id": "", "typeId": "PROCESS_MULTI"}
     else:
         body = data.draw(posture_responses(check_ids))
-    response = user.edge("POST", "/posture-response-bulk" if bulk else "/posture-response", json=[body] if bulk else body)
+    response = user.edge(
+        "POST", "/posture-response-bulk" if bulk else "/posture-response", json=[body] if bulk else body
+    )
     assert_field_error_or_ok(response, ok=200 if bulk else 201)
     assert user.edge("GET", "/services").status_code == 200
     assert world["admin"].mgmt("GET", f"/identities/{world['user_id']}/posture-data").status_code == 200
@@ -104,8 +143,11 @@ def test_hostile_posture_responses_are_field_errors_never_5xx(world, data, bulk)
 @example(when="9999-12-31T23:59:59-01:00")
 def test_hostile_date_times_are_expires_at_errors_never_5xx(world, when):
     admin, user_id = world["admin"], world["user_id"]
-    created = admin.mgmt("POST", "/enrollments", json={"method": "updb", "identityId": user_id,
-                                                        "username": "hostile-enrollee", "expiresAt": when})
+    created = admin.mgmt(
+        "POST",
+        "/enrollments",
+        json={"method": "updb", "identityId": user_id, "username": "hostile-enrollee", "expiresAt": when},
+    )
     assert_field_error_or_ok(created, ok=201, field="expiresAt")
     if created.status_code == 201:
         admin.mgmt("DELETE", f"/enrollments/{created.json()['data']['id']}")
@@ -121,9 +163,18 @@ def test_hostile_date_times_are_expires_at_errors_never_5xx(world, when):
 @example(when="0001-01-01T00:00:00Z")
 def test_hostile_re_enroll_dates_are_expires_at_errors_never_5xx(world, when):
     admin = world["admin"]
-    identity_id = admin.create("identities", {"name": f"hostile-re-{abs(hash(when))}", "type": "User", "isAdmin": False})
-    auth_id = admin.create("authenticators", {"identityId": identity_id, "method": "updb",
-                                              "username": f"hostile-re-{abs(hash(when))}", "password": "hostile-pass"})
+    identity_id = admin.create(
+        "identities", {"name": f"hostile-re-{abs(hash(when))}", "type": "User", "isAdmin": False}
+    )
+    auth_id = admin.create(
+        "authenticators",
+        {
+            "identityId": identity_id,
+            "method": "updb",
+            "username": f"hostile-re-{abs(hash(when))}",
+            "password": "hostile-pass",
+        },
+    )
     response = admin.mgmt("POST", f"/authenticators/{auth_id}/re-enroll", json={"expiresAt": when})
     assert_field_error_or_ok(response, ok=201, field="expiresAt")
     admin.mgmt("DELETE", f"/identities/{identity_id}")

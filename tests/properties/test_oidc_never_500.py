@@ -4,6 +4,7 @@ Parameters are drawn around the valid values (registered clients, allowed
 redirects, real auth request ids, codes and tokens) so the property reaches
 deep into each endpoint, not only its first check.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -15,15 +16,55 @@ from controller.clock import FrozenClock
 from harness.client import ZitiClient
 from tests.flows.oidc_support import password_tokens, start
 
-PATHS = ["/oidc/authorize", "/oidc/authorize/callback", "/oidc/login/password", "/oidc/login/username",
-         "/oidc/login/cert", "/oidc/login/ext-jwt", "/oidc/login/totp", "/oidc/login/totp/enroll",
-         "/oidc/login/totp/enroll/verify", "/oidc/login/auth-queries", "/oidc/oauth/token", "/oidc/keys",
-         "/oidc/.well-known/openid-configuration"]
-NAMES = ["client_id", "redirect_uri", "scope", "response_type", "code_challenge", "code_challenge_method", "state",
-         "nonce", "method", "prompt", "id", "authRequestID", "username", "password", "code", "configTypes", "sdkType",
-         "envOs", "grant_type", "code_verifier", "refresh_token", "subject_token", "subject_token_type",
-         "requested_token_type", "audience"]
-CONTENT_TYPES = ["application/json", "application/x-www-form-urlencoded", "text/plain", "", "application/json; charset=x"]
+PATHS = [
+    "/oidc/authorize",
+    "/oidc/authorize/callback",
+    "/oidc/login/password",
+    "/oidc/login/username",
+    "/oidc/login/cert",
+    "/oidc/login/ext-jwt",
+    "/oidc/login/totp",
+    "/oidc/login/totp/enroll",
+    "/oidc/login/totp/enroll/verify",
+    "/oidc/login/auth-queries",
+    "/oidc/oauth/token",
+    "/oidc/keys",
+    "/oidc/.well-known/openid-configuration",
+]
+NAMES = [
+    "client_id",
+    "redirect_uri",
+    "scope",
+    "response_type",
+    "code_challenge",
+    "code_challenge_method",
+    "state",
+    "nonce",
+    "method",
+    "prompt",
+    "id",
+    "authRequestID",
+    "username",
+    "password",
+    "code",
+    "configTypes",
+    "sdkType",
+    "envOs",
+    "grant_type",
+    "code_verifier",
+    "refresh_token",
+    "subject_token",
+    "subject_token_type",
+    "requested_token_type",
+    "audience",
+]
+CONTENT_TYPES = [
+    "application/json",
+    "application/x-www-form-urlencoded",
+    "text/plain",
+    "",
+    "application/json; charset=x",
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +74,24 @@ def oidc_world():
     client = ZitiClient.in_process(app)
     request_id, _ = start(client.http, method="password")
     tokens = password_tokens(client.http, "admin", "admin")
-    known = ["openziti", "native", "http://localhost:20314/auth/callback", "openid offline_access", "code", "S256",
-             "password", "admin", request_id, tokens["access_token"], tokens["refresh_token"], "refresh_token",
-             "authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange",
-             "urn:ietf:params:oauth:token-type:refresh_token", "urn:ietf:params:oauth:token-type:id_token"]
+    known = [
+        "openziti",
+        "native",
+        "http://localhost:20314/auth/callback",
+        "openid offline_access",
+        "code",
+        "S256",
+        "password",
+        "admin",
+        request_id,
+        tokens["access_token"],
+        tokens["refresh_token"],
+        "refresh_token",
+        "authorization_code",
+        "urn:ietf:params:oauth:grant-type:token-exchange",
+        "urn:ietf:params:oauth:token-type:refresh_token",
+        "urn:ietf:params:oauth:token-type:id_token",
+    ]
     yield client, known
     client.close()
     app.controller.close()
@@ -48,9 +103,18 @@ def values(known):
 
 def json_values(known):
     """Form fields are strings; a JSON body may hold anything."""
-    scalars = values(known) | st.none() | st.booleans() | st.integers(-5, 2**40) | st.floats(allow_nan=False, allow_infinity=False)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                                          max_size=3), max_leaves=6)
+    scalars = (
+        values(known)
+        | st.none()
+        | st.booleans()
+        | st.integers(-5, 2**40)
+        | st.floats(allow_nan=False, allow_infinity=False)
+    )
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+        max_leaves=6,
+    )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -61,12 +125,14 @@ def test_oidc_endpoints_never_answer_500(oidc_world, data):
     method = data.draw(st.sampled_from(["GET", "POST", "DELETE"]))
     query = data.draw(st.dictionaries(st.sampled_from(NAMES), values(known), max_size=6))
     as_json = data.draw(st.booleans())
-    fields = data.draw(st.dictionaries(st.sampled_from(NAMES), json_values(known) if as_json else values(known),
-                                       max_size=8))
+    fields = data.draw(
+        st.dictionaries(st.sampled_from(NAMES), json_values(known) if as_json else values(known), max_size=8)
+    )
     headers = {"Content-Type": data.draw(st.sampled_from(CONTENT_TYPES))}
     if data.draw(st.booleans()):
-        headers["Authorization"] = data.draw(st.sampled_from(["Basic b3BlbnppdGk6", "Basic !!", "Bearer x"] +
-                                                              ["Bearer " + k for k in known[-7:-5]]))
+        headers["Authorization"] = data.draw(
+            st.sampled_from(["Basic b3BlbnppdGk6", "Basic !!", "Bearer x"] + ["Bearer " + k for k in known[-7:-5]])
+        )
     kwargs = {"params": query, "headers": headers}
     if method != "GET":
         if as_json:

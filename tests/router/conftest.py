@@ -1,4 +1,5 @@
 """Router tests wait for the controller's events (never for time)."""
+
 from __future__ import annotations
 
 import logging
@@ -22,10 +23,17 @@ class Timeline:
 
     def matching(self, namespace: str, event_type: str | None = None, **fields) -> list[dict]:
         with self._cond:
-            return [e for e in self.seen if e.get("namespace") == namespace
-                    and event_type in (None, e.get("event_type")) and all(e.get(k) == v for k, v in fields.items())]
+            return [
+                e
+                for e in self.seen
+                if e.get("namespace") == namespace
+                and event_type in (None, e.get("event_type"))
+                and all(e.get(k) == v for k, v in fields.items())
+            ]
 
-    def wait(self, namespace: str, event_type: str | None = None, *, count: int = 1, timeout: float = 20, **fields) -> list[dict]:
+    def wait(
+        self, namespace: str, event_type: str | None = None, *, count: int = 1, timeout: float = 20, **fields
+    ) -> list[dict]:
         with self._cond:
             ok = self._cond.wait_for(lambda: len(self.matching(namespace, event_type, **fields)) >= count, timeout)
         assert ok, f"no {namespace}/{event_type} {fields} event within {timeout} s"

@@ -1,4 +1,5 @@
 """A raw channel to the router for protocol tests: frames by hand, over a blocking TLS socket."""
+
 from __future__ import annotations
 
 import socket

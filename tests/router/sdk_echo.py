@@ -6,6 +6,7 @@
 ``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
 ``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
 """
+
 import socket
 import sys
 import threading

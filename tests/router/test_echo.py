@@ -1,4 +1,5 @@
 """Echo through the edge router with the harness's own SDK client (sync and async)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,7 +10,10 @@ from tests.router.raw import upper_after_eof
 
 
 def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest,
+    ):
         host.bind(ziti_quickstart.service, echo)
         with guest.dial(ziti_quickstart.service) as conn:
             conn.sendall(b"hello")
@@ -17,7 +21,10 @@ def test_bind_echo_dial_send_hello_read_hello(ziti_quickstart):
 
 
 def test_half_close_lets_the_host_answer_after_end_of_stream(ziti_quickstart):
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest,
+    ):
         host.bind(ziti_quickstart.service, upper_after_eof)
         with guest.dial(ziti_quickstart.service) as conn:
             conn.sendall(b"abc")
@@ -55,7 +62,10 @@ def test_an_http_request_over_the_overlay(ziti_quickstart):
         body = b"you asked for " + path
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
 
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest,
+    ):
         host.bind(ziti_quickstart.service, http_app)
         with guest.dial(ziti_quickstart.service) as conn:
             conn.sendall(b"GET /hello HTTP/1.1\r\nHost: " + ziti_quickstart.service.encode() + b"\r\n\r\n")

@@ -1,4 +1,5 @@
 """Quickstart defaults: the router and the two policies come with ``up`` and the controller flags."""
+
 from __future__ import annotations
 
 import signal
@@ -15,8 +16,9 @@ QUICKSTART = {"all-endpoints-public-routers", "all-routers-all-services"}
 
 
 def policy_names(ctl) -> set[str]:
-    return {r["name"] for table in ("edge_router_policies", "service_edge_router_policies")
-            for r in ctl.store.values(table)}
+    return {
+        r["name"] for table in ("edge_router_policies", "service_edge_router_policies") for r in ctl.store.values(table)
+    }
 
 
 def test_a_bare_controller_keeps_only_what_the_real_one_bootstraps():
@@ -29,15 +31,33 @@ def test_a_bare_controller_keeps_only_what_the_real_one_bootstraps():
 
 
 def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path, capsys):
-    code = harness_main(["up", "--data", str(tmp_path / "data"), "--port", "0", "--http-port", "0",
-                         "--router-port", "0", "--out", str(tmp_path / "ids"), "--exit-after-start"])
+    code = harness_main(
+        [
+            "up",
+            "--data",
+            str(tmp_path / "data"),
+            "--port",
+            "0",
+            "--http-port",
+            "0",
+            "--router-port",
+            "0",
+            "--out",
+            str(tmp_path / "ids"),
+            "--exit-after-start",
+        ]
+    )
     assert code == 0
     assert "edge router: tls://127.0.0.1:" in capsys.readouterr().out
     app = create_app(Config(data_dir=tmp_path / "data"))
     try:
         assert QUICKSTART <= policy_names(app.controller)
         [router] = list(app.controller.store.values("routers"))
-        assert (router["name"], router["is_verified"], router["role_attributes"]) == ("quickstart-router", True, ["public"])
+        assert (router["name"], router["is_verified"], router["role_attributes"]) == (
+            "quickstart-router",
+            True,
+            ["public"],
+        )
         # the process is gone, so the router is offline and left no terminators
         assert app.controller.router_presence.is_online(router["id"]) is False
     finally:
@@ -46,8 +66,12 @@ def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path
 
 def run_controller(data, *flags: str) -> list[str]:
     """``python -m controller`` on free ports until its banner, then SIGTERM; its banner lines."""
-    process = subprocess.Popen([sys.executable, "-m", "controller", "--data", str(data), "--port", "0",
-                                "--http-port", "0", *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "controller", "--data", str(data), "--port", "0", "--http-port", "0", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     lines = []
     try:
         for line in process.stdout:

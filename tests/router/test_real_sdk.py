@@ -5,6 +5,7 @@ quickstart's identities are enrolled by the harness (which also works with an
 ``--server-key ec`` controller, whose ES256 JWTs libziti 0.29 cannot verify);
 one test has the SDK enroll itself against the default RSA server key.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -23,8 +24,9 @@ ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
 
 
 def run_sdk(*args: str, timeout: float = 60) -> str:
-    done = subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout, env=ENV)
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=ENV
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -37,9 +39,15 @@ def test_real_sdk_binder_and_real_sdk_dialer_echo_through_the_router(ziti_quicks
 def test_harness_dialer_reaches_a_real_sdk_binder(ziti_quickstart, ziti_quickstart_controller):
     bound = threading.Event()
     unsubscribe = ziti_quickstart_controller.controller.events.subscribe(
-        lambda e: bound.set() if e.get("namespace") == "terminator" and e.get("event_type") == "created" else None)
-    binder = subprocess.Popen([sys.executable, str(SCRIPT), "bind", str(ziti_quickstart.binder), ziti_quickstart.service],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV)
+        lambda e: bound.set() if e.get("namespace") == "terminator" and e.get("event_type") == "created" else None
+    )
+    binder = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "bind", str(ziti_quickstart.binder), ziti_quickstart.service],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
+    )
     try:
         assert bound.wait(30), "the real SDK never bound"
         with ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest, guest.dial(ziti_quickstart.service) as conn:
@@ -67,8 +75,15 @@ def test_real_sdk_half_close_reaches_the_host_as_end_of_stream(ziti_quickstart):
 
 def test_the_real_sdk_enrolls_itself_then_binds_for_a_real_sdk_dialer(ziti_quickstart, tmp_path):
     admin, service = ziti_quickstart.admin, ziti_quickstart.service
-    created = admin.management.create_identity(body={"name": f"{service}-self", "type": "User", "isAdmin": False,
-                                                     "roleAttributes": [f"{service}-binder"], "enrollment": {"ott": True}})
+    created = admin.management.create_identity(
+        body={
+            "name": f"{service}-self",
+            "type": "User",
+            "isAdmin": False,
+            "roleAttributes": [f"{service}-binder"],
+            "enrollment": {"ott": True},
+        }
+    )
     jwt_file = tmp_path / "self.jwt"
     jwt_file.write_text(admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"])
     run_sdk("enroll", jwt_file, tmp_path / "self.json")

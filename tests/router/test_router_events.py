@@ -1,4 +1,5 @@
 """Dials, binds, closes and bytes moved on the controller's timeline; hosting per service."""
+
 from __future__ import annotations
 
 from harness.hosting import hosting
@@ -9,7 +10,10 @@ HEADER, OVERHEAD = 24, 17
 
 
 def test_an_echo_leaves_terminator_and_circuit_events_with_bytes_moved(ziti_quickstart, timeline):
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest,
+    ):
         host.bind(ziti_quickstart.service, echo)
         created = timeline.wait("terminator", "created")[-1]
         with guest.dial(ziti_quickstart.service) as conn:
@@ -40,5 +44,10 @@ def test_hosting_says_which_services_have_terminators_right_now(ziti_quickstart)
     assert row()["terminators"] == 0
     with ziti_quickstart.dataplane(ziti_quickstart.binder) as host:
         host.bind(ziti_quickstart.service, echo)
-        assert row() | {"serviceId": None} == {"service": ziti_quickstart.service, "serviceId": None, "terminators": 1,
-                                                "routers": ["quickstart-router"], "hosts": [f"{ziti_quickstart.service}-binder"]}
+        assert row() | {"serviceId": None} == {
+            "service": ziti_quickstart.service,
+            "serviceId": None,
+            "terminators": 1,
+            "routers": ["quickstart-router"],
+            "hosts": [f"{ziti_quickstart.service}-binder"],
+        }

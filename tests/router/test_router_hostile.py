@@ -1,4 +1,5 @@
 """Hostile input closes only the offending channel, with one log line; the router keeps serving."""
+
 from __future__ import annotations
 
 import socket
@@ -29,7 +30,7 @@ def assert_echo_still_works(qs) -> None:
 
 HOSTILE = {
     "bad magic": b"\x00\x01\x02\x03" + bytes(16),
-    "oversized body": PREFIX.pack(MAGIC, CT.HELLO, 1, 0, 2 ** 31),
+    "oversized body": PREFIX.pack(MAGIC, CT.HELLO, 1, 0, 2**31),
     "header overruns": PREFIX.pack(MAGIC, CT.HELLO, 1, 8, 0) + struct.pack("<iI", 1002, 999),
     "not a hello first": Message(CT.DATA, b"x", {Header.CONN_ID: u32(1)}, seq=1).encode(),
 }
@@ -62,8 +63,13 @@ def test_a_host_that_vanishes_mid_dial_fails_only_that_dial(ziti_quickstart, tim
     host = RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder)
     host.hello()
     token = flows.dial(host.client, ziti_quickstart.service, "Bind")["token"].encode()
-    host.send(Message(CT.BIND, token, {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: bytes(32),
-                                       Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+    host.send(
+        Message(
+            CT.BIND,
+            token,
+            {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: bytes(32), Header.SUPPORTS_BIND_SUCCESS: b"\x01"},
+        )
+    )
     host.recv(), host.recv()  # StateConnected, BindSuccess
     outcome = {}
 
@@ -96,8 +102,9 @@ def test_a_silent_peer_is_closed_after_the_hello_timeout(ziti_quickstart, ziti_q
 
 
 @pytest.mark.parametrize("certificate", ["untrusted", "none"])
-def test_a_client_without_a_trusted_certificate_is_refused_in_the_handshake(ziti_quickstart, router_log, certificate,
-                                                                           tmp_path):
+def test_a_client_without_a_trusted_certificate_is_refused_in_the_handshake(
+    ziti_quickstart, router_log, certificate, tmp_path
+):
     parts = urlsplit(ziti_quickstart.router_url)
     context = ssl.create_default_context(cafile=str(ziti_quickstart.ca))
     if certificate == "untrusted":

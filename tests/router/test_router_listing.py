@@ -1,4 +1,5 @@
 """The router as the REST APIs show it: online, its tls URL, terminators, connections."""
+
 from __future__ import annotations
 
 import socket
@@ -17,7 +18,9 @@ def test_router_is_online_with_its_tls_url_in_every_listing(ziti_quickstart):
     client, _ = load_identity_file(ziti_quickstart.dialer)
     with client:
         mine = client.edge.call("getCurrentIdentityEdgeRouters")
-        assert [(r["name"], r["isOnline"], r["supportedProtocols"]) for r in mine] == [("quickstart-router", True, {"tls": url})]
+        assert [(r["name"], r["isOnline"], r["supportedProtocols"]) for r in mine] == [
+            ("quickstart-router", True, {"tls": url})
+        ]
         session = flows.dial(client, ziti_quickstart.service)
         assert [(r["urls"], r["supportedProtocols"]) for r in session["edgeRouters"]] == [({"tls": url}, {"tls": url})]
         service_routers = client.edge.call("listServiceEdgeRouters", session["serviceId"])
@@ -44,7 +47,11 @@ def test_bind_makes_an_edge_terminator_that_goes_with_the_binder(ziti_quickstart
         host.bind(service, echo)
         [terminator] = admin.management.call("listTerminators", filter=query)
         binder = admin.management.call("listIdentities", filter=f'name="{service}-binder"')[0]
-        assert (terminator["binding"], terminator["router"]["name"], terminator["hostId"]) == ("edge", "quickstart-router", binder["id"])
+        assert (terminator["binding"], terminator["router"]["name"], terminator["hostId"]) == (
+            "edge",
+            "quickstart-router",
+            binder["id"],
+        )
         assert terminator["address"] == terminator["id"]
     timeline.wait("terminator", "deleted", terminator_id=terminator["id"])
     assert admin.management.call("listTerminators", filter=query) == []
@@ -81,7 +88,8 @@ def test_a_removed_api_session_closes_its_channels(ziti_quickstart, timeline):
         host.bind(ziti_quickstart.service, echo)
         [connected] = timeline.wait("edge.router.connections", "connected")
         [api_session] = ziti_quickstart.admin.management.call(
-            "listAPISessions", filter=f'identity="{connected["identity_id"]}"')
+            "listAPISessions", filter=f'identity="{connected["identity_id"]}"'
+        )
         ziti_quickstart.admin.management.call("deleteAPISessions", api_session["id"])
         timeline.wait("edge.router.connections", "disconnected", identity_id=connected["identity_id"])
         timeline.wait("terminator", "deleted")

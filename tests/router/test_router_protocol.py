@@ -1,4 +1,5 @@
 """The channel as SDKs speak it: hello, latency, session checks, and the real close texts."""
+
 from __future__ import annotations
 
 import threading
@@ -48,8 +49,10 @@ def test_hello_with_an_unknown_api_session_is_refused_and_closed(ziti_quickstart
 
 
 def test_a_certificate_that_is_not_the_api_sessions_is_refused(ziti_quickstart):
-    with RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as binder, \
-            RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as dialer:
+    with (
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as binder,
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as dialer,
+    ):
         reply = dialer.hello(token=binder.token)
     assert reply.bool_header(Header.RESULT_SUCCESS) is False
     assert b"certificate" in reply.body
@@ -64,7 +67,12 @@ def test_connect_with_an_unknown_session_closes_with_invalid_session(ziti_quicks
         channel.hello()
         connect = channel.send(Message(CT.CONNECT, b"no-such-session", {Header.CONN_ID: u32(7)}))
         reply = channel.recv()
-    assert (reply.content_type, reply.reply_for, reply.conn_id, reply.body) == (CT.STATE_CLOSED, connect.seq, 7, b"Invalid Session")
+    assert (reply.content_type, reply.reply_for, reply.conn_id, reply.body) == (
+        CT.STATE_CLOSED,
+        connect.seq,
+        7,
+        b"Invalid Session",
+    )
 
 
 def test_a_dial_session_cannot_bind(ziti_quickstart):
@@ -83,8 +91,10 @@ def test_dialing_a_service_nobody_binds_closes_with_no_terminators(ziti_quicksta
 
 
 def test_an_encrypted_service_refuses_a_dialer_without_a_public_key(ziti_quickstart):
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, \
-            RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as channel:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as channel,
+    ):
         host.bind(ziti_quickstart.service, echo)
         channel.hello()
         token = _session(channel, ziti_quickstart.service, "Dial")["token"].encode()
@@ -95,24 +105,44 @@ def test_an_encrypted_service_refuses_a_dialer_without_a_public_key(ziti_quickst
 
 def test_the_host_sees_the_dialers_key_and_the_dialer_the_hosts(ziti_quickstart):
     """The router relays public keys (and would relay any bytes): it never holds a session key."""
-    with RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as host, \
-            RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as dialer:
+    with (
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as host,
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as dialer,
+    ):
         host.hello(), dialer.hello()
         bind_token = _session(host, ziti_quickstart.service, "Bind")["token"].encode()
-        host.send(Message(CT.BIND, bind_token, {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: b"H" * 32,
-                                                Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+        host.send(
+            Message(
+                CT.BIND,
+                bind_token,
+                {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: b"H" * 32, Header.SUPPORTS_BIND_SUCCESS: b"\x01"},
+            )
+        )
         assert host.recv().content_type == CT.STATE_CONNECTED
         assert host.recv().content_type == CT.BIND_SUCCESS
         dial_token = _session(dialer, ziti_quickstart.service, "Dial")["token"].encode()
         connect = dialer.send(Message(CT.CONNECT, dial_token, {Header.CONN_ID: u32(5), Header.PUBLIC_KEY: b"D" * 32}))
         dial = host.recv()
-        assert (dial.content_type, dial.conn_id, dial.body, dial.headers[Header.PUBLIC_KEY]) == (CT.DIAL, 1, bind_token, b"D" * 32)
+        assert (dial.content_type, dial.conn_id, dial.body, dial.headers[Header.PUBLIC_KEY]) == (
+            CT.DIAL,
+            1,
+            bind_token,
+            b"D" * 32,
+        )
         new_id = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
-        assert new_id >= 2 ** 31 and Header.CRYPTO_METHOD not in dial.headers
-        host.send(Message(CT.DIAL_SUCCESS, u32(new_id), {Header.CONN_ID: u32(1), Header.REPLY_FOR: dial.seq.to_bytes(4, "little")}))
+        assert new_id >= 2**31 and Header.CRYPTO_METHOD not in dial.headers
+        host.send(
+            Message(
+                CT.DIAL_SUCCESS, u32(new_id), {Header.CONN_ID: u32(1), Header.REPLY_FOR: dial.seq.to_bytes(4, "little")}
+            )
+        )
         host.send(Message(CT.DATA, b"opaque", {Header.CONN_ID: u32(new_id)}))
         connected = dialer.recv()
-        assert (connected.content_type, connected.reply_for, connected.headers[Header.PUBLIC_KEY]) == (CT.STATE_CONNECTED, connect.seq, b"H" * 32)
+        assert (connected.content_type, connected.reply_for, connected.headers[Header.PUBLIC_KEY]) == (
+            CT.STATE_CONNECTED,
+            connect.seq,
+            b"H" * 32,
+        )
         data = dialer.recv()
         assert (data.content_type, data.conn_id, data.body) == (CT.DATA, 5, b"opaque")
         dialer.send(Message(CT.STATE_CLOSED, b"bye", {Header.CONN_ID: u32(5)}))
@@ -121,7 +151,10 @@ def test_the_host_sees_the_dialers_key_and_the_dialer_the_hosts(ziti_quickstart)
 
 
 def test_a_deleted_session_is_refused_as_invalid_and_the_client_refreshes_it(ziti_quickstart, timeline):
-    with ziti_quickstart.dataplane(ziti_quickstart.binder) as host, ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest:
+    with (
+        ziti_quickstart.dataplane(ziti_quickstart.binder) as host,
+        ziti_quickstart.dataplane(ziti_quickstart.dialer) as guest,
+    ):
         host.bind(ziti_quickstart.service, echo)
         guest.dial(ziti_quickstart.service).close()
         [session] = timeline.wait("edge.sessions", "created", session_type="Dial")
@@ -136,8 +169,13 @@ def test_unbind_removes_the_terminator_and_keeps_the_channel(ziti_quickstart, ti
     with RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as host:
         host.hello()
         token = _session(host, ziti_quickstart.service, "Bind")["token"].encode()
-        host.send(Message(CT.BIND, token, {Header.CONN_ID: u32(2), Header.PUBLIC_KEY: bytes(32),
-                                           Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+        host.send(
+            Message(
+                CT.BIND,
+                token,
+                {Header.CONN_ID: u32(2), Header.PUBLIC_KEY: bytes(32), Header.SUPPORTS_BIND_SUCCESS: b"\x01"},
+            )
+        )
         host.recv(), host.recv()  # StateConnected, BindSuccess
         [created] = timeline.wait("terminator", "created")
         host.send(Message(CT.UPDATE_BIND, token, {Header.CONN_ID: u32(2), Header.COST: (5).to_bytes(2, "little")}))
@@ -149,12 +187,20 @@ def test_unbind_removes_the_terminator_and_keeps_the_channel(ziti_quickstart, ti
     assert ziti_quickstart.admin.management.call("listTerminators", filter=query) == []
 
 
-def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(ziti_quickstart_controller, tmp_path, ziti_unique):
+def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(
+    ziti_quickstart_controller, tmp_path, ziti_unique
+):
     local = ziti_quickstart_controller
     with ZitiClient.connect(local.url) as admin:
         admin.login("admin", "admin")
-        plain = new_quickstart(admin, tmp_path, ziti_unique("plain"), controller_url=local.https_url,
-                               router_url=local.router.url, encrypted=False)
+        plain = new_quickstart(
+            admin,
+            tmp_path,
+            ziti_unique("plain"),
+            controller_url=local.https_url,
+            router_url=local.router.url,
+            encrypted=False,
+        )
         with RawChannel(plain.router_url, plain.binder) as host, plain.dataplane(plain.dialer) as guest:
             host.hello()
             token = _session(host, plain.service, "Bind")["token"].encode()
@@ -165,7 +211,13 @@ def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(ziti_q
             dialer.start()
             dial = host.recv()
             new_id = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
-            host.send(Message(CT.DIAL_SUCCESS, u32(new_id), {Header.CONN_ID: u32(1), Header.REPLY_FOR: dial.seq.to_bytes(4, "little")}))
+            host.send(
+                Message(
+                    CT.DIAL_SUCCESS,
+                    u32(new_id),
+                    {Header.CONN_ID: u32(1), Header.REPLY_FOR: dial.seq.to_bytes(4, "little")},
+                )
+            )
             dialer.join(20)
             packed = b"".join(len(p).to_bytes(2, "little") + p for p in (b"hel", b"lo"))
             host.send(Message(CT.DATA, packed, {Header.CONN_ID: u32(new_id), Header.FLAGS: u32(Flag.MULTIPART_MSG)}))
@@ -176,8 +228,10 @@ def test_multipart_messages_and_fin_from_a_go_style_host_reach_the_dialer(ziti_q
 
 
 def test_update_token_accepts_a_new_api_session_of_the_same_identity_only(ziti_quickstart):
-    with RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as channel, \
-            RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as other:
+    with (
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.dialer) as channel,
+        RawChannel(ziti_quickstart.router_url, ziti_quickstart.binder) as other,
+    ):
         channel.hello()
         fresh = ZitiClient.from_identity_file(ziti_quickstart.dialer)
         fresh.login_cert()

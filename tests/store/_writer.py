@@ -13,6 +13,7 @@ journal threshold is tiny, so kills often land inside a compaction. In
 longer than the test lets the process live; ``ready`` then says how many parts
 an earlier run left (``ready 12``).
 """
+
 from __future__ import annotations
 
 import random
@@ -84,8 +85,12 @@ def main(folder: str, mode: str, run: str, seed: int) -> None:
     if mode != "concurrent":
         write_until_deadline(store, run, seed, deadline)
         return
-    threads = [threading.Thread(target=write_until_deadline, args=(store, f"{run}t{index}", seed + index, deadline),
-                                daemon=True) for index in range(WRITERS)]
+    threads = [
+        threading.Thread(
+            target=write_until_deadline, args=(store, f"{run}t{index}", seed + index, deadline), daemon=True
+        )
+        for index in range(WRITERS)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

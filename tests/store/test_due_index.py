@@ -1,4 +1,5 @@
 """DueIndex: the keys due by a time, as a scan of the table would find them."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings

@@ -1,4 +1,5 @@
 """Store API behaviour: reads, writes, transactions and listeners, in memory and on disk."""
+
 from __future__ import annotations
 
 import threading

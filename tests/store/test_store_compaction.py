@@ -1,4 +1,5 @@
 """Compaction and copies: snapshots replace the journal without losing a commit."""
+
 from __future__ import annotations
 
 import threading

@@ -1,4 +1,5 @@
 """Store folders: reopening, the format marker, torn lines and failed writes."""
+
 from __future__ import annotations
 
 import errno
@@ -57,11 +58,14 @@ def test_empty_folder_is_initialised_with_a_format_marker(tmp_path):
     assert info == {"format": journal.FORMAT_NAME, "version": Store.FORMAT_VERSION}
 
 
-@pytest.mark.parametrize("marker, message", [
-    ({"format": journal.FORMAT_NAME, "version": 2}, "newer than version 1"),
-    ({"format": journal.FORMAT_NAME, "version": "1"}, "unknown format version"),
-    ({"format": "something-else", "version": 1}, "does not name the format"),
-])
+@pytest.mark.parametrize(
+    "marker, message",
+    [
+        ({"format": journal.FORMAT_NAME, "version": 2}, "newer than version 1"),
+        ({"format": journal.FORMAT_NAME, "version": "1"}, "unknown format version"),
+        ({"format": "something-else", "version": 1}, "does not name the format"),
+    ],
+)
 def test_unknown_or_newer_format_refuses_to_open(tmp_path, marker, message):
     fill(tmp_path)
     (tmp_path / "format.json").write_bytes(orjson.dumps(marker))

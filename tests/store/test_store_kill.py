@@ -2,6 +2,7 @@
 
 Set STORE_KILL_SEED to replay a failing sequence of kill times.
 """
+
 from __future__ import annotations
 
 import os
@@ -113,8 +114,9 @@ def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
         check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} ({mode})")
 
     assert len(ledger.acked) > RUNS, "the writers hardly wrote anything"
-    assert len({key.split("-")[0] for key in ledger.acked if "t" in key.split("-")[0]}) > 1, \
+    assert len({key.split("-")[0] for key in ledger.acked if "t" in key.split("-")[0]}) > 1, (
         "no concurrent writers were acknowledged"
+    )
     assert killed_mid_snapshot > 0, "no kill landed inside a snapshot write"
     with Store(folder) as store:
         store.compact()
@@ -132,8 +134,17 @@ def test_compaction_progresses_when_kills_come_faster_than_a_snapshot(tmp_path):
         for start in range(0, PRELOAD, 1000):
             with store.transaction():
                 for index in range(start, start + 1000):
-                    store.insert("records", f"pre-{index}", {"id": f"pre-{index}", "tx": "pre", "size": 1,
-                                                             "body": "x" * 200, "crc": zlib.crc32(b"x" * 200)})
+                    store.insert(
+                        "records",
+                        f"pre-{index}",
+                        {
+                            "id": f"pre-{index}",
+                            "tx": "pre",
+                            "size": 1,
+                            "body": "x" * 200,
+                            "crc": zlib.crc32(b"x" * 200),
+                        },
+                    )
     ledger.acked.update(f"pre-{index}" for index in range(PRELOAD))
     resumed = 0
     for run in range(MAX_RESUME_RUNS):

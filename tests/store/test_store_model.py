@@ -1,4 +1,5 @@
 """The store against a dict model: random commits, rollbacks, compactions and reopens."""
+
 from __future__ import annotations
 
 import tempfile
@@ -10,7 +11,9 @@ from controller.store.db import Store
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 TABLES = st.sampled_from(["t", "u"])
-RECORDS = st.dictionaries(st.sampled_from(["x", "y"]), st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=5), max_size=2)
+RECORDS = st.dictionaries(
+    st.sampled_from(["x", "y"]), st.none() | st.integers(-(2**63), 2**63 - 1) | st.text(max_size=5), max_size=2
+)
 
 
 def writes(min_size: int = 1, max_size: int = 4):
@@ -44,8 +47,12 @@ def apply(target, ops) -> None:
 
 
 def contents(store: Store) -> dict:
-    return {(table, key): store.get(table, key) for table in store.tables() for key in "abcd"
-            if store.get(table, key) is not None}
+    return {
+        (table, key): store.get(table, key)
+        for table in store.tables()
+        for key in "abcd"
+        if store.get(table, key) is not None
+    }
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

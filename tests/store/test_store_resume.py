@@ -1,4 +1,5 @@
 """A snapshot cut short (killed, or a full disk) is finished by the next run, not restarted."""
+
 from __future__ import annotations
 
 import errno
@@ -58,6 +59,7 @@ def _counting(real, names):
     def replace(folder, name, write, fsync):
         names.append(name)
         real(folder, name, write, fsync)
+
     return replace
 
 

@@ -2,6 +2,7 @@
 
 Raw sockets send exactly the bytes under test; the app echoes what it saw.
 """
+
 from __future__ import annotations
 
 import http.client
@@ -26,9 +27,16 @@ def echo_app(environ, start_response):
         start_response("200 OK", [("Content-Type", "text/plain")])
         return iter([b"one,", b"", b"two"])
     body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
-    reply = json.dumps({"method": environ["REQUEST_METHOD"], "path": environ["PATH_INFO"],
-                        "query": environ["QUERY_STRING"], "length": environ["CONTENT_LENGTH"],
-                        "body": body.decode("latin-1"), "session": environ.get("HTTP_ZT_SESSION")}).encode()
+    reply = json.dumps(
+        {
+            "method": environ["REQUEST_METHOD"],
+            "path": environ["PATH_INFO"],
+            "query": environ["QUERY_STRING"],
+            "length": environ["CONTENT_LENGTH"],
+            "body": body.decode("latin-1"),
+            "session": environ.get("HTTP_ZT_SESSION"),
+        }
+    ).encode()
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(reply)))])
     return [reply]
 
@@ -55,13 +63,18 @@ def body_of(reply: bytes) -> dict:
 
 
 def test_chunked_request_body_reaches_the_app_whole(server):
-    reply = exchange(server, b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
-                             b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+    reply = exchange(
+        server,
+        b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+        b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    )
     assert body_of(reply)["body"] == "hello world" and body_of(reply)["length"] == "11"
 
 
 def test_pipelined_requests_are_answered_in_order(server):
-    reply = exchange(server, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    reply = exchange(
+        server, b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
     parts = reply.split(b"HTTP/1.1 200 OK")
     assert len(parts) == 3 and b'"/a"' in parts[1] and b'"q=1"' in parts[2]
 
@@ -110,7 +123,9 @@ def test_too_large_body_reaches_the_app_as_its_declared_length_unread(server):
 
 def test_too_large_chunked_body_is_cut_just_past_the_limit(server):
     chunk = b"%x\r\n%s\r\n" % (600, b"y" * 600)
-    reply = exchange(server, b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 3 + b"0\r\n\r\n")
+    reply = exchange(
+        server, b"POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk * 3 + b"0\r\n\r\n"
+    )
     assert body_of(reply)["length"] == "1001"
 
 
@@ -148,9 +163,11 @@ def test_a_client_that_does_not_read_is_paused_then_gets_every_answer(server):
     assert answers == count
 
 
-PIPELINE = (b"POST /one HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
-            b"GET /two?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"
-            b"POST /three HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwxyz")
+PIPELINE = (
+    b"POST /one HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+    b"GET /two?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+    b"POST /three HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nConnection: close\r\n\r\nwxyz"
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -165,5 +182,8 @@ def test_requests_split_anywhere_are_parsed_the_same(server, cuts):
         while chunk := sock.recv(65536):
             reply += chunk
     bodies = [json.loads(part.split(b"\r\n\r\n", 1)[1]) for part in reply.split(b"HTTP/1.1 200 OK")[1:]]
-    assert [(b["path"], b["query"], b["body"]) for b in bodies] == [("/one", "", "abcde"), ("/two", "x=1", ""),
-                                                                     ("/three", "", "wxyz")]
+    assert [(b["path"], b["query"], b["body"]) for b in bodies] == [
+        ("/one", "", "abcde"),
+        ("/two", "x=1", ""),
+        ("/three", "", "wxyz"),
+    ]

@@ -1,4 +1,5 @@
 """The controller over real TLS on 127.0.0.1, driven like a real SDK (cryptography + httpx + ssl only)."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,9 @@ def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> 
 # (tests/flows/test_oidc_login.py drives that one over real TLS).
 @pytest.mark.parametrize("ziti_config", [Config(oidc=False)], ids=["legacy-only"])
 def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url, tmp_path, ziti_unique):
-    identity_id = admin.create("identities", {"name": ziti_unique("sdk"), "type": "Device", "isAdmin": False,
-                                              "enrollment": {"ott": True}})
+    identity_id = admin.create(
+        "identities", {"name": ziti_unique("sdk"), "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
+    )
     enrollment_jwt = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["jwt"]
 
     # 1. first look, no client certificate, nothing trusted yet; the JWT must verify with the served cert's key
@@ -72,8 +74,12 @@ def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url
     csr_pem, key = ott_csr(claims["sub"], claims["iss"])
     with sdk_client(base_url, verify=ca_pem) as trusted:
         assert ok(trusted.get("/version"))["version"]
-        response = trusted.post("/edge/client/v1/enroll", params={"method": "ott", "token": claims["jti"]},
-                                content=csr_pem, headers={"Content-Type": "text/plain"})
+        response = trusted.post(
+            "/edge/client/v1/enroll",
+            params={"method": "ott", "token": claims["jti"]},
+            content=csr_pem,
+            headers={"Content-Type": "text/plain"},
+        )
         cert_pem = ok(response)["cert"]
 
     # 5. the identity file
@@ -83,8 +89,9 @@ def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url
     assert set(identity_file) == {"ztAPI", "ztAPIs", "id"} and set(identity_file["id"]) == {"cert", "key", "ca"}
 
     # login: every request presents the certificate, on one keep-alive connection
-    enrolled = EnrolledIdentity(identity_file["ztAPI"], identity_file["id"]["cert"], identity_file["id"]["key"],
-                                identity_file["id"]["ca"]).cert_key()
+    enrolled = EnrolledIdentity(
+        identity_file["ztAPI"], identity_file["id"]["cert"], identity_file["id"]["key"], identity_file["id"]["ca"]
+    ).cert_key()
     with sdk_client(identity_file["ztAPI"], verify=identity_file["id"]["ca"], identity=enrolled) as sdk:
         assert ok(sdk.get("/version"))["apiVersions"]["edge"]["v1"]["path"] == "/edge/client/v1"
         login = sdk.post("/authenticate", params={"method": "cert"}, json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO})
@@ -108,13 +115,25 @@ def test_third_party_chain_is_judged_by_the_app_not_the_handshake(admin, base_ur
         ca_pem = pem_bundle(parse_cacerts(first.get("/.well-known/est/cacerts").text))
     with sdk_client(base_url, verify=ca_pem, identity=client) as sdk:
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401
-        ca_id = admin.create("cas", {"name": ziti_unique("tls-ca"), "certPem": root.cert_pem, "isAuthEnabled": True,
-                                     "isAutoCaEnrollmentEnabled": False, "isOttCaEnrollmentEnabled": False,
-                                     "identityRoles": []})
+        ca_id = admin.create(
+            "cas",
+            {
+                "name": ziti_unique("tls-ca"),
+                "certPem": root.cert_pem,
+                "isAuthEnabled": True,
+                "isAutoCaEnrollmentEnabled": False,
+                "isOttCaEnrollmentEnabled": False,
+                "identityRoles": [],
+            },
+        )
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401  # unverified
         token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
-        admin.mgmt_ok("POST", f"/cas/{ca_id}/verify", content=hp.make_leaf(root, token, now=ziti_clock.now()).cert_pem,
-                      headers={"content-type": "text/plain"})
+        admin.mgmt_ok(
+            "POST",
+            f"/cas/{ca_id}/verify",
+            content=hp.make_leaf(root, token, now=ziti_clock.now()).cert_pem,
+            headers={"content-type": "text/plain"},
+        )
         assert ok(sdk.post("/authenticate", params={"method": "cert"}, json={}))["identityId"] == identity_id
 
 
@@ -139,11 +158,16 @@ def test_run_serves_https_and_http_with_a_certificate_for_the_configured_names(t
     from controller.serve import run
 
     https_port, http_port = _free_port(), _free_port()
-    config = Config(data_dir=tmp_path / "data", api_address=f"127.0.0.1:{https_port}",
-                    hostnames=("localhost", "ctrl.example.test"), fsync=False)
+    config = Config(
+        data_dir=tmp_path / "data",
+        api_address=f"127.0.0.1:{https_port}",
+        hostnames=("localhost", "ctrl.example.test"),
+        fsync=False,
+    )
     stop = threading.Event()
-    thread = threading.Thread(target=run, args=(config,), kwargs={"port": https_port, "http_port": http_port, "stop": stop},
-                              daemon=True)
+    thread = threading.Thread(
+        target=run, args=(config,), kwargs={"port": https_port, "http_port": http_port, "stop": stop}, daemon=True
+    )
     thread.start()
     try:
         _wait_listening(https_port)

@@ -1,4 +1,5 @@
 """The controller's listeners: both ports bound before either serves; a busy port leaves nothing bound."""
+
 from __future__ import annotations
 
 import socket

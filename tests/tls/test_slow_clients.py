@@ -5,6 +5,7 @@ connect and send nothing, or send part of a request and stop, or finish one
 request and stay open. Probes must still be answered, and each deadline closes
 what it bounds. Waits are for the server to act on a socket, bounded by timeouts.
 """
+
 from __future__ import annotations
 
 import contextlib

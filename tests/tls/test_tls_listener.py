@@ -1,4 +1,5 @@
 """TLSServer over real TLS on 127.0.0.1: the app sees exactly the chain the client sent."""
+
 from __future__ import annotations
 
 import base64
@@ -19,12 +20,14 @@ from harness import pki as hp
 def echo_app(environ, start_response):
     """Reply with the fingerprints of the TLS peer chain and the client port."""
     peers = environ[PEER_CERTS_KEY]
-    body = json.dumps({
-        "fingerprints": [fingerprint(cert) for cert in peers],
-        "remotePort": environ.get("REMOTE_PORT"),
-        "scheme": environ.get("wsgi.url_scheme"),
-        "body": environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)).decode(),
-    }).encode()
+    body = json.dumps(
+        {
+            "fingerprints": [fingerprint(cert) for cert in peers],
+            "remotePort": environ.get("REMOTE_PORT"),
+            "scheme": environ.get("wsgi.url_scheme"),
+            "body": environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0)).decode(),
+        }
+    ).encode()
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]
 

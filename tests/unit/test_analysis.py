@@ -1,4 +1,5 @@
 """Policy analysis on network files: matrix, explanations, posture, routers, what-if and diff."""
+
 from __future__ import annotations
 
 import sys
@@ -10,15 +11,19 @@ from harness.network import Network
 from harness.notebook import sample_network
 from harness.posture import PostureState, evaluate, satisfies
 
-POSTURE = {"ana.sales": {"domain": "corp.example", "os": {"type": "Windows", "version": "10.0.19045"}},
-           "ben.sales": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}}}
+POSTURE = {
+    "ana.sales": {"domain": "corp.example", "os": {"type": "Windows", "version": "10.0.19045"}},
+    "ben.sales": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}},
+}
 ISLANDS = {  # alice may dial web, but they share no edge router
     "identities": [{"name": "alice", "roleAttributes": ["staff"]}],
     "services": [{"name": "web", "roleAttributes": ["apps"]}],
     "edgeRouters": [{"name": "er-a", "roleAttributes": ["a"]}, {"name": "er-b", "roleAttributes": ["b"]}],
     "servicePolicies": [{"name": "staff-apps", "type": "Dial", "identityRoles": ["#staff"], "serviceRoles": ["#apps"]}],
-    "edgeRouterPolicies": [{"name": "staff-a", "identityRoles": ["#staff"], "edgeRouterRoles": ["#a"]},
-                           {"name": "ops-b", "identityRoles": ["#ops"], "edgeRouterRoles": ["#b"]}],
+    "edgeRouterPolicies": [
+        {"name": "staff-a", "identityRoles": ["#staff"], "edgeRouterRoles": ["#a"]},
+        {"name": "ops-b", "identityRoles": ["#ops"], "edgeRouterRoles": ["#b"]},
+    ],
     "serviceEdgeRouterPolicies": [{"name": "apps-b", "serviceRoles": ["#apps"], "edgeRouterRoles": ["#b"]}],
 }
 
@@ -35,10 +40,22 @@ def test_matrix_lists_every_pair_with_dial_bind_and_routers(company):
     with pytest.raises(KeyError):
         matrix["eve.contractor", "crm"]
     assert len(matrix) == len(list(matrix)) == 14
-    assert matrix.counts() == {"identities": 7, "services": 5, "dial": 11, "bind": 3, "any": 14, "usable": 14,
-                               "posture_fails": 0}
-    assert {"identity": "dev.ops", "service": "ssh", "dial": True, "bind": False,
-            "routers": ["er-eu-1", "er-eu-2", "er-us-1"]} in matrix.rows()
+    assert matrix.counts() == {
+        "identities": 7,
+        "services": 5,
+        "dial": 11,
+        "bind": 3,
+        "any": 14,
+        "usable": 14,
+        "posture_fails": 0,
+    }
+    assert {
+        "identity": "dev.ops",
+        "service": "ssh",
+        "dial": True,
+        "bind": False,
+        "routers": ["er-eu-1", "er-eu-2", "er-us-1"],
+    } in matrix.rows()
 
 
 def test_matrix_tables_mark_dial_bind_and_missing_routers():
@@ -47,7 +64,8 @@ def test_matrix_tables_mark_dial_bind_and_missing_routers():
     assert analysis.matrix_frame().loc["alice", "web"] == "D"
     assert analysis.matrix_frame(with_routers=True).loc["alice", "web"] == "d"
     assert analysis.matrix().long_frame().to_dict("records") == [
-        {"identity": "alice", "service": "web", "dial": True, "bind": False, "routers": 0}]
+        {"identity": "alice", "service": "web", "dial": True, "bind": False, "routers": 0}
+    ]
 
 
 def test_tables_say_how_to_get_pandas_when_it_is_missing(company, monkeypatch):
@@ -59,7 +77,9 @@ def test_tables_say_how_to_get_pandas_when_it_is_missing(company, monkeypatch):
 def test_explain_names_each_policy_role_and_the_routers_linking_both_sides(company):
     ex = Analysis(company).explain("ana.sales", "crm")
     assert ex.allowed and ex.can_connect and ex.outcome == (201, None)
-    assert [c.policy for c in ex.policies][0] == "sales-crm" and ex.policies[0].identity.reason == "has all of ['sales']"
+    assert [c.policy for c in ex.policies][0] == "sales-crm" and ex.policies[
+        0
+    ].identity.reason == "has all of ['sales']"
     assert ex.identity_routers["er-eu-1"] == ["eu-staff-eu-routers", "everyone-public"]
     assert ex.service_routers["er-eu-1"] == ["eu-services-eu", "all-public"]
     assert ex.common_routers == ["er-eu-1", "er-eu-2", "er-us-1"]
@@ -97,8 +117,13 @@ def test_explain_names_a_missing_shared_router_and_how_to_add_one():
     assert ex.headline() == "alice CANNOT dial web: allowed, but no edge router is shared"
     assert ex.suggestion == "add attribute(s) ['ops'] to identity alice (policy ops-b links a router)"
     assert analysis.with_change(ex.fix).routers_for("alice", "web") == ["er-b"]
-    assert analysis.advice("alice", "web") == {"isDialAllowed": True, "isBindAllowed": False, "identityRouterCount": 1,
-                                               "serviceRouterCount": 1, "commonRouters": []}
+    assert analysis.advice("alice", "web") == {
+        "isDialAllowed": True,
+        "isBindAllowed": False,
+        "identityRouterCount": 1,
+        "serviceRouterCount": 1,
+        "commonRouters": [],
+    }
 
 
 def test_unknown_names_are_reported_by_kind(company):
@@ -108,8 +133,12 @@ def test_unknown_names_are_reported_by_kind(company):
 
 def test_what_if_lists_who_gains_and_loses_what(company):
     analysis = Analysis(company)
-    diff = analysis.what_if({"servicePolicies": [{"name": "ops-ssh", "identityRoles": ["#ops", "#contractors"]}],
-                             "identities": [{"name": "dev.ops", "_delete": True}]})
+    diff = analysis.what_if(
+        {
+            "servicePolicies": [{"name": "ops-ssh", "identityRoles": ["#ops", "#contractors"]}],
+            "identities": [{"name": "dev.ops", "_delete": True}],
+        }
+    )
     assert diff.gained == [("eve.contractor", "ssh", "Dial")]
     assert diff.lost == [("dev.ops", "ssh", "Dial"), ("dev.ops", "wiki", "Dial")]
     assert ("eve.contractor", "ssh") in diff.connected
@@ -124,37 +153,54 @@ def test_access_diff_compares_states_with_different_services(company):
     data["services"].append({"name": "chat", "roleAttributes": ["all-staff-apps"]})
     after = Analysis(data)
     diff = access_diff(before, after)
-    assert {(i, s) for i, s, _ in diff.gained} == {(n, "chat") for n in ("ana.sales", "ben.sales", "cara.finance",
-                                                                          "dev.ops", "eve.contractor")}
+    assert {(i, s) for i, s, _ in diff.gained} == {
+        (n, "chat") for n in ("ana.sales", "ben.sales", "cara.finance", "dev.ops", "eve.contractor")
+    }
     assert not diff.lost and str(access_diff(after, after)) == "no change in access"
 
 
 def test_role_semantics_follow_the_reference_rule():
-    network = {"identities": [{"name": "i1", "roleAttributes": ["a", "b"]}, {"name": "i2", "roleAttributes": ["a"]}],
-               "services": [{"name": "s1"}],
-               "servicePolicies": [{"name": "p", "type": "Bind", "semantic": "allof", "identityRoles": ["#a", "#b"],
-                                    "serviceRoles": ["@s1"]},
-                                   {"name": "empty", "type": "Dial", "identityRoles": [], "serviceRoles": ["#all"]}]}
+    network = {
+        "identities": [{"name": "i1", "roleAttributes": ["a", "b"]}, {"name": "i2", "roleAttributes": ["a"]}],
+        "services": [{"name": "s1"}],
+        "servicePolicies": [
+            {"name": "p", "type": "Bind", "semantic": "allof", "identityRoles": ["#a", "#b"], "serviceRoles": ["@s1"]},
+            {"name": "empty", "type": "Dial", "identityRoles": [], "serviceRoles": ["#all"]},
+        ],
+    }
     analysis = Analysis(network)
     assert analysis.identities_of("s1", "Bind") == ["i1"] and analysis.identities_of("s1", "Dial") == []
     assert analysis.explain("i2", "s1", "Bind").policies[0].identity.reason == "lacks ['b'] (AllOf ['a', 'b'])"
 
 
 # -- posture rules ------------------------------------------------------------------------------
-@pytest.mark.parametrize("version, ranges, ok", [
-    ("10.0.19045", ">=10.0.0", True), ("9.9", ">=10.0.0", False), ("13.5", ">=10.0.0 <14 || 15.x", True),
-    ("15.2.1", ">=10.0.0 <14 || 15.x", True), ("14.0.0", ">=10.0.0 <14 || 15.x", False), ("6.1", "6.1.0", True),
-    ("", ">=1", False), ("abc", ">=1", False),
-])
+@pytest.mark.parametrize(
+    "version, ranges, ok",
+    [
+        ("10.0.19045", ">=10.0.0", True),
+        ("9.9", ">=10.0.0", False),
+        ("13.5", ">=10.0.0 <14 || 15.x", True),
+        ("15.2.1", ">=10.0.0 <14 || 15.x", True),
+        ("14.0.0", ">=10.0.0 <14 || 15.x", False),
+        ("6.1", "6.1.0", True),
+        ("", ">=1", False),
+        ("abc", ">=1", False),
+    ],
+)
 def test_version_ranges(version, ranges, ok):
     assert satisfies(version, ranges) is ok
 
 
 def test_posture_state_reads_the_management_posture_data_reply():
-    state = PostureState.coerce({
-        "os": {"type": "Windows", "version": "11.0.1"}, "domain": {"domain": "corp.example"},
-        "mac": {"addresses": ["AA:BB:CC:00:11:22"]}, "processes": [],
-        "apiSessionPostureData": {"s1": {"mfa": {"passedMfa": True}}}})
+    state = PostureState.coerce(
+        {
+            "os": {"type": "Windows", "version": "11.0.1"},
+            "domain": {"domain": "corp.example"},
+            "mac": {"addresses": ["AA:BB:CC:00:11:22"]},
+            "processes": [],
+            "apiSessionPostureData": {"s1": {"mfa": {"passedMfa": True}}},
+        }
+    )
     assert state == PostureState("corp.example", "Windows", "11.0.1", frozenset({"aabbcc001122"}), True)
     assert evaluate({"name": "m", "typeId": "MAC", "macAddresses": ["aa-bb-cc-00-11-22"]}, state).passing is True
     assert evaluate({"name": "f", "typeId": "MFA"}, state).passing is True

@@ -1,4 +1,5 @@
 """CSRs as libziti 0.29 (mbedTLS) writes them: a NULL parameter after ecdsa-with-SHA256."""
+
 from __future__ import annotations
 
 import base64
@@ -25,7 +26,7 @@ def mbedtls_style(csr) -> str:
 
 def _pem(der: bytes) -> str:
     body = base64.b64encode(der).decode()
-    lines = "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
     return f"-----BEGIN CERTIFICATE REQUEST-----\n{lines}\n-----END CERTIFICATE REQUEST-----\n"
 
 

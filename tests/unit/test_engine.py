@@ -1,4 +1,5 @@
 """Policy engine: the role and access rules of the data model, one behaviour per test."""
+
 from __future__ import annotations
 
 import threading
@@ -215,8 +216,13 @@ def test_advice_reports_access_and_router_counts(engine):
     engine.upsert_service_policy("b", "Bind", "AnyOf", ["@i"], ["@s"], [])
     engine.upsert_edge_router_policy("erp", "AnyOf", ["#all"], ["@r1", "@r2"])
     engine.upsert_service_edge_router_policy("serp", "AnyOf", ["@s"], ["@r2"])
-    assert engine.advice("i", "s") == {"isDialAllowed": False, "isBindAllowed": True, "identityRouterCount": 2,
-                                       "serviceRouterCount": 1, "commonRouterIds": ["r2"]}
+    assert engine.advice("i", "s") == {
+        "isDialAllowed": False,
+        "isBindAllowed": True,
+        "identityRouterCount": 2,
+        "serviceRouterCount": 1,
+        "commonRouterIds": ["r2"],
+    }
 
 
 def test_linking_policies_and_their_posture_checks(engine):

@@ -1,4 +1,5 @@
 """The error catalogue: one declaration per code, statuses derived from it, no bare codes in the controller."""
+
 from __future__ import annotations
 
 import re
@@ -20,17 +21,20 @@ def test_every_entry_is_upper_snake_with_an_error_status_and_a_message():
         assert getattr(errors, code.upper()) == code
 
 
-@pytest.mark.parametrize("error, status", [
-    (errors.NotFound("identity", "x"), 404),
-    (errors.BadRequest(errors.ENROLLMENT_EXPIRED), 400),
-    (errors.Conflict(errors.INVALID_POSTURE), 409),
-    (errors.Conflict(), 409),
-    (errors.Unauthorized(), 401),
-    (errors.Unavailable(), 503),
-    (errors.ControllerError(errors.UNHANDLED), 500),
-    # a bare string that is in the catalogue keeps working (code written before the constants)
-    (errors.BadRequest("MFA_EXISTS"), 409),
-])
+@pytest.mark.parametrize(
+    "error, status",
+    [
+        (errors.NotFound("identity", "x"), 404),
+        (errors.BadRequest(errors.ENROLLMENT_EXPIRED), 400),
+        (errors.Conflict(errors.INVALID_POSTURE), 409),
+        (errors.Conflict(), 409),
+        (errors.Unauthorized(), 401),
+        (errors.Unavailable(), 503),
+        (errors.ControllerError(errors.UNHANDLED), 500),
+        # a bare string that is in the catalogue keeps working (code written before the constants)
+        (errors.BadRequest("MFA_EXISTS"), 409),
+    ],
+)
 def test_the_status_comes_from_the_catalogue(error, status):
     assert status_of(error) == status == errors.CATALOGUE[error.code].status
 
@@ -47,8 +51,16 @@ def test_messages_come_from_the_catalogue_unless_given():
     assert errors.NotFound(message="gone").message == "gone"
 
 
-@pytest.mark.parametrize("status, code", [(429, errors.RATE_LIMITED), (503, errors.TIMEOUT), (400, errors.COULD_NOT_VALIDATE),
-                                          (401, errors.UNAUTHORIZED), (500, errors.UNHANDLED)])
+@pytest.mark.parametrize(
+    "status, code",
+    [
+        (429, errors.RATE_LIMITED),
+        (503, errors.TIMEOUT),
+        (400, errors.COULD_NOT_VALIDATE),
+        (401, errors.UNAUTHORIZED),
+        (500, errors.UNHANDLED),
+    ],
+)
 def test_an_injected_fault_carries_the_default_code_of_its_status(status, code):
     class Request:
         method, path, env = "GET", "/edge/client/v1/version", {}
@@ -70,7 +82,11 @@ def test_a_fault_status_without_a_code_is_refused():
 
 def test_the_controller_raises_codes_through_the_constants():
     quoted = re.compile(r"[\"'](" + "|".join(map(re.escape, errors.CATALOGUE)) + r")[\"']")
-    bare = [f"{path.relative_to(CONTROLLER.parent)}:{number}: {line.strip()}"
-            for path in sorted(CONTROLLER.rglob("*.py")) if path.name != "errors.py" or path.parent != CONTROLLER
-            for number, line in enumerate(path.read_text().splitlines(), 1) if quoted.search(line)]
+    bare = [
+        f"{path.relative_to(CONTROLLER.parent)}:{number}: {line.strip()}"
+        for path in sorted(CONTROLLER.rglob("*.py"))
+        if path.name != "errors.py" or path.parent != CONTROLLER
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if quoted.search(line)
+    ]
     assert not bare, "use the controller.errors constants:\n" + "\n".join(bare)

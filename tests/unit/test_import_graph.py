@@ -6,6 +6,7 @@ do not count; imports inside functions do (they still couple the packages).
 What remains of issue 12's cycle is listed in the expected failures below, so
 the work left is visible; they fail loudly (strict) once it is fixed.
 """
+
 from __future__ import annotations
 
 import ast
@@ -81,8 +82,11 @@ def layer_of(name: str) -> int | None:
 
 def upward_edges(edges) -> list[str]:
     """Arrows to a higher layer (a package with no layer yet is the concern of the test below)."""
-    return sorted(f"{a} -> {b} ({', '.join(files)})" for (a, b), files in edges.items()
-                  if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a))
+    return sorted(
+        f"{a} -> {b} ({', '.join(files)})"
+        for (a, b), files in edges.items()
+        if None not in (layer_of(a), layer_of(b)) and layer_of(b) > layer_of(a)
+    )
 
 
 def cycles(edges) -> list[list[str]]:
@@ -140,8 +144,9 @@ def test_no_package_outside_the_known_cycle_joins_one():
     assert members <= KNOWN_CYCLE, sorted(members - KNOWN_CYCLE)
 
 
-@pytest.mark.xfail(strict=True, reason="known cycle api <-> auth <-> enroll <-> model <-> ops, edges: "
-                   + "; ".join(cycle_edges(EDGES)))
+@pytest.mark.xfail(
+    strict=True, reason="known cycle api <-> auth <-> enroll <-> model <-> ops, edges: " + "; ".join(cycle_edges(EDGES))
+)
 def test_the_package_graph_has_no_cycle():
     assert cycles(EDGES) == []
 

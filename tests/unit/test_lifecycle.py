@@ -1,4 +1,5 @@
 """Listeners as a list: a failure to start stops those already up."""
+
 from __future__ import annotations
 
 import socket
@@ -33,9 +34,13 @@ def test_a_listener_that_cannot_bind_stops_the_ones_already_bound_and_none_serve
             started.append(ThreadedServer(_hello, "127.0.0.1", port))
             return started[-1]
 
-        group = Listeners("127.0.0.1", [Listener("HTTP", "--http-port", 0, first),
-                                        Listener("router", "--router-port", busy,
-                                                 lambda port: ThreadedServer(_hello, "127.0.0.1", port))])
+        group = Listeners(
+            "127.0.0.1",
+            [
+                Listener("HTTP", "--http-port", 0, first),
+                Listener("router", "--router-port", busy, lambda port: ThreadedServer(_hello, "127.0.0.1", port)),
+            ],
+        )
         with pytest.raises(ListenerError) as raised:
             group.start()
     assert str(raised.value).startswith(f"router port {busy} on 127.0.0.1 is in use")
@@ -55,8 +60,10 @@ def test_check_ports_names_the_first_port_in_use_and_passes_free_ones():
 
 
 def test_stop_stops_every_listener_and_reports_success():
-    group = Listeners("127.0.0.1", [Listener(name, "--x", 0, lambda port: ThreadedServer(_hello, "127.0.0.1", port))
-                                    for name in ("a", "b")]).start()
+    group = Listeners(
+        "127.0.0.1",
+        [Listener(name, "--x", 0, lambda port: ThreadedServer(_hello, "127.0.0.1", port)) for name in ("a", "b")],
+    ).start()
     ports = [group.port("a"), group.port("b")]
     assert all(_listening(port) for port in ports)
     assert group.stop() is True

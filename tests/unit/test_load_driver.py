@@ -1,4 +1,5 @@
 """``benchmarks.load.drive``: the load runs in another process and counts what it sent."""
+
 from __future__ import annotations
 
 from benchmarks.load import Request, drive

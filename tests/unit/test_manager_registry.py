@@ -1,4 +1,5 @@
 """The network managers are a typed registry built in one place; ``ctl.<name>`` still reaches them."""
+
 from __future__ import annotations
 
 import typing

@@ -1,4 +1,5 @@
 """Network files are checked against a schema derived from the API's own request schemas."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,20 +24,25 @@ def test_each_kind_takes_the_api_create_schema_of_its_fields():
 
 
 def test_every_problem_is_reported_at_once_with_entity_field_and_suggestion():
-    found = netcheck.problems({"identities": [{"name": "ana", "roleAtributes": ["x"], "type": "Robot"}],
-                               "servicePolicy": []}, "net.yaml")
-    assert found == ["net.yaml: unknown kind 'servicePolicy' (did you mean 'servicePolicies'?)",
-                     "net.yaml: identities/ana: unknown field 'roleAtributes' (did you mean 'roleAttributes'?)",
-                     "net.yaml: identities/ana: type: 'Robot' is not one of User, Device, Service, Router, Default"]
+    found = netcheck.problems(
+        {"identities": [{"name": "ana", "roleAtributes": ["x"], "type": "Robot"}], "servicePolicy": []}, "net.yaml"
+    )
+    assert found == [
+        "net.yaml: unknown kind 'servicePolicy' (did you mean 'servicePolicies'?)",
+        "net.yaml: identities/ana: unknown field 'roleAtributes' (did you mean 'roleAttributes'?)",
+        "net.yaml: identities/ana: type: 'Robot' is not one of User, Device, Service, Router, Default",
+    ]
 
 
 def test_references_resolve_in_the_file_or_on_the_controller():
-    entities = {"services": [{"name": "crm", "configs": ["crm-intercept"]}],
-                "servicePolicies": [{"name": "p", "type": "Dial", "identityRoles": ["@ana", "#all"],
-                                     "serviceRoles": ["@crm"]}]}
+    entities = {
+        "services": [{"name": "crm", "configs": ["crm-intercept"]}],
+        "servicePolicies": [{"name": "p", "type": "Dial", "identityRoles": ["@ana", "#all"], "serviceRoles": ["@crm"]}],
+    }
     assert netcheck.unresolved(entities, "f") == [
         "f: services/crm: configs: no configs named 'crm-intercept'",
-        "f: servicePolicies/p: identityRoles: no identities named 'ana'"]
+        "f: servicePolicies/p: identityRoles: no identities named 'ana'",
+    ]
     on_controller = {"identities": {"ana"}, "configs": {"crm-intercept"}}
     assert netcheck.unresolved(entities, "f", lambda key: on_controller.get(key, set())) == []
 

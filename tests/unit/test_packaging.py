@@ -1,4 +1,5 @@
 """Packaging: the controller installs alone, the extras compose, benchmarks stay in the repository."""
+
 from __future__ import annotations
 
 import subprocess
@@ -24,8 +25,9 @@ print('ok')
 
 
 def test_controller_runs_without_harness_only_libraries():
-    result = subprocess.run([sys.executable, "-c", BLOCK_HARNESS_ONLY], cwd=ROOT, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCK_HARNESS_ONLY], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
 

@@ -1,4 +1,5 @@
 """ControllerPKI: generation, reuse, bundles, PKCS#7, trust domain, JWT key."""
+
 from __future__ import annotations
 
 import base64
@@ -65,8 +66,9 @@ def test_server_cert_covers_localhost_and_loopback(pki):
 
 
 def test_configured_names_are_added(tmp_path, clock):
-    pki = ControllerPKI.load_or_create(tmp_path, hostnames=("ctrl.example.org", "10.1.2.3"),
-                                       ip_addresses=("192.168.0.9",), clock=clock)
+    pki = ControllerPKI.load_or_create(
+        tmp_path, hostnames=("ctrl.example.org", "10.1.2.3"), ip_addresses=("192.168.0.9",), clock=clock
+    )
     sans = _sans(pki.server_cert)
     assert set(sans.get_values_for_type(x509.DNSName)) == {"localhost", "ctrl.example.org"}
     assert {str(ip) for ip in sans.get_values_for_type(x509.IPAddress)} == {"127.0.0.1", "10.1.2.3", "192.168.0.9"}

@@ -1,4 +1,5 @@
 """certs.py: fingerprints, PEM chains, CA checks and chain verification."""
+
 from __future__ import annotations
 
 import base64
@@ -22,7 +23,9 @@ def _fps(chain):
 
 
 def _verify(leaf, intermediates, roots, *, dates=False, client_auth=False, now=None):
-    return verify_chain(leaf, intermediates, roots, now=now or _now(), check_leaf_dates=dates, require_client_auth=client_auth)
+    return verify_chain(
+        leaf, intermediates, roots, now=now or _now(), check_leaf_dates=dates, require_client_auth=client_auth
+    )
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +52,18 @@ def test_load_pem_chain_keeps_order_and_skips_text(third_party):
     assert _fps(load_pem_chain(text.encode())) == _fps([leaf.cert, inter_a.cert, root.cert])
 
 
-@pytest.mark.parametrize("text,code", [
-    ("", "COULD_NOT_PARSE_PEM_BLOCK"),
-    ("hello", "COULD_NOT_PARSE_PEM_BLOCK"),
-    ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "EXPECTED_PEM_CERTIFICATE"),
-    ("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", "COULD_NOT_PARSE_DER_BLOCK"),
-    ("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "COULD_NOT_PARSE_DER_BLOCK"),
-    (b"\xff\xfe", "INVALID_CERT_PEM"),
-    (None, "INVALID_CERT_PEM"),
-])
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("", "COULD_NOT_PARSE_PEM_BLOCK"),
+        ("hello", "COULD_NOT_PARSE_PEM_BLOCK"),
+        ("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "EXPECTED_PEM_CERTIFICATE"),
+        ("-----BEGIN CERTIFICATE-----\n!!!!\n-----END CERTIFICATE-----\n", "COULD_NOT_PARSE_DER_BLOCK"),
+        ("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", "COULD_NOT_PARSE_DER_BLOCK"),
+        (b"\xff\xfe", "INVALID_CERT_PEM"),
+        (None, "INVALID_CERT_PEM"),
+    ],
+)
 def test_load_pem_chain_errors(text, code):
     with pytest.raises(BadRequest) as info:
         load_pem_chain(text)
@@ -128,9 +134,10 @@ def test_expired_root_fails():
     assert _verify(leaf.cert, [], [root.cert]) is None
 
 
-@pytest.mark.parametrize("root_type,inter_type,leaf_type", [
-    ("rsa", "rsa", "rsa"), ("ec", "rsa", "ec"), ("rsa", "ec", "rsa"), ("ec384", "ec", "ed25519"),
-])
+@pytest.mark.parametrize(
+    "root_type,inter_type,leaf_type",
+    [("rsa", "rsa", "rsa"), ("ec", "rsa", "ec"), ("rsa", "ec", "rsa"), ("ec384", "ec", "ed25519")],
+)
 def test_mixed_key_types(root_type, inter_type, leaf_type):
     root = hp.make_root_ca(key_type=root_type)
     inter = hp.make_intermediate_ca(root, key_type=inter_type)

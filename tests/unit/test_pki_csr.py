@@ -1,4 +1,5 @@
 """parse_csr: exactly one valid PEM CSR, else COULD_NOT_PROCESS_CSR."""
+
 from __future__ import annotations
 
 import base64
@@ -101,7 +102,7 @@ def test_rejects_csr_signed_by_another_key():
     der_a = csr.public_bytes(serialization.Encoding.DER)
     der_b = other.public_bytes(serialization.Encoding.DER)
     tbs_a = csr.tbs_certrequest_bytes
-    sig_tail_b = der_b[der_b.index(other.tbs_certrequest_bytes) + len(other.tbs_certrequest_bytes):]
+    sig_tail_b = der_b[der_b.index(other.tbs_certrequest_bytes) + len(other.tbs_certrequest_bytes) :]
     body = tbs_a + sig_tail_b
     spliced = _der_sequence(body)
     assert spliced != der_a
@@ -122,11 +123,14 @@ def test_rejects_weak_rsa_key():
     _reject(hp.csr_pem(csr))
 
 
-@pytest.mark.parametrize("payload", [
-    " " * 1_000_000 + "x",
-    "-----BEGIN CERTIFICATE REQUEST-----\n" + "A" * 1_000_000 + "-----END CERTIFICATE REQUEST-----x",
-    "-----BEGIN CERTIFICATE REQUEST-----\n" + "AAAA\n-----END CERTIFICATE REQUEST----- \n" * 25_000,
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        " " * 1_000_000 + "x",
+        "-----BEGIN CERTIFICATE REQUEST-----\n" + "A" * 1_000_000 + "-----END CERTIFICATE REQUEST-----x",
+        "-----BEGIN CERTIFICATE REQUEST-----\n" + "AAAA\n-----END CERTIFICATE REQUEST----- \n" * 25_000,
+    ],
+)
 def test_adversarial_input_is_fast(payload):
     import time
 

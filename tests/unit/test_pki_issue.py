@@ -1,4 +1,5 @@
 """Certificates issued from CSRs: validity, usages, subjects, SANs, serials."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

@@ -1,4 +1,5 @@
 """The TLS server key type: RSA by default (as the real quickstart), EC on request, existing keys kept."""
+
 from __future__ import annotations
 
 import subprocess
@@ -26,8 +27,9 @@ def _enrollment_jwt_and_jwks(config: Config):
     try:
         with inprocess(app) as http:
             admin = Api(http).login("admin", "admin")
-            identity_id = admin.create("identities", {"name": "keyed", "type": "Device", "isAdmin": False,
-                                                      "enrollment": {"ott": True}})
+            identity_id = admin.create(
+                "identities", {"name": "keyed", "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
+            )
             token = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["jwt"]
             jwks = http.get("/edge/client/v1/enroll/jwks").json()
         return token, jwks
@@ -76,6 +78,7 @@ def test_unknown_key_type_is_refused(tmp_path, clock):
 
 
 def test_the_command_line_names_the_choices():
-    result = subprocess.run([sys.executable, "-m", "controller", "--server-key", "dsa"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "controller", "--server-key", "dsa"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and "--server-key" in result.stderr and "rsa" in result.stderr

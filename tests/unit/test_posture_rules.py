@@ -1,4 +1,5 @@
 """Posture rules as pure functions: version ranges, MAC normalisation, MFA timeouts."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -10,17 +11,20 @@ from controller.policy.posture import evaluate, normalize_mac, parse_range, sati
 NOW = datetime(2025, 6, 1, 12, tzinfo=timezone.utc)
 
 
-@pytest.mark.parametrize("version, range_text, expected", [
-    ("10.0.19045", ">=10.0.19041", True),
-    ("10.0.19000", ">=10.0.19041", False),
-    ("10.0.19045", ">=10.0.0 <11.0.0", True),
-    ("11.2", ">=10.0.0 <11.0.0 || >=11.2.0", True),
-    ("5.4.0-generic", "5.4.0", True),
-    ("5.9", "5.x", True),
-    ("6.1", "5.x", False),
-    ("banana", ">=1.0.0", False),
-    pytest.param("1" + "0" * 5000, ">=10.0.0", False, id="more-digits-than-int-converts"),
-])
+@pytest.mark.parametrize(
+    "version, range_text, expected",
+    [
+        ("10.0.19045", ">=10.0.19041", True),
+        ("10.0.19000", ">=10.0.19041", False),
+        ("10.0.19045", ">=10.0.0 <11.0.0", True),
+        ("11.2", ">=10.0.0 <11.0.0 || >=11.2.0", True),
+        ("5.4.0-generic", "5.4.0", True),
+        ("5.9", "5.x", True),
+        ("6.1", "5.x", False),
+        ("banana", ">=1.0.0", False),
+        pytest.param("1" + "0" * 5000, ">=10.0.0", False, id="more-digits-than-int-converts"),
+    ],
+)
 def test_version_ranges(version, range_text, expected):
     assert satisfies(version, range_text) is expected
 

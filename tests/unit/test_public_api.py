@@ -1,4 +1,5 @@
 """The curated public surface of ``controller`` and ``harness`` resolves and stays small."""
+
 from __future__ import annotations
 
 import importlib
@@ -6,10 +7,33 @@ import importlib
 import pytest
 
 EXPECTED = {
-    "controller": {"create_app", "Controller", "Config", "Clock", "FrozenClock", "Ids", "ThreadedServer", "TLSServer",
-                   "ControllerError"},
-    "harness": {"ZitiClient", "ApiError", "Network", "NetworkError", "apply", "export", "diff", "Analysis",
-                "LocalController", "Population", "VirtualClient", "generate", "DataPlane", "SyncDataPlane"},
+    "controller": {
+        "create_app",
+        "Controller",
+        "Config",
+        "Clock",
+        "FrozenClock",
+        "Ids",
+        "ThreadedServer",
+        "TLSServer",
+        "ControllerError",
+    },
+    "harness": {
+        "ZitiClient",
+        "ApiError",
+        "Network",
+        "NetworkError",
+        "apply",
+        "export",
+        "diff",
+        "Analysis",
+        "LocalController",
+        "Population",
+        "VirtualClient",
+        "generate",
+        "DataPlane",
+        "SyncDataPlane",
+    },
 }
 
 

@@ -1,4 +1,5 @@
 """The realistic generator: a company whose planted mistakes the analysis finds."""
+
 from __future__ import annotations
 
 import subprocess
@@ -49,6 +50,12 @@ def test_the_planted_mistakes_are_there_to_find():
 
 
 def test_the_command_line_prints_the_realistic_shape():
-    result = subprocess.run([sys.executable, "-m", "harness.generate", "realistic"], capture_output=True, text=True,
-                            timeout=60, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.generate", "realistic"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+    )
     assert result.returncode == 0 and yaml.safe_load(result.stdout) == generate("realistic")

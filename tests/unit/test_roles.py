@@ -1,4 +1,5 @@
 """Role lists: validation errors as the real controller words them, matching, display."""
+
 from __future__ import annotations
 
 import pytest
@@ -56,8 +57,10 @@ def test_unknown_ids_are_rejected_naming_the_kind():
     assert info.value.value == ["ghost"]
 
 
-@pytest.mark.parametrize("field, kind", [("identityRoles", "identities"), ("serviceRoles", "services"),
-                                         ("postureCheckRoles", "postureChecks")])
+@pytest.mark.parametrize(
+    "field, kind",
+    [("identityRoles", "identities"), ("serviceRoles", "services"), ("postureCheckRoles", "postureChecks")],
+)
 def test_missing_id_reason_follows_the_field(field, kind):
     with pytest.raises(FieldError) as info:
         validate_roles(["@x"], field, lambda ids: ids)

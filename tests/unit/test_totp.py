@@ -1,4 +1,5 @@
 """The one TOTP algorithm (controller and harness devices) against RFC 6238's published vectors."""
+
 from __future__ import annotations
 
 import base64
@@ -11,8 +12,14 @@ from harness.flows import TotpDevice
 
 # RFC 6238 Appendix B, SHA-1, secret "12345678901234567890": the last 6 of its 8-digit codes
 SECRET = base64.b32encode(b"12345678901234567890").decode("ascii")
-VECTORS = [(59, "287082"), (1111111109, "081804"), (1111111111, "050471"), (1234567890, "005924"),
-           (2000000000, "279037"), (20000000000, "353130")]
+VECTORS = [
+    (59, "287082"),
+    (1111111109, "081804"),
+    (1111111111, "050471"),
+    (1234567890, "005924"),
+    (2000000000, "279037"),
+    (20000000000, "353130"),
+]
 
 
 @pytest.mark.parametrize("epoch, expected", VECTORS)
