@@ -8,10 +8,12 @@ queries are lookups whose cost follows the answer, not the network.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
+from controller.policy import bulk
 from controller.policy.changes import ChangeTracker
 from controller.policy.index import EMPTY_SPEC, AttrClass, KindIndex, RoleSpec
 from controller.policy.kinds import (
@@ -80,6 +82,7 @@ class PolicyEngine(PolicyQueries):
         # Writes come from the store thread while API threads read: one re-entrant lock guards both.
         self._lock = threading.RLock()
         self._changes = ChangeTracker(self)
+        self._bulk = False  # inside bulk(): writes only record entities and policies
 
     def reset(self) -> None:
         """Forget every entity and policy, keeping the listeners; the caller replays the store."""
@@ -87,6 +90,26 @@ class PolicyEngine(PolicyQueries):
         self.__init__()
         for fn in listeners:
             self.add_listener(fn)
+
+    @contextlib.contextmanager
+    def bulk(self) -> Iterator[PolicyEngine]:
+        """Load an empty engine in one go: upserts inside only record, the indexes are built on exit.
+
+        Listeners then hear of every identity once (the whole access picture is new).
+        """
+        with self._lock:
+            if self._bulk or any(self._policies.values()) or any(i.class_of for i in self._kinds.values()):
+                raise RuntimeError("bulk() needs an empty engine")
+            self._bulk, tracking, self._changes.enabled = True, self._changes.enabled, False
+            try:
+                yield self
+            finally:
+                # Even after an error the indexes must describe what was loaded.
+                bulk.build(self)
+                self._bulk, self._changes.enabled = False, tracking
+            affected = set(self._kinds[IDENTITIES].class_of)
+        for listener in list(self._listeners) if affected else ():
+            listener(set(affected))
 
     def add_listener(self, fn: Callable[[set[str]], None]) -> None:
         """Call ``fn(identity_ids)`` after each change that may alter those identities' access."""
@@ -130,6 +153,9 @@ class PolicyEngine(PolicyQueries):
     def _upsert_entity(self, kind: str, entity_id: str, attrs: Iterable[str]) -> None:
         index = self._kinds[kind]
         attrs = frozenset(attrs or ())
+        if self._bulk:
+            bulk.place_entity(index, entity_id, attrs)
+            return
         old_cls = index.class_of.get(entity_id)
         if old_cls is not None and old_cls.attrs == attrs:
             return
@@ -138,6 +164,9 @@ class PolicyEngine(PolicyQueries):
 
     def _remove_entity(self, kind: str, entity_id: str) -> None:
         index = self._kinds[kind]
+        if self._bulk:
+            bulk.place_entity(index, entity_id, None)
+            return
         old_cls = index.class_of.get(entity_id)
         if old_cls is not None:
             self._move_entity(index, entity_id, old_cls, None)
@@ -230,6 +259,10 @@ class PolicyEngine(PolicyQueries):
         self._remove_policy(SERVICE_EDGE_ROUTER_POLICIES, policy_id)
 
     def _upsert_policy(self, pkind: str, policy_id: str, ptype: str | None, specs: dict[str, RoleSpec]) -> None:
+        if self._bulk:
+            policy = self._policies[pkind][policy_id] = Policy(policy_id, pkind, ptype)
+            policy.specs = specs
+            return
         policy = self._policies[pkind].get(policy_id)
         if policy is not None and policy.type != ptype:
             # A type change unlinks under the old type and relinks under the new one.
@@ -245,7 +278,8 @@ class PolicyEngine(PolicyQueries):
 
     def _remove_policy(self, pkind: str, policy_id: str) -> None:
         policy = self._policies[pkind].get(policy_id)
-        if policy is None:
+        if policy is None or self._bulk:
+            self._policies[pkind].pop(policy_id, None)
             return
         self._clear_policy(policy)
         rel = self._relation_of(policy)

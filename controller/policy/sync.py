@@ -88,6 +88,11 @@ class PolicySync:
             return found + verify_engine(self.engine)[: max(0, limit - len(found))]
 
     def _replay(self) -> None:
+        """Load the whole store into the (empty) engine in one bulk build."""
+        with self.engine.bulk():
+            self._replay_records()
+
+    def _replay_records(self) -> None:
         for table in ENTITY_TABLES:
             for record in self.store.values(table):
                 self._apply(table, None, record)
