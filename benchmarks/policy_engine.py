@@ -194,8 +194,14 @@ def measure(shape: str, spread: str = "real") -> dict[str, float]:
     load(engine, net)
     loaded = time.perf_counter() - started
     memory = engine_memory_in_fresh_process(net_shape, spread)
+    started = time.perf_counter()
+    with PolicyEngine().bulk() as bulk:
+        load(bulk, net)
+    bulk_loaded = time.perf_counter() - started
     figures = {
         f"{shape}: load (s)": loaded,
+        f"{shape}: bulk load, as on start (s)": bulk_loaded,
+        f"{shape}: bulk / incremental load ratio": bulk_loaded / loaded,
         f"{shape}: engine memory, fresh process (MB)": memory["engine_mb"],
         f"{shape}: fresh process peak RSS (MB)": memory["peak_mb"],
     }
