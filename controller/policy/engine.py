@@ -92,10 +92,11 @@ class PolicyEngine(PolicyQueries):
             self.add_listener(fn)
 
     @contextlib.contextmanager
-    def bulk(self) -> Iterator[PolicyEngine]:
+    def bulk(self, also_affected: Iterable[str] = ()) -> Iterator[PolicyEngine]:
         """Load an empty engine in one go: upserts inside only record, the indexes are built on exit.
 
-        Listeners then hear of every identity once (the whole access picture is new).
+        Listeners then hear of every identity once (the whole access picture is new),
+        plus ``also_affected`` (say, identities gone since the engine was last built).
         """
         with self._lock:
             if self._bulk or any(self._policies.values()) or any(i.class_of for i in self._kinds.values()):
@@ -107,9 +108,14 @@ class PolicyEngine(PolicyQueries):
                 # Even after an error the indexes must describe what was loaded.
                 bulk.build(self)
                 self._bulk, self._changes.enabled = False, tracking
-            affected = set(self._kinds[IDENTITIES].class_of)
+            affected = set(self._kinds[IDENTITIES].class_of).union(also_affected) if self._listeners else ()
         for listener in list(self._listeners) if affected else ():
             listener(set(affected))
+
+    def size(self) -> int:
+        """How many entities and policies the engine holds."""
+        with self._lock:
+            return sum(len(i.class_of) for i in self._kinds.values()) + sum(map(len, self._policies.values()))
 
     def add_listener(self, fn: Callable[[set[str]], None]) -> None:
         """Call ``fn(identity_ids)`` after each change that may alter those identities' access."""

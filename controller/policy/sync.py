@@ -12,6 +12,7 @@ under the store lock right after the commit). Record shapes (snake_case):
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from controller.clock import rfc3339
@@ -28,6 +29,7 @@ ENTITY_TABLES = {
 POLICY_TABLE_KINDS = {"service_policies": SERVICE_POLICIES, "edge_router_policies": EDGE_ROUTER_POLICIES,
                       "service_edge_router_policies": SERVICE_EDGE_ROUTER_POLICIES}
 POLICY_TABLES = tuple(POLICY_TABLE_KINDS)
+BULK_BATCH = 1000  # smallest commit worth a bulk rebuild of the engine
 
 
 class ServiceUpdates:
@@ -87,9 +89,9 @@ class PolicySync:
                         return found
             return found + verify_engine(self.engine)[: max(0, limit - len(found))]
 
-    def _replay(self) -> None:
+    def _replay(self, also_affected: Iterable[str] = ()) -> None:
         """Load the whole store into the (empty) engine in one bulk build."""
-        with self.engine.bulk():
+        with self.engine.bulk(also_affected):
             self._replay_records()
 
     def _replay_records(self) -> None:
@@ -101,9 +103,15 @@ class PolicySync:
                 self._apply(table, None, record)
 
     def on_changes(self, changes) -> None:
-        for change in changes:
-            if change.table in ENTITY_TABLES or change.table in POLICY_TABLES:
-                self._apply(change.table, change.old, change.new)
+        relevant = [c for c in changes if c.table in ENTITY_TABLES or c.table in POLICY_TABLES]
+        if len(relevant) >= BULK_BATCH and 2 * len(relevant) >= self.engine.size():
+            # A commit about as large as the network (an import): one bulk build beats per-record updates.
+            gone = {c.old["id"] for c in relevant if c.table == "identities" and c.new is None and c.old}
+            self.engine.reset()
+            self._replay(gone)
+            return
+        for change in relevant:
+            self._apply(change.table, change.old, change.new)
 
     def _apply(self, table: str, old: dict | None, new: dict | None) -> None:
         engine = self.engine
