@@ -71,13 +71,16 @@ def _build_groups(engine: PolicyEngine, rel: Relation) -> None:
                 naming.setdefault(entity_id, set()).add(pid)
     named = {entity_id: frozenset(pids) for entity_id, pids in naming.items()}
     b_sides = {pid: engine._b_side(rel, pid) for pid in rel.pids}
+    groups = []
     for cls in index.classes.values():
         by_class = cls.pols.get(rel.pkind, set()) & rel.pids
         for extra, ids in _split(cls.ids, named).items():
             group = cls.groups.setdefault(rel.name, {})[extra] = Group(cls, extra)
             group.ids = ids
-            rel.group_of.update(dict.fromkeys(ids, group))
+            groups.append(group)
             _attach_all(rel, group, by_class | extra, b_sides)
+    # Filled key by key like the incremental path (dict.update of a big dict over-allocates it).
+    rel.group_of = {entity_id: group for group in groups for entity_id in group.ids}
 
 
 def _attach_all(rel: Relation, group: Group, pids: set[str], b_sides: dict[str, BSide]) -> None:
