@@ -10,6 +10,7 @@ policy and per relation, the same structures the incremental path maintains:
 * per relation: the A-side groups (one per class and ``@id`` naming set) with
   their policies and B-side counters.
 """
+
 from __future__ import annotations
 
 from collections import Counter

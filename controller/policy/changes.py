@@ -5,6 +5,7 @@ requirements may have changed. The set is a safe over-approximation; it is built
 only when a listener exists, and expanded from classes, groups and policies once
 per write, so large policies cost one pass over their members.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from controller.policy.engine import Policy, PolicyEngine
     from controller.policy.index import AttrClass
     from controller.policy.relation import Group, Relation
-
 
 
 class ChangeTracker:
@@ -35,8 +35,7 @@ class ChangeTracker:
         self.policies: set[tuple[str, str]] = set()  # (policy kind, id): all its identities
 
     # -- recording ------------------------------------------------------------------
-    def entity_after(self, kind: str, entity_id: str, before: dict[str, set[str]],
-                     after: dict[str, set[str]]) -> None:
+    def entity_after(self, kind: str, entity_id: str, before: dict[str, set[str]], after: dict[str, set[str]]) -> None:
         """An entity was created, re-classed or deleted; ``before``/``after`` are its policies."""
         if not self.enabled:
             return

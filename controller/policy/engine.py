@@ -6,6 +6,7 @@ updated incrementally (an entity change re-evaluates only the policies that may
 match it; a policy change re-evaluates only that policy, per attribute class), so
 queries are lookups whose cost follows the answer, not the network.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -177,8 +178,9 @@ class PolicyEngine(PolicyQueries):
         if old_cls is not None:
             self._move_entity(index, entity_id, old_cls, None)
 
-    def _move_entity(self, index: KindIndex, entity_id: str, old_cls: AttrClass | None,
-                     new_cls: AttrClass | None) -> None:
+    def _move_entity(
+        self, index: KindIndex, entity_id: str, old_cls: AttrClass | None, new_cls: AttrClass | None
+    ) -> None:
         """Create, re-class or delete one entity and propagate its policy changes."""
         pkinds = self._pkinds_of(index.kind)
         before = {pkind: index.policies_of(pkind, entity_id) for pkind in pkinds}
@@ -227,38 +229,62 @@ class PolicyEngine(PolicyQueries):
 
     # -- policies -----------------------------------------------------------------
     @writes
-    def upsert_service_policy(self, policy_id: str, type: str, semantic: str, identity_roles: Iterable[str],
-                              service_roles: Iterable[str], posture_check_roles: Iterable[str] = ()) -> None:
+    def upsert_service_policy(
+        self,
+        policy_id: str,
+        type: str,
+        semantic: str,
+        identity_roles: Iterable[str],
+        service_roles: Iterable[str],
+        posture_check_roles: Iterable[str] = (),
+    ) -> None:
         ptype = policy_type(type)
-        self._upsert_policy(SERVICE_POLICIES, policy_id, ptype, {
-            IDENTITIES: RoleSpec.parse(semantic, identity_roles),
-            SERVICES: RoleSpec.parse(semantic, service_roles),
-            POSTURE_CHECKS: RoleSpec.parse(semantic, posture_check_roles),
-        })
+        self._upsert_policy(
+            SERVICE_POLICIES,
+            policy_id,
+            ptype,
+            {
+                IDENTITIES: RoleSpec.parse(semantic, identity_roles),
+                SERVICES: RoleSpec.parse(semantic, service_roles),
+                POSTURE_CHECKS: RoleSpec.parse(semantic, posture_check_roles),
+            },
+        )
 
     @writes
     def remove_service_policy(self, policy_id: str) -> None:
         self._remove_policy(SERVICE_POLICIES, policy_id)
 
     @writes
-    def upsert_edge_router_policy(self, policy_id: str, semantic: str, identity_roles: Iterable[str],
-                                  edge_router_roles: Iterable[str]) -> None:
-        self._upsert_policy(EDGE_ROUTER_POLICIES, policy_id, None, {
-            IDENTITIES: RoleSpec.parse(semantic, identity_roles),
-            EDGE_ROUTERS: RoleSpec.parse(semantic, edge_router_roles),
-        })
+    def upsert_edge_router_policy(
+        self, policy_id: str, semantic: str, identity_roles: Iterable[str], edge_router_roles: Iterable[str]
+    ) -> None:
+        self._upsert_policy(
+            EDGE_ROUTER_POLICIES,
+            policy_id,
+            None,
+            {
+                IDENTITIES: RoleSpec.parse(semantic, identity_roles),
+                EDGE_ROUTERS: RoleSpec.parse(semantic, edge_router_roles),
+            },
+        )
 
     @writes
     def remove_edge_router_policy(self, policy_id: str) -> None:
         self._remove_policy(EDGE_ROUTER_POLICIES, policy_id)
 
     @writes
-    def upsert_service_edge_router_policy(self, policy_id: str, semantic: str, service_roles: Iterable[str],
-                                          edge_router_roles: Iterable[str]) -> None:
-        self._upsert_policy(SERVICE_EDGE_ROUTER_POLICIES, policy_id, None, {
-            SERVICES: RoleSpec.parse(semantic, service_roles),
-            EDGE_ROUTERS: RoleSpec.parse(semantic, edge_router_roles),
-        })
+    def upsert_service_edge_router_policy(
+        self, policy_id: str, semantic: str, service_roles: Iterable[str], edge_router_roles: Iterable[str]
+    ) -> None:
+        self._upsert_policy(
+            SERVICE_EDGE_ROUTER_POLICIES,
+            policy_id,
+            None,
+            {
+                SERVICES: RoleSpec.parse(semantic, service_roles),
+                EDGE_ROUTERS: RoleSpec.parse(semantic, edge_router_roles),
+            },
+        )
 
     @writes
     def remove_service_edge_router_policy(self, policy_id: str) -> None:
@@ -324,8 +350,9 @@ class PolicyEngine(PolicyQueries):
         if gained or lost or named or unnamed:
             self._changes.policy_list(policy, kind, gained | lost, named | unnamed)
 
-    def _a_side_changed(self, rel: Relation, index: KindIndex, pid: str, gained: set[AttrClass],
-                        lost: set[AttrClass], renamed: set[str]) -> None:
+    def _a_side_changed(
+        self, rel: Relation, index: KindIndex, pid: str, gained: set[AttrClass], lost: set[AttrClass], renamed: set[str]
+    ) -> None:
         b_side = self._b_side(rel, pid)
         for cls in gained:
             rel.class_gained(cls, pid, b_side)
@@ -334,8 +361,9 @@ class PolicyEngine(PolicyQueries):
         for entity_id in renamed:
             self._place(rel, index, entity_id)
 
-    def _b_side_changed(self, rel: Relation, pid: str, gained: set[AttrClass], lost: set[AttrClass],
-                        named: set[str], unnamed: set[str]) -> None:
+    def _b_side_changed(
+        self, rel: Relation, pid: str, gained: set[AttrClass], lost: set[AttrClass], named: set[str], unnamed: set[str]
+    ) -> None:
         changed = rel.b_classes_change(pid, gained, 1) + rel.b_classes_change(pid, lost, -1)
         changed += rel.b_ids_change(pid, named, 1) + rel.b_ids_change(pid, unnamed, -1)
         self._changes.b_groups(rel, changed)
@@ -364,4 +392,3 @@ class PolicyEngine(PolicyQueries):
     @staticmethod
     def _pkinds_of(kind: str) -> list[str]:
         return [pkind for pkind, kinds in POLICY_KINDS.items() if kind in kinds]
-

@@ -5,6 +5,7 @@ the engine groups them into one ``AttrClass`` and evaluates policies per class;
 only ``@id`` entries are handled per entity. Networks hold far fewer classes than
 entities, which keeps policy changes and memory independent of the entity count.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable

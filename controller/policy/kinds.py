@@ -1,4 +1,5 @@
 """Names shared by the policy engine's modules (wire spellings)."""
+
 from __future__ import annotations
 
 IDENTITIES = "identities"

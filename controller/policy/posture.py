@@ -4,6 +4,7 @@ A check record (snake_case, as stored) is evaluated against the posture data an
 identity reported (:class:`controller.model.posture_data.PostureData` keeps it)
 and the state of one API session. Nothing here touches the store.
 """
+
 from __future__ import annotations
 
 import re
@@ -73,8 +74,14 @@ def satisfies(version: str, range_text: str) -> bool:
         groups = parse_range(range_text)
     except ValueError:
         return False
-    tests = {"=": parsed.__eq__, "!=": parsed.__ne__, ">": parsed.__gt__, ">=": parsed.__ge__,
-             "<": parsed.__lt__, "<=": parsed.__le__}
+    tests = {
+        "=": parsed.__eq__,
+        "!=": parsed.__ne__,
+        ">": parsed.__gt__,
+        ">=": parsed.__ge__,
+        "<": parsed.__lt__,
+        "<=": parsed.__le__,
+    }
     return any(all(tests[op](bound) for op, bound in group) for group in groups)
 
 

@@ -3,6 +3,7 @@
 Every query costs what it returns (plus the number of attribute classes or groups
 involved), never the size of the network.
 """
+
 from __future__ import annotations
 
 import functools
@@ -77,8 +78,11 @@ class PolicyQueries:
     def permissions(self, identity_id: str, service_id: str) -> list[str]:
         """``["Bind", "Dial"]``, ``["Dial"]``, ``["Bind"]`` or ``[]`` (Bind first, as on the wire)."""
         cls = self._kinds[SERVICES].class_of.get(service_id)
-        return [ptype for ptype, name in ((BIND, "bind"), (DIAL, "dial"))
-                if self._relations[name].has(identity_id, service_id, cls)]
+        return [
+            ptype
+            for ptype, name in ((BIND, "bind"), (DIAL, "dial"))
+            if self._relations[name].has(identity_id, service_id, cls)
+        ]
 
     # -- edge routers -------------------------------------------------------------------
     @locked

@@ -13,6 +13,7 @@ counters are factored on both sides:
 b is a target of a iff ``cc[class(b)] > 0 or ce[b] > 0`` in a's group, so access
 checks are two lookups and every counter update touches classes, not entities.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -106,8 +107,9 @@ class Relation:
             if pid in group.policies and pid not in group.extra:
                 self._detach(group, pid, b_side)
 
-    def place(self, a: str, cls: AttrClass, extra: frozenset[str], desired: set[str],
-              b_side_of: Callable[[str], BSide]) -> None:
+    def place(
+        self, a: str, cls: AttrClass, extra: frozenset[str], desired: set[str], b_side_of: Callable[[str], BSide]
+    ) -> None:
         """Put an A entity in the group of (cls, extra), whose policies are ``desired``."""
         old = self.group_of.get(a)
         if old is not None and old.cls is cls and old.extra == extra:

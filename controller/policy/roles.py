@@ -3,6 +3,7 @@
 A role entry is ``#<attribute>``, ``@<entity id>`` or ``#all``. ``matches`` is the
 plain rule of the data model; the engine keeps indexes but must agree with it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable

@@ -10,6 +10,7 @@ under the store lock right after the commit). Record shapes (snake_case):
 * ``edge_router_policies``: ``semantic``, ``identity_roles``, ``edge_router_roles``
 * ``service_edge_router_policies``: ``semantic``, ``service_roles``, ``edge_router_roles``
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -26,8 +27,11 @@ ENTITY_TABLES = {
     "posture_checks": ("upsert_posture_check", "remove_posture_check"),
     "routers": ("upsert_edge_router", "remove_edge_router"),
 }
-POLICY_TABLE_KINDS = {"service_policies": SERVICE_POLICIES, "edge_router_policies": EDGE_ROUTER_POLICIES,
-                      "service_edge_router_policies": SERVICE_EDGE_ROUTER_POLICIES}
+POLICY_TABLE_KINDS = {
+    "service_policies": SERVICE_POLICIES,
+    "edge_router_policies": EDGE_ROUTER_POLICIES,
+    "service_edge_router_policies": SERVICE_EDGE_ROUTER_POLICIES,
+}
 POLICY_TABLES = tuple(POLICY_TABLE_KINDS)
 BULK_BATCH = 1000  # smallest commit worth a bulk rebuild of the engine
 
@@ -126,19 +130,27 @@ class PolicySync:
                 upsert(new["id"], new.get("role_attributes") or [])
             return
         if new is None:
-            getattr(engine, "remove_" + table[:-len("ies")] + "y")(old["id"])
+            getattr(engine, "remove_" + table[: -len("ies")] + "y")(old["id"])
             return
         if old is not None and _same_policy(old, new):
             return
         if table == "service_policies":
-            engine.upsert_service_policy(new["id"], new["type"], new["semantic"], new.get("identity_roles") or [],
-                                         new.get("service_roles") or [], new.get("posture_check_roles") or [])
+            engine.upsert_service_policy(
+                new["id"],
+                new["type"],
+                new["semantic"],
+                new.get("identity_roles") or [],
+                new.get("service_roles") or [],
+                new.get("posture_check_roles") or [],
+            )
         elif table == "edge_router_policies":
-            engine.upsert_edge_router_policy(new["id"], new["semantic"], new.get("identity_roles") or [],
-                                             new.get("edge_router_roles") or [])
+            engine.upsert_edge_router_policy(
+                new["id"], new["semantic"], new.get("identity_roles") or [], new.get("edge_router_roles") or []
+            )
         else:
-            engine.upsert_service_edge_router_policy(new["id"], new["semantic"], new.get("service_roles") or [],
-                                                     new.get("edge_router_roles") or [])
+            engine.upsert_service_edge_router_policy(
+                new["id"], new["semantic"], new.get("service_roles") or [], new.get("edge_router_roles") or []
+            )
 
 
 _POLICY_KEYS = ("type", "semantic", "identity_roles", "service_roles", "edge_router_roles", "posture_check_roles")

@@ -4,6 +4,7 @@ Recomputes every derived counter of the engine from its own primary data (entity
 classes and parsed role lists) and reports each mismatch, including leaks such as
 counters left behind for classes or groups that no longer exist.
 """
+
 from __future__ import annotations
 
 from collections import Counter

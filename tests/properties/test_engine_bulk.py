@@ -3,6 +3,7 @@
 Both engines get the same random operations (including removes and retypes, which a
 bulk load must also absorb); the bulk one builds its indexes once at the end.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -33,12 +34,21 @@ def answers(engine: PolicyEngine) -> dict:
         for ptype in (None, "Dial", "Bind"):
             found["services", n, ptype] = engine.services_for_identity(n, ptype)
             found["identities", n, ptype] = engine.identities_for_service(n, ptype)
-        for name in ("edge_routers_for_identity", "identities_for_edge_router", "edge_routers_for_service",
-                     "services_for_edge_router", "posture_checks_of_policy"):
+        for name in (
+            "edge_routers_for_identity",
+            "identities_for_edge_router",
+            "edge_routers_for_service",
+            "services_for_edge_router",
+            "posture_checks_of_policy",
+        ):
             found[name, n] = getattr(engine, name)(n)
         for s in IDS:
-            found["pair", n, s] = (engine.permissions(n, s), engine.usable_edge_routers(n, s), engine.advice(n, s),
-                                   [engine.service_policies_linking(n, s, t) for t in (None, "Dial", "Bind")])
+            found["pair", n, s] = (
+                engine.permissions(n, s),
+                engine.usable_edge_routers(n, s),
+                engine.advice(n, s),
+                [engine.service_policies_linking(n, s, t) for t in (None, "Dial", "Bind")],
+            )
     for pkind, kinds in LISTS.items():
         found["policies", pkind] = engine.policy_ids(pkind)
         for kind in kinds:
@@ -48,8 +58,11 @@ def answers(engine: PolicyEngine) -> dict:
                 found["policies_of", kind, n, pkind] = engine.policies_of(kind, n, pkind)
     for kind in KINDS:
         found["entities", kind] = (engine.entity_ids(kind), engine.attributes(kind))
-        found["filter", kind] = [engine.role_filter(kind, roles, semantic) for semantic in ("AllOf", "AnyOf")
-                                 for roles in (["#a", "#b"], ["#all"], ["@n0", "#b"], [])]
+        found["filter", kind] = [
+            engine.role_filter(kind, roles, semantic)
+            for semantic in ("AllOf", "AnyOf")
+            for roles in (["#a", "#b"], ["#all"], ["@n0", "#b"], [])
+        ]
     return found
 
 

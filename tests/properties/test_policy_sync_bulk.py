@@ -5,6 +5,7 @@ both paths (per-record updates and bulk rebuild) run. After every commit the
 synced engine answers like an engine fed the same operations one by one, and its
 listeners hear of at least every identity whose access changed.
 """
+
 from __future__ import annotations
 
 from unittest import mock
@@ -18,12 +19,23 @@ from controller.store.db import Store
 from tests.properties.test_engine_bulk import answers
 from tests.properties.test_engine_oracle import SETTINGS, Harness, changes, concretize, networks
 
-TABLES = {"identities": "identities", "services": "services", "edgeRouters": "routers",
-          "postureChecks": "posture_checks"}
-POLICY_TABLES = {"servicePolicies": "service_policies", "edgeRouterPolicies": "edge_router_policies",
-                 "serviceEdgeRouterPolicies": "service_edge_router_policies"}
-ROLE_FIELDS = {"identities": "identity_roles", "services": "service_roles", "edgeRouters": "edge_router_roles",
-               "postureChecks": "posture_check_roles"}
+TABLES = {
+    "identities": "identities",
+    "services": "services",
+    "edgeRouters": "routers",
+    "postureChecks": "posture_checks",
+}
+POLICY_TABLES = {
+    "servicePolicies": "service_policies",
+    "edgeRouterPolicies": "edge_router_policies",
+    "serviceEdgeRouterPolicies": "service_edge_router_policies",
+}
+ROLE_FIELDS = {
+    "identities": "identity_roles",
+    "services": "service_roles",
+    "edgeRouters": "edge_router_roles",
+    "postureChecks": "posture_check_roles",
+}
 
 
 def write(store: Store, op) -> None:
@@ -50,7 +62,7 @@ def test_synced_engine_matches_step_by_step_in_any_batching(network, steps, size
     ops = network + steps
     with mock.patch.object(sync, "BULK_BATCH", 1):
         while ops:
-            batch, ops = ops[:sizes[0]], ops[sizes[0]:]
+            batch, ops = ops[: sizes[0]], ops[sizes[0] :]
             sizes = sizes[1:] or sizes
             before = reference.oracle.signatures()
             reported.clear()
