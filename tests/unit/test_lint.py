@@ -1,4 +1,5 @@
-"""The tree passes ``ruff check`` with the configuration in pyproject.toml."""
+"""The tree passes ``ruff check`` and ``ruff format --check`` with the configuration in pyproject.toml."""
+
 from __future__ import annotations
 
 import shutil
@@ -22,6 +23,14 @@ def ruff_command() -> list[str]:
 
 
 def test_ruff_check_passes():
-    result = subprocess.run([*ruff_command(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [*ruff_command(), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_leaves_the_tree_as_it_is():
+    result = subprocess.run(
+        [*ruff_command(), "format", "--check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, "run `ruff format .`:\n" + result.stdout + result.stderr
