@@ -11,15 +11,6 @@ from controller.auth.session_tokens import Presented
 
 
 @dataclass
-class Listing:
-    """A list reply: items plus ``meta.pagination`` and ``meta.filterableFields``."""
-
-    items: list
-    pagination: dict
-    filterable: list[str] | None = None
-
-
-@dataclass
 class Created:
     """A create reply: 201 with ``{_links, id}``."""
 

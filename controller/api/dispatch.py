@@ -9,9 +9,10 @@ import orjson
 
 from controller import errors
 from controller.api import envelope
-from controller.api.call import Call, Created, Listing
+from controller.api.call import Call, Created
 from controller.api.operations import ADMIN, PARTIAL, PUBLIC, SESSION, Operation
 from controller.api.validation import validate
+from controller.store.query import Listing
 
 log = logging.getLogger("controller.api")
 

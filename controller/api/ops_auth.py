@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from controller import errors
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.model import authenticator as auth_model
 from controller.model import schema as s
 from controller.model.api_session import go_time
+from controller.store.query import Listing
 
 AUTHENTICATE = s.obj(
     {

@@ -3,11 +3,12 @@ and the ephemeral certificates of the current API session."""
 
 from __future__ import annotations
 
-from controller.api.call import Call, Created, Listing
+from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY
 from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model import api_session_certificate as asc
 from controller.model import authenticator_lifecycle as lifecycle
+from controller.store.query import Listing
 
 
 def extend_own(call: Call) -> dict:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import crud, related
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
+from controller.store.query import Listing
 
 
 def configs_of_type(call: Call) -> Listing:

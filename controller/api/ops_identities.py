@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller.api.call import Call, Created, Listing
+from controller.api.call import Call, Created
 from controller.api.crud import crud, related
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import ROLE_QUERY, role_filtered_listing
@@ -17,6 +17,7 @@ from controller.model.enrollment import EnrollmentManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
 from controller.policy.kinds import IDENTITIES
+from controller.store.query import Listing
 
 
 def list_identities(call: Call) -> Listing:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, related
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import attribute_operation, policy_type_query, records_of
 from controller.model.service_config import PAIRS
 from controller.policy.kinds import EDGE_ROUTER_POLICIES, IDENTITIES, SERVICE_POLICIES
+from controller.store.query import Listing
 
 TAG = "Identity"
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
 from controller.api.operations import CLIENT, PUBLIC, Operation
 from controller.model.external_jwt_signer import ExternalJwtSignerManager
+from controller.store.query import Listing
 
 
 def list_client_external_jwt_signers(call: Call) -> Listing:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import crud, related
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
+from controller.store.query import Listing
 
 #: engine kind -> attribute of the manager that lists those entities
 MEMBER_MANAGERS = {

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
 from controller.model.posture_data import BULK, RESPONSE, check_required
 from controller.policy.kinds import POSTURE_CHECKS
+from controller.store.query import Listing
 
 TAG = "Posture Checks"
 

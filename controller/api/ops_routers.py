@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import crud, related
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, records_of, role_filtered_listing
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
 from controller.policy.kinds import EDGE_ROUTER_POLICIES, EDGE_ROUTERS, SERVICE_EDGE_ROUTER_POLICIES
+from controller.store.query import Listing
 
 TAG = "Edge Router"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from controller import errors
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud, related
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
 from controller.api.role_queries import (
@@ -19,6 +19,7 @@ from controller.api.role_queries import (
 from controller.model.service import ServiceManager
 from controller.model.terminator import TerminatorManager
 from controller.policy.kinds import SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES
+from controller.store.query import Listing
 
 TAG = "Service"
 CONFIG_TYPES = {"configTypes": {"type": "array", "items": {"type": "string"}}}

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model.session import CREATE, SessionManager
+from controller.store.query import Listing
 
 TAG = "Session"
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from controller.api.call import Call, Created, Listing
+from controller.api.call import Call, Created
 from controller.api.envelope import UNLIMITED
 from controller.api.operations import MANAGEMENT, Operation
 from controller.clock import rfc3339
 from controller.model import schema as s
+from controller.store.query import Listing
 
 ADVANCE = s.obj({"seconds": {"type": "number", "minimum": 0}}, required=("seconds",))
 FAULT = s.obj(

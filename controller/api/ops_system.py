@@ -5,12 +5,13 @@ from __future__ import annotations
 import platform
 
 from controller import errors
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
 from controller.api.openapi import SPEC_IDS, document
 from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
+from controller.store.query import Listing
 
 OIDC_PATH = "/oidc"
 ENUMERATED_CAPABILITIES = ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]

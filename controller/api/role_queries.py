@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import heapq
 
-from controller.api.call import Call, Listing
+from controller.api.call import Call
 from controller.api.crud import LIST_QUERY
 from controller.api.operations import MANAGEMENT, Operation
 from controller.errors import FieldError
-from controller.store.query import UNLIMITED, FieldSet, list_page
+from controller.store.query import UNLIMITED, FieldSet, Listing, list_page
 
 ROLE_QUERY = {
     **LIST_QUERY,

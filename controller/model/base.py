@@ -21,13 +21,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from controller.api.call import Listing
 from controller.api.views import base_view, entity_ref
 from controller.clock import rfc3339
 from controller.errors import FieldError, NotFound
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
-from controller.store.query import Field, FieldSet, list_page
+from controller.store.query import Field, FieldSet, Listing, list_page
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 

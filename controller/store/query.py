@@ -484,6 +484,15 @@ class Page:
         return {"limit": self.limit, "offset": self.offset, "totalCount": self.total}
 
 
+@dataclass
+class Listing:
+    """A page of records as a list reply carries it: items, ``meta.pagination``, ``meta.filterableFields``."""
+
+    items: list
+    pagination: dict
+    filterable: list[str] | None = None
+
+
 _INT_TEXT = re.compile(r"[+-]?[0-9]+\Z")
 
 
