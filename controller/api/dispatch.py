@@ -11,7 +11,7 @@ from controller import errors
 from controller.api import envelope
 from controller.api.call import Call, Created
 from controller.api.operations import ADMIN, PARTIAL, PUBLIC, SESSION, Operation
-from controller.api.validation import validate
+from controller.model.validation import validate
 from controller.store.query import Listing
 
 log = logging.getLogger("controller.api")

@@ -26,8 +26,8 @@ from typing import Any
 from controller import errors
 from controller.api.call import Call
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
-from controller.api.validation import validate
 from controller.model import schema as s
+from controller.model.validation import validate
 
 MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 entities
 ITEM = s.obj(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controller.api.validation import validator_for
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field
+from controller.model.validation import validator_for
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
 

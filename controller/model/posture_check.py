@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controller.api.validation import validate
 from controller.errors import FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field, snake
+from controller.model.validation import validate
 from controller.policy.posture import parse_range
 from controller.policy.roles import validate_role_attributes
 from controller.store.query import Field

@@ -10,7 +10,6 @@ import threading
 from collections import deque
 
 from controller import errors
-from controller.api.validation import validate
 from controller.clock import rfc3339
 from controller.model import schema as s
 from controller.policy.posture import Result, evaluate
@@ -190,8 +189,3 @@ def check_required(response: dict) -> None:
     for name in REQUIRED.get(response["typeId"], ()):
         if response.get(name) is None:
             raise errors.FieldError(name, f"{name} in body is required", None)
-
-
-def validate_bulk(body) -> list[dict]:
-    validate(BULK, body)
-    return body

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from controller.api.ops_simulation import operations as simulation_operations
 from controller.api.routes import build_route_table
-from controller.api.validation import passes_fast, validator_for
+from controller.model.validation import passes_fast, validator_for
 
 SCHEMAS = sorted(
     {

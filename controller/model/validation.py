@@ -1,4 +1,7 @@
-"""Request-body validation by JSON Schema, with go-swagger style reasons.
+"""Validation by JSON Schema, with go-swagger style reasons.
+
+The API checks request bodies with it; managers check domain data (a config's
+data against its config type's schema, a posture check's type fields).
 
 Validators are compiled once per schema. The first violation becomes a
 ``FieldError`` (400 ``COULD_NOT_VALIDATE`` with ``cause {field, reason, value}``).
