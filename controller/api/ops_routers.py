@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from controller.api.call import Call
 from controller.api.crud import crud, related
+from controller.api.mappers.router import edge_router_client_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, records_of, role_filtered_listing
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
@@ -52,7 +53,9 @@ def current_identity_edge_routers(call: Call) -> Listing:
     else:
         ids = ctl.network.engine.edge_routers_for_identity(identity["id"])
     records = [r for r in records_of(ctl.edge_routers, ids) if r.get("is_verified")]
-    return ctl.edge_routers.listing(call.list_args(), candidates=records, view=ctl.edge_routers.client_view)
+    return ctl.edge_routers.listing(
+        call.list_args(), candidates=records, view=lambda r: edge_router_client_view(ctl.edge_routers, r)
+    )
 
 
 def operations() -> list[Operation]:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from controller import errors
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.mappers.session import session_edge_routers
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
 from controller.api.role_queries import (
     ROLE_QUERY,
@@ -25,7 +26,6 @@ TAG = "Service"
 CONFIG_TYPES = {"configTypes": {"type": "array", "items": {"type": "string"}}}
 MGMT_LIST_QUERY = {**ROLE_QUERY, **CONFIG_TYPES, "asIdentity": {"type": "string"}}
 CLIENT_LIST_QUERY = {**ROLE_QUERY, **CONFIG_TYPES}
-MAX_ROUTERS = 25
 
 
 # -- management ----------------------------------------------------------------------
@@ -138,8 +138,7 @@ def client_service_edge_routers(call: Call) -> dict:
         session = ctl.sessions.find(token.strip())
         if session is None or session["api_session_id"] != call.session["id"]:
             raise errors.Unauthorized()
-    ids = sorted(ctl.network.engine.usable_edge_routers(call.identity["id"], service["id"]))[:MAX_ROUTERS]
-    return {"edgeRouters": [ctl.edge_routers.session_view(r) for r in records_of(ctl.edge_routers, ids)]}
+    return {"edgeRouters": session_edge_routers(ctl, call.identity["id"], service["id"])}
 
 
 def client_service_terminators(call: Call) -> Listing:

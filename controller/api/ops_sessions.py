@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
+from controller.api.mappers.session import session_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model.session import CREATE, SessionManager
 from controller.store.query import Listing
@@ -13,17 +14,19 @@ TAG = "Session"
 
 def client_list_sessions(call: Call) -> Listing:
     sessions = call.ctl.sessions
-    return sessions.listing(call.list_args(), candidates=sessions.visible_to(call.identity))
+    return sessions.listing(
+        call.list_args(), candidates=sessions.visible_to(call.identity), view=lambda r: session_view(call.ctl, r)
+    )
 
 
 def create_session(call: Call) -> dict:
     sessions = call.ctl.sessions
-    return sessions.view(sessions.create_for(call.identity, call.session, call.body))
+    return session_view(call.ctl, sessions.create_for(call.identity, call.session, call.body))
 
 
 def client_detail_session(call: Call) -> dict:
     sessions = call.ctl.sessions
-    return sessions.view(sessions.get_own(call.identity, call.param()))
+    return session_view(call.ctl, sessions.get_own(call.identity, call.param()))
 
 
 def client_delete_session(call: Call) -> None:
@@ -33,12 +36,12 @@ def client_delete_session(call: Call) -> None:
 
 def list_sessions(call: Call) -> Listing:
     sessions = call.ctl.sessions
-    return sessions.listing(call.list_args(), view=lambda r: sessions.view(r, management=True))
+    return sessions.listing(call.list_args(), view=lambda r: session_view(call.ctl, r, management=True))
 
 
 def detail_session(call: Call) -> dict:
     sessions = call.ctl.sessions
-    return sessions.view(sessions.get(call.param()), management=True)
+    return session_view(call.ctl, sessions.get(call.param()), management=True)
 
 
 def session_route_path(call: Call) -> dict:

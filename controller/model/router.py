@@ -9,7 +9,6 @@ router enrollment code uses: ``find``, ``get``, ``find_by_fingerprint``, ``mark_
 
 from __future__ import annotations
 
-from controller.api.views import base_view
 from controller.errors import FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
@@ -276,12 +275,3 @@ class EdgeRouterManager(RouterManager):
             "supportedProtocols": presence.protocols(router_id),
             "syncStatus": "SYNC_DONE" if online else "SYNC_UNKNOWN",
         }
-
-    def client_view(self, record: dict) -> dict:
-        """The client API's edge router: common fields only."""
-        return {**base_view(record, self.collection), **self.common_fields(record)}
-
-    def session_view(self, record: dict) -> dict:
-        """A session's edge router: common fields plus ``urls`` (the supported protocols)."""
-        common = self.common_fields(record)
-        return {"id": record["id"], **common, "urls": dict(common["supportedProtocols"])}

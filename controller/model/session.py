@@ -10,7 +10,6 @@ after the engine's deletes what lost access once the commit is fully applied).
 from __future__ import annotations
 
 from controller import errors
-from controller.api.views import base_view
 from controller.model.base import EntityManager
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
@@ -200,28 +199,7 @@ class SessionManager(EntityManager):
             raise errors.NotFound(self.label, session_id)
         return record
 
-    def edge_routers(self, record: dict) -> list[dict]:
-        ids = sorted(self.ctl.network.engine.usable_edge_routers(record["identity_id"], record["service_id"]))[
-            :MAX_ROUTERS
-        ]
-        routers = self.ctl.edge_routers
-        return [routers.session_view(r) for r in map(routers.find, ids) if r]
-
-    def view(self, record: dict, management: bool = False) -> dict:
-        ctl = self.ctl
-        out = base_view(record, self.collection)
-        out.update(
-            {
-                "apiSessionId": record["api_session_id"],
-                "apiSession": ctl.ref("api-sessions", record["api_session_id"]),
-                "identityId": record["identity_id"],
-                "serviceId": record["service_id"],
-                "service": ctl.services.ref(record["service_id"]),
-                "token": record["token"],
-                "type": record["type"],
-                "edgeRouters": self.edge_routers(record),
-            }
-        )
-        if management:
-            out["servicePolicies"] = [ctl.service_policies.ref(p) for p in record.get("service_policies") or []]
-        return out
+    def usable_routers(self, identity_id: str, service_id: str) -> list[dict]:
+        """The edge routers shared by the identity's and the service's policies (at most ``MAX_ROUTERS``)."""
+        ids = sorted(self.ctl.network.engine.usable_edge_routers(identity_id, service_id))[:MAX_ROUTERS]
+        return [r for r in map(self.ctl.edge_routers.find, ids) if r]
