@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, related
+from controller.api.mappers.service import service_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import attribute_operation, policy_type_query, records_of
 from controller.model.service_config import PAIRS
@@ -36,11 +37,10 @@ def identity_services(call: Call) -> Listing:
     ctl = call.ctl
     identity = ctl.identities.get(call.param())
     ids = ctl.network.engine.services_for_identity(identity["id"], policy_type_query(call))
-    access = ctl.service_access
     return ctl.services.listing(
         call.list_args(),
         candidates=records_of(ctl.services, ids),
-        view=lambda r: access.view(r, identity["id"], None, []),
+        view=lambda r: service_view(ctl, r, identity["id"], None, []),
     )
 
 

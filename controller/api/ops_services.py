@@ -7,6 +7,7 @@ from dataclasses import replace
 from controller import errors
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.mappers.service import service_view
 from controller.api.mappers.session import session_edge_routers
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
 from controller.api.role_queries import (
@@ -47,14 +48,14 @@ def list_services(call: Call) -> Listing:
                 ctl.services,
                 visible,
                 call.list_args(),
-                view=lambda r: access.view(r, viewer["id"], None, types, invalid=True),
+                view=lambda r: service_view(ctl, r, viewer["id"], None, types, invalid=True),
             )
         candidates = [r for r in candidates if r["id"] in visible]
     types = access.config_types(call.query_list("configTypes"), call.session)
     return ctl.services.listing(
         call.list_args(),
         candidates=candidates,
-        view=lambda r: access.view(r, viewer["id"], session, types, invalid=True),
+        view=lambda r: service_view(ctl, r, viewer["id"], session, types, invalid=True),
     )
 
 
@@ -62,7 +63,7 @@ def detail_service(call: Call) -> dict:
     ctl = call.ctl
     record = ctl.services.get(call.param())
     types = ctl.service_access.config_types([], call.session)
-    return ctl.service_access.view(record, call.identity["id"], call.session, types, invalid=True)
+    return service_view(ctl, record, call.identity["id"], call.session, types, invalid=True)
 
 
 def service_edge_routers(call: Call) -> Listing:
@@ -116,7 +117,7 @@ def client_list_services(call: Call) -> Listing:
     ctl, access, identity_id = call.ctl, call.ctl.service_access, call.identity["id"]
     visible = access.visible_ids(identity_id)
     types = access.config_types(call.query_list("configTypes"), call.session)
-    view = lambda r: access.view(r, identity_id, call.session, types)  # noqa: E731
+    view = lambda r: service_view(ctl, r, identity_id, call.session, types)  # noqa: E731
     candidates = role_candidates(call, SERVICES, ctl.services)
     if candidates is None:
         return id_listing(ctl.services, visible, call.list_args(), view=view)
@@ -124,9 +125,9 @@ def client_list_services(call: Call) -> Listing:
 
 
 def client_detail_service(call: Call) -> dict:
-    access = call.ctl.service_access
-    types = access.config_types([], call.session)
-    return access.view(visible_service(call), call.identity["id"], call.session, types)
+    ctl = call.ctl
+    types = ctl.service_access.config_types([], call.session)
+    return service_view(ctl, visible_service(call), call.identity["id"], call.session, types)
 
 
 def client_service_edge_routers(call: Call) -> dict:

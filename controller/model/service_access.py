@@ -7,11 +7,6 @@ or an index read, so rendering a page costs the page, not the network.
 
 from __future__ import annotations
 
-from controller.api.views import base_view
-
-INVALID = "Invalid"
-DUMMY_POLICY = "dummy {} policy: no posture checks defined"
-
 
 class ServiceAccess:
     def __init__(self, ctl):
@@ -72,53 +67,6 @@ class ServiceAccess:
             out.append((policy, checks))
         return out
 
-    def posture_queries(
-        self, identity_id: str, session: dict | None, service_id: str, permissions: list[str]
-    ) -> list[dict]:
-        if not self.posture_checks_exist():
-            return [
-                {"policyId": DUMMY_POLICY.format(p.lower()), "policyType": p, "isPassing": True, "postureQueries": []}
-                for p in permissions
-            ]
-        out = []
-        for policy, checks in self.policy_results(identity_id, session, service_id):
-            queries = [self.query_view(check, result) for check, result in checks]
-            out.append(
-                {
-                    "policyId": policy["id"],
-                    "policyType": policy["type"],
-                    "isPassing": all(q["isPassing"] for q in queries),
-                    "postureQueries": queries,
-                }
-            )
-        return out
-
-    @staticmethod
-    def query_view(check: dict, result) -> dict:
-        out = base_view(check, "posture-checks")
-        out.update(
-            {
-                "queryType": check["type_id"],
-                "isPassing": result.passing,
-                "timeout": result.timeout,
-                "timeoutRemaining": result.remaining,
-            }
-        )
-        if result.remaining >= 0 and result.timeout_at:
-            out["timeoutAt"] = result.timeout_at
-        kind = check["type_id"]
-        if kind == "PROCESS":
-            process = check.get("process") or {}
-            out["process"] = {"osType": process.get("os_type"), "path": process.get("path")}
-        elif kind == "PROCESS_MULTI":
-            out["processes"] = [
-                {"osType": p.get("os_type"), "path": p.get("path")} for p in check.get("processes") or []
-            ]
-        elif kind == "MFA":
-            out["promptOnWake"] = bool(check.get("prompt_on_wake"))
-            out["promptOnUnlock"] = bool(check.get("prompt_on_unlock"))
-        return out
-
     def mfa_reprompted(self, identity_id: str, session: dict, flags: list[str]) -> list[dict]:
         """Services with MFA checks that re-prompt on the reported wake/unlock."""
         out, seen = [], set()
@@ -137,20 +85,4 @@ class ServiceAccess:
                                 "timeoutRemaining": result.remaining,
                             }
                         )
-        return out
-
-    # -- views ----------------------------------------------------------------------
-    def view(
-        self, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str], invalid: bool = False
-    ) -> dict:
-        """A service as ``identity_id`` sees it (``invalid``: ``["Invalid"]`` when it has no access)."""
-        out = self.ctl.services.view(service)
-        permissions = self.permissions(identity_id, service["id"]) if identity_id else []
-        if not permissions and invalid:
-            permissions = [INVALID]
-        out["permissions"] = permissions
-        out["config"] = self.config_map(service, identity_id, type_ids)
-        out["postureQueries"] = (
-            self.posture_queries(identity_id, session, service["id"], permissions) if identity_id else []
-        )
         return out
