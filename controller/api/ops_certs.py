@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY
+from controller.api.mappers.api_session_certificate import created_view
 from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model import api_session_certificate as asc
 from controller.model import authenticator_lifecycle as lifecycle
@@ -36,7 +37,7 @@ def list_session_certs(call: Call) -> Listing:
 
 def create_session_cert(call: Call) -> dict:
     mgr = call.ctl.api_session_certificates
-    return mgr.created_view(mgr.create_for(call.session, call.body["csr"]))
+    return created_view(call.ctl, mgr.create_for(call.session, call.body["csr"]))
 
 
 def detail_session_cert(call: Call) -> dict:

@@ -7,7 +7,6 @@ certificate is a 404, like an unknown id).
 
 from __future__ import annotations
 
-from controller.api.views import links
 from controller.clock import rfc3339
 from controller.errors import NotFound
 from controller.model import schema as s
@@ -80,15 +79,6 @@ class ApiSessionCertificateManager(EntityManager):
         """Cascade of an API session's deletion."""
         for cert_id in list(self.by_session.get(session["id"])):
             self.store.delete(self.table, cert_id)
-
-    def created_view(self, record: dict) -> dict:
-        """The 201 body of ``createCurrentApiSessionCertificate``."""
-        return {
-            "_links": links(self.collection, record["id"]),
-            "id": record["id"],
-            "certificate": record["certificate"],
-            "cas": self.ctl.pki.ca_bundle_pem(),
-        }
 
     def extend_view(self, record: dict, out: dict) -> None:
         out.update(
