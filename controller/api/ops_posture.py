@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from controller.api.call import Call
 from controller.api.crud import crud
+from controller.api.mappers.posture_data import posture_data_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
@@ -38,7 +39,7 @@ def posture_response_bulk(call: Call) -> dict:
 
 def identity_posture_data(call: Call) -> dict:
     identity = call.ctl.identities.get(call.param())
-    return call.ctl.posture.view(identity["id"])
+    return posture_data_view(call.ctl, identity["id"])
 
 
 def identity_failed_requests(call: Call) -> Listing:

@@ -128,60 +128,13 @@ class PostureData:
     def failed_requests(self, identity_id: str) -> list[dict]:
         return list(self._failed.get(identity_id, ()))
 
-    def view(self, identity_id: str) -> dict:
-        data = self._identities.get(identity_id) or {}
+    def of_identity(self, identity_id: str) -> dict:
+        """The identity's reported data: ``os``, ``domain``, ``mac``, ``processes`` (per check, per path)."""
+        return self._identities.get(identity_id) or {}
 
-        def base(entry: dict | None) -> dict:
-            entry = entry or {}
-            return {
-                "lastUpdatedAt": entry.get("last_updated_at"),
-                "postureCheckId": entry.get("posture_check_id", ""),
-                "timedOut": bool(entry.get("timed_out")),
-            }
-
-        os_entry, domain, mac = data.get("os") or {}, data.get("domain") or {}, data.get("mac") or {}
-        processes = [
-            {
-                **base(p),
-                "path": p["path"],
-                "isRunning": p["is_running"],
-                "binaryHash": p["hash"],
-                "signerFingerprints": p["signer_fingerprints"],
-            }
-            for per_check in (data.get("processes") or {}).values()
-            for p in per_check.values()
-        ]
-        sessions = {
-            sid: self._session_view(sid, state)
-            for sid, state in list(self._sessions.items())
-            if state.get("identity_id") == identity_id
-        }
-        return {
-            "os": {
-                **base(os_entry),
-                "type": os_entry.get("type", ""),
-                "version": os_entry.get("version", ""),
-                "build": os_entry.get("build", ""),
-            },
-            "domain": {**base(domain), "domain": domain.get("domain", "")},
-            "mac": {**base(mac), "addresses": mac.get("addresses", [])},
-            "processes": processes,
-            "apiSessionPostureData": sessions,
-        }
-
-    def _session_view(self, session_id: str, state: dict) -> dict:
-        session = self.ctl.api_sessions.find(session_id) or {}
-        return {
-            "endpointState": {"wokenAt": state.get("woken_at"), "unlockedAt": state.get("unlocked_at")},
-            "mfa": {
-                "apiSessionId": session_id,
-                "passedMfa": bool(session.get("is_mfa_complete")),
-                "passedAt": state.get("mfa_passed_at") or session.get("mfa_completed_at"),
-                "passedOnWake": False,
-                "passedOnUnlock": False,
-            },
-            "sdkInfo": (self.ctl.identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
-        }
+    def session_states(self, identity_id: str) -> dict[str, dict]:
+        """Per API session of the identity: its wake, unlock and MFA state."""
+        return {sid: state for sid, state in list(self._sessions.items()) if state.get("identity_id") == identity_id}
 
 
 def check_required(response: dict) -> None:
