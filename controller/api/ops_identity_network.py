@@ -5,6 +5,7 @@ from __future__ import annotations
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, related
 from controller.api.mappers.service import service_view
+from controller.api.mappers.service_config import service_config_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import attribute_operation, policy_type_query, records_of
 from controller.model.service_config import PAIRS
@@ -65,7 +66,7 @@ def policy_advice(call: Call) -> dict:
 def list_service_configs(call: Call) -> Listing:
     ctl = call.ctl
     identity = ctl.identities.get(call.param())
-    items = [ctl.service_configs.view(r) for r in ctl.service_configs.of_identity(identity["id"])]
+    items = [service_config_view(ctl, r) for r in ctl.service_configs.of_identity(identity["id"])]
     return Listing(items, {"limit": len(items), "offset": 0, "totalCount": len(items)})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
+from controller.api.mappers.external_jwt_signer import client_view
 from controller.api.operations import CLIENT, PUBLIC, Operation
 from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.store.query import Listing
@@ -11,7 +12,7 @@ from controller.store.query import Listing
 
 def list_client_external_jwt_signers(call: Call) -> Listing:
     mgr = call.ctl.external_jwt_signers
-    return mgr.listing(call.list_args(), view=mgr.client_view)
+    return mgr.listing(call.list_args(), view=client_view)
 
 
 def operations() -> list[Operation]:

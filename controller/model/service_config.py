@@ -42,15 +42,6 @@ class ServiceConfigs:
     def identities_using_config(self, config_id: str) -> set[str]:
         return {r["identity_id"] for r in (self.store.get(TABLE, key) for key in self.by_config.get(config_id)) if r}
 
-    def view(self, record: dict) -> dict:
-        ctl = self.ctl
-        return {
-            "serviceId": record["service_id"],
-            "service": ctl.services.ref(record["service_id"]),
-            "configId": record["config_id"],
-            "config": ctl.configs.ref(record["config_id"]),
-        }
-
     # -- writes ---------------------------------------------------------------------
     def associate(self, identity_id: str, pairs: list[dict]) -> None:
         ctl = self.ctl
