@@ -56,8 +56,12 @@ KEYWORDS = {
 }
 _first = st.from_regex(r"[A-Za-z][A-Za-z_]{0,5}", fullmatch=True)
 _later = st.from_regex(r"[A-Za-z][A-Za-z_-]{0,5}", fullmatch=True)
+# NOTE: upstream lexes `not in`, `not contains`, `not icontains` and `not between` as single tokens by
+# longest match, so `not inbox = 1` reads as `not in` + `box`; generated names avoid those prefixes
+# (a name after `not ` would otherwise not round-trip, exactly as upstream)
+_NOT_OP_PREFIXES = ("in", "contains", "icontains", "between")
 names = st.builds(lambda a, rest: ".".join([a, *rest]), _first, st.lists(_later, max_size=2)).filter(
-    lambda n: n.lower() not in KEYWORDS
+    lambda n: n.lower() not in KEYWORDS and not n.lower().startswith(_NOT_OP_PREFIXES)
 )
 paths = names.map(Path)
 _text_chars = st.characters(
