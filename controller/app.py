@@ -13,7 +13,6 @@ from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
 from controller.api.openapi import document
 from controller.api.routes import shared_routing
-from controller.api.views import entity_ref
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
@@ -43,6 +42,7 @@ from controller.model.network import install as install_network
 from controller.model.revocation import RevocationManager
 from controller.model.router_presence import RouterPresence
 from controller.model.settings import ControllerSettingManager
+from controller.model.views import entity_ref
 from controller.oidc.service import Oidc
 from controller.ops.database import Database
 from controller.ops.integrity import Integrity

@@ -11,7 +11,7 @@ real controller's semantics:
 * Deletes run registered cascades inside the same store transaction.
 
 Records are snake_case dicts; wire JSON is camelCase and is produced only by
-``view`` here and in ``controller/api/views.py``.
+``view`` here and in ``controller/model/views.py``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from controller.api.views import base_view, entity_ref
 from controller.clock import rfc3339
 from controller.errors import FieldError, NotFound
+from controller.model.views import base_view, entity_ref
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
 from controller.store.query import Field, FieldSet, Listing, list_page

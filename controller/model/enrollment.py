@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller import errors
-from controller.api.views import entity_ref
 from controller.clock import parse_rfc3339, rfc3339
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, scalar
+from controller.model.views import entity_ref
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 

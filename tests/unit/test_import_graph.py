@@ -3,16 +3,12 @@
 A package is the first path part under ``controller/`` (``controller/model/x.py``
 is ``model``; ``controller/app.py`` is ``app``). Imports under ``if TYPE_CHECKING:``
 do not count; imports inside functions do (they still couple the packages).
-What remains of issue 12's cycle is listed in the expected failures below, so
-the work left is visible; they fail loudly (strict) once it is fixed.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
-
-import pytest
 
 import controller
 
@@ -130,8 +126,6 @@ def cycle_edges(edges) -> list[str]:
 
 
 EDGES = import_edges()
-# What issue 12 items 1-2 leave to do (managers HTTP-free, an explicit registry); keep in step when fixing.
-KNOWN_CYCLE = {"api", "auth", "enroll", "model", "ops"}
 
 
 def test_every_package_has_a_layer():
@@ -139,37 +133,16 @@ def test_every_package_has_a_layer():
     assert sorted(name for name in packages if layer_of(name) is None) == []
 
 
-def test_no_package_outside_the_known_cycle_joins_one():
-    members = {name for component in cycles(EDGES) for name in component}
-    assert members <= KNOWN_CYCLE, sorted(members - KNOWN_CYCLE)
-
-
-@pytest.mark.xfail(
-    strict=True, reason="known cycle api <-> auth <-> enroll <-> model <-> ops, edges: " + "; ".join(cycle_edges(EDGES))
-)
 def test_the_package_graph_has_no_cycle():
-    assert cycles(EDGES) == []
+    assert cycles(EDGES) == [], "cycle edges: " + "; ".join(cycle_edges(EDGES))
 
 
-@pytest.mark.xfail(strict=True, reason="known upward arrows: " + "; ".join(upward_edges(EDGES)))
 def test_no_package_imports_a_higher_layer():
     assert upward_edges(EDGES) == []
 
 
-#: what still renders wire JSON in the model: the generic EntityManager.view/ref and enrollment's extend_view
-KNOWN_API_IMPORTS = [
-    "controller/model/base.py imports controller.api.views",
-    "controller/model/enrollment.py imports controller.api.views",
-]
-
-
-@pytest.mark.xfail(strict=True, reason="domain modules still importing the API layer: " + "; ".join(KNOWN_API_IMPORTS))
 def test_domain_packages_import_neither_falcon_nor_the_api_layer():
     assert http_imports() == []
-
-
-def test_no_domain_module_imports_the_api_layer_beyond_the_known_ones():
-    assert sorted(set(http_imports()) - set(KNOWN_API_IMPORTS)) == []
 
 
 def test_the_detectors_see_a_cycle_and_an_upward_arrow():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.api.views import links
+from controller.model.views import links
 
 
 def created_view(ctl, record: dict) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.api.views import base_view
+from controller.model.views import base_view
 
 
 def edge_router_client_view(routers, record: dict) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.api.views import base_view
+from controller.model.views import base_view
 
 INVALID = "Invalid"
 DUMMY_POLICY = "dummy {} policy: no posture checks defined"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.api.mappers.router import edge_router_session_view
-from controller.api.views import base_view
+from controller.model.views import base_view
 
 
 def session_edge_routers(ctl, identity_id: str, service_id: str) -> list[dict]:

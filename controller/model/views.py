@@ -1,4 +1,8 @@
-"""Wire rendering helpers shared by every entity view."""
+"""The wire shape every stored entity shares: ``_links``, references, the common fields.
+
+Pure functions of records, used by the API layer's mappers (``controller/api/mappers``) and,
+until their view hooks move there too, by the managers' generic ``view``/``extend_view``.
+"""
 
 from __future__ import annotations
 
