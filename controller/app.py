@@ -51,6 +51,8 @@ from controller.ops.trace import TraceManager
 from controller.pki.certs import cert_pem, fingerprint
 from controller.pki.loader import load_pki
 from controller.policy.sync import PolicySync, ServiceUpdates
+from controller.router_link import DEFAULT_NAME as DEFAULT_ROUTER_NAME
+from controller.router_link import RouterLink
 from controller.simulation import DroppedConnection, FaultInjector, SimulatedClock, on_dropped
 from controller.store.db import Store
 
@@ -82,19 +84,56 @@ class Controller:
         self.cas = CaManager(self)
         self.api_session_certificates = ApiSessionCertificateManager(self)
         self.cert_lifecycle = CertLifecycle(self)
-        self.enroll_methods = enrollment_methods(self)
         self.mfas = MfaManager(self)
         self.external_jwt_signers = ExternalJwtSignerManager(self)
-        self.ext_jwt = ExtJwtVerifier(self)
-        self.ext_jwt_secondary = ExtJwtSecondary(self, self.ext_jwt)
+        self.ext_jwt = ExtJwtVerifier(signers=self.external_jwt_signers, clock=clock)
+        self.ext_jwt_secondary = ExtJwtSecondary(self.ext_jwt, signers=self.external_jwt_signers)
+        self.enroll_methods = enrollment_methods(
+            store=store,
+            ids=ids,
+            pki=self.pki,
+            identities=self.identities,
+            authenticators=self.authenticators,
+            enrollments=self.enrollments,
+            cas=self.cas,
+            routers=self.network_managers.routers,
+            auth_policies=self.auth_policies,
+            external_jwt_signers=self.external_jwt_signers,
+            ext_jwt=self.ext_jwt,
+        )
         self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
         self.auth = Authenticator(
-            [PasswordMethod(self), CertMethod(self), ExtJwtMethod(self, self.ext_jwt)],
+            [
+                PasswordMethod(store=store, authenticators=self.authenticators, identities=self.identities),
+                CertMethod(
+                    pki=self.pki,
+                    cas=self.cas,
+                    authenticators=self.authenticators,
+                    identities=self.identities,
+                    clock=clock,
+                ),
+                ExtJwtMethod(self.ext_jwt, signers=self.external_jwt_signers, identities=self.identities),
+            ],
             factors=self.factors,
             api_sessions=self.api_sessions,
             events=self.events,
         )
-        self.oidc = Oidc.from_config(self)
+        self.oidc = Oidc.from_config(
+            config,
+            pki=self.pki,
+            clock=clock,
+            ids=ids,
+            store=store,
+            auth=self.auth,
+            identities=self.identities,
+            mfas=self.mfas,
+            factors=self.factors,
+            events=self.events,
+            api_sessions=self.api_sessions,
+            sessions=self.network_managers.sessions,
+            # NOTE(arch): a narrow callable: OIDC needs only this lookup of the config types.
+            resolve_config_types=self.resolve_config_types,
+        )
         self.session_tokens = SessionTokens(self.api_sessions, self.identities, self.oidc and self.oidc.sessions)
         self.controller_settings = ControllerSettingManager(self)
         self.revocations = RevocationManager(self)
@@ -144,7 +183,7 @@ class Controller:
 
     def enrollment_jwt(self, record: dict) -> str:
         """The enrollment JWT, signed with the TLS server certificate's key like the real one."""
-        return sign_enrollment_jwt(self, record)
+        return sign_enrollment_jwt(self.pki, self.config.base_url, record)
 
     def ref(self, table_or_collection: str, entity_id: str | None) -> dict | None:
         if entity_id is None:
@@ -201,7 +240,16 @@ def create_app(
     if store is None:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     ctl = Controller(config, store, clock, ids)
-    bootstrap(ctl)
+    bootstrap(
+        store=store,
+        clock=clock,
+        config=config,
+        identity_types=ctl.identity_types,
+        auth_policies=ctl.auth_policies,
+        controller_settings=ctl.controller_settings,
+        identities=ctl.identities,
+        authenticators=ctl.authenticators,
+    )
     app = ControllerApp(
         middleware=[CorsMiddleware(), RequestMiddleware(ctl), AccessLogMiddleware()],
         cors_enable=False,
@@ -213,3 +261,26 @@ def create_app(
     app.add_error_handler(DroppedConnection, on_dropped)
     app.controller = ctl
     return app
+
+
+def router_link(ctl: Controller, name: str = DEFAULT_ROUTER_NAME, hostnames: tuple[str, ...] = ()) -> RouterLink:
+    """The adapter an edge router named ``name`` reaches this controller through."""
+    managers = ctl.network_managers
+    return RouterLink(
+        name,
+        hostnames,
+        pki=ctl.pki,
+        store=ctl.store,
+        events=ctl.events,
+        engine=managers.network.engine,
+        api_sessions=ctl.api_sessions,
+        api_session_certificates=ctl.api_session_certificates,
+        authenticators=ctl.authenticators,
+        sessions=managers.sessions,
+        services=managers.services,
+        routers=managers.routers,
+        edge_routers=managers.edge_routers,
+        terminators=managers.terminators,
+        router_presence=ctl.router_presence,
+        instance_id=ctl.instance_id,
+    )

@@ -4,63 +4,54 @@ from __future__ import annotations
 
 import logging
 
+from controller.clock import rfc3339
 from controller.model.builtin import bootstrap_builtins
 
 log = logging.getLogger("controller")
 
 
-def bootstrap(ctl) -> None:
+def bootstrap(
+    *, store, clock, config, identity_types, auth_policies, controller_settings, identities, authenticators
+) -> None:
     """Create what a fresh database needs; idempotent on every start."""
-    ctl.identity_types.bootstrap()
-    ctl.auth_policies.bootstrap()
-    bootstrap_builtins(ctl)
-    ctl.controller_settings.bootstrap()
-    ensure_default_admin(ctl)
+    identity_types.bootstrap()
+    auth_policies.bootstrap()
+    bootstrap_builtins(store, rfc3339(clock.now()))
+    controller_settings.bootstrap()
+    ensure_default_admin(store, identities, authenticators, config)
 
 
-def ensure_default_admin(ctl) -> None:
+def ensure_default_admin(store, identities, authenticators, config) -> None:
     """The default admin: isAdmin, isDefaultAdmin, with a updb authenticator."""
-    with ctl.store.lock:
-        if any(r.get("is_default_admin") for r in ctl.store.values("identities")):
+    with store.lock:
+        if any(r.get("is_default_admin") for r in store.values("identities")):
             return
-        config = ctl.config
         if not config.admin_password:
             log.warning("no default admin exists and no admin password was given: none created")
             return
-        with ctl.store.transaction():
-            identity_id = ctl.identities.create_system(
+        with store.transaction():
+            identity_id = identities.create_system(
                 {"name": config.admin_name, "is_admin": True, "is_default_admin": True, "type_id": "Default"}
             )
-            ctl.authenticators.create_updb(identity_id, config.admin_username, config.admin_password)
+            authenticators.create_updb(identity_id, config.admin_username, config.admin_password)
 
 
+#: the edge router policy, then the service edge router policy
 QUICKSTART_POLICIES = (
-    (
-        "edge_router_policies",
-        {
-            "name": "all-endpoints-public-routers",
-            "semantic": "AnyOf",
-            "edgeRouterRoles": ["#public"],
-            "identityRoles": ["#all"],
-        },
-    ),
-    (
-        "service_edge_router_policies",
-        {
-            "name": "all-routers-all-services",
-            "semantic": "AnyOf",
-            "edgeRouterRoles": ["#all"],
-            "serviceRoles": ["#all"],
-        },
-    ),
+    {
+        "name": "all-endpoints-public-routers",
+        "semantic": "AnyOf",
+        "edgeRouterRoles": ["#public"],
+        "identityRoles": ["#all"],
+    },
+    {"name": "all-routers-all-services", "semantic": "AnyOf", "edgeRouterRoles": ["#all"], "serviceRoles": ["#all"]},
 )
 
 
-def ensure_quickstart_policies(ctl) -> list[str]:
+def ensure_quickstart_policies(edge_router_policies, service_edge_router_policies) -> list[str]:
     """The two policies ``ziti edge quickstart`` creates, unless present; return the names created."""
     created = []
-    for attr, body in QUICKSTART_POLICIES:
-        manager = getattr(ctl, attr)
+    for manager, body in zip((edge_router_policies, service_edge_router_policies), QUICKSTART_POLICIES):
         if manager.find_by_name(body["name"]) is None:
             manager.create(dict(body))
             created.append(body["name"])

@@ -52,11 +52,11 @@ def listeners(
 
 def edge_router(ctl, host: str, port: int, advertise: str | None = None):
     """The edge router of this controller, not started (composition root: the controller never imports it)."""
-    from controller.router_link import RouterLink
+    from controller.app import router_link
     from router import EdgeRouter
 
     advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
-    link = RouterLink(ctl, hostnames=(advertise, *ctl.config.hostnames))
+    link = router_link(ctl, hostnames=(advertise, *ctl.config.hostnames))
     return EdgeRouter(link, host, port, advertise=advertise)
 
 
@@ -127,7 +127,7 @@ def run(
     built.append(create_app(config))
     ctl = built[0].controller
     if quickstart_policies:
-        ensure_quickstart_policies(ctl)
+        ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
     try:
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)

@@ -164,7 +164,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     )
     group.check()  # before anything is applied or written
     built.append(app := create_app(config))
-    ensure_quickstart_policies(app.controller)
+    ensure_quickstart_policies(app.controller.edge_router_policies, app.controller.service_edge_router_policies)
     try:
         with ZitiClient.in_process(app) as client:
             client.login(config.admin_username, config.admin_password)

@@ -76,7 +76,8 @@ class LocalController:
     def start(self) -> LocalController:
         self.app = create_app(self.config)
         if self._quickstart_policies:
-            ensure_quickstart_policies(self.app.controller)
+            ctl = self.app.controller
+            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
         tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()

@@ -19,7 +19,7 @@ def ca_jwt(call: Call) -> None:
     ca = call.ctl.cas.get(call.param())
     call.resp.status = falcon.HTTP_200
     call.resp.content_type = "application/jwt"
-    call.resp.text = sign_ca_jwt(call.ctl, ca["id"])
+    call.resp.text = sign_ca_jwt(call.ctl.pki, call.ctl.config.base_url, ca["id"])
 
 
 def operations() -> list[Operation]:

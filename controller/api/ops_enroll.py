@@ -106,15 +106,18 @@ def explicit(method: str, **extra):
 
 
 def extend_router(call: Call) -> dict:
-    return router.extend_router(call.ctl, call.peer_certs, call.body["certCsr"], call.body["serverCertCsr"])
+    ctl, body = call.ctl, call.body
+    return router.extend_router(
+        call.peer_certs, body["certCsr"], body["serverCertCsr"], routers=ctl.routers, pki=ctl.pki, store=ctl.store
+    )
 
 
 def enrollment_jwks(call: Call) -> None:
-    write_json(call.resp, keys.jwks(call.ctl))
+    write_json(call.resp, keys.jwks(call.ctl.pki))
 
 
 def enrollment_challenge(call: Call) -> None:
-    write_json(call.resp, keys.challenge(call.ctl, call.body))
+    write_json(call.resp, keys.challenge(call.ctl.pki, call.body))
 
 
 def well_known_cas(call: Call) -> None:
@@ -125,7 +128,8 @@ def well_known_cas(call: Call) -> None:
 
 
 def network_jwts(call: Call) -> list:
-    return [{"name": "default", "token": sign_network_jwt(call.ctl)}]
+    ctl = call.ctl
+    return [{"name": "default", "token": sign_network_jwt(ctl.pki, ctl.config.base_url, ctl.ids.uuid())}]
 
 
 def operations() -> list[Operation]:

@@ -32,18 +32,19 @@ class CertMethod:
 
     name = "cert"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, pki, cas, authenticators, identities, clock):
+        self.pki, self.cas, self.clock = pki, cas, clock
+        self.authenticators, self.identities = authenticators, identities
 
     def authenticate(self, request: AuthRequest) -> Proof:
         peers = list(request.peer_certs)
         if not peers:
             raise errors.InvalidAuth()
         leaf = peers[0]
-        chain, improper = self.ctl.pki.verify_peer_chain(peers)
+        chain, improper = self.pki.verify_peer_chain(peers)
         ca = None
         if chain is None:
-            ca = self.ctl.cas.issuer_of(
+            ca = self.cas.issuer_of(
                 peers, lambda r: bool(r.get("is_auth_enabled")), check_leaf=False, client_auth=False
             )
             if ca is None:
@@ -62,27 +63,27 @@ class CertMethod:
                 external_id = claims.external_id(ca["external_id_claim"], leaf)
             except claims.ClaimNotFound:
                 raise errors.InvalidAuth() from None
-            identity = self.ctl.cas.identity_by_external_id(external_id)
+            identity = self.cas.identity_by_external_id(external_id)
             if identity is None:
                 raise errors.InvalidAuth()
             return identity, None
-        authenticator = self.ctl.authenticators.find_cert(fingerprint(leaf))
+        authenticator = self.authenticators.find_cert(fingerprint(leaf))
         if authenticator is None:
             raise errors.InvalidAuth()
-        identity = self.ctl.identities.find(authenticator["identity_id"])
+        identity = self.identities.find(authenticator["identity_id"])
         if identity is None:
             raise errors.InvalidAuth()
         return identity, authenticator
 
     def _check(self, identity: dict, leaf: x509.Certificate) -> None:
-        if self.ctl.identities.is_disabled(identity):
+        if self.identities.is_disabled(identity):
             raise errors.InvalidAuth()
-        cert_policy = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
+        cert_policy = self.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
         if not cert_policy.get("allowed", True):
             raise errors.InvalidAuth()
         # APPSEC(cert): the leaf's validity is judged here, at the injected clock,
         # because chain verification above deliberately ignored the leaf's dates.
-        if not cert_policy.get("allow_expired_certs", True) and is_expired(leaf, self.ctl.clock.now()):
+        if not cert_policy.get("allow_expired_certs", True) and is_expired(leaf, self.clock.now()):
             raise errors.InvalidAuth()
 
     @staticmethod

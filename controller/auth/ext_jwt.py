@@ -82,9 +82,9 @@ def challenge(realm: str, reason: str, signers: list[dict]) -> str:
 class ExtJwtVerifier:
     """Verifies candidate tokens against the configured signers."""
 
-    def __init__(self, ctl):
-        self.ctl = ctl
-        self.keys = SignerKeys(ctl.clock)
+    def __init__(self, *, signers, clock):
+        self.signers, self.clock = signers, clock
+        self.keys = SignerKeys(clock)
 
     def verify(self, token: str, signer: dict | None = None) -> Verified:
         try:
@@ -92,7 +92,7 @@ class ExtJwtVerifier:
             unverified = jwt.decode(token, options={"verify_signature": False})
         except jwt.PyJWTError:
             raise TokenRejected("missing") from None
-        found = self.ctl.external_jwt_signers.find_by_issuer(unverified.get("iss"))
+        found = self.signers.find_by_issuer(unverified.get("iss"))
         if found is None or not found.get("enabled") or (signer is not None and found["id"] != signer["id"]):
             raise TokenRejected("missing")
         claims = self._check_signature(token, header, found)
@@ -124,7 +124,7 @@ class ExtJwtVerifier:
             raise TokenRejected("invalid") from None
 
     def _check_claims(self, claims: dict, signer: dict) -> None:
-        now = self.ctl.clock.now().timestamp()
+        now = self.clock.now().timestamp()
         exp, nbf = claims.get("exp"), claims.get("nbf")
         for value in (exp, nbf):
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -143,7 +143,7 @@ class ExtJwtVerifier:
         subject = claim_at(verified.claims, verified.signer.get("claims_property") or "sub")
         if not isinstance(subject, str) or not subject:
             return None
-        return self.ctl.external_jwt_signers.identity_for(verified.signer, subject)
+        return self.signers.identity_for(verified.signer, subject)
 
 
 class ExtJwtMethod:
@@ -151,12 +151,11 @@ class ExtJwtMethod:
 
     name = "ext-jwt"
 
-    def __init__(self, ctl, verifier: ExtJwtVerifier):
-        self.ctl = ctl
-        self.verifier = verifier
+    def __init__(self, verifier: ExtJwtVerifier, *, signers, identities):
+        self.verifier, self.signers, self.identities = verifier, signers, identities
 
     def authenticate(self, request: AuthRequest) -> Proof:
-        signers = self.ctl.external_jwt_signers.enabled()
+        signers = self.signers.enabled()
         if not signers:
             raise errors.Unauthorized()
         worst = "missing"
@@ -172,9 +171,9 @@ class ExtJwtMethod:
         raise errors.Unauthorized(www_authenticate=challenge(PRIMARY_REALM, worst, signers))
 
     def _allowed(self, identity: dict, signer: dict) -> bool:
-        if self.ctl.identities.is_disabled(identity):
+        if self.identities.is_disabled(identity):
             return False
-        ext_jwt = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("ext_jwt", {})
+        ext_jwt = self.identities.auth_policy_of(identity).get("primary", {}).get("ext_jwt", {})
         allowed_signers = ext_jwt.get("allowed_signers") or []
         return bool(ext_jwt.get("allowed", True)) and (not allowed_signers or signer["id"] in allowed_signers)
 
@@ -182,16 +181,15 @@ class ExtJwtMethod:
 class ExtJwtSecondary:
     """``secondary.requireExtJwtSigner``: every request carries a valid bearer of that signer."""
 
-    def __init__(self, ctl, verifier: ExtJwtVerifier):
-        self.ctl = ctl
-        self.verifier = verifier
+    def __init__(self, verifier: ExtJwtVerifier, *, signers):
+        self.verifier, self.signers = verifier, signers
 
     def check(self, identity: dict, policy: dict, tokens) -> tuple[list[dict], str | None]:
         """The EXT-JWT auth queries still pending and the ``WWW-Authenticate`` challenge naming them."""
         signer_id = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
         if not signer_id:
             return [], None
-        signer = self.ctl.external_jwt_signers.find(signer_id) or {"id": signer_id}
+        signer = self.signers.find(signer_id) or {"id": signer_id}
         reason = self._check_tokens(signer, identity, tokens)
         if reason is None:
             return [], None

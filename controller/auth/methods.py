@@ -20,8 +20,8 @@ class PasswordMethod:
 
     name = "password"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, store, authenticators, identities):
+        self.store, self.authenticators, self.identities = store, authenticators, identities
         #: failures per authenticator, in memory like the real controller (reset on success)
         self.failures: dict[str, int] = {}
 
@@ -35,14 +35,14 @@ class PasswordMethod:
                 errors.COULD_NOT_VALIDATE,
                 cause={"code": errors.UNHANDLED, "message": "username and password fields are required"},
             )
-        with self.ctl.store.lock:
-            authenticator = self.ctl.authenticators.find_updb(username)
+        with self.store.lock:
+            authenticator = self.authenticators.find_updb(username)
             if authenticator is None:
                 raise errors.InvalidAuth()
-            identity = self.ctl.identities.find(authenticator["identity_id"])
-            if identity is None or self.ctl.identities.is_disabled(identity):
+            identity = self.identities.find(authenticator["identity_id"])
+            if identity is None or self.identities.is_disabled(identity):
                 raise errors.InvalidAuth()
-            updb = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("updb", {})
+            updb = self.identities.auth_policy_of(identity).get("primary", {}).get("updb", {})
             if not updb.get("allowed", True):
                 raise errors.InvalidAuth()
         if not verify_password(password, authenticator):
@@ -56,7 +56,7 @@ class PasswordMethod:
         max_attempts = updb.get("max_attempts") or 0
         if max_attempts and count >= max_attempts:
             self.failures.pop(authenticator["id"], None)
-            self.ctl.identities.disable(identity["id"], updb.get("lockout_duration_minutes") or 0)
+            self.identities.disable(identity["id"], updb.get("lockout_duration_minutes") or 0)
         else:
             self.failures[authenticator["id"]] = count
 

@@ -20,15 +20,15 @@ MAX_NAME_SUFFIX = 999999
 class CaMethod:
     name = "ca"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, store, ids, cas, identities, authenticators):
+        self.store, self.ids, self.cas = store, ids, cas
+        self.identities, self.authenticators = identities, authenticators
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
-        ctl = self.ctl
-        if ctl.store.count("cas") == 0:
+        if self.store.count("cas") == 0:
             raise errors.BadRequest(errors.ENROLLMENT_NO_VALID_CAS, "no certificate authorities are registered")
         ca = (
-            ctl.cas.issuer_of(
+            self.cas.issuer_of(
                 request.peers, lambda r: bool(r.get("is_auto_ca_enrollment_enabled")), check_leaf=True, client_auth=True
             )
             if request.peers
@@ -46,17 +46,17 @@ class CaMethod:
                 errors.MISSING_CERT_CLAIM, f"the certificate does not carry the CA's externalId claim: {ex}"
             ) from ex
         fp = fingerprint(leaf)
-        identity_id = ctl.ids.short()
+        identity_id = self.ids.short()
         requested = request.data.get("name") if request.use_requested_name else None
-        with ctl.store.lock, ctl.store.transaction():
-            if external_id is None and ctl.authenticators.find_cert(fp) is not None:
+        with self.store.lock, self.store.transaction():
+            if external_id is None and self.authenticators.find_cert(fp) is not None:
                 raise cert_in_use(fp)
-            if external_id is not None and ctl.cas.identity_by_external_id(external_id) is not None:
+            if external_id is not None and self.cas.identity_by_external_id(external_id) is not None:
                 raise errors.FieldError(
                     "externalId", f"duplicate value '{external_id}' in unique index on identities store", external_id
                 )
             name = self._unique_name(self._format(ca, leaf, requested or identity_id, identity_id))
-            ctl.identities.create_system(
+            self.identities.create_system(
                 {
                     "id": identity_id,
                     "name": name,
@@ -67,8 +67,8 @@ class CaMethod:
                 }
             )
             if external_id is None:
-                auth_id = ctl.authenticators.create_cert(identity_id, cert_pem(leaf), fp, issued_by_network=False)
-                ctl.authenticators.touch(auth_id, ca_id=ca["id"])
+                auth_id = self.authenticators.create_cert(identity_id, cert_pem(leaf), fp, issued_by_network=False)
+                self.authenticators.touch(auth_id, ca_id=ca["id"])
         return EnrollResult({})
 
     @staticmethod
@@ -88,7 +88,7 @@ class CaMethod:
     def _unique_name(self, base: str) -> str:
         """``base``, else ``base000001``, ``base000002``... (six digits, like the real one)."""
         name, counter = base, 0
-        while self.ctl.identities.find_by_name(name) is not None:
+        while self.identities.find_by_name(name) is not None:
             counter += 1
             if counter > MAX_NAME_SUFFIX:
                 raise errors.FieldError("name", "no free identity name for this certificate", base)

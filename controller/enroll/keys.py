@@ -28,19 +28,19 @@ def _algorithm(alg: str):
     return algorithms.get_default_algorithms()[alg]
 
 
-def jwks(ctl) -> dict:
+def jwks(pki) -> dict:
     """``{"keys": [jwk]}`` of the enrollment signing key(s); public parts only."""
-    key, alg, kid = ctl.pki.jwt_signing_key()
+    key, alg, kid = pki.jwt_signing_key()
     # APPSEC(jwks): to_jwk of the *public* key, so no private member can ever leak.
     jwk = _algorithm(alg).to_jwk(key.public_key(), as_dict=True)
-    server = ctl.pki.server_cert
+    server = pki.server_cert
     jwk.update(
         {
             "kid": kid,
             "alg": alg,
             "use": "sig",
             "key_ops": ["verify"],
-            "x5c": [base64.b64encode(der(c)).decode("ascii") for c in (server, ctl.pki.intermediate_cert)],
+            "x5c": [base64.b64encode(der(c)).decode("ascii") for c in (server, pki.intermediate_cert)],
             "x5t": _b64url(hashlib.sha1(der(server)).digest()),
             "x5t#S256": _b64url(hashlib.sha256(der(server)).digest()),
         }
@@ -48,15 +48,15 @@ def jwks(ctl) -> dict:
     return {"keys": [jwk]}
 
 
-def challenge(ctl, body: dict) -> dict:
+def challenge(pki, body: dict) -> dict:
     """Sign ``nonce`` (a UUID) with the key ``keyId``: ``{signature, algorithm, kid, caPool}``."""
     nonce, key_id = body.get("nonce"), body.get("keyId")
     try:
         uuid.UUID(str(nonce))
     except ValueError:
         raise errors.FieldError("nonce", "nonce in body must be of type uuid", nonce) from None
-    key, alg, kid = ctl.pki.jwt_signing_key()
+    key, alg, kid = pki.jwt_signing_key()
     if key_id != kid:
         raise errors.FieldError("keyId", "keyId is not a key of the enrollment JWKS", key_id)
     signature = _algorithm(alg).sign(str(nonce).encode("utf-8"), key)
-    return {"signature": _b64url(signature), "algorithm": alg, "kid": kid, "caPool": ctl.pki.ca_bundle_pem()}
+    return {"signature": _b64url(signature), "algorithm": alg, "kid": kid, "caPool": pki.ca_bundle_pem()}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.enroll.registry import EnrollRequest, EnrollResult, claim, pending_identity
+from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens
 from controller.pki.certs import fingerprint
 from controller.pki.csr import parse_csr
 
@@ -12,16 +12,15 @@ class OttMethod:
 
     name = "ott"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, tokens: OneTimeTokens, *, pki, store, authenticators):
+        self.tokens, self.pki, self.store, self.authenticators = tokens, pki, store, authenticators
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
-        ctl = self.ctl
-        record, identity = pending_identity(ctl, request.token, self.name)
+        record, identity = self.tokens.pending_identity(request.token, self.name)
         csr = parse_csr(request.csr or "")
-        cert = ctl.pki.sign_identity_csr(csr, identity["id"])
-        chain = ctl.pki.chain_pem(cert)
-        with ctl.store.lock, ctl.store.transaction():
-            claim(ctl, record)
-            ctl.authenticators.create_cert(identity["id"], chain, fingerprint(cert), issued_by_network=True)
+        cert = self.pki.sign_identity_csr(csr, identity["id"])
+        chain = self.pki.chain_pem(cert)
+        with self.store.lock, self.store.transaction():
+            self.tokens.claim(record)
+            self.authenticators.create_cert(identity["id"], chain, fingerprint(cert), issued_by_network=True)
         return EnrollResult({"cert": chain}, pem=chain)

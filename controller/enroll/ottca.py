@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, cert_in_use, claim, invalid_token, pending_identity
+from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens, cert_in_use, invalid_token
 from controller.pki.certs import cert_pem, fingerprint
 
 
@@ -12,13 +12,12 @@ class OttCaMethod:
 
     name = "ottca"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, tokens: OneTimeTokens, *, cas, store, authenticators):
+        self.tokens, self.cas, self.store, self.authenticators = tokens, cas, store, authenticators
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
-        ctl = self.ctl
-        record, identity = pending_identity(ctl, request.token, self.name)
-        ca = ctl.cas.find(record.get("ca_id")) if record.get("ca_id") else None
+        record, identity = self.tokens.pending_identity(request.token, self.name)
+        ca = self.cas.find(record.get("ca_id")) if record.get("ca_id") else None
         if ca is None:
             raise invalid_token()
         # NOTE(enroll): an unverified CA is usable for nothing, so it fails like a disabled one.
@@ -26,17 +25,17 @@ class OttCaMethod:
             raise errors.BadRequest(
                 errors.ENROLLMENT_CA_NOT_VALID, "the CA of this enrollment does not allow OTT-CA enrollment"
             )
-        if not ctl.cas.verifies_with(ca, request.peers, check_leaf=True, client_auth=True):
+        if not self.cas.verifies_with(ca, request.peers, check_leaf=True, client_auth=True):
             raise errors.BadRequest(
                 errors.CERTIFICATE_FAILED_VALIDATION,
                 "the client certificate was not issued by the CA of this enrollment",
             )
         leaf = request.peers[0]
         fp = fingerprint(leaf)
-        if ctl.authenticators.find_cert(fp) is not None:
+        if self.authenticators.find_cert(fp) is not None:
             raise cert_in_use(fp)
-        with ctl.store.lock, ctl.store.transaction():
-            claim(ctl, record)
-            auth_id = ctl.authenticators.create_cert(identity["id"], cert_pem(leaf), fp, issued_by_network=False)
-            ctl.authenticators.touch(auth_id, ca_id=ca["id"])
+        with self.store.lock, self.store.transaction():
+            self.tokens.claim(record)
+            auth_id = self.authenticators.create_cert(identity["id"], cert_pem(leaf), fp, issued_by_network=False)
+            self.authenticators.touch(auth_id, ca_id=ca["id"])
         return EnrollResult({})

@@ -39,8 +39,7 @@ class EnrollResult:
 class EnrollmentMethods:
     """Method name -> method object; ``enroll`` runs the one a request names."""
 
-    def __init__(self, ctl, methods: list):
-        self.ctl = ctl
+    def __init__(self, methods: list):
         self.methods = {}
         for method in methods:
             self.register(method)
@@ -60,41 +59,49 @@ class EnrollmentMethods:
         return method.enroll(request)
 
 
-def pending(ctl, token: str | None, method: str) -> dict:
-    """The outstanding enrollment of ``token``, checked for method and expiry.
+class OneTimeTokens:
+    """Outstanding enrollments, looked up and consumed the same way for every method."""
 
-    Unknown or used token: 400 INVALID_ENROLLMENT_TOKEN; another method:
-    400 INVALID_ENROLL_METHOD; past ``expiresAt`` (injected clock): 400 ENROLLMENT_EXPIRED.
-    """
-    record = ctl.enrollments.find_by_token(token) if isinstance(token, str) and token else None
-    if record is None:
-        raise invalid_token()
-    if record["method"] != method:
-        raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {method}")
-    if ctl.enrollments.is_expired(record):
-        raise errors.Expired(errors.ENROLLMENT_EXPIRED, "The enrollment token has expired")
-    return record
+    def __init__(self, *, enrollments, identities, store):
+        self.enrollments, self.identities, self.store = enrollments, identities, store
+
+    def pending(self, token: str | None, method: str) -> dict:
+        """The outstanding enrollment of ``token``, checked for method and expiry.
+
+        Unknown or used token: 400 INVALID_ENROLLMENT_TOKEN; another method:
+        400 INVALID_ENROLL_METHOD; past ``expiresAt`` (injected clock): 400 ENROLLMENT_EXPIRED.
+        """
+        record = self.enrollments.find_by_token(token) if isinstance(token, str) and token else None
+        if record is None:
+            raise invalid_token()
+        if record["method"] != method:
+            raise errors.BadRequest(errors.INVALID_ENROLL_METHOD, f"the enrollment token is not for method {method}")
+        if self.enrollments.is_expired(record):
+            raise expired()
+        return record
+
+    def pending_identity(self, token: str | None, method: str) -> tuple[dict, dict]:
+        """``pending`` plus the enrollment's identity (gone identity: the token is invalid)."""
+        record = self.pending(token, method)
+        identity = self.identities.find(record.get("identity_id"))
+        if identity is None:
+            raise invalid_token()
+        return record, identity
+
+    def claim(self, record: dict) -> None:
+        """Consume a one-time enrollment; call under the store lock, inside the transaction.
+
+        APPSEC(single-use): the check and the delete happen under one lock, so two
+        concurrent requests with the same token cannot both succeed.
+        """
+        current = self.store.get("enrollments", record["id"])
+        if current is None or current.get("token") != record["token"]:
+            raise invalid_token()
+        self.store.delete("enrollments", record["id"])
 
 
-def pending_identity(ctl, token: str | None, method: str) -> tuple[dict, dict]:
-    """``pending`` plus the enrollment's identity (gone identity: the token is invalid)."""
-    record = pending(ctl, token, method)
-    identity = ctl.identities.find(record.get("identity_id"))
-    if identity is None:
-        raise invalid_token()
-    return record, identity
-
-
-def claim(ctl, record: dict) -> None:
-    """Consume a one-time enrollment; call under the store lock, inside the transaction.
-
-    APPSEC(single-use): the check and the delete happen under one lock, so two
-    concurrent requests with the same token cannot both succeed.
-    """
-    current = ctl.store.get("enrollments", record["id"])
-    if current is None or current.get("token") != record["token"]:
-        raise invalid_token()
-    ctl.store.delete("enrollments", record["id"])
+def expired() -> errors.Expired:
+    return errors.Expired(errors.ENROLLMENT_EXPIRED, "The enrollment token has expired")
 
 
 def invalid_token() -> errors.BadRequest:

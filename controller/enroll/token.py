@@ -1,6 +1,6 @@
 """``token``: enrollment with an external JWT (``Authorization: Bearer``) from an external JWT signer.
 
-The token is verified like an ext-jwt login (``ctl.ext_jwt``): issuer, key,
+The token is verified like an ext-jwt login (``ExtJwtVerifier``): issuer, key,
 signature, ``exp``/``nbf`` and audience. Then, as the real controller:
 
 * the signer's ``claimsProperty`` claim is the new identity's externalId (an
@@ -17,7 +17,7 @@ Any token that does not verify is 400 INVALID_ENROLLMENT_TOKEN.
 from __future__ import annotations
 
 from controller import errors
-from controller.auth.ext_jwt import TokenRejected, bearer_tokens, claim_at
+from controller.auth.ext_jwt import ExtJwtVerifier, TokenRejected, bearer_tokens, claim_at
 from controller.enroll.registry import EnrollRequest, EnrollResult, invalid_token
 from controller.model.identity import DEFAULT_AUTH_POLICY
 from controller.pki.certs import fingerprint
@@ -31,26 +31,29 @@ def not_allowed(reason: str) -> errors.Conflict:
 class TokenMethod:
     name = "token"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(
+        self, verifier: ExtJwtVerifier, *, signers, auth_policies, cas, identities, authenticators, pki, store, ids
+    ):
+        self.verifier, self.signers, self.auth_policies = verifier, signers, auth_policies
+        self.cas, self.identities, self.authenticators = cas, identities, authenticators
+        self.pki, self.store, self.ids = pki, store, ids
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
-        ctl = self.ctl
         signer, claims = self._verify(request)
         external_id = claim_at(claims, signer.get("claims_property") or "sub")
         name = claim_at(claims, signer.get("enroll_name_claims_selector") or "/sub")
         if not isinstance(external_id, str) or not external_id or not isinstance(name, str) or not name:
             raise invalid_token()
-        if ctl.cas.identity_by_external_id(external_id) is not None:
+        if self.cas.identity_by_external_id(external_id) is not None:
             raise errors.Conflict(
                 errors.ENROLLMENT_IDENTITY_ALREADY_ENROLLED, "An identity with this external id is already enrolled"
             )
         policy_id = self._check_allowed(signer, bool(request.csr))
-        identity_id, cert = ctl.ids.short(), None
+        identity_id, cert = self.ids.short(), None
         if request.csr:
-            cert = ctl.pki.sign_identity_csr(parse_csr(request.csr), identity_id)
-        with ctl.store.lock, ctl.store.transaction():
-            ctl.identities.create_system(
+            cert = self.pki.sign_identity_csr(parse_csr(request.csr), identity_id)
+        with self.store.lock, self.store.transaction():
+            self.identities.create_system(
                 {
                     "id": identity_id,
                     "name": name,
@@ -61,25 +64,23 @@ class TokenMethod:
                 }
             )
             if cert is not None:
-                chain = ctl.pki.chain_pem(cert)
-                ctl.authenticators.create_cert(identity_id, chain, fingerprint(cert), issued_by_network=True)
+                chain = self.pki.chain_pem(cert)
+                self.authenticators.create_cert(identity_id, chain, fingerprint(cert), issued_by_network=True)
         if cert is None:
             return EnrollResult({})
-        return EnrollResult({"cert": chain, "ca": ctl.pki.ca_bundle_pem()}, pem=chain)
+        return EnrollResult({"cert": chain, "ca": self.pki.ca_bundle_pem()}, pem=chain)
 
     def _verify(self, request: EnrollRequest) -> tuple[dict, dict]:
-        ctl = self.ctl
-        verifier = getattr(ctl, "ext_jwt", None)
         wanted = None
         issuer_id = request.headers.get("ziti-token-issuer-id")
         if issuer_id:
-            wanted = ctl.external_jwt_signers.find(issuer_id)
+            wanted = self.signers.find(issuer_id)
             if wanted is None or not wanted.get("enabled"):
                 raise invalid_token()
         tokens = [t for value in request.headers.get("authorization", []) for t in bearer_tokens(value)]
-        for token in tokens if verifier is not None else ():
+        for token in tokens:
             try:
-                verified = verifier.verify(token, wanted)
+                verified = self.verifier.verify(token, wanted)
             except TokenRejected:
                 continue
             return verified.signer, verified.claims
@@ -91,7 +92,7 @@ class TokenMethod:
         if not cert_enrollment and not signer.get("enroll_to_token_enabled"):
             raise not_allowed("the token issuer does not allow token enrollment")
         policy_id = signer.get("enroll_auth_policy_id") or DEFAULT_AUTH_POLICY
-        policy = self.ctl.auth_policies.find(policy_id)
+        policy = self.auth_policies.find(policy_id)
         if policy is None:
             raise errors.ControllerError(errors.UNHANDLED, "could not read the enrollment auth policy")
         primary = policy.get("primary", {})

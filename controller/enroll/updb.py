@@ -7,22 +7,21 @@ the body is ignored, as by the real controller.
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, claim, pending_identity
+from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens
 
 
 class UpdbMethod:
     name = "updb"
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, tokens: OneTimeTokens, *, store, authenticators):
+        self.tokens, self.store, self.authenticators = tokens, store, authenticators
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
-        ctl = self.ctl
-        record, identity = pending_identity(ctl, request.token, self.name)
+        record, identity = self.tokens.pending_identity(request.token, self.name)
         password = request.data.get("password")
         if not isinstance(password, str) or not password:
             raise errors.FieldError("password", "password in body is required", None)
-        with ctl.store.lock, ctl.store.transaction():
-            claim(ctl, record)
-            ctl.authenticators.create_updb(identity["id"], record["username"], password)
+        with self.store.lock, self.store.transaction():
+            self.tokens.claim(record)
+            self.authenticators.create_updb(identity["id"], record["username"], password)
         return EnrollResult({})

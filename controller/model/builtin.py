@@ -183,10 +183,8 @@ POSTURE_CHECK_TYPES = [
 ]
 
 
-def bootstrap_builtins(ctl) -> None:
-    """Insert the built-in config types and posture check types once."""
-    now = ctl.identities._now()
-    store = ctl.store
+def bootstrap_builtins(store, now: str) -> None:
+    """Insert the built-in config types and posture check types once, stamped ``now`` (RFC 3339)."""
     with store.lock, store.transaction():
         for type_id, name, target, schema in CONFIG_TYPES:
             if store.get("config_types", type_id) is None:

@@ -10,6 +10,7 @@ factor is done.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
@@ -80,8 +81,23 @@ class LoginOutcome:
 class OidcFlow:
     """Authorize, login steps and the callback; auth requests live in ``requests``."""
 
-    def __init__(self, ctl, requests: AuthRequests):
-        self.ctl, self.requests = ctl, requests
+    def __init__(
+        self,
+        requests: AuthRequests,
+        *,
+        auth,
+        identities,
+        mfas,
+        factors,
+        events,
+        clock,
+        ids,
+        resolve_config_types: Callable[[list[str]], list[str]],
+    ):
+        self.requests, self.auth, self.factors, self.events = requests, auth, factors, events
+        self.identities, self.mfas, self.clock, self.ids = identities, mfas, clock, ids
+        #: config type names or ids -> ids, owned by the config types (a callable: the flow needs no more of them)
+        self.resolve_config_types = resolve_config_types
 
     # -- authorize ----------------------------------------------------------
     def authorize(
@@ -108,15 +124,15 @@ class OidcFlow:
             raise OAuthError("login_required", "prompt none is not supported: a login is required")
         request = self.requests.add(
             OidcAuthRequest(
-                id=self.ctl.ids.uuid(),
+                id=self.ids.uuid(),
                 client_id=client_id,
                 redirect_uri=redirect_uri,
                 scopes=scopes,
                 state=params.get("state") or "",
                 nonce=params.get("nonce") or "",
                 code_challenge=params["code_challenge"],
-                api_session_id=self.ctl.ids.uuid(),
-                created_at=self.ctl.clock.now(),
+                api_session_id=self.ids.uuid(),
+                created_at=self.clock.now(),
                 peer_certs=tuple(peer_certs),
                 remote_address=remote_address,
                 issuer=issuer,
@@ -131,7 +147,7 @@ class OidcFlow:
         """Primary credentials, checked by the same authenticator as ``/authenticate``."""
         request = self.requests.get(request_id)
         method = LOGIN_METHODS[auth.method]
-        proof = self.ctl.auth.verify(
+        proof = self.auth.verify(
             AuthRequest(
                 method, auth.body, auth.peer_certs, auth.bearer_tokens, auth.remote_address or request.remote_address
             )
@@ -139,15 +155,15 @@ class OidcFlow:
         identity = proof.identity
         request.identity_id, request.authenticator_id = identity["id"], proof.authenticator_id
         request.amr, request.flags = [method], dict(proof.flags)
-        request.auth_time = int(self.ctl.clock.now().timestamp())
-        request.config_types = self.ctl.resolve_config_types(_names(auth.body.get("configTypes")))
+        request.auth_time = int(self.clock.now().timestamp())
+        request.config_types = self.resolve_config_types(_names(auth.body.get("configTypes")))
         request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
-        request.totp_required = self.ctl.factors.mfa_enabled(identity["id"])
+        request.totp_required = self.factors.mfa_enabled(identity["id"])
         if method == "cert" and auth.peer_certs:
             request.cert_fingerprint = fingerprint(auth.peer_certs[0])
-            cert_policy = self.ctl.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
+            cert_policy = self.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
             request.allow_expired_certs = bool(cert_policy.get("allow_expired_certs", True))
-        self.ctl.events.authentication(
+        self.events.authentication(
             True,
             f"oidc-{method}",
             identity_id=identity["id"],
@@ -165,7 +181,7 @@ class OidcFlow:
         if not code or len(code) > MAX_CODE:
             raise invalid_totp()
         try:
-            self.ctl.mfas.spend_code(request.identity_id, code, verified_only=True)
+            self.mfas.spend_code(request.identity_id, code, verified_only=True)
         except errors.BadRequest:
             raise invalid_totp() from None
         return self._add_totp(request)
@@ -173,19 +189,19 @@ class OidcFlow:
     def totp_enroll(self, request_id) -> dict:
         """Start TOTP enrollment inside the flow (409 ``MFA_EXISTS`` when one exists)."""
         request = self._authenticated(request_id)
-        identity = self.ctl.identities.get(request.identity_id)
-        return self.ctl.mfas.view(self.ctl.mfas.enroll(identity))
+        identity = self.identities.get(request.identity_id)
+        return self.mfas.view(self.mfas.enroll(identity))
 
     def totp_enroll_discard(self, request_id, code=None) -> None:
         """Drop an enrollment: an unverified one freely, a verified one with a valid code."""
         request = self._authenticated(request_id)
-        self.ctl.mfas.remove_own(request.identity_id, code if isinstance(code, str) else None)
+        self.mfas.remove_own(request.identity_id, code if isinstance(code, str) else None)
 
     def totp_enroll_verify(self, request_id, code) -> LoginOutcome:
         """Finish the enrollment; it counts as the TOTP factor."""
         request = self._authenticated(request_id)
         try:
-            self.ctl.mfas.verify(request.identity_id, code if isinstance(code, str) else "", None)
+            self.mfas.verify(request.identity_id, code if isinstance(code, str) else "", None)
         except errors.BadRequest:
             raise invalid_totp() from None
         return self._add_totp(request)
@@ -228,25 +244,25 @@ class OidcFlow:
 
     def _outcome(self, request: OidcAuthRequest, bearer_tokens) -> LoginOutcome:
         """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
-        identity = self.ctl.identities.find(request.identity_id)
+        identity = self.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
-        pending = self.ctl.factors.pending(
+        pending = self.factors.pending(
             identity, totp_required=request.totp_required, totp_done="totp" in request.amr, bearer_tokens=bearer_tokens
         )
-        signer = (self.ctl.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
+        signer = (self.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
         if signer and f"ejs:{signer}" in request.amr:
             pending.ext_jwt = []
         elif signer and bearer_tokens and not pending.ext_jwt:
             request.amr.append(f"ejs:{signer}")
         if not pending.any:
             self._save_info(request)
-        return LoginOutcome(request, auth_queries(pending, self.ctl.factors.mfa_enabled(identity["id"])))
+        return LoginOutcome(request, auth_queries(pending, self.factors.mfa_enabled(identity["id"])))
 
     def _save_info(self, request: OidcAuthRequest) -> None:
         changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
         if changes:
-            self.ctl.identities.touch(request.identity_id, **changes)
+            self.identities.touch(request.identity_id, **changes)
 
 
 def _names(value) -> list[str]:

@@ -33,8 +33,9 @@ ACCESS_TYPE, REFRESH_TYPE, ID_TYPE = (TYPE_PREFIX + name for name in ("access_to
 class TokenGrants:
     """``POST /oidc/oauth/token``: one method per grant type."""
 
-    def __init__(self, ctl, requests: AuthRequests, signer: TokenSigner, revocations):
-        self.ctl, self.requests, self.signer, self.revocations = ctl, requests, signer, revocations
+    def __init__(self, requests: AuthRequests, signer: TokenSigner, revocations, *, identities, clock):
+        self.requests, self.signer, self.revocations = requests, signer, revocations
+        self.identities, self.clock = identities, clock
 
     def token(self, form: dict, *, basic_client: str | None, issuer: str, peer_certs=()) -> dict:
         """The token reply for ``form`` (first values of the form fields)."""
@@ -164,7 +165,7 @@ class TokenGrants:
             raise OAuthError("invalid_grant", f"failed to parse {_name(kind)} token") from None
         if self.revocations.is_revoked(claims):
             raise OAuthError("invalid_grant", f"{_name(kind)} token revoked")
-        if not holds_bound_cert(claims, peer_certs, self.ctl.clock.now()):
+        if not holds_bound_cert(claims, peer_certs, self.clock.now()):
             raise OAuthError("access_denied", "peer certificate fingerprint does not match token")
         return claims
 
@@ -179,10 +180,10 @@ class TokenGrants:
         return asked
 
     def _usable_identity(self, identity_id: str) -> dict:
-        identity = self.ctl.identities.find(identity_id)
+        identity = self.identities.find(identity_id)
         if identity is None:
             raise OAuthError("invalid_grant", "identity not found")
-        if self.ctl.identities.is_disabled(identity):
+        if self.identities.is_disabled(identity):
             raise OAuthError("invalid_grant", "identity is disabled")
         return identity
 

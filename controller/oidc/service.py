@@ -13,23 +13,55 @@ from controller.oidc.tokens import Lifetimes, TokenSigner
 class Oidc:
     """Signer, revocations, auth requests, login flow, token grants and bearer sessions."""
 
-    def __init__(self, ctl, lifetimes: Lifetimes):
-        self.signer = TokenSigner(ctl.pki, ctl.clock, ctl.ids, lifetimes)
-        self.revocations = TokenRevocations(ctl.store, ctl.clock, lifetimes.refresh)
-        self.requests = AuthRequests(ctl.clock)
-        self.flow = OidcFlow(ctl, self.requests)
-        self.grants = TokenGrants(ctl, self.requests, self.signer, self.revocations)
-        self.sessions = OidcSessions(ctl, self.signer, self.revocations)
+    def __init__(
+        self,
+        lifetimes: Lifetimes,
+        *,
+        pki,
+        clock,
+        ids,
+        store,
+        auth,
+        identities,
+        mfas,
+        factors,
+        events,
+        api_sessions,
+        sessions,
+        resolve_config_types,
+    ):
+        self.signer = TokenSigner(pki, clock, ids, lifetimes)
+        self.revocations = TokenRevocations(store, clock, lifetimes.refresh)
+        self.requests = AuthRequests(clock)
+        self.flow = OidcFlow(
+            self.requests,
+            auth=auth,
+            identities=identities,
+            mfas=mfas,
+            factors=factors,
+            events=events,
+            clock=clock,
+            ids=ids,
+            resolve_config_types=resolve_config_types,
+        )
+        self.grants = TokenGrants(self.requests, self.signer, self.revocations, identities=identities, clock=clock)
+        self.sessions = OidcSessions(
+            self.signer,
+            self.revocations,
+            identities=identities,
+            factors=factors,
+            api_sessions=api_sessions,
+            sessions=sessions,
+            store=store,
+            clock=clock,
+        )
 
     @classmethod
-    def from_config(cls, ctl) -> "Oidc | None":
-        """The provider, or None when the configuration turns OIDC off."""
-        config = ctl.config
+    def from_config(cls, config, **collaborators) -> "Oidc | None":
+        """The provider, or None when the configuration turns OIDC off; ``collaborators`` as ``__init__``."""
         if not config.oidc:
             return None
-        return cls(
-            ctl,
-            Lifetimes.from_seconds(
-                config.oidc_access_token_seconds, config.oidc_refresh_token_seconds, config.oidc_id_token_seconds
-            ),
+        lifetimes = Lifetimes.from_seconds(
+            config.oidc_access_token_seconds, config.oidc_refresh_token_seconds, config.oidc_id_token_seconds
         )
+        return cls(lifetimes, **collaborators)

@@ -49,8 +49,10 @@ def holds_bound_cert(claims: dict, peer_certs, now: datetime, peer_fingerprint: 
 class OidcSessions:
     """Resolves access tokens; ends OIDC sessions."""
 
-    def __init__(self, ctl, signer, revocations):
-        self.ctl, self.signer, self.revocations = ctl, signer, revocations
+    def __init__(self, signer, revocations, *, identities, factors, api_sessions, sessions, store, clock):
+        self.signer, self.revocations = signer, revocations
+        self.identities, self.factors, self.api_sessions = identities, factors, api_sessions
+        self.sessions, self.store, self.clock = sessions, store, clock
 
     def is_access_token(self, token: str) -> bool:
         claims = self.signer.known_claims(token)
@@ -65,17 +67,17 @@ class OidcSessions:
             claims = self.signer.verify(token, ACCESS)
         except TokenRejected as ex:
             raise rejected(ex.reason) from None
-        identity = self.ctl.identities.find(claims["sub"])
+        identity = self.identities.find(claims["sub"])
         if identity is None or self.revocations.is_revoked(claims):
             raise rejected("invalid")
-        if not holds_bound_cert(claims, presented.peer_certs, self.ctl.clock.now(), presented.peer_fingerprint):
+        if not holds_bound_cert(claims, presented.peer_certs, self.clock.now(), presented.peer_fingerprint):
             raise rejected("invalid")
-        if self.ctl.identities.is_disabled(identity):
+        if self.identities.is_disabled(identity):
             raise errors.Unauthorized()
-        pending = self.ctl.factors.pending(
+        pending = self.factors.pending(
             identity, totp_required=False, totp_done="totp" in (claims.get("amr") or []), bearer_tokens=others
         )
-        record = self._record(token, claims, presented, rfc3339(self.ctl.clock.now()))
+        record = self._record(token, claims, presented, rfc3339(self.clock.now()))
         return ResolvedSession(record, identity, pending, claims)
 
     @staticmethod
@@ -104,9 +106,9 @@ class OidcSessions:
 
     def view(self, resolved: ResolvedSession) -> dict:
         """``GET /current-api-session`` for an OIDC session (built from the token, as the real one)."""
-        sessions, record, claims = self.ctl.api_sessions, resolved.session, resolved.claims
-        now = self.ctl.clock.now()
-        enrolled = self.ctl.factors.mfa_enabled(resolved.identity["id"])
+        sessions, record, claims = self.api_sessions, resolved.session, resolved.claims
+        now = self.clock.now()
+        enrolled = self.factors.mfa_enabled(resolved.identity["id"])
         out = sessions.view(record, auth_queries=auth_queries(resolved.pending, enrolled))
         out.pop("cachedLastActivityAt", None)
         out["lastActivityAt"] = rfc3339(now)
@@ -117,5 +119,5 @@ class OidcSessions:
     def end(self, resolved: ResolvedSession) -> None:
         """Log out: revoke the session (``z_asid``) and drop its sessions."""
         self.revocations.revoke(resolved.session["id"], "API_SESSION")
-        with self.ctl.store.lock, self.ctl.store.transaction():
-            self.ctl.sessions.delete_for_api_session(resolved.session)
+        with self.store.lock, self.store.transaction():
+            self.sessions.delete_for_api_session(resolved.session)

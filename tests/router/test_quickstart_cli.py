@@ -99,11 +99,11 @@ def test_no_router_flag_starts_none(tmp_path):
 
 
 def test_a_busy_router_port_is_named_in_the_error(ziti_quickstart_controller):
-    from controller.router_link import RouterLink
+    from controller.app import router_link
     from router import EdgeRouter
 
     busy = int(ziti_quickstart_controller.router.url.rsplit(":", 1)[1])
-    link = RouterLink(ziti_quickstart_controller.controller, name="busy-port-router")
+    link = router_link(ziti_quickstart_controller.controller, name="busy-port-router")
     try:
         with pytest.raises(OSError, match=rf"127\.0\.0\.1:{busy}: .*--router-port"):
             EdgeRouter(link, "127.0.0.1", busy).start()

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from controller.router_link import RouterLink
+from controller.app import router_link
 from harness import flows
 from harness import pki as hp
 from harness.sync_dataplane import DialError, echo
@@ -91,7 +91,7 @@ def test_a_host_that_vanishes_mid_dial_fails_only_that_dial(ziti_quickstart, tim
 
 
 def test_a_silent_peer_is_closed_after_the_hello_timeout(ziti_quickstart, ziti_quickstart_controller, router_log):
-    link = RouterLink(ziti_quickstart_controller.controller, name="silent-peer-router")
+    link = router_link(ziti_quickstart_controller.controller, name="silent-peer-router")
     with EdgeRouter(link, "127.0.0.1", 0, hello_timeout=0.2) as router:
         with RawChannel(router.url, ziti_quickstart.dialer) as silent:
             assert silent.recv() is None  # the router gave up; this side never sent a byte
