@@ -1,6 +1,6 @@
 """Time and fault control for tests of client resilience.
 
-In-process, tests reach ``ctl.clock`` and ``ctl.faults`` directly. A controller
+In-process, tests reach the controller's ``clock`` and ``faults`` directly. A controller
 started in simulation mode also serves control endpoints (``ops_simulation``) so
 that out-of-process clients can move its clock and inject faults; in its
 default mode those routes do not exist.

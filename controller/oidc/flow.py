@@ -96,7 +96,7 @@ class OidcFlow:
     ):
         self.requests, self.auth, self.factors, self.events = requests, auth, factors, events
         self.identities, self.mfas, self.clock, self.ids = identities, mfas, clock, ids
-        #: config type names or ids -> ids, owned by the config types (a callable: the flow needs no more of them)
+        #: config type names or ids -> ids: a callable, as that is all the flow needs of the config types
         self.resolve_config_types = resolve_config_types
 
     # -- authorize ----------------------------------------------------------
