@@ -6,6 +6,8 @@ each type (they are the project's own, not copies).
 
 from __future__ import annotations
 
+from controller.store.db import Store
+
 PORT = {"type": "integer", "minimum": 0, "maximum": 65535}
 PROTOCOL = {"type": "string", "enum": ["tcp", "udp"]}
 PROTOCOLS = {"type": "array", "items": PROTOCOL, "minItems": 1, "uniqueItems": True}
@@ -183,8 +185,8 @@ POSTURE_CHECK_TYPES = [
 ]
 
 
-def bootstrap_builtins(store, now: str) -> None:
-    """Insert the built-in config types and posture check types once, stamped ``now`` (RFC 3339)."""
+def bootstrap_builtins(store: Store, now: str) -> None:
+    """Insert the built-in config types and posture check types once (``now``: their timestamps)."""
     with store.lock, store.transaction():
         for type_id, name, target, schema in CONFIG_TYPES:
             if store.get("config_types", type_id) is None:
