@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Callable
 
 from controller import errors
 from controller.auth.request import Pending
 from controller.clock import parse_rfc3339, rfc3339
-from controller.model.base import EntityManager, scalar
+from controller.model.base import Core, EntityManager, scalar
+from controller.model.identity import IdentityManager
 from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
 from controller.store.query import Field, dt_key
 
@@ -50,18 +52,30 @@ class ApiSessionManager(EntityManager):
     )
     link_names = ("sessions",)
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(
+        self,
+        core: Core,
+        *,
+        identities: IdentityManager,
+        timeout_seconds: int,
+        resolve_config_types: Callable[[list[str]], list[str]],
+        resolve_token: Callable[..., object],
+        pending_factors: Callable[..., Pending],
+        revoke_identity_tokens: Callable[[str], None],
+    ):
+        """``resolve_token``, ``pending_factors`` and ``revoke_identity_tokens`` reach the authentication
+        services (session tokens, second factors, OIDC revocations), which are built after this manager."""
+        super().__init__(core)
+        self.identities, self.resolve_config_types = identities, resolve_config_types
+        self.timeout = timedelta(seconds=timeout_seconds)
+        self.resolve_token, self.pending_factors = resolve_token, pending_factors
+        self.revoke_identity_tokens = revoke_identity_tokens
         self.by_token = UniqueIndex(self.store, self.table, lambda r: r.get("token"))
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
         #: sessions by stored last activity, so the sweep costs what expires, not what exists
         self.by_activity = DueIndex(self.store, self.table, lambda r: dt_key(r.get("last_activity_at")))
         #: session id -> last activity (in memory; flushed to the store every 90 s)
         self._activity: dict[str, datetime] = {}
-
-    @property
-    def timeout(self) -> timedelta:
-        return timedelta(seconds=self.ctl.config.session_timeout_seconds)
 
     # -- lifecycle ----------------------------------------------------------
     def open(self, identity: dict, authenticator_id: str, body: dict, ip: str, **flags) -> dict:
@@ -76,7 +90,7 @@ class ApiSessionManager(EntityManager):
             "identity_id": identity["id"],
             "authenticator_id": authenticator_id,
             "ip_address": ip,
-            "config_types": self.ctl.resolve_config_types(body.get("configTypes") or []),
+            "config_types": self.resolve_config_types(body.get("configTypes") or []),
             "last_activity_at": now,
             "is_mfa_required": False,
             "is_mfa_complete": False,
@@ -90,14 +104,14 @@ class ApiSessionManager(EntityManager):
                 if isinstance(body.get(w), dict)
             }
             if env_changes:
-                self.ctl.identities.touch(identity["id"], **env_changes)
+                self.identities.touch(identity["id"], **env_changes)
         return record
 
     def close(self, session_id: str) -> None:
         with self.store.lock, self.store.transaction():
             record = self.find(session_id)
             if record is not None:
-                self.ctl.cascades.run(self.table, record)
+                self.cascades.run(self.table, record)
                 self.store.delete(self.table, session_id)
                 self._activity.pop(session_id, None)
 
@@ -109,8 +123,7 @@ class ApiSessionManager(EntityManager):
         """End every API session of the identity: the stored ones, and its OIDC tokens issued so far."""
         for session_id in list(self.by_identity.get(identity_id)):
             self.close(session_id)
-        if self.ctl.oidc is not None:
-            self.ctl.oidc.revocations.revoke(identity_id, "IDENTITY")
+        self.revoke_identity_tokens(identity_id)
 
     def has_session(self, identity_id: str) -> bool:
         return bool(self.by_identity.get(identity_id))
@@ -172,13 +185,13 @@ class ApiSessionManager(EntityManager):
         The router's hello calls this; it is :meth:`SessionTokens.resolve_token`, the one
         lookup HTTP dispatch uses too. Raises ``Unauthorized`` like it.
         """
-        resolved = self.ctl.session_tokens.resolve_token(token, peer_fingerprint=peer_fingerprint)
+        resolved = self.resolve_token(token, peer_fingerprint=peer_fingerprint)
         return resolved.session, resolved.identity
 
     # -- second factors -------------------------------------------------------
     def pending(self, session: dict, identity: dict, bearer_tokens=()) -> Pending:
         """Secondary factors still owed on ``session`` (``bearer_tokens`` of the request at hand)."""
-        return self.ctl.factors.pending(
+        return self.pending_factors(
             identity,
             totp_required=bool(session.get("is_mfa_required")),
             totp_done=bool(session.get("is_mfa_complete")),

@@ -10,7 +10,9 @@ from __future__ import annotations
 from controller.clock import rfc3339
 from controller.errors import NotFound
 from controller.model import schema as s
-from controller.model.base import EntityManager, scalar
+from controller.model.api_session import ApiSessionManager
+from controller.model.base import Core, EntityManager, scalar
+from controller.pki.ca import ControllerPKI
 from controller.pki.certs import fingerprint
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
@@ -33,14 +35,15 @@ class ApiSessionCertificateManager(EntityManager):
     )
     create_schema = CREATE
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, api_sessions: ApiSessionManager, pki: ControllerPKI):
+        super().__init__(core)
+        self.api_sessions, self.pki = api_sessions, pki
         self.by_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
 
     def create_for(self, session: dict, csr_pem: str) -> dict:
         """Sign ``csr_pem`` for ``session``; return the stored record."""
         cert_id = self.ids.short()
-        cert = self.ctl.pki.sign_api_session_csr(csr_pem, session["identity_id"], session["id"], cert_id)
+        cert = self.pki.sign_api_session_csr(csr_pem, session["identity_id"], session["id"], cert_id)
         now = self._now()
         record = {
             "id": cert_id,
@@ -53,10 +56,10 @@ class ApiSessionCertificateManager(EntityManager):
             "fingerprint": fingerprint(cert),
             "valid_from": rfc3339(cert.not_valid_before_utc),
             "valid_to": rfc3339(cert.not_valid_after_utc),
-            "certificate": self.ctl.pki.chain_pem(cert),
+            "certificate": self.pki.chain_pem(cert),
         }
         with self.store.lock, self.store.transaction():
-            if self.ctl.api_sessions.find(session["id"]) is None:
+            if self.api_sessions.find(session["id"]) is None:
                 raise NotFound("apiSession", session["id"])
             self.store.insert(self.table, cert_id, record)
         return record

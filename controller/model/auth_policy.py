@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+from typing import Callable
 
 from controller import errors
 from controller.errors import ControllerError, NotFound, ReferenceExists
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, snake
+from controller.model.base import Attr, Core, EntityManager, name_field, snake
 from controller.store.indexes import MultiIndex
 
 CERT = s.obj({"allowExpiredCerts": s.BOOLEAN, "allowed": s.BOOLEAN}, required=("allowed", "allowExpiredCerts"))
@@ -111,8 +112,10 @@ class AuthPolicyManager(EntityManager):
     filter_fields = (name_field(),)
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, find_signer: Callable[[str], dict | None]):
+        """``find_signer`` reaches the external JWT signers, built after this manager (they need identities)."""
+        super().__init__(core)
+        self.find_signer = find_signer
         self.users = MultiIndex(self.store, "identities", lambda r: r.get("auth_policy_id"))
 
     def bootstrap(self) -> None:
@@ -166,13 +169,11 @@ class AuthPolicyManager(EntityManager):
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         signers = record["primary"]["ext_jwt"].get("allowed_signers") or []
         required = record["secondary"].get("require_ext_jwt_signer")
-        finder = getattr(self.ctl, "external_jwt_signers", None)
-        if finder is not None:
-            for signer_id in signers:
-                if finder.find(signer_id) is None:
-                    raise NotFound("externalJwtSigner", signer_id)
-            if required and finder.find(required) is None:
-                raise NotFound("externalJwtSigner", required)
+        for signer_id in signers:
+            if self.find_signer(signer_id) is None:
+                raise NotFound("externalJwtSigner", signer_id)
+        if required and self.find_signer(required) is None:
+            raise NotFound("externalJwtSigner", required)
 
     def before_delete(self, record: dict) -> None:
         users = sorted(self.users.get(record["id"]))

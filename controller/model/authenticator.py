@@ -6,7 +6,8 @@ from controller import errors
 from controller.auth.passwords import check_rules, hash_password, verify_password
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, scalar
+from controller.model.base import Attr, Core, EntityManager, scalar
+from controller.model.identity import IdentityManager
 from controller.store.indexes import MultiIndex, UniqueIndex
 
 METHODS = ("updb", "cert")
@@ -49,8 +50,9 @@ class AuthenticatorManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, identities: IdentityManager):
+        super().__init__(core)
+        self.identities = identities
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
         self.by_username = UniqueIndex(
             self.store, self.table, lambda r: r.get("username") if r.get("method") == "updb" else None
@@ -81,7 +83,7 @@ class AuthenticatorManager(EntityManager):
 
     # -- writes -------------------------------------------------------------
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
-        identity = self.ctl.identities.get(record["identity_id"])
+        identity = self.identities.get(record["identity_id"])
         if old is None:
             self._check_one_per_method(record)
         if record["method"] == "updb":
@@ -133,7 +135,7 @@ class AuthenticatorManager(EntityManager):
         record.setdefault("is_issued_by_network", False)
 
     def check_password_rules(self, password: str, identity: dict) -> None:
-        policy = self.ctl.identities.auth_policy_of(identity)
+        policy = self.identities.auth_policy_of(identity)
         reason = check_rules(password, policy.get("primary", {}).get("updb", {}))
         if reason:
             raise FieldError("password", reason, None)
@@ -181,7 +183,7 @@ class AuthenticatorManager(EntityManager):
 
     def delete_for_identity(self, record: dict) -> None:
         for auth_id in list(self.by_identity.get(record["id"])):
-            self.ctl.cascades.run(self.table, self.get(auth_id))
+            self.cascades.run(self.table, self.get(auth_id))
             self.store.delete(self.table, auth_id)
 
     # -- views --------------------------------------------------------------

@@ -21,9 +21,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from controller.clock import rfc3339
+from controller.clock import Clock, rfc3339
 from controller.errors import FieldError, NotFound
+from controller.ids import Ids
+from controller.model.cascades import Cascades
 from controller.model.views import base_view, entity_ref
+from controller.store.db import Store
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
 from controller.store.query import Field, FieldSet, Listing, list_page
@@ -58,6 +61,16 @@ class Attr:
     def default_value(self) -> Any:
         value = self.default() if callable(self.default) else self.default
         return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class Core:
+    """What every manager uses: the store, the clock, id generation and the delete cascades."""
+
+    store: Store
+    clock: Clock
+    ids: Ids
+    cascades: Cascades
 
 
 def common_fields() -> list[Field]:
@@ -95,11 +108,8 @@ class EntityManager:
     update_schema: dict | None = None
     patch_schema: dict | None = None
 
-    def __init__(self, ctl):
-        self.ctl = ctl
-        self.store = ctl.store
-        self.clock = ctl.clock
-        self.ids = ctl.ids
+    def __init__(self, core: Core):
+        self.store, self.clock, self.ids, self.cascades = core.store, core.clock, core.ids, core.cascades
         self.fields = FieldSet(self.filter_fields)
         self.names = UniqueIndex(self.store, self.table, lambda r: r.get("name")) if self.unique_names else None
         self.filter_index = FilterIndex(self.store, self.table, self.fields)
@@ -179,7 +189,7 @@ class EntityManager:
         with self.store.lock, self.store.transaction():
             record = self.get(entity_id)
             self.before_delete(record)
-            self.ctl.cascades.run(self.table, record)
+            self.cascades.run(self.table, record)
             self.store.delete(self.table, entity_id)
 
     def touch(self, entity_id: str, **changes) -> dict:

@@ -15,8 +15,10 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from controller import errors
+from controller.clock import Clock
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
+from controller.model.identity import IdentityManager
 from controller.pki import claims
 from controller.pki.certs import fingerprint, is_ca, is_expired, load_pem_chain, verify_chain
 from controller.policy.roles import validate_role_attributes
@@ -105,8 +107,10 @@ class CaManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, identities: IdentityManager, pki_clock: Clock):
+        """``pki_clock``: issuers are judged at the PKI's time, like the controller's own chain."""
+        super().__init__(core)
+        self.identities, self.pki_clock = identities, pki_clock
         self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
         #: fingerprint -> parsed CA certificate (records keep PEM text)
         self._parsed: dict[str, x509.Certificate] = {}
@@ -116,7 +120,7 @@ class CaManager(EntityManager):
 
     def identity_by_external_id(self, external_id: str) -> dict | None:
         identity_id = self._by_external_id.get(external_id)
-        return self.ctl.identities.find(identity_id) if identity_id else None
+        return self.identities.find(identity_id) if identity_id else None
 
     # -- writes -------------------------------------------------------------
     def patch(self, entity_id: str, body: dict) -> None:
@@ -195,7 +199,7 @@ class CaManager(EntityManager):
             leaf,
             list(intermediates),
             [ca_cert],
-            now=self.ctl.pki.clock.now(),
+            now=self.pki_clock.now(),
             check_leaf_dates=False,
             require_client_auth=client_auth,
         )
@@ -224,7 +228,7 @@ class CaManager(EntityManager):
     # -- delete -------------------------------------------------------------
     def delete_dependents(self, record: dict) -> None:
         """Cascade: the CA's enrollments and the certificate authenticators it issued go with it."""
-        ctl, ca_cert = self.ctl, self.certificate(record)
+        ca_cert = self.certificate(record)
         for enrollment in self.store.all("enrollments"):
             if enrollment.get("ca_id") == record["id"]:
                 self.store.delete("enrollments", enrollment["id"])
@@ -232,7 +236,7 @@ class CaManager(EntityManager):
             if authenticator.get("method") != "cert" or authenticator.get("is_issued_by_network"):
                 continue
             if authenticator.get("ca_id") == record["id"] or self._issued(authenticator, ca_cert):
-                ctl.cascades.run("authenticators", authenticator)
+                self.cascades.run("authenticators", authenticator)
                 self.store.delete("authenticators", authenticator["id"])
 
     def _issued(self, authenticator: dict, ca_cert) -> bool:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field
+from controller.model.base import Attr, Core, EntityManager, name_field
+from controller.model.config_type import ConfigTypeManager
 from controller.model.validation import validator_for
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
@@ -46,13 +49,17 @@ class ConfigManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(
+        self, core: Core, *, config_types: ConfigTypeManager, identities_using_config: Callable[[str], set[str]]
+    ):
+        """``identities_using_config`` reaches the identity overrides, built after (they name configs)."""
+        super().__init__(core)
+        self.config_types, self.identities_using_config = config_types, identities_using_config
         self.by_type = MultiIndex(self.store, self.table, lambda r: r.get("config_type_id"))
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         type_id = record.get("config_type_id")
-        config_type = self.ctl.config_types.find(type_id) if isinstance(type_id, str) else None
+        config_type = self.config_types.find(type_id) if isinstance(type_id, str) else None
         if config_type is None:
             raise FieldError("type", "invalid config type", type_id)
         data = record.get("data")
@@ -62,7 +69,7 @@ class ConfigManager(EntityManager):
 
     def before_delete(self, record: dict) -> None:
         # NOTE(network): the real controller fails this delete with a 500; the documented 409 is kept here.
-        users = self.ctl.service_configs.identities_using_config(record["id"])
+        users = self.identities_using_config(record["id"])
         if users:
             raise ReferenceExists("serviceConfigs", sorted(users))
 
@@ -89,7 +96,7 @@ class ConfigManager(EntityManager):
         return out
 
     def type_of(self, record: dict) -> dict | None:
-        return self.ctl.config_types.find(record.get("config_type_id"))
+        return self.config_types.find(record.get("config_type_id"))
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["configType"] = self.ctl.config_types.ref(record.get("config_type_id"))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import orjson
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
 
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar
 from controller.store.query import Field
 
 TARGETS = ("service", "router", "other")
@@ -49,6 +51,22 @@ class ConfigTypeManager(EntityManager):
     link_names = ("configs",)
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
+    def __init__(self, core: Core, *, config_ids_of_type: Callable[[str], set[str]]):
+        """``config_ids_of_type`` reaches the configs, which are built after (they validate against types)."""
+        super().__init__(core)
+        self.config_ids_of_type = config_ids_of_type
+
+    def resolve(self, names: list[str]) -> list[str]:
+        """Config type names or ids -> ids; ``all`` stays ``["all"]``; unknown ones are ignored."""
+        if "all" in names:
+            return ["all"]
+        out = []
+        for name in names:
+            record = self.find(name) or self.find_by_name(name)
+            if record is not None:
+                out.append(record["id"])
+        return out
+
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if record.get("name") == "all":
             raise FieldError("name", "name may not be 'all'", "all")
@@ -59,7 +77,7 @@ class ConfigTypeManager(EntityManager):
         record["is_system"] = bool(old and old.get("is_system"))
 
     def before_delete(self, record: dict) -> None:
-        users = sorted(self.ctl.configs.by_type.get(record["id"]))
+        users = sorted(self.config_ids_of_type(record["id"]))
         if users:
             raise ReferenceExists("configTypeId", users)
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Callable
 
 from controller import errors
 from controller.clock import parse_rfc3339, rfc3339
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, scalar
+from controller.model.authenticator import AuthenticatorManager
+from controller.model.base import Attr, Core, EntityManager, scalar
+from controller.model.identity import IdentityManager
 from controller.model.views import entity_ref
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
@@ -51,14 +54,26 @@ class EnrollmentManager(EntityManager):
     )
     create_schema = CREATE
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(
+        self,
+        core: Core,
+        *,
+        identities: IdentityManager,
+        authenticators: AuthenticatorManager,
+        sign_jwt: Callable[[dict], str],
+        duration_minutes: int,
+        router_duration_minutes: int,
+    ):
+        """``sign_jwt`` turns a record into its enrollment JWT (``controller.enroll.jwt``)."""
+        super().__init__(core)
+        self.identities, self.authenticators, self.sign_jwt = identities, authenticators, sign_jwt
+        self.duration_minutes, self.router_duration_minutes = duration_minutes, router_duration_minutes
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
         self.by_token = UniqueIndex(self.store, self.table, lambda r: r.get("token"))
 
     # -- creation -----------------------------------------------------------
     def default_expiry(self) -> str:
-        minutes = self.ctl.config.enrollment_duration_minutes
+        minutes = self.duration_minutes
         return rfc3339(self.clock.now() + timedelta(minutes=max(5, minutes)))
 
     def create_for_identity_request(self, identity_id: str, request: dict) -> None:
@@ -91,7 +106,7 @@ class EnrollmentManager(EntityManager):
         """
         key = "edge_router_id" if method == "erott" else "transit_router_id"
         now = self._now()
-        minutes = max(5, self.ctl.config.router_enrollment_duration_minutes)
+        minutes = max(5, self.router_duration_minutes)
         record = {
             "id": self.ids.short(),
             "created_at": now,
@@ -105,7 +120,7 @@ class EnrollmentManager(EntityManager):
             "token": self.ids.uuid(),
             "expires_at": expires_at or rfc3339(self.clock.now() + timedelta(minutes=minutes)),
         }
-        record["jwt"] = self.ctl.enrollment_jwt(record)
+        record["jwt"] = self.sign_jwt(record)
         with self.store.lock, self.store.transaction():
             self.delete_for_router(router_id)
             self.store.insert(self.table, record["id"], record)
@@ -118,7 +133,7 @@ class EnrollmentManager(EntityManager):
                     self.store.delete(self.table, record["id"])
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
-        identity = self.ctl.identities.get(record["identity_id"])
+        identity = self.identities.get(record["identity_id"])
         for other_id in self.by_identity.get(identity["id"]):
             other = self.find(other_id)
             if other and other["id"] != record["id"] and other["method"] == record["method"]:
@@ -129,7 +144,7 @@ class EnrollmentManager(EntityManager):
             ca_id = record.get("ca_id")
             if not ca_id:
                 raise errors.FieldError("caId", "caId in body is required for method ottca", ca_id)
-            if self.ctl.store.get("cas", ca_id) is None:
+            if self.store.get("cas", ca_id) is None:
                 raise errors.NotFound("ca", ca_id)
         else:
             record["ca_id"] = None
@@ -137,7 +152,7 @@ class EnrollmentManager(EntityManager):
             username = record.get("username")
             if not username or not (4 <= len(username) <= 100):
                 raise errors.FieldError("username", "username in body should be between 4 and 100 chars long", username)
-            if self.ctl.authenticators.find_updb(username) is not None:
+            if self.authenticators.find_updb(username) is not None:
                 raise errors.FieldError(
                     "username", f"duplicate value '{username}' in unique index on authenticators store", username
                 )
@@ -145,14 +160,14 @@ class EnrollmentManager(EntityManager):
             record["username"] = None
         record["expires_at"] = self._future(record["expires_at"])
         record["token"] = self.ids.uuid()
-        record["jwt"] = self.ctl.enrollment_jwt(record)
+        record["jwt"] = self.sign_jwt(record)
 
     def refresh(self, enrollment_id: str, expires_at: str) -> None:
         """New expiry, new token and JWT: the earlier JWT stops working."""
         with self.store.lock, self.store.transaction():
             record = dict(self.get(enrollment_id))
             record.update(expires_at=self._future(expires_at), token=self.ids.uuid(), updated_at=self._now())
-            record["jwt"] = self.ctl.enrollment_jwt(record)
+            record["jwt"] = self.sign_jwt(record)
             self.store.put(self.table, enrollment_id, record)
 
     def _future(self, expires_at: str) -> str:
@@ -187,7 +202,8 @@ class EnrollmentManager(EntityManager):
             }
             if record["method"] == "ottca":
                 entry["caId"] = record["ca_id"]
-                entry["ca"] = self.ctl.ref("cas", record["ca_id"])
+                ca = self.store.get("cas", record["ca_id"])
+                entry["ca"] = entity_ref("cas", record["ca_id"], ca.get("name") if ca else None)
             out[record["method"]] = entry
         return out
 

@@ -14,7 +14,8 @@ from cryptography.x509.oid import NameOID
 from controller.clock import ZERO_TIME, rfc3339
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar
+from controller.model.identity import IdentityManager
 from controller.pki.certs import fingerprint, load_pem_cert
 from controller.store.indexes import MultiIndex, UniqueIndex
 
@@ -81,8 +82,9 @@ class ExternalJwtSignerManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, identities: IdentityManager):
+        super().__init__(core)
+        self.identities = identities
         self.by_issuer = UniqueIndex(self.store, self.table, lambda r: r.get("issuer"))
         self.by_external_id = UniqueIndex(self.store, "identities", lambda r: r.get("external_id"))
         self.policy_users = MultiIndex(self.store, "auth_policies", _signers_of_policy, many=True)
@@ -99,8 +101,8 @@ class ExternalJwtSignerManager(EntityManager):
         """The identity a token's claim names: by externalId or by id, as the signer says."""
         if signer.get("use_external_id"):
             identity_id = self.by_external_id.get(subject)
-            return self.ctl.identities.find(identity_id) if identity_id else None
-        return self.ctl.identities.find(subject)
+            return self.identities.find(identity_id) if identity_id else None
+        return self.identities.find(subject)
 
     # -- writes -------------------------------------------------------------------
     # NOTE: switching between certPem and jwksEndpoint needs PUT: PATCH treats null as "unchanged".

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
 from controller.errors import ControllerError, FieldError, NotFound
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.model.auth_policy import AuthPolicyManager
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.policy.roles import validate_role_attributes
 from controller.store.query import Field
 
@@ -114,12 +117,25 @@ class IdentityManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
+    def __init__(
+        self,
+        core: Core,
+        *,
+        auth_policies: AuthPolicyManager,
+        open_enrollments: Callable[[str, dict], None],
+        end_api_sessions: Callable[[str], None],
+    ):
+        """``open_enrollments`` and ``end_api_sessions`` reach managers built after this one."""
+        super().__init__(core)
+        self.auth_policies = auth_policies
+        self.open_enrollments, self.end_api_sessions = open_enrollments, end_api_sessions
+
     # -- writes -------------------------------------------------------------
     def create(self, body: dict) -> str:
         with self.store.lock, self.store.transaction():
             identity_id = super().create(body)
             enrollment = body.get("enrollment") or {}
-            self.ctl.enrollments.create_for_identity_request(identity_id, enrollment)
+            self.open_enrollments(identity_id, enrollment)
         return identity_id
 
     def create_system(self, record_fields: dict) -> str:
@@ -164,7 +180,7 @@ class IdentityManager(EntityManager):
             record["is_admin"] = True
         validate_role_attributes(record.get("role_attributes") or [])
         policy_id = record.get("auth_policy_id")
-        if policy_id and self.ctl.auth_policies.find(policy_id) is None:
+        if policy_id and self.auth_policies.find(policy_id) is None:
             raise NotFound("authPolicy", policy_id)
         if record.get("external_id") == "":
             record["external_id"] = None
@@ -172,7 +188,7 @@ class IdentityManager(EntityManager):
     def before_delete(self, record: dict) -> None:
         if record.get("is_default_admin"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "the default admin identity can not be deleted")
-        if record.get("type_id") == "Router" and self.ctl.store.get("routers", record["id"]) is not None:
+        if record.get("type_id") == "Router" and self.store.get("routers", record["id"]) is not None:
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "a router identity is deleted with its router")
 
     # -- disable / enable -----------------------------------------------------
@@ -181,7 +197,7 @@ class IdentityManager(EntityManager):
         until = rfc3339(later(now, minutes=duration_minutes)) if duration_minutes > 0 else None
         with self.store.lock, self.store.transaction():
             self.touch(identity_id, disabled_at=rfc3339(now), disabled_until=until)
-            self.ctl.api_sessions.delete_for_identity(identity_id)
+            self.end_api_sessions(identity_id)
 
     def enable(self, identity_id: str) -> None:
         self.get(identity_id)
@@ -195,7 +211,7 @@ class IdentityManager(EntityManager):
         return until is None or parse_rfc3339(until) > self.clock.now()
 
     def auth_policy_of(self, record: dict) -> dict:
-        return self.ctl.auth_policies.find(record.get("auth_policy_id") or DEFAULT_AUTH_POLICY) or {}
+        return self.auth_policies.find(record.get("auth_policy_id") or DEFAULT_AUTH_POLICY) or {}
 
     # -- views --------------------------------------------------------------
     def extend_view(self, record: dict, out: dict) -> None:
@@ -218,7 +234,7 @@ class IdentityManager(EntityManager):
                 "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
                 "hasEdgeRouterConnection": connected,
                 "isDefaultAdmin": bool(record.get("is_default_admin")),
-                "isMfaEnabled": self.ctl.mfa_enabled(identity_id),
+                "isMfaEnabled": self.ctl.factors.mfa_enabled(identity_id),
                 "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
                 "typeId": record.get("type_id", "Default"),
                 "roleAttributes": record.get("role_attributes") or [],

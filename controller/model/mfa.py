@@ -12,7 +12,9 @@ from __future__ import annotations
 from controller import errors
 from controller.auth import totp
 from controller.model import schema as s
-from controller.model.base import EntityManager
+from controller.model.api_session import ApiSessionManager
+from controller.model.base import Core, EntityManager
+from controller.model.identity import IdentityManager
 
 CODE = s.obj({"code": s.string()}, required=("code",))
 OPTIONAL_CODE = s.obj({"code": s.string(nullable=True)})
@@ -29,6 +31,13 @@ class MfaManager(EntityManager):
     entity = "mfas"
     label = "mfa"
     unique_names = False
+
+    def __init__(
+        self, core: Core, *, identities: IdentityManager, api_sessions: ApiSessionManager, events, totp_issuer: str
+    ):
+        super().__init__(core)
+        self.identities, self.api_sessions, self.events = identities, api_sessions, events
+        self.totp_issuer = totp_issuer
 
     # -- reads ----------------------------------------------------------------
     def of(self, identity_id: str) -> dict | None:
@@ -70,7 +79,7 @@ class MfaManager(EntityManager):
             if self.of(identity["id"]) is not None:
                 raise errors.Conflict(errors.MFA_EXISTS, "an MFA enrollment already exists; delete it first")
             self.store.insert(self.table, record["id"], record)
-        self.ctl.events.mfa("enrolled", identity["id"], mfa_id=record["mfa_id"])
+        self.events.mfa("enrolled", identity["id"], mfa_id=record["mfa_id"])
         return record
 
     def verify(self, identity_id: str, code: str, session: dict | None) -> None:
@@ -80,13 +89,13 @@ class MfaManager(EntityManager):
             try:
                 self.check_code(record, code, allow_recovery=False)
             except errors.BadRequest:
-                self.ctl.events.mfa("verifyFailed", identity_id)
+                self.events.mfa("verifyFailed", identity_id)
                 raise
             self.touch(identity_id, is_verified=True)
             if session is not None:
                 # NOTE: like the real controller, verifying on a session completes its MFA too.
-                self.ctl.api_sessions.touch(session["id"], is_mfa_required=True, is_mfa_complete=True)
-        self.ctl.events.mfa("verified", identity_id, mfa_id=record["mfa_id"])
+                self.api_sessions.touch(session["id"], is_mfa_required=True, is_mfa_complete=True)
+        self.events.mfa("verified", identity_id, mfa_id=record["mfa_id"])
 
     def authenticate(self, session: dict, code: str) -> None:
         """``POST /authenticate/mfa``: a TOTP or a (then spent) recovery code completes the session."""
@@ -96,10 +105,10 @@ class MfaManager(EntityManager):
             try:
                 used_recovery = self.spend_code(session["identity_id"], code)
             except errors.BadRequest:
-                self.ctl.events.mfa("authenticationFailed", session["identity_id"], api_session_id=session["id"])
+                self.events.mfa("authenticationFailed", session["identity_id"], api_session_id=session["id"])
                 raise
-            self.ctl.api_sessions.touch(session["id"], is_mfa_complete=True)
-        self.ctl.events.mfa(
+            self.api_sessions.touch(session["id"], is_mfa_complete=True)
+        self.events.mfa(
             "authenticated", session["identity_id"], api_session_id=session["id"], used_recovery_code=used_recovery
         )
 
@@ -126,14 +135,14 @@ class MfaManager(EntityManager):
             if record.get("is_verified"):
                 self.check_code(record, code, allow_recovery=True)
             self.store.delete(self.table, identity_id)
-        self.ctl.events.mfa("removed", identity_id, by="self")
+        self.events.mfa("removed", identity_id, by="self")
 
     def remove_by_admin(self, identity_id: str) -> None:
-        self.ctl.identities.get(identity_id)
+        self.identities.get(identity_id)
         with self.store.lock, self.store.transaction():
             self.require(identity_id)
             self.store.delete(self.table, identity_id)
-        self.ctl.events.mfa("removed", identity_id, by="admin")
+        self.events.mfa("removed", identity_id, by="admin")
 
     def recovery_codes(self, identity_id: str, code: str | None) -> dict:
         """The recovery codes of a verified enrollment, shown for a valid TOTP code only."""
@@ -146,7 +155,7 @@ class MfaManager(EntityManager):
             record = self.require(identity_id, verified=True)
             self.check_code(record, code, allow_recovery=True)
             self.touch(identity_id, recovery_codes=totp.new_recovery_codes())
-        self.ctl.events.mfa("recoveryCodesRegenerated", identity_id)
+        self.events.mfa("recoveryCodesRegenerated", identity_id)
 
     def delete_for_identity(self, identity: dict) -> None:
         """Cascade: the enrollment goes with its identity."""
@@ -155,10 +164,8 @@ class MfaManager(EntityManager):
 
     # -- views ----------------------------------------------------------------
     def provisioning_url(self, record: dict) -> str:
-        identity = self.ctl.identities.find(record["identity_id"]) or {}
-        return totp.provisioning_url(
-            self.ctl.config.totp_issuer, identity.get("name") or record["identity_id"], record["secret"]
-        )
+        identity = self.identities.find(record["identity_id"]) or {}
+        return totp.provisioning_url(self.totp_issuer, identity.get("name") or record["identity_id"], record["secret"])
 
     def qr_png(self, record: dict) -> bytes:
         return totp.qr_png(self.provisioning_url(record))

@@ -7,10 +7,12 @@ The policy engine follows the records through :class:`controller.policy.sync.Pol
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from controller import errors
 from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, set_field, snake
+from controller.model.base import Attr, Core, EntityManager, name_field, set_field, snake
 from controller.policy.kinds import (
     EDGE_ROUTER_POLICIES,
     EDGE_ROUTERS,
@@ -22,6 +24,9 @@ from controller.policy.kinds import (
 )
 from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, roles_display, validate_roles
 from controller.store.query import Field
+
+if TYPE_CHECKING:
+    from controller.model.network import Network
 
 #: engine kind -> store table holding its entities
 KIND_TABLES = {
@@ -52,6 +57,10 @@ class PolicyManager(EntityManager):
     #: (wire role-list name, engine kind)
     role_lists: tuple[tuple[str, str], ...] = ()
 
+    def __init__(self, core: Core, *, network: Network):
+        super().__init__(core)
+        self.network = network
+
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system policies can not be updated")
@@ -62,7 +71,7 @@ class PolicyManager(EntityManager):
         record["is_system"] = False
         for wire, kind in self.role_lists:
             key = snake(wire)
-            record[key] = validate_roles(record.get(key), wire, self.ctl.network.missing_ids(kind))
+            record[key] = validate_roles(record.get(key), wire, self.network.missing_ids(kind))
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_system"):
@@ -83,7 +92,7 @@ class PolicyManager(EntityManager):
         keys = [snake(wire) for wire, list_kind in self.role_lists if list_kind == kind]
         if not keys:
             return
-        for policy_id in self.ctl.network.engine.policies_of(kind, entity_id, self.pkind):
+        for policy_id in self.network.engine.policies_of(kind, entity_id, self.pkind):
             record = self.store.get(self.table, policy_id)
             if record is None or not any(role in (record.get(key) or ()) for key in keys):
                 continue
@@ -91,16 +100,12 @@ class PolicyManager(EntityManager):
             self.store.put(self.table, policy_id, {**record, **changed, "updated_at": self._now()})
 
     def members(self, policy_id: str, kind: str) -> set[str]:
-        return self.ctl.network.engine.policy_members(policy_id, kind, self.pkind)
+        return self.network.engine.policy_members(policy_id, kind, self.pkind)
 
 
-def _members_field(name: str, kind: str, pkind: str, ctl_ref) -> Field:
+def _members_field(name: str, kind: str, pkind: str, network: Network) -> Field:
     return Field(
-        name,
-        "set",
-        lambda r: ctl_ref().network.engine.policy_members(r["id"], kind, pkind),
-        sortable=False,
-        derived=True,
+        name, "set", lambda r: network.engine.policy_members(r["id"], kind, pkind), sortable=False, derived=True
     )
 
 
@@ -124,7 +129,7 @@ class ServicePolicyManager(PolicyManager):
         ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",)
     )
 
-    def __init__(self, ctl):
+    def __init__(self, core: Core, *, network: Network):
         self.filter_fields = (
             name_field(),
             Field("type", "string", lambda r: r.get("type")),
@@ -133,10 +138,10 @@ class ServicePolicyManager(PolicyManager):
             set_field("identityRoles", "identity_roles"),
             set_field("serviceRoles", "service_roles"),
             set_field("postureCheckRoles", "posture_check_roles"),
-            _members_field("identities", IDENTITIES, SERVICE_POLICIES, lambda: ctl),
-            _members_field("services", SERVICES, SERVICE_POLICIES, lambda: ctl),
+            _members_field("identities", IDENTITIES, SERVICE_POLICIES, network),
+            _members_field("services", SERVICES, SERVICE_POLICIES, network),
         )
-        super().__init__(ctl)
+        super().__init__(core, network=network)
 
 
 class EdgeRouterPolicyManager(PolicyManager):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from typing import Callable
 
 from controller import errors
-from controller.clock import rfc3339
+from controller.clock import Clock, rfc3339
 from controller.model import schema as s
 from controller.policy.posture import Result, evaluate
 
@@ -48,8 +49,9 @@ MAX_FAILED = 100
 class PostureData:
     """Per identity: latest OS, domain, MAC, processes per check; per API session: MFA and endpoint state."""
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, clock: Clock, events, mfa_reprompted: Callable[[str, dict, list[str]], list[dict]]):
+        """``mfa_reprompted`` reaches the service access checks, which are built after (they evaluate posture)."""
+        self.clock, self.events, self.mfa_reprompted = clock, events, mfa_reprompted
         self._lock = threading.Lock()
         self._identities: dict[str, dict] = {}
         self._sessions: dict[str, dict] = {}
@@ -60,7 +62,7 @@ class PostureData:
         """Record one posture response; returns the services an MFA re-prompt now affects."""
         check_required(response)
         kind = response["typeId"]
-        now = rfc3339(self.ctl.clock.now())
+        now = rfc3339(self.clock.now())
         base = {"posture_check_id": response["id"], "last_updated_at": now, "timed_out": False}
         changed: list[str] = []
         with self._lock:
@@ -91,7 +93,7 @@ class PostureData:
         # NOTE(network): outside our lock: the engine is read under the store lock, which cascades hold
         # while they call forget_*; taking the two locks in one order only avoids a deadlock.
         if kind == "ENDPOINT_STATE" and changed:
-            return self.ctl.service_access.mfa_reprompted(identity_id, session, changed)
+            return self.mfa_reprompted(identity_id, session, changed)
         return []
 
     @staticmethod
@@ -108,7 +110,7 @@ class PostureData:
     def record_failure(self, identity_id: str, entry: dict) -> None:
         with self._lock:
             self._failed.setdefault(identity_id, deque(maxlen=MAX_FAILED)).append(entry)
-        self.ctl.events.failed_service_request(identity_id, entry)
+        self.events.failed_service_request(identity_id, entry)
 
     def forget_identity(self, identity: dict) -> None:
         with self._lock:
@@ -123,7 +125,7 @@ class PostureData:
     def evaluate(self, check: dict, identity_id: str, session: dict | None) -> Result:
         data = self._identities.get(identity_id) or {}
         state = self._sessions.get(session["id"], {}) if session else {}
-        return evaluate(check, data, session, state, self.ctl.clock.now())
+        return evaluate(check, data, session, state, self.clock.now())
 
     def failed_requests(self, identity_id: str) -> list[dict]:
         return list(self._failed.get(identity_id, ()))

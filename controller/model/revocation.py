@@ -13,7 +13,10 @@ from datetime import timedelta
 from controller import errors
 from controller.clock import rfc3339
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, scalar
+from controller.model.api_session import ApiSessionManager
+from controller.model.base import Attr, Core, EntityManager, scalar
+from controller.model.identity import IdentityManager
+from controller.model.session import SessionManager
 
 TYPES = ("JTI", "IDENTITY", "API_SESSION")
 LIFETIME = timedelta(hours=24)
@@ -30,6 +33,12 @@ class RevocationManager(EntityManager):
     filter_fields = (scalar("type", "string"), scalar("expiresAt", "datetime"))
     create_schema = CREATE
 
+    def __init__(
+        self, core: Core, *, identities: IdentityManager, api_sessions: ApiSessionManager, sessions: SessionManager
+    ):
+        super().__init__(core)
+        self.identities, self.api_sessions, self.sessions = identities, api_sessions, sessions
+
     def new_id(self, body: dict) -> str:
         return body["id"]
 
@@ -37,15 +46,15 @@ class RevocationManager(EntityManager):
         if self.find(record["id"]) is not None:
             raise errors.FieldError("id", f"a revocation with id {record['id']} already exists", record["id"])
         if record["type"] == "IDENTITY":
-            self.ctl.identities.get(record["id"])
+            self.identities.get(record["id"])
         record["expires_at"] = rfc3339(self.clock.now() + LIFETIME)
 
     def after_create(self, record: dict, body: dict) -> None:
         if record["type"] == "IDENTITY":
-            self.ctl.api_sessions.delete_for_identity(record["id"])
+            self.api_sessions.delete_for_identity(record["id"])
         elif record["type"] == "API_SESSION":
-            self.ctl.api_sessions.close(record["id"])
-            self.ctl.sessions.delete_for_api_session(record)
+            self.api_sessions.close(record["id"])
+            self.sessions.delete_for_api_session(record)
 
     def extend_view(self, record: dict, out: dict) -> None:
         out["expiresAt"] = record["expires_at"]

@@ -3,15 +3,23 @@
 Edge routers carry ``is_edge``, transit routers ``is_transit``; ``/routers`` shows
 them all. Creating an edge or transit router makes its one-time enrollment; a
 tunneler-enabled edge router owns an identity and a system edge router policy with
-its id (model-semantics section 2.5). ``ctl.routers`` is also the interface the
+its id (model-semantics section 2.5). The ``routers`` manager is also the interface the
 router enrollment code uses: ``find``, ``get``, ``find_by_fingerprint``, ``mark_enrolled``.
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 from controller.errors import FieldError
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
+from controller.model.config import ConfigManager
+from controller.model.enrollment import EnrollmentManager
+from controller.model.identity import IdentityManager
+from controller.model.policies import EdgeRouterPolicyManager
+from controller.model.router_presence import RouterPresence
+from controller.model.terminator import TerminatorManager
 from controller.policy.kinds import EDGE_ROUTERS
 from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import MultiIndex, UniqueIndex
@@ -37,6 +45,39 @@ VERSION_INFO = {"os": "", "arch": "", "version": "", "revision": "", "buildDate"
 
 def router_id_of(enrollment: dict) -> str | None:
     return enrollment.get("edge_router_id") or enrollment.get("transit_router_id")
+
+
+class Tunnelers:
+    """A tunneler-enabled edge router's own identity and system edge router policy (section 2.5)."""
+
+    def __init__(self, core: Core, *, identities: IdentityManager, edge_router_policies: EdgeRouterPolicyManager):
+        self.store, self.cascades = core.store, core.cascades
+        self.identities, self.edge_router_policies = identities, edge_router_policies
+
+    def sync(self, record: dict, old: dict | None) -> None:
+        """Create, rename or remove the router's identity and system policy with the flag."""
+        enabled, was = record.get("is_tunneler_enabled"), bool(old and old.get("is_tunneler_enabled"))
+        router_id, identities = record["id"], self.identities
+        if enabled and not was:
+            if self.store.get("identities", router_id) is None:
+                identities.create_system({"id": router_id, "name": record["name"], "type_id": "Router"})
+            self.edge_router_policies.create_system(router_id)
+        elif was and not enabled:
+            self.remove(router_id)
+        elif enabled and old and old["name"] != record["name"]:
+            holder = identities.names.get(record["name"])
+            if holder not in (None, router_id):
+                raise FieldError(
+                    "name", f"duplicate value '{record['name']}' in unique index on identities store", record["name"]
+                )
+            identities.touch(router_id, name=record["name"])
+
+    def remove(self, router_id: str) -> None:
+        self.store.delete("edge_router_policies", router_id)
+        identity = self.store.get("identities", router_id)
+        if identity is not None and identity.get("type_id") == "Router":
+            self.cascades.run("identities", identity)
+            self.store.delete("identities", router_id)
 
 
 class RouterManager(EntityManager):
@@ -68,10 +109,24 @@ class RouterManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = ROUTER_CREATE, ROUTER_CREATE, s.patch_of(ROUTER_CREATE)
 
-    def __init__(self, ctl):
-        presence = ctl.router_presence
+    def __init__(
+        self,
+        core: Core,
+        *,
+        presence: RouterPresence,
+        configs: ConfigManager,
+        enrollments: EnrollmentManager,
+        terminators: TerminatorManager,
+        tunnelers: Tunnelers,
+        forget_in_policies: Callable[[str, str], None],
+        routers: RouterManager | None = None,
+    ):
+        """``routers``: the all-routers manager, whose indexes the edge and transit managers share."""
         self.filter_fields = (*self.filter_fields, Field("connected", "bool", lambda r: presence.is_online(r["id"])))
-        super().__init__(ctl)
+        super().__init__(core)
+        self.presence, self.configs, self.enrollments, self.terminators = presence, configs, enrollments, terminators
+        self.tunnelers, self.forget_in_policies = tunnelers, forget_in_policies
+        self.routers = routers or self
         flag = self.kind_flag
         self.of_kind = MultiIndex(self.store, self.table, lambda r: True if flag is None or r.get(flag) else None)
         if self.kind_flag is None:
@@ -92,11 +147,11 @@ class RouterManager(EntityManager):
         return super().list(args, candidates=candidates, extra=extra)
 
     def find_by_fingerprint(self, fingerprint: str) -> dict | None:
-        router_id = self.ctl.routers.by_fingerprint.get(fingerprint)
-        return self.ctl.routers.find(router_id) if router_id else None
+        router_id = self.routers.by_fingerprint.get(fingerprint)
+        return self.routers.find(router_id) if router_id else None
 
     def enrollment_of(self, router_id: str) -> dict | None:
-        records = [self.store.get("enrollments", e) for e in self.ctl.routers.enrollment_ids.get(router_id)]
+        records = [self.store.get("enrollments", e) for e in self.routers.enrollment_ids.get(router_id)]
         records = [r for r in records if r]
         return max(records, key=lambda r: r["created_at"]) if records else None
 
@@ -113,20 +168,20 @@ class RouterManager(EntityManager):
         record["cost"] = record.get("cost") or 0
         record["disabled"] = bool(record.get("disabled"))
         record["no_traversal"] = bool(record.get("no_traversal"))
-        record["configs"] = self.ctl.configs.check_refs(record.get("configs"), "router")
+        record["configs"] = self.configs.check_refs(record.get("configs"), "router")
         record["ctrl_chan_listeners"] = record.get("ctrl_chan_listeners") or {}
 
     def after_create(self, record: dict, body: dict) -> None:
         if self.enrollment_method:
-            self.ctl.enrollments.create_for_router(record["id"], self.enrollment_method)
+            self.enrollments.create_for_router(record["id"], self.enrollment_method)
 
     def after_update(self, record: dict, old: dict, body: dict) -> None:
         if record.get("is_edge"):
-            self.ctl.edge_routers.sync_tunneler(record, old)
+            self.tunnelers.sync(record, old)
 
     def mark_enrolled(self, router_id: str, cert_pem: str, fingerprint: str, server_cert_pem: str) -> None:
         """Enrollment or extension succeeded: the router is verified with this certificate."""
-        self.ctl.routers.touch(
+        self.routers.touch(
             router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem, server_cert_pem=server_cert_pem
         )
 
@@ -135,17 +190,17 @@ class RouterManager(EntityManager):
         with self.store.lock, self.store.transaction():
             record = self.get(router_id)
             method = "erott" if record.get("is_edge") else "trott"
-            self.ctl.enrollments.create_for_router(router_id, method)
-            self.ctl.routers.touch(router_id, is_verified=False, fingerprint=None, cert_pem=None, server_cert_pem=None)
+            self.enrollments.create_for_router(router_id, method)
+            self.routers.touch(router_id, is_verified=False, fingerprint=None, cert_pem=None, server_cert_pem=None)
 
     def delete_dependents(self, record: dict) -> None:
         """Cascade of a router delete: enrollments, terminators, ``@id`` entries, tunneler identity and policy."""
         for enrollment_id in list(self.enrollment_ids.get(record["id"])):
             self.store.delete("enrollments", enrollment_id)
-        self.ctl.terminators.delete_for_router(record)
+        self.terminators.delete_for_router(record)
         if record.get("is_edge"):
-            self.ctl.edge_routers.remove_tunneler(record["id"])
-            self.ctl.network.forget(EDGE_ROUTERS, record["id"])
+            self.tunnelers.remove(record["id"])
+            self.forget_in_policies(EDGE_ROUTERS, record["id"])
 
     def drop_config(self, config: dict) -> None:
         for router_id in list(self.by_config.get(config["id"])):
@@ -208,9 +263,9 @@ class EdgeRouterManager(RouterManager):
     link_names = ("edge-router-policies", "identities", "service-edge-router-policies", "services")
     create_schema, update_schema, patch_schema = EDGE_CREATE, EDGE_CREATE, s.patch_of(EDGE_CREATE)
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
-        presence = ctl.router_presence
+    def __init__(self, core: Core, **collaborators):
+        super().__init__(core, **collaborators)
+        presence = self.presence
         self.fields = FieldSet((*self.filter_fields, Field("online", "bool", lambda r: presence.is_online(r["id"]))))
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
@@ -221,32 +276,7 @@ class EdgeRouterManager(RouterManager):
 
     def after_create(self, record: dict, body: dict) -> None:
         super().after_create(record, body)
-        self.sync_tunneler(record, None)
-
-    def sync_tunneler(self, record: dict, old: dict | None) -> None:
-        """Create, rename or remove the router's identity and system policy with the flag."""
-        enabled, was = record.get("is_tunneler_enabled"), bool(old and old.get("is_tunneler_enabled"))
-        router_id, identities = record["id"], self.ctl.identities
-        if enabled and not was:
-            if self.store.get("identities", router_id) is None:
-                identities.create_system({"id": router_id, "name": record["name"], "type_id": "Router"})
-            self.ctl.edge_router_policies.create_system(router_id)
-        elif was and not enabled:
-            self.remove_tunneler(router_id)
-        elif enabled and old and old["name"] != record["name"]:
-            holder = identities.names.get(record["name"])
-            if holder not in (None, router_id):
-                raise FieldError(
-                    "name", f"duplicate value '{record['name']}' in unique index on identities store", record["name"]
-                )
-            identities.touch(router_id, name=record["name"])
-
-    def remove_tunneler(self, router_id: str) -> None:
-        self.store.delete("edge_router_policies", router_id)
-        identity = self.store.get("identities", router_id)
-        if identity is not None and identity.get("type_id") == "Router":
-            self.ctl.cascades.run("identities", identity)
-            self.store.delete("identities", router_id)
+        self.tunnelers.sync(record, None)
 
     def extend_view(self, record: dict, out: dict) -> None:
         super().extend_view(record, out)
@@ -262,7 +292,7 @@ class EdgeRouterManager(RouterManager):
         out.update(out["versionInfo"])  # the official documents also require these at the top level
 
     def common_fields(self, record: dict) -> dict:
-        presence, router_id = self.ctl.router_presence, record["id"]
+        presence, router_id = self.presence, record["id"]
         online = presence.is_online(router_id)
         return {
             "appData": record.get("app_data") or {},

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from controller.errors import FieldError
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, name_field, scalar, set_field
+from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
+from controller.model.config import ConfigManager
 from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
@@ -59,13 +60,14 @@ class ServiceManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(self, core: Core, *, configs: ConfigManager):
+        super().__init__(core)
+        self.configs = configs
         self.by_config = MultiIndex(self.store, self.table, lambda r: r.get("configs") or [], many=True)
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         record["role_attributes"] = validate_role_attributes(record.get("role_attributes"))
-        record["configs"] = self.ctl.configs.check_refs(record.get("configs"), "service")
+        record["configs"] = self.configs.check_refs(record.get("configs"), "service")
         strategy = record.get("terminator_strategy") or DEFAULT_STRATEGY
         if strategy not in STRATEGIES:
             raise FieldError("terminatorStrategy", f"invalid terminator strategy '{strategy}'", strategy)

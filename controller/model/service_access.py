@@ -7,24 +7,44 @@ or an index read, so rendering a page costs the page, not the network.
 
 from __future__ import annotations
 
+from controller.model.config import ConfigManager
+from controller.model.config_type import ConfigTypeManager
+from controller.model.network import Network
+from controller.model.posture_data import PostureData
+from controller.model.service import ServiceManager
+from controller.model.service_config import ServiceConfigs
+from controller.store.db import Store
+
 
 class ServiceAccess:
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(
+        self,
+        store: Store,
+        *,
+        network: Network,
+        services: ServiceManager,
+        config_types: ConfigTypeManager,
+        configs: ConfigManager,
+        service_configs: ServiceConfigs,
+        posture: PostureData,
+    ):
+        self.store, self.network, self.services = store, network, services
+        # NOTE: ``config_types`` is this class's own method; the manager is ``types``
+        self.types, self.configs, self.service_configs, self.posture = config_types, configs, service_configs, posture
 
     # -- access ---------------------------------------------------------------------
     def visible_ids(self, identity_id: str) -> set[str]:
         """Services the identity may dial or bind."""
-        return self.ctl.network.engine.services_for_identity(identity_id)
+        return self.network.engine.services_for_identity(identity_id)
 
     def permissions(self, identity_id: str, service_id: str) -> list[str]:
-        return self.ctl.network.engine.permissions(identity_id, service_id)
+        return self.network.engine.permissions(identity_id, service_id)
 
     # -- configs --------------------------------------------------------------------
     def config_types(self, requested: list[str], session: dict | None) -> list[str]:
         """Requested type names/ids resolved to ids; none requested falls back to the login's list."""
         if requested:
-            return self.ctl.resolve_config_types(requested)
+            return self.types.resolve(requested)
         return list((session or {}).get("config_types") or [])
 
     def config_map(self, service: dict, identity_id: str | None, type_ids: list[str]) -> dict:
@@ -34,36 +54,36 @@ class ServiceAccess:
         wanted = None if "all" in type_ids else set(type_ids)
         chosen: dict[str, str] = {}
         for config_id in service.get("configs") or []:
-            config = self.ctl.configs.find(config_id)
+            config = self.configs.find(config_id)
             if config and (wanted is None or config["config_type_id"] in wanted):
                 chosen[config["config_type_id"]] = config_id
         if identity_id:
-            for override in self.ctl.service_configs.for_pair(identity_id, service["id"]):
+            for override in self.service_configs.for_pair(identity_id, service["id"]):
                 if wanted is None or override["config_type_id"] in wanted:
                     chosen[override["config_type_id"]] = override["config_id"]
         out = {}
         for type_id, config_id in chosen.items():
-            config, config_type = self.ctl.configs.find(config_id), self.ctl.config_types.find(type_id)
+            config, config_type = self.configs.find(config_id), self.types.find(type_id)
             if config and config_type:
                 out[config_type["name"]] = config.get("data") or {}
         return out
 
     # -- posture --------------------------------------------------------------------
     def posture_checks_exist(self) -> bool:
-        return self.ctl.store.count("posture_checks") > 0
+        return self.store.count("posture_checks") > 0
 
     def policy_results(self, identity_id: str, session: dict | None, service_id: str, ptype: str | None = None):
         """[(policy record, [(check record, Result)])] for the service policies linking identity and service."""
-        engine, out = self.ctl.network.engine, []
+        engine, out = self.network.engine, []
         for policy_id in engine.service_policies_linking(identity_id, service_id, ptype):
-            policy = self.ctl.store.get("service_policies", policy_id)
+            policy = self.store.get("service_policies", policy_id)
             if policy is None:
                 continue
             checks = []
             for check_id in sorted(engine.posture_checks_of_policy(policy_id)):
-                check = self.ctl.store.get("posture_checks", check_id)
+                check = self.store.get("posture_checks", check_id)
                 if check is not None:
-                    checks.append((check, self.ctl.posture.evaluate(check, identity_id, session)))
+                    checks.append((check, self.posture.evaluate(check, identity_id, session)))
             out.append((policy, checks))
         return out
 
@@ -75,7 +95,7 @@ class ServiceAccess:
                 for check, result in checks:
                     if check["type_id"] == "MFA" and any(check.get(f) for f in flags) and service_id not in seen:
                         seen.add(service_id)
-                        service = self.ctl.services.find(service_id) or {}
+                        service = self.services.find(service_id) or {}
                         out.append(
                             {
                                 "id": service_id,

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from controller import errors
 from controller.clock import rfc3339
+from controller.model.base import Core
+from controller.model.config import ConfigManager
+from controller.model.identity import IdentityManager
+from controller.model.service import ServiceManager
 from controller.store.indexes import MultiIndex
 
 TABLE = "identity_service_configs"
@@ -20,9 +24,9 @@ PAIRS = {"type": "array", "items": PAIR}
 
 
 class ServiceConfigs:
-    def __init__(self, ctl):
-        self.ctl = ctl
-        self.store = ctl.store
+    def __init__(self, core: Core, *, identities: IdentityManager, services: ServiceManager, configs: ConfigManager):
+        self.store, self.clock = core.store, core.clock
+        self.identities, self.services, self.configs = identities, services, configs
         self.by_identity = MultiIndex(self.store, TABLE, lambda r: r.get("identity_id"))
         self.by_service = MultiIndex(self.store, TABLE, lambda r: r.get("service_id"))
         self.by_config = MultiIndex(self.store, TABLE, lambda r: r.get("config_id"))
@@ -44,16 +48,15 @@ class ServiceConfigs:
 
     # -- writes ---------------------------------------------------------------------
     def associate(self, identity_id: str, pairs: list[dict]) -> None:
-        ctl = self.ctl
         with self.store.lock, self.store.transaction():
-            ctl.identities.get(identity_id)
+            self.identities.get(identity_id)
             for pair in pairs:
-                ctl.services.get(pair["serviceId"])
-                config = ctl.configs.get(pair["configId"])
-                config_type = ctl.configs.type_of(config) or {}
+                self.services.get(pair["serviceId"])
+                config = self.configs.get(pair["configId"])
+                config_type = self.configs.type_of(config) or {}
                 if (config_type.get("target") or "service") != "service":
                     raise errors.FieldError("configId", "the config's type does not target services", pair["configId"])
-                now = rfc3339(ctl.clock.now())
+                now = rfc3339(self.clock.now())
                 key = _key(identity_id, pair["serviceId"], config["config_type_id"])
                 old = self.store.get(TABLE, key)
                 self.store.put(
@@ -73,11 +76,10 @@ class ServiceConfigs:
 
     def disassociate(self, identity_id: str, pairs: list[dict]) -> None:
         """Remove the override of each pair's service and its config's type (missing ones are ignored)."""
-        ctl = self.ctl
         with self.store.lock, self.store.transaction():
-            ctl.identities.get(identity_id)
+            self.identities.get(identity_id)
             for pair in pairs:
-                config = ctl.configs.find(pair["configId"])
+                config = self.configs.find(pair["configId"])
                 if config is not None:
                     self.store.delete(TABLE, _key(identity_id, pair["serviceId"], config["config_type_id"]))
 

@@ -10,7 +10,15 @@ after the engine's deletes what lost access once the commit is fully applied).
 from __future__ import annotations
 
 from controller import errors
-from controller.model.base import EntityManager
+from controller.model.api_session import ApiSessionManager
+from controller.model.base import Core, EntityManager
+from controller.model.identity import IdentityManager
+from controller.model.network import Network
+from controller.model.posture_data import PostureData
+from controller.model.router import EdgeRouterManager
+from controller.model.service import ServiceManager
+from controller.model.service_access import ServiceAccess
+from controller.policy.engine import PolicyEngine
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
@@ -42,8 +50,23 @@ class SessionManager(EntityManager):
     )
     create_schema = CREATE
 
-    def __init__(self, ctl):
-        super().__init__(ctl)
+    def __init__(
+        self,
+        core: Core,
+        *,
+        engine: PolicyEngine,
+        network: Network,
+        identities: IdentityManager,
+        api_sessions: ApiSessionManager,
+        services: ServiceManager,
+        edge_routers: EdgeRouterManager,
+        service_access: ServiceAccess,
+        posture: PostureData,
+    ):
+        super().__init__(core)
+        self.network, self.identities, self.api_sessions = network, identities, api_sessions
+        self.services, self.edge_routers = services, edge_routers
+        self.service_access, self.posture = service_access, posture
         self.by_api_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
         self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
@@ -52,19 +75,19 @@ class SessionManager(EntityManager):
         )
         self._dirty: set[str] = set()
         self._enforcing = False
-        ctl.engine.add_listener(self._dirty.update)
+        engine.add_listener(self._dirty.update)
         self.store.add_listener(self._after_commit)
 
     # -- creation -------------------------------------------------------------------
     def create_for(self, identity: dict, api_session: dict, body: dict) -> dict:
         """``createSession``: type, visibility, permission, posture, routers; then reuse or insert."""
-        ctl, engine = self.ctl, self.ctl.network.engine
+        engine = self.network.engine
         ptype = body.get("type") or "Dial"
         if ptype not in TYPES:
             raise errors.FieldError("type", "type in body should be one of [Dial Bind]", ptype)
         service_id = body.get("serviceId")
         permissions = engine.permissions(identity["id"], service_id) if isinstance(service_id, str) else []
-        if not permissions or ctl.services.find(service_id) is None:
+        if not permissions or self.services.find(service_id) is None:
             raise errors.NotFound("service", service_id)
         if ptype not in permissions:
             raise errors.FieldError("ServiceId", "service not found", service_id)
@@ -93,7 +116,7 @@ class SessionManager(EntityManager):
 
     def check_posture(self, identity: dict, api_session: dict, service_id: str, ptype: str) -> list[str]:
         """Ids of the policies of ``ptype`` whose checks all pass; 409 ``INVALID_POSTURE`` if none does."""
-        results = self.ctl.service_access.policy_results(identity["id"], api_session, service_id, ptype)
+        results = self.service_access.policy_results(identity["id"], api_session, service_id, ptype)
         passing = [policy["id"] for policy, checks in results if all(r.passing for _, r in checks)]
         if passing or not results:
             return passing
@@ -105,8 +128,8 @@ class SessionManager(EntityManager):
             ]
             for policy, checks in results
         }
-        service = self.ctl.services.find(service_id) or {}
-        self.ctl.posture.record_failure(
+        service = self.services.find(service_id) or {}
+        self.posture.record_failure(
             identity["id"],
             {
                 "apiSessionId": api_session["id"],
@@ -154,9 +177,9 @@ class SessionManager(EntityManager):
 
     def enforce_access(self, identity_ids) -> None:
         """Delete sessions whose identity no longer holds their permission (admins keep theirs)."""
-        engine, doomed = self.ctl.network.engine, []
+        engine, doomed = self.network.engine, []
         for identity_id in identity_ids:
-            identity = self.ctl.identities.find(identity_id)
+            identity = self.identities.find(identity_id)
             if identity is None or identity.get("is_admin"):
                 continue
             for session_id in self.by_identity.get(identity_id):
@@ -170,12 +193,10 @@ class SessionManager(EntityManager):
         doomed = []
         for session_id in self.by_identity.get(identity_id):
             record = self.find(session_id)
-            api_session = self.ctl.api_sessions.find(record["api_session_id"]) if record else None
+            api_session = self.api_sessions.find(record["api_session_id"]) if record else None
             if record is None or api_session is None:
                 continue
-            results = self.ctl.service_access.policy_results(
-                identity_id, api_session, record["service_id"], record["type"]
-            )
+            results = self.service_access.policy_results(identity_id, api_session, record["service_id"], record["type"])
             if results and not any(all(r.passing for _, r in checks) for _, checks in results):
                 doomed.append(session_id)
         self._delete_all(doomed)
@@ -201,5 +222,5 @@ class SessionManager(EntityManager):
 
     def usable_routers(self, identity_id: str, service_id: str) -> list[dict]:
         """The edge routers shared by the identity's and the service's policies (at most ``MAX_ROUTERS``)."""
-        ids = sorted(self.ctl.network.engine.usable_edge_routers(identity_id, service_id))[:MAX_ROUTERS]
-        return [r for r in map(self.ctl.edge_routers.find, ids) if r]
+        ids = sorted(self.network.engine.usable_edge_routers(identity_id, service_id))[:MAX_ROUTERS]
+        return [r for r in map(self.edge_routers.find, ids) if r]

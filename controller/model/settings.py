@@ -11,7 +11,7 @@ import copy
 from controller import errors
 from controller.errors import Conflict, FieldError, NotFound
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager
+from controller.model.base import Attr, Core, EntityManager
 
 GLOBAL = "global"
 URIS = {"type": ["array", "null"], "items": {"type": "string"}}
@@ -48,6 +48,10 @@ class ControllerSettingManager(EntityManager):
     unique_names = False
     attrs = (Attr("oidc", public=False),)
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
+
+    def __init__(self, core: Core, *, instance_id: str):
+        super().__init__(core)
+        self.instance_id = instance_id
 
     def bootstrap(self) -> None:
         with self.store.lock:
@@ -104,7 +108,7 @@ class ControllerSettingManager(EntityManager):
     def effective(self, controller_id: str) -> dict:
         """``{effective, instance}`` for a controller with an override, the running one or ``global``."""
         instance = self.find(controller_id)
-        if instance is None and controller_id != self.ctl.instance_id:
+        if instance is None and controller_id != self.instance_id:
             raise NotFound(self.label, controller_id)
         base = self.get(GLOBAL)
         merged = dict(base.get("oidc") or {})

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from controller import errors
 from controller.errors import ControllerError, NotFound
 from controller.model import schema as s
-from controller.model.base import Attr, EntityManager, scalar
+from controller.model.base import Attr, Core, EntityManager, scalar
+from controller.model.service import ServiceManager
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
 
@@ -44,8 +47,8 @@ class TerminatorManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, ctl):
-        store = ctl.store
+    def __init__(self, core: Core, *, services: ServiceManager, find_router: Callable[[str], dict | None]):
+        store = core.store
         self.filter_fields = (
             scalar("binding", "string"),
             scalar("address", "string"),
@@ -71,16 +74,17 @@ class TerminatorManager(EntityManager):
             scalar("identity", "string"),
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
         )
-        super().__init__(ctl)
+        super().__init__(core)
+        self.services, self.find_router = services, find_router
         self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
         self.by_router = MultiIndex(self.store, self.table, lambda r: r.get("router_id"))
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system terminators are read only")
-        if self.ctl.services.find(record.get("service_id")) is None:
+        if self.services.find(record.get("service_id")) is None:
             raise NotFound("service", record.get("service_id"))
-        if self.ctl.routers.find(record.get("router_id")) is None:
+        if self.find_router(record.get("router_id")) is None:
             raise NotFound("router", record.get("router_id"))
         record["cost"] = record.get("cost") or 0
         record["precedence"] = record.get("precedence") or "default"
@@ -108,7 +112,7 @@ class TerminatorManager(EntityManager):
             **fields,
         }
         with self.store.lock, self.store.transaction():
-            if self.ctl.services.find(service_id) is None:
+            if self.services.find(service_id) is None:
                 raise NotFound("service", service_id)
             self.store.insert(self.table, terminator_id, record)
 

@@ -15,26 +15,25 @@ import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from controller.clock import Clock
 from controller.errors import RateLimited, Unavailable
+from controller.store.db import Store
 
 SNAPSHOT_DIR = "snapshots"
 PREFIX = "ctrl.db-"
 
 
 class Database:
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, store: Store, clock: Clock, events, data_dir: Path | None, min_interval_seconds: float):
+        self.store, self.clock, self.events, self.data_dir = store, clock, events, data_dir
+        self.interval = timedelta(seconds=min_interval_seconds)
         self._lock = threading.Lock()
         self._last: datetime | None = None
         self._temp_root: Path | None = None
 
-    @property
-    def interval(self) -> timedelta:
-        return timedelta(seconds=self.ctl.config.snapshot_min_interval_seconds)
-
     def snapshot(self, *, force: bool = False) -> Path:
         """Write a snapshot now; ``force`` skips the rate limit (the integrity fix's own snapshot)."""
-        now = self.ctl.clock.now()
+        now = self.clock.now()
         with self._lock:
             if not force and self._last is not None and now - self._last < self.interval:
                 raise RateLimited(
@@ -43,19 +42,19 @@ class Database:
             previous, self._last = self._last, now
         try:
             dest = self._destination(now)
-            self.ctl.store.snapshot_to(dest)
+            self.store.snapshot_to(dest)
         except BaseException as ex:
             with self._lock:
                 self._last = previous
             if isinstance(ex, OSError):
                 raise Unavailable(message=f"the snapshot could not be written: {ex.strerror}") from ex
             raise
-        self.ctl.events.emit("database", "snapshot", path=str(dest))
+        self.events.emit("database", "snapshot", path=str(dest))
         return dest
 
     def root(self) -> Path:
-        if self.ctl.config.data_dir is not None:
-            return Path(self.ctl.config.data_dir) / SNAPSHOT_DIR
+        if self.data_dir is not None:
+            return Path(self.data_dir) / SNAPSHOT_DIR
         with self._lock:
             if self._temp_root is None:
                 self._temp_root = Path(tempfile.mkdtemp(prefix="ztc-snapshots-"))

@@ -14,11 +14,14 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
-from controller.clock import rfc3339
+from controller.clock import Clock, rfc3339
 from controller.errors import ControllerError, RateLimited
-from controller.model.base import EntityManager
+from controller.model.cascades import Cascades
+from controller.ops.database import Database
+from controller.policy.sync import PolicySync
+from controller.store.db import Store
 
 log = logging.getLogger("controller.integrity")
 
@@ -98,8 +101,21 @@ def _set(record: dict, path: str, new) -> dict:
 
 
 class Integrity:
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        cascades: Cascades,
+        policy: PolicySync,
+        database: Database,
+        events,
+        unique_name_tables: Iterable[str],
+    ):
+        """``unique_name_tables``: the tables whose names must be unique (checked for duplicates)."""
+        self.store, self.clock, self.cascades, self.policy = store, clock, cascades, policy
+        self.database, self.events = database, events
+        self.unique_name_tables = tuple(dict.fromkeys(unique_name_tables))
         self.references: list[Reference] = list(CORE_REFERENCES)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -125,7 +141,7 @@ class Integrity:
             self._state = {
                 "in_progress": True,
                 "fixing_errors": fix,
-                "start_time": rfc3339(self.ctl.clock.now()),
+                "start_time": rfc3339(self.clock.now()),
                 "end_time": None,
                 "error": None,
                 "too_many_errors": False,
@@ -138,7 +154,7 @@ class Integrity:
         results, too_many, error = [], False, None
         try:
             if fix:
-                self.ctl.database.snapshot(force=True)
+                self.database.snapshot(force=True)
             results, too_many = self.run(fix)
         except ControllerError as ex:
             error = ex.message
@@ -148,18 +164,16 @@ class Integrity:
         with self._lock:
             self._state.update(
                 in_progress=False,
-                end_time=rfc3339(self.ctl.clock.now()),
+                end_time=rfc3339(self.clock.now()),
                 error=error,
                 too_many_errors=too_many,
                 results=results,
             )
-        self.ctl.events.emit(
-            "database", "integrityFix" if fix else "integrityCheck", problems=len(results), error=error
-        )
+        self.events.emit("database", "integrityFix" if fix else "integrityCheck", problems=len(results), error=error)
 
     def run(self, fix: bool) -> tuple[list[dict], bool]:
         """Check (and with ``fix`` repair) now, in this thread: ``(results, too_many_errors)``."""
-        store = self.ctl.store
+        store = self.store
         with store.lock:
             problems = []
             for problem in self.problems():
@@ -170,7 +184,7 @@ class Integrity:
 
     def _results(self, problems: list[Problem], fix: bool) -> list[dict]:
         if fix and any(p.repair for p in problems):
-            with self.ctl.store.transaction():
+            with self.store.transaction():
                 for problem in problems:
                     if problem.repair is not None:
                         problem.repair()
@@ -199,7 +213,7 @@ class Integrity:
 
     def _dangling_role_entries(self) -> Iterator[Problem]:
         """``@id`` role entries naming entities that no longer exist."""
-        store = self.ctl.store
+        store = self.store
         for table, field, target in ROLE_REFERENCES:
             for record in store.all(table):
                 bad = [r for r in record.get(field) or [] if r.startswith("@") and store.get(target, r[1:]) is None]
@@ -212,12 +226,12 @@ class Integrity:
 
     def _policy_links(self) -> Iterator[Problem]:
         """The policy-derived links, recomputed from scratch and compared with the engine's."""
-        found = self.ctl.policy.differences()
+        found = self.policy.differences()
         if found:
-            yield Problem(f"policy-derived links out of step ({len(found)}): {found[0]}", self.ctl.policy.rebuild)
+            yield Problem(f"policy-derived links out of step ({len(found)}): {found[0]}", self.policy.rebuild)
 
     def _key_mismatches(self) -> Iterator[Problem]:
-        store = self.ctl.store
+        store = self.store
         for table in store.tables():
             for doc in store.table(table).all():
                 key, record = doc.doc_id, dict(doc)
@@ -228,7 +242,7 @@ class Integrity:
                     )
 
     def _dangling(self, ref: Reference) -> Iterator[Problem]:
-        store = self.ctl.store
+        store = self.store
         for record in list(store.values(ref.table)):
             value = _get(record, ref.field)
             if value is None or value == "":
@@ -255,30 +269,28 @@ class Integrity:
 
     def _writer(self, ref: Reference, record: dict, value) -> Callable[[], None]:
         def repair() -> None:
-            current = self.ctl.store.get(ref.table, record["id"])
+            current = self.store.get(ref.table, record["id"])
             if current is not None:
-                self.ctl.store.put(ref.table, record["id"], _set(current, ref.field, value))
+                self.store.put(ref.table, record["id"], _set(current, ref.field, value))
 
         return repair
 
     def _deleter(self, table: str, key: str) -> Callable[[], None]:
         def repair() -> None:
-            current = self.ctl.store.get(table, key)
+            current = self.store.get(table, key)
             if current is not None:
-                self.ctl.cascades.run(table, current)
-                self.ctl.store.delete(table, key)
+                self.cascades.run(table, current)
+                self.store.delete(table, key)
 
         return repair
 
     def _duplicate_names(self) -> Iterator[Problem]:
-        for manager in vars(self.ctl).values():
-            if not isinstance(manager, EntityManager) or manager.names is None:
-                continue
+        for table in self.unique_name_tables:
             seen: dict[str, str] = {}
-            for record in self.ctl.store.values(manager.table):
+            for record in self.store.values(table):
                 name = record.get("name")
                 if name in seen:
-                    yield Problem(f"{manager.table} {record['id']} and {seen[name]} share the unique name {name!r}")
+                    yield Problem(f"{table} {record['id']} and {seen[name]} share the unique name {name!r}")
                 elif name is not None:
                     seen[name] = record["id"]
 

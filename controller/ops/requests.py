@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta
 
 from controller import errors
+from controller.clock import Clock
 from controller.errors import ControllerError
 
 _current: ContextVar[tuple | None] = ContextVar("controller_request", default=None)
@@ -58,13 +59,14 @@ TOO_MANY_MESSAGE = (
 class AuthRateLimiter:
     """A sliding-window limit on authentication requests."""
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, clock: Clock, settings: dict | None):
+        """``settings``: ``Config.extra["auth_rate_limit"]`` (None or no ``max_requests``: no limit)."""
+        self.clock, self._settings = clock, settings
         self._lock = threading.Lock()
         self._hits: dict[str, deque[datetime]] = defaultdict(deque)
 
     def settings(self) -> dict | None:
-        value = self.ctl.config.extra.get("auth_rate_limit")
+        value = self._settings
         if not value or not int(value.get("max_requests") or 0):
             return None
         return value
@@ -75,7 +77,7 @@ class AuthRateLimiter:
             return
         window = timedelta(seconds=float(limit.get("window_seconds") or 1))
         key = (req.remote_addr or "") if limit.get("per_ip") else "*"
-        now = self.ctl.clock.now()
+        now = self.clock.now()
         with self._lock:
             hits = self._hits[key]
             while hits and hits[0] <= now - window:
@@ -88,9 +90,8 @@ class AuthRateLimiter:
 class RequestGuard:
     """What ``Controller.before_request`` runs for every request."""
 
-    def __init__(self, ctl):
-        self.ctl = ctl
-        self.auth_limiter = AuthRateLimiter(ctl)
+    def __init__(self, *, auth_limiter: AuthRateLimiter):
+        self.auth_limiter = auth_limiter
 
     def before_request(self, req, resp) -> None:
         set_current(req, resp)

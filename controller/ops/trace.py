@@ -9,8 +9,10 @@ import re
 import threading
 from datetime import datetime, timedelta
 
-from controller.clock import rfc3339
+from controller.clock import Clock, rfc3339
 from controller.errors import FieldError
+from controller.ids import Ids
+from controller.model.identity import IdentityManager
 
 DEFAULT_DURATION = timedelta(minutes=10)
 MAX_NANOSECONDS = 2**63 - 1
@@ -35,27 +37,27 @@ def parse_go_duration(text: str) -> timedelta:
 
 
 class TraceManager:
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(self, *, identities: IdentityManager, clock: Clock, ids: Ids, events):
+        self.identities, self.clock, self.ids, self.events = identities, clock, ids, events
         self._lock = threading.Lock()
         #: identity id -> (trace id, until, channels)
         self._traces: dict[str, tuple[str, datetime, list[str]]] = {}
 
     def update(self, identity_id: str, spec: dict) -> dict:
         """Enable or disable tracing of an identity; the trace detail ``{enabled, traceId, until}``."""
-        self.ctl.identities.get(identity_id)
+        self.identities.get(identity_id)
         duration = parse_go_duration(spec["duration"]) if spec.get("duration") else DEFAULT_DURATION
-        trace_id = spec.get("traceId") or self.ctl.ids.uuid()
+        trace_id = spec.get("traceId") or self.ids.uuid()
         if not spec.get("enabled"):
             with self._lock:
                 previous = self._traces.pop(identity_id, None)
             trace_id = spec.get("traceId") or (previous[0] if previous else "")
-            self.ctl.events.emit("edge.trace", "disabled", identity_id=identity_id, trace_id=trace_id)
+            self.events.emit("edge.trace", "disabled", identity_id=identity_id, trace_id=trace_id)
             return {"enabled": False, "traceId": trace_id, "until": None}
-        until = self.ctl.clock.now() + duration
+        until = self.clock.now() + duration
         with self._lock:
             self._traces[identity_id] = (trace_id, until, list(spec.get("channels") or []))
-        self.ctl.events.emit(
+        self.events.emit(
             "edge.trace",
             "enabled",
             identity_id=identity_id,
@@ -71,7 +73,7 @@ class TraceManager:
             trace = self._traces.get(identity_id)
             if trace is None:
                 return None
-            if trace[1] <= self.ctl.clock.now():
+            if trace[1] <= self.clock.now():
                 del self._traces[identity_id]
                 return None
             return trace[0]

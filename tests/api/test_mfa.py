@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 import segno
 
+from controller.config import Config
 from harness.flows import TotpDevice
 from tests.api.test_conventions import assert_error
 
@@ -91,8 +92,8 @@ def test_unverified_status_shows_provisioning_url_and_twenty_recovery_codes(user
     assert {"self", "verify", "qr"} <= set(status["_links"])
 
 
-def test_issuer_comes_from_the_totp_issuer_setting(user, ziti_app):
-    ziti_app.controller.config.totp_issuer = "acme.example"
+@pytest.mark.parametrize("ziti_config", [Config(totp_issuer="acme.example")], ids=["acme"])
+def test_issuer_comes_from_the_totp_issuer_setting(user):
     status = start_enrollment(user[0])
     assert status["provisioningUrl"].startswith("otpauth://totp/acme.example:")
     assert "issuer=acme.example&" in status["provisioningUrl"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 from contextlib import contextmanager
 
+import pytest
+
 from controller.app import create_app
 from controller.config import Config
 from controller.store import journal
@@ -290,8 +292,10 @@ def test_authentication_is_not_rate_limited_by_default(api):
     assert all(login(api, "admin", "wrong-pass").status_code == 401 for _ in range(25))
 
 
-def test_configured_auth_rate_limit_answers_429_until_the_window_passes(api, ziti_app, ziti_clock):
-    ziti_app.controller.config.extra["auth_rate_limit"] = {"max_requests": 3, "window_seconds": 10}
+@pytest.mark.parametrize(
+    "ziti_config", [Config(extra={"auth_rate_limit": {"max_requests": 3, "window_seconds": 10}})], ids=["limited"]
+)
+def test_configured_auth_rate_limit_answers_429_until_the_window_passes(api, ziti_clock):
     assert [login(api, "admin", "admin").status_code for _ in range(3)] == [200, 200, 200]
     response = login(api, "admin", "admin")
     error = assert_error(response, 429, "SERVER_TOO_MANY_REQUESTS")

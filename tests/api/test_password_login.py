@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from controller.config import Config
 from tests.api.test_conventions import assert_error
 
 
@@ -115,8 +116,8 @@ def test_session_expires_after_inactivity_and_activity_slides_it(admin, ziti_clo
     assert_error(admin.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
-def test_session_timeout_is_configurable(api, ziti_app, ziti_clock):
-    ziti_app.controller.config.session_timeout_seconds = 120
+@pytest.mark.parametrize("ziti_config", [Config(session_timeout_seconds=120)], ids=["2-minutes"])
+def test_session_timeout_is_configurable(api, ziti_clock):
     session = api.login("admin", "admin")
     assert session.mgmt_ok("GET", "/current-api-session")["expirationSeconds"] == 120
     ziti_clock.advance(seconds=121)
