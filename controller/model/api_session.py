@@ -63,8 +63,7 @@ class ApiSessionManager(EntityManager):
         pending_factors: Callable[..., Pending],
         revoke_identity_tokens: Callable[[str], None],
     ):
-        """``resolve_token``, ``pending_factors`` and ``revoke_identity_tokens`` reach the authentication
-        services (session tokens, second factors, OIDC revocations), which are built after this manager."""
+        """The last three reach authentication services built after this manager (they need it)."""
         super().__init__(core)
         self.identities, self.resolve_config_types = identities, resolve_config_types
         self.timeout = timedelta(seconds=timeout_seconds)
