@@ -126,7 +126,7 @@ class RouterManager(EntityManager):
         super().__init__(core)
         self.presence, self.configs, self.enrollments, self.terminators = presence, configs, enrollments, terminators
         self.tunnelers, self.forget_in_policies = tunnelers, forget_in_policies
-        self.routers = routers or self
+        self.routers = routers if routers is not None else self
         flag = self.kind_flag
         self.of_kind = MultiIndex(self.store, self.table, lambda r: True if flag is None or r.get(flag) else None)
         if self.kind_flag is None:
