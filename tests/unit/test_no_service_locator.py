@@ -18,24 +18,6 @@ WHOLE_MODULE = "*"
 
 #: module -> functions (``Class.method``) still reaching the controller, or ``*`` for the whole module
 ALLOWED: dict[str, frozenset[str]] = {
-    # auth, enroll and oidc: being converted to explicit collaborators alongside this test
-    "controller/auth/cert.py": frozenset({WHOLE_MODULE}),
-    "controller/auth/ext_jwt.py": frozenset({WHOLE_MODULE}),
-    "controller/auth/methods.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/ca.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/jwt.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/keys.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/methods.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/ott.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/ottca.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/registry.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/router.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/token.py": frozenset({WHOLE_MODULE}),
-    "controller/enroll/updb.py": frozenset({WHOLE_MODULE}),
-    "controller/oidc/flow.py": frozenset({WHOLE_MODULE}),
-    "controller/oidc/grants.py": frozenset({WHOLE_MODULE}),
-    "controller/oidc/service.py": frozenset({WHOLE_MODULE}),
-    "controller/oidc/sessions.py": frozenset({WHOLE_MODULE}),
     # wire views still in model/: they move to controller/api/mappers
     "controller/model/api_session.py": frozenset({"ApiSessionManager.view"}),
     "controller/model/authenticator.py": frozenset({"AuthenticatorManager.extend_view"}),
