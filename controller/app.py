@@ -58,14 +58,12 @@ from controller.model.service_config import ServiceConfigs
 from controller.model.session import SessionManager
 from controller.model.settings import ControllerSettingManager
 from controller.model.terminator import TerminatorManager
-from controller.model.views import entity_ref
 from controller.oidc.service import Oidc
 from controller.ops.database import Database
 from controller.ops.integrity import Integrity
 from controller.ops.requests import AuthRateLimiter, RequestGuard
 from controller.ops.trace import TraceManager
 from controller.pki.ca import ControllerPKI
-from controller.pki.certs import cert_pem, fingerprint
 from controller.pki.loader import load_pki
 from controller.policy.engine import PolicyEngine
 from controller.policy.kinds import IDENTITIES, POSTURE_CHECKS, SERVICES
@@ -406,33 +404,6 @@ class Controller:
         """Per-request hook (fault injection, rate limits)."""
         self.request_guard.before_request(req, resp)
         self.faults.apply(req)
-
-    def ref(self, table_or_collection: str, entity_id: str | None) -> dict | None:
-        if entity_id is None:
-            return None
-        table = table_or_collection.replace("-", "_")
-        record = self.store.get(table, entity_id)
-        return entity_ref(table_or_collection.replace("_", "-"), entity_id, record.get("name") if record else None)
-
-    def controller_view(self) -> dict:
-        base = self.config.base_url
-        return {
-            "_links": {"self": {"href": f"./controllers/{self.instance_id}"}},
-            "id": self.instance_id,
-            "name": self.config.extra.get("controller_name", "controller"),
-            "createdAt": self.started_at,
-            "updatedAt": self.started_at,
-            "tags": {},
-            "isOnline": True,
-            "lastJoinedAt": self.started_at,
-            "ctrlAddress": None,
-            "certPem": cert_pem(self.pki.server_cert),
-            "fingerprint": fingerprint(self.pki.server_cert),
-            "apiAddresses": {
-                "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
-                "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
-            },
-        }
 
     def openapi(self, api: str) -> dict:
         if api not in self._openapi:

@@ -8,9 +8,11 @@ the controller.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 from controller.api.call import Call, Created
+from controller.api.mappers.entity import View, generic, listing
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
 
 KINDS = ("list", "create", "detail", "update", "patch", "delete")
@@ -29,8 +31,12 @@ def crud(
     op_ids: dict | None = None,
     handlers: dict | None = None,
     tag: str | None = None,
+    view: View | None = None,
 ) -> list[Operation]:
-    """Operations for the entity managed by ``ctl.<attr>`` (class ``manager_cls``)."""
+    """Operations for the entity managed by ``ctl.<attr>`` (class ``manager_cls``).
+
+    ``view(ctl, record)`` renders the list and detail answers (default: the declaration alone).
+    """
     names = {
         "list": f"list{plural}",
         "create": f"create{singular}",
@@ -45,13 +51,14 @@ def crud(
     item = path + "/{id}"
     tag = tag or singular
     mgr = lambda call: getattr(call.ctl, attr)  # noqa: E731 - resolved per request
+    view = view or generic(manager_cls)
 
     table: dict[str, Operation] = {
         "list": Operation(
             names["list"],
             "GET",
             path,
-            handlers.get("list") or (lambda c: mgr(c).listing(c.list_args())),
+            handlers.get("list") or (lambda c: listing(mgr(c), c.list_args(), partial(view, c.ctl))),
             apis=apis,
             auth=auth,
             reply="list",
@@ -76,7 +83,7 @@ def crud(
             names["detail"],
             "GET",
             item,
-            handlers.get("detail") or (lambda c: mgr(c).view(mgr(c).get(c.param()))),
+            handlers.get("detail") or (lambda c: view(c.ctl, mgr(c).get(c.param()))),
             apis=apis,
             auth=auth,
             tag=tag,

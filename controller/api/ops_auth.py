@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller import errors
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY
+from controller.api.mappers.api_session import api_session_view, oidc_session_view
+from controller.api.mappers.authenticator import authenticator_view
+from controller.api.mappers.entity import listing
+from controller.api.mappers.identity import identity_view
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.model import authenticator as auth_model
 from controller.model import schema as s
@@ -28,8 +34,7 @@ def authenticate(call: Call) -> dict:
     if method not in ("password", "cert", "ext-jwt"):
         raise errors.FieldError("method", "method in query should be one of [password cert ext-jwt]", method)
     result = call.ctl.auth.authenticate(call.auth_request(method))
-    sessions = call.ctl.api_sessions
-    view = sessions.view(result.api_session, current=True, auth_queries=result.auth_queries)
+    view = api_session_view(call.ctl, result.api_session, current=True, auth_queries=result.auth_queries)
     call.set_header("zt-session", result.api_session["token"])
     call.set_header("expiration-seconds", str(view["expirationSeconds"]))
     call.set_header("expires-at", go_time(result.expires_at))
@@ -49,9 +54,9 @@ def current_api_session(call: Call) -> dict:
     resolved = call.resolved
     _challenge(call, resolved.pending.challenge)
     if resolved.is_oidc:
-        return call.ctl.oidc.sessions.view(resolved)
-    sessions = call.ctl.api_sessions
-    return sessions.view(call.session, current=True, auth_queries=sessions.render_queries(resolved.pending))
+        return oidc_session_view(call.ctl, resolved)
+    queries = call.ctl.api_sessions.render_queries(resolved.pending)
+    return api_session_view(call.ctl, call.session, current=True, auth_queries=queries)
 
 
 def delete_current_api_session(call: Call) -> None:
@@ -64,17 +69,18 @@ def delete_current_api_session(call: Call) -> None:
 
 
 def current_identity(call: Call) -> dict:
-    return call.ctl.identities.view(call.identity)
+    return identity_view(call.ctl, call.identity)
 
 
 def own_authenticators(call: Call) -> Listing:
     mgr = call.ctl.authenticators
-    return mgr.listing(call.list_args(), candidates=mgr.of_identity(call.identity["id"]))
+    render = partial(authenticator_view, call.ctl)
+    return listing(mgr, call.list_args(), render, candidates=mgr.of_identity(call.identity["id"]))
 
 
 def own_authenticator(call: Call) -> dict:
     mgr = call.ctl.authenticators
-    return mgr.view(mgr.get_own(call.identity["id"], call.param()))
+    return authenticator_view(call.ctl, mgr.get_own(call.identity["id"], call.param()))
 
 
 def update_own_authenticator(call: Call) -> None:

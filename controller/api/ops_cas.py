@@ -6,6 +6,7 @@ import falcon
 
 from controller.api.call import Call
 from controller.api.crud import crud
+from controller.api.mappers.ca import ca_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.enroll.jwt import sign_ca_jwt
 from controller.model.ca import CaManager
@@ -23,7 +24,7 @@ def ca_jwt(call: Call) -> None:
 
 
 def operations() -> list[Operation]:
-    ops = crud(CaManager, "cas", "Ca", "Cas", tag="Certificate Authority")
+    ops = crud(CaManager, "cas", "Ca", "Cas", tag="Certificate Authority", view=ca_view)
     ops += [
         Operation(
             "verifyCa",

@@ -3,9 +3,12 @@ and the ephemeral certificates of the current API session."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY
-from controller.api.mappers.api_session_certificate import created_view
+from controller.api.mappers.api_session_certificate import certificate_view, created_view
+from controller.api.mappers.entity import listing
 from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model import api_session_certificate as asc
 from controller.model import authenticator_lifecycle as lifecycle
@@ -32,7 +35,8 @@ def re_enroll(call: Call) -> Created:
 
 def list_session_certs(call: Call) -> Listing:
     mgr = call.ctl.api_session_certificates
-    return mgr.listing(call.list_args(), candidates=mgr.of_session(call.session["id"]))
+    render = partial(certificate_view, call.ctl)
+    return listing(mgr, call.list_args(), render, candidates=mgr.of_session(call.session["id"]))
 
 
 def create_session_cert(call: Call) -> dict:
@@ -42,7 +46,7 @@ def create_session_cert(call: Call) -> dict:
 
 def detail_session_cert(call: Call) -> dict:
     mgr = call.ctl.api_session_certificates
-    return mgr.view(mgr.get_own(call.session["id"], call.param()))
+    return certificate_view(call.ctl, mgr.get_own(call.session["id"], call.param()))
 
 
 def delete_session_cert(call: Call) -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call
 from controller.api.crud import crud, related
+from controller.api.mappers.config import config_type_view, config_view
+from controller.api.mappers.entity import listing
+from controller.api.mappers.service import plain_service_view
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
 from controller.store.query import Listing
@@ -13,18 +18,19 @@ def configs_of_type(call: Call) -> Listing:
     ctl = call.ctl
     config_type = ctl.config_types.get(call.param())
     records = [ctl.configs.find(c) for c in ctl.configs.by_type.get(config_type["id"])]
-    return ctl.configs.listing(call.list_args(), candidates=[r for r in records if r])
+    return listing(ctl.configs, call.list_args(), partial(config_view, ctl), candidates=[r for r in records if r])
 
 
 def services_of_config(call: Call) -> Listing:
     ctl = call.ctl
     config = ctl.configs.get(call.param())
     records = [ctl.services.find(s) for s in ctl.services.by_config.get(config["id"])]
-    return ctl.services.listing(call.list_args(), candidates=[r for r in records if r])
+    render = partial(plain_service_view, ctl)
+    return listing(ctl.services, call.list_args(), render, candidates=[r for r in records if r])
 
 
 def operations():
-    ops = crud(ConfigTypeManager, "config_types", "ConfigType", "ConfigTypes", tag="Config")
+    ops = crud(ConfigTypeManager, "config_types", "ConfigType", "ConfigTypes", tag="Config", view=config_type_view)
     ops.append(
         related(
             "listConfigsForConfigType",
@@ -34,7 +40,7 @@ def operations():
             summary="List the configs of a config type",
         )
     )
-    ops += crud(ConfigManager, "configs", "Config", "Configs", tag="Config")
+    ops += crud(ConfigManager, "configs", "Config", "Configs", tag="Config", view=config_view)
     ops.append(
         related(
             "listConfigServices",

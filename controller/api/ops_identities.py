@@ -4,9 +4,16 @@ authentication policies, API sessions and enrollments."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from controller.api.call import Call, Created
 from controller.api.crud import crud, related
+from controller.api.mappers.api_session import api_session_view
+from controller.api.mappers.auth_policy import auth_policy_view
+from controller.api.mappers.authenticator import authenticator_view
+from controller.api.mappers.enrollment import enrollment_view
+from controller.api.mappers.entity import listing
+from controller.api.mappers.identity import identity_type_view, identity_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import ROLE_QUERY, role_filtered_listing
 from controller.model import enrollment, identity
@@ -22,20 +29,27 @@ from controller.store.query import Listing
 
 def list_identities(call: Call) -> Listing:
     """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""
-    return role_filtered_listing(IDENTITIES, "identities")(call)
+    return role_filtered_listing(IDENTITIES, "identities", identity_view)(call)
 
 
 def identity_authenticators(call: Call) -> Listing:
     ctl = call.ctl
     ctl.identities.get(call.param())
-    return ctl.authenticators.listing(call.list_args(), candidates=ctl.authenticators.of_identity(call.param()))
+    records = ctl.authenticators.of_identity(call.param())
+    return listing(ctl.authenticators, call.list_args(), partial(authenticator_view, ctl), candidates=records)
 
 
 def identity_enrollments(call: Call) -> Listing:
     ctl = call.ctl
     ctl.identities.get(call.param())
     records = [ctl.enrollments.find(e) for e in ctl.enrollments.by_identity.get(call.param())]
-    return ctl.enrollments.listing(call.list_args(), candidates=records)
+    return listing(ctl.enrollments, call.list_args(), partial(enrollment_view, ctl), candidates=records)
+
+
+def list_api_sessions(call: Call) -> Listing:
+    """Sessions idle past the timeout are swept first, so none is listed."""
+    call.ctl.api_sessions.sweep()
+    return listing(call.ctl.api_sessions, call.list_args(), partial(api_session_view, call.ctl))
 
 
 def disable_identity(call: Call) -> None:
@@ -54,7 +68,9 @@ def refresh_enrollment(call: Call) -> Created:
 
 def operations() -> list[Operation]:
     ops = []
-    ops += crud(IdentityManager, "identities", "Identity", "Identities", handlers={"list": list_identities})
+    ops += crud(
+        IdentityManager, "identities", "Identity", "Identities", handlers={"list": list_identities}, view=identity_view
+    )
     ops[0] = replace(ops[0], query=ROLE_QUERY)
     ops += [
         related(
@@ -93,9 +109,16 @@ def operations() -> list[Operation]:
             summary="Clear the disabled state of an identity",
         ),
     ]
-    ops += crud(IdentityTypeManager, "identity_types", "IdentityType", "IdentityTypes", kinds=("list", "detail"))
-    ops += crud(AuthenticatorManager, "authenticators", "Authenticator", "Authenticators")
-    ops += crud(AuthPolicyManager, "auth_policies", "AuthPolicy", "AuthPolicies")
+    ops += crud(
+        IdentityTypeManager,
+        "identity_types",
+        "IdentityType",
+        "IdentityTypes",
+        kinds=("list", "detail"),
+        view=identity_type_view,
+    )
+    ops += crud(AuthenticatorManager, "authenticators", "Authenticator", "Authenticators", view=authenticator_view)
+    ops += crud(AuthPolicyManager, "auth_policies", "AuthPolicy", "AuthPolicies", view=auth_policy_view)
     ops += crud(
         ApiSessionManager,
         "api_sessions",
@@ -103,9 +126,16 @@ def operations() -> list[Operation]:
         "APISessions",
         kinds=("list", "detail", "delete"),
         tag="API Session",
+        handlers={"list": list_api_sessions},
+        view=api_session_view,
     )
     ops += crud(
-        EnrollmentManager, "enrollments", "Enrollment", "Enrollments", kinds=("list", "create", "detail", "delete")
+        EnrollmentManager,
+        "enrollments",
+        "Enrollment",
+        "Enrollments",
+        kinds=("list", "create", "detail", "delete"),
+        view=enrollment_view,
     )
     ops.append(
         Operation(

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, related
+from controller.api.mappers.entity import View, listing, ref
+from controller.api.mappers.policies import edge_router_policy_view, service_policy_view
+from controller.api.mappers.router import edge_router_view
 from controller.api.mappers.service import service_view
 from controller.api.mappers.service_config import service_config_view
 from controller.api.operations import MANAGEMENT, Operation
@@ -15,13 +20,13 @@ from controller.store.query import Listing
 TAG = "Identity"
 
 
-def identity_policies(manager_attr: str, pkind: str):
+def identity_policies(manager_attr: str, pkind: str, view: View):
     def handler(call: Call) -> Listing:
         ctl = call.ctl
         identity = ctl.identities.get(call.param())
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(IDENTITIES, identity["id"], pkind)
-        return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+        return listing(manager, call.list_args(), partial(view, ctl), candidates=records_of(manager, ids))
 
     return handler
 
@@ -30,7 +35,8 @@ def identity_edge_routers(call: Call) -> Listing:
     ctl = call.ctl
     identity = ctl.identities.get(call.param())
     ids = ctl.network.engine.edge_routers_for_identity(identity["id"])
-    return ctl.edge_routers.listing(call.list_args(), candidates=records_of(ctl.edge_routers, ids))
+    routers = records_of(ctl.edge_routers, ids)
+    return listing(ctl.edge_routers, call.list_args(), partial(edge_router_view, ctl), candidates=routers)
 
 
 def identity_services(call: Call) -> Listing:
@@ -38,10 +44,11 @@ def identity_services(call: Call) -> Listing:
     ctl = call.ctl
     identity = ctl.identities.get(call.param())
     ids = ctl.network.engine.services_for_identity(identity["id"], policy_type_query(call))
-    return ctl.services.listing(
+    return listing(
+        ctl.services,
         call.list_args(),
+        lambda r: service_view(ctl, r, identity["id"], None, []),
         candidates=records_of(ctl.services, ids),
-        view=lambda r: service_view(ctl, r, identity["id"], None, []),
     )
 
 
@@ -52,12 +59,12 @@ def policy_advice(call: Call) -> dict:
     advice = ctl.network.engine.advice(identity["id"], service["id"])
     common = []
     for router in records_of(ctl.edge_routers, advice.pop("commonRouterIds")):
-        common.append({**ctl.edge_routers.ref(router["id"]), "isOnline": ctl.router_presence.is_online(router["id"])})
+        common.append({**ref(ctl.edge_routers, router["id"]), "isOnline": ctl.router_presence.is_online(router["id"])})
     return {
         "identityId": identity["id"],
-        "identity": ctl.identities.ref(identity["id"]),
+        "identity": ref(ctl.identities, identity["id"]),
         "serviceId": service["id"],
-        "service": ctl.services.ref(service["id"]),
+        "service": ref(ctl.services, service["id"]),
         **advice,
         "commonRouters": common,
     }
@@ -83,7 +90,7 @@ def operations() -> list[Operation]:
         related(
             "listIdentitysEdgeRouterPolicies",
             "/identities/{id}/edge-router-policies",
-            identity_policies("edge_router_policies", EDGE_ROUTER_POLICIES),
+            identity_policies("edge_router_policies", EDGE_ROUTER_POLICIES, edge_router_policy_view),
             tag=TAG,
             summary="List the edge router policies matching an identity",
         ),
@@ -97,7 +104,7 @@ def operations() -> list[Operation]:
         related(
             "listIdentityServicePolicies",
             "/identities/{id}/service-policies",
-            identity_policies("service_policies", SERVICE_POLICIES),
+            identity_policies("service_policies", SERVICE_POLICIES, service_policy_view),
             tag=TAG,
             summary="List the service policies matching an identity",
         ),

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
-from controller.api.mappers.external_jwt_signer import client_view
+from controller.api.mappers.entity import listing
+from controller.api.mappers.external_jwt_signer import client_view, signer_view
 from controller.api.operations import CLIENT, PUBLIC, Operation
 from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.store.query import Listing
@@ -12,7 +15,7 @@ from controller.store.query import Listing
 
 def list_client_external_jwt_signers(call: Call) -> Listing:
     mgr = call.ctl.external_jwt_signers
-    return mgr.listing(call.list_args(), view=client_view)
+    return listing(mgr, call.list_args(), partial(client_view, call.ctl))
 
 
 def operations() -> list[Operation]:
@@ -22,6 +25,7 @@ def operations() -> list[Operation]:
         "ExternalJwtSigner",
         "ExternalJwtSigners",
         tag="External JWT Signer",
+        view=signer_view,
     )
     ops.append(
         Operation(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from controller import errors
 from controller.api.call import Call
+from controller.api.mappers.mfa import created_view, mfa_view, recovery_view
 from controller.api.operations import BOTH, MANAGEMENT, PARTIAL, SESSION, Operation
 from controller.model import mfa as mfa_model
 
@@ -16,11 +17,11 @@ CODE_HEADER = "mfa-validation-code"
 
 def enroll_mfa(call: Call) -> dict:
     record = call.ctl.mfas.enroll(call.identity)
-    return call.ctl.mfas.created_view(record)
+    return created_view(record)
 
 
 def detail_mfa(call: Call) -> dict:
-    return call.ctl.mfas.view(call.ctl.mfas.require(call.identity["id"]))
+    return mfa_view(call.ctl, call.ctl.mfas.require(call.identity["id"]))
 
 
 def detail_mfa_qr_code(call: Call) -> None:
@@ -43,7 +44,7 @@ def detail_mfa_recovery_codes(call: Call) -> dict:
     body = call.body if isinstance(call.body, dict) else {}
     code = body.get("code") or call.header(CODE_HEADER)
     record = call.ctl.mfas.recovery_codes(call.identity["id"], code)
-    return call.ctl.mfas.recovery_view(record)
+    return recovery_view(record)
 
 
 def create_mfa_recovery_codes(call: Call) -> None:

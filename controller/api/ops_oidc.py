@@ -18,6 +18,7 @@ import orjson
 
 from controller import errors
 from controller.api.dispatch import MAX_BODY
+from controller.api.mappers.mfa import mfa_view
 from controller.api.status import status_of
 from controller.auth.ext_jwt import bearer_tokens
 from controller.auth.request import AuthRequest
@@ -285,7 +286,7 @@ class TotpEnroll(Endpoint):
     @guarded
     def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        write(resp, ctl.oidc.flow.totp_enroll(request_id_of(req, body)), 201)
+        write(resp, mfa_view(ctl, ctl.oidc.flow.totp_enroll(request_id_of(req, body))), 201)
 
     @guarded
     def on_delete(self, ctl, req, resp):

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call
 from controller.api.crud import crud, related
+from controller.api.mappers.entity import listing
+from controller.api.mappers.identity import identity_view
+from controller.api.mappers.policies import (
+    edge_router_policy_view,
+    service_edge_router_policy_view,
+    service_policy_view,
+)
+from controller.api.mappers.posture_check import posture_check_view
+from controller.api.mappers.router import edge_router_view
+from controller.api.mappers.service import plain_service_view
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
 from controller.store.query import Listing
 
-#: engine kind -> attribute of the manager that lists those entities
+#: engine kind -> attribute of the manager that lists those entities, and their mapper
 MEMBER_MANAGERS = {
-    IDENTITIES: "identities",
-    SERVICES: "services",
-    EDGE_ROUTERS: "edge_routers",
-    POSTURE_CHECKS: "posture_checks",
+    IDENTITIES: ("identities", identity_view),
+    SERVICES: ("services", plain_service_view),
+    EDGE_ROUTERS: ("edge_routers", edge_router_view),
+    POSTURE_CHECKS: ("posture_checks", posture_check_view),
 }
 
 
@@ -26,8 +38,10 @@ def members(policy_attr: str, kind: str):
         ctl = call.ctl
         policies = getattr(ctl, policy_attr)
         policy = policies.get(call.param())
-        target = getattr(ctl, MEMBER_MANAGERS[kind])
-        return target.listing(call.list_args(), candidates=records_of(target, policies.members(policy["id"], kind)))
+        attr, view = MEMBER_MANAGERS[kind]
+        target = getattr(ctl, attr)
+        members = records_of(target, policies.members(policy["id"], kind))
+        return listing(target, call.list_args(), partial(view, ctl), candidates=members)
 
     return handler
 
@@ -44,7 +58,9 @@ def _listing(op_id: str, collection: str, sub: str, policy_attr: str, kind: str,
 
 def operations() -> list[Operation]:
     sp, erp, serp = "Service Policy", "Edge Router Policy", "Service Edge Router Policy"
-    ops = crud(ServicePolicyManager, "service_policies", "ServicePolicy", "ServicePolicies", tag=sp)
+    ops = crud(
+        ServicePolicyManager, "service_policies", "ServicePolicy", "ServicePolicies", tag=sp, view=service_policy_view
+    )
     ops += [
         _listing("listServicePolicyIdentities", "service-policies", "identities", "service_policies", IDENTITIES, sp),
         _listing(
@@ -57,7 +73,14 @@ def operations() -> list[Operation]:
         ),
         _listing("listServicePolicyServices", "service-policies", "services", "service_policies", SERVICES, sp),
     ]
-    ops += crud(EdgeRouterPolicyManager, "edge_router_policies", "EdgeRouterPolicy", "EdgeRouterPolicies", tag=erp)
+    ops += crud(
+        EdgeRouterPolicyManager,
+        "edge_router_policies",
+        "EdgeRouterPolicy",
+        "EdgeRouterPolicies",
+        tag=erp,
+        view=edge_router_policy_view,
+    )
     ops += [
         _listing(
             "listEdgeRouterPolicyEdgeRouters",
@@ -82,6 +105,7 @@ def operations() -> list[Operation]:
         "ServiceEdgeRouterPolicy",
         "ServiceEdgeRouterPolicies",
         tag=serp,
+        view=service_edge_router_policy_view,
     )
     ops += [
         _listing(

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from controller.api.call import Call
 from controller.api.crud import crud
+from controller.api.mappers.posture_check import posture_check_type_view, posture_check_view
 from controller.api.mappers.posture_data import posture_data_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
@@ -55,7 +56,8 @@ def operations() -> list[Operation]:
         "PostureCheck",
         "PostureChecks",
         tag=TAG,
-        handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks")},
+        handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks", posture_check_view)},
+        view=posture_check_view,
     )
     ops[0] = replace(ops[0], query=ROLE_QUERY)
     ops += crud(
@@ -65,6 +67,7 @@ def operations() -> list[Operation]:
         "PostureCheckTypes",
         kinds=("list", "detail"),
         tag=TAG,
+        view=posture_check_type_view,
     )
     ops += [
         attribute_operation(

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from controller.api.crud import crud
+from controller.api.mappers.revocation import revocation_view
 from controller.api.operations import Operation
 from controller.model.revocation import RevocationManager
 
 
 def operations() -> list[Operation]:
-    return crud(RevocationManager, "revocations", "Revocation", "Revocations", kinds=("list", "create", "detail"))
+    return crud(
+        RevocationManager,
+        "revocations",
+        "Revocation",
+        "Revocations",
+        kinds=("list", "create", "detail"),
+        view=revocation_view,
+    )

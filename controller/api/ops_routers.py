@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from controller.api.call import Call
 from controller.api.crud import crud, related
-from controller.api.mappers.router import edge_router_client_view
+from controller.api.mappers.entity import View, listing
+from controller.api.mappers.identity import identity_view
+from controller.api.mappers.policies import edge_router_policy_view, service_edge_router_policy_view
+from controller.api.mappers.router import edge_router_client_view, edge_router_view, router_view, transit_router_view
+from controller.api.mappers.service import plain_service_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, records_of, role_filtered_listing
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
@@ -16,13 +21,13 @@ from controller.store.query import Listing
 TAG = "Edge Router"
 
 
-def router_policies_of(manager_attr: str, pkind: str):
+def router_policies_of(manager_attr: str, pkind: str, view: View):
     def handler(call: Call) -> Listing:
         ctl = call.ctl
         router = ctl.edge_routers.get(call.param())
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(EDGE_ROUTERS, router["id"], pkind)
-        return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+        return listing(manager, call.list_args(), partial(view, ctl), candidates=records_of(manager, ids))
 
     return handler
 
@@ -31,14 +36,16 @@ def router_identities(call: Call) -> Listing:
     ctl = call.ctl
     router = ctl.edge_routers.get(call.param())
     ids = ctl.network.engine.identities_for_edge_router(router["id"])
-    return ctl.identities.listing(call.list_args(), candidates=records_of(ctl.identities, ids))
+    identities = records_of(ctl.identities, ids)
+    return listing(ctl.identities, call.list_args(), partial(identity_view, ctl), candidates=identities)
 
 
 def router_services(call: Call) -> Listing:
     ctl = call.ctl
     router = ctl.edge_routers.get(call.param())
     ids = ctl.network.engine.services_for_edge_router(router["id"])
-    return ctl.services.listing(call.list_args(), candidates=records_of(ctl.services, ids))
+    services = records_of(ctl.services, ids)
+    return listing(ctl.services, call.list_args(), partial(plain_service_view, ctl), candidates=services)
 
 
 def re_enroll(call: Call) -> None:
@@ -53,21 +60,27 @@ def current_identity_edge_routers(call: Call) -> Listing:
     else:
         ids = ctl.network.engine.edge_routers_for_identity(identity["id"])
     records = [r for r in records_of(ctl.edge_routers, ids) if r.get("is_verified")]
-    return ctl.edge_routers.listing(
-        call.list_args(), candidates=records, view=lambda r: edge_router_client_view(ctl.edge_routers, r)
-    )
+    return listing(ctl.edge_routers, call.list_args(), partial(edge_router_client_view, ctl), candidates=records)
 
 
 def operations() -> list[Operation]:
-    ops = crud(RouterManager, "routers", "Router", "Routers", tag="Router")
-    ops += crud(TransitRouterManager, "transit_routers", "TransitRouter", "TransitRouters", tag="Router")
+    ops = crud(RouterManager, "routers", "Router", "Routers", tag="Router", view=router_view)
+    ops += crud(
+        TransitRouterManager,
+        "transit_routers",
+        "TransitRouter",
+        "TransitRouters",
+        tag="Router",
+        view=transit_router_view,
+    )
     edge = crud(
         EdgeRouterManager,
         "edge_routers",
         "EdgeRouter",
         "EdgeRouters",
         tag=TAG,
-        handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers")},
+        handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers", edge_router_view)},
+        view=edge_router_view,
     )
     edge[0] = replace(edge[0], query=ROLE_QUERY)
     ops += edge
@@ -75,7 +88,7 @@ def operations() -> list[Operation]:
         related(
             "listEdgeRouterEdgeRouterPolicies",
             "/edge-routers/{id}/edge-router-policies",
-            router_policies_of("edge_router_policies", EDGE_ROUTER_POLICIES),
+            router_policies_of("edge_router_policies", EDGE_ROUTER_POLICIES, edge_router_policy_view),
             tag=TAG,
             summary="List the edge router policies matching an edge router",
         ),
@@ -89,7 +102,9 @@ def operations() -> list[Operation]:
         related(
             "listEdgeRouterServiceEdgeRouterPolicies",
             "/edge-routers/{id}/service-edge-router-policies",
-            router_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES),
+            router_policies_of(
+                "service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES, service_edge_router_policy_view
+            ),
             tag=TAG,
             summary="List the service edge router policies matching an edge router",
         ),

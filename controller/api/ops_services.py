@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 from controller import errors
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.mappers.config import config_view
+from controller.api.mappers.entity import View, listing
+from controller.api.mappers.identity import identity_view
+from controller.api.mappers.policies import service_edge_router_policy_view, service_policy_view
+from controller.api.mappers.router import edge_router_view
 from controller.api.mappers.service import service_view
 from controller.api.mappers.session import session_edge_routers
+from controller.api.mappers.terminator import terminator_view
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
 from controller.api.role_queries import (
     ROLE_QUERY,
@@ -48,14 +55,15 @@ def list_services(call: Call) -> Listing:
                 ctl.services,
                 visible,
                 call.list_args(),
-                view=lambda r: service_view(ctl, r, viewer["id"], None, types, invalid=True),
+                lambda r: service_view(ctl, r, viewer["id"], None, types, invalid=True),
             )
         candidates = [r for r in candidates if r["id"] in visible]
     types = access.config_types(call.query_list("configTypes"), call.session)
-    return ctl.services.listing(
+    return listing(
+        ctl.services,
         call.list_args(),
+        lambda r: service_view(ctl, r, viewer["id"], session, types, invalid=True),
         candidates=candidates,
-        view=lambda r: service_view(ctl, r, viewer["id"], session, types, invalid=True),
     )
 
 
@@ -70,23 +78,25 @@ def service_edge_routers(call: Call) -> Listing:
     ctl = call.ctl
     service = ctl.services.get(call.param())
     ids = ctl.network.engine.edge_routers_for_service(service["id"])
-    return ctl.edge_routers.listing(call.list_args(), candidates=records_of(ctl.edge_routers, ids))
+    routers = records_of(ctl.edge_routers, ids)
+    return listing(ctl.edge_routers, call.list_args(), partial(edge_router_view, ctl), candidates=routers)
 
 
 def service_identities(call: Call) -> Listing:
     ctl = call.ctl
     service = ctl.services.get(call.param())
     ids = ctl.network.engine.identities_for_service(service["id"], policy_type_query(call))
-    return ctl.identities.listing(call.list_args(), candidates=records_of(ctl.identities, ids))
+    identities = records_of(ctl.identities, ids)
+    return listing(ctl.identities, call.list_args(), partial(identity_view, ctl), candidates=identities)
 
 
-def service_policies_of(manager_attr: str, pkind: str):
+def service_policies_of(manager_attr: str, pkind: str, view: View):
     def handler(call: Call) -> Listing:
         ctl = call.ctl
         service = ctl.services.get(call.param())
         manager = getattr(ctl, manager_attr)
         ids = ctl.network.engine.policies_of(SERVICES, service["id"], pkind)
-        return manager.listing(call.list_args(), candidates=records_of(manager, ids))
+        return listing(manager, call.list_args(), partial(view, ctl), candidates=records_of(manager, ids))
 
     return handler
 
@@ -94,13 +104,14 @@ def service_policies_of(manager_attr: str, pkind: str):
 def service_configs(call: Call) -> Listing:
     ctl = call.ctl
     service = ctl.services.get(call.param())
-    return ctl.configs.listing(call.list_args(), candidates=records_of(ctl.configs, service.get("configs") or []))
+    configs = records_of(ctl.configs, service.get("configs") or [])
+    return listing(ctl.configs, call.list_args(), partial(config_view, ctl), candidates=configs)
 
 
 def service_terminators(call: Call) -> Listing:
     ctl = call.ctl
     service = ctl.services.get(call.param())
-    return ctl.terminators.listing(call.list_args(), candidates=ctl.terminators.of_service(service["id"]))
+    return _terminators(ctl, call, service)
 
 
 # -- client --------------------------------------------------------------------------
@@ -120,8 +131,8 @@ def client_list_services(call: Call) -> Listing:
     view = lambda r: service_view(ctl, r, identity_id, call.session, types)  # noqa: E731
     candidates = role_candidates(call, SERVICES, ctl.services)
     if candidates is None:
-        return id_listing(ctl.services, visible, call.list_args(), view=view)
-    return ctl.services.listing(call.list_args(), candidates=[r for r in candidates if r["id"] in visible], view=view)
+        return id_listing(ctl.services, visible, call.list_args(), view)
+    return listing(ctl.services, call.list_args(), view, candidates=[r for r in candidates if r["id"] in visible])
 
 
 def client_detail_service(call: Call) -> dict:
@@ -144,8 +155,12 @@ def client_service_edge_routers(call: Call) -> dict:
 
 def client_service_terminators(call: Call) -> Listing:
     ctl = call.ctl
-    service = visible_service(call)
-    return ctl.terminators.listing(call.list_args(), candidates=ctl.terminators.of_service(service["id"]))
+    return _terminators(ctl, call, visible_service(call))
+
+
+def _terminators(ctl, call: Call, service: dict) -> Listing:
+    terminators = ctl.terminators.of_service(service["id"])
+    return listing(ctl.terminators, call.list_args(), partial(terminator_view, ctl), candidates=terminators)
 
 
 def operations() -> list[Operation]:
@@ -162,7 +177,7 @@ def operations() -> list[Operation]:
     ops += crud(
         ServiceManager, "services", "Service", "Services", kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG
     )
-    ops += crud(TerminatorManager, "terminators", "Terminator", "Terminators", tag="Terminator")
+    ops += crud(TerminatorManager, "terminators", "Terminator", "Terminators", tag="Terminator", view=terminator_view)
     ops.append(attribute_operation("listServiceRoleAttributes", "/service-role-attributes", SERVICES, "Service"))
     ops += [
         related(
@@ -190,14 +205,16 @@ def operations() -> list[Operation]:
         related(
             "listServiceServiceEdgeRouterPolicies",
             "/services/{id}/service-edge-router-policies",
-            service_policies_of("service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES),
+            service_policies_of(
+                "service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES, service_edge_router_policy_view
+            ),
             tag=TAG,
             summary="List the service edge router policies matching a service",
         ),
         related(
             "listServiceServicePolicies",
             "/services/{id}/service-policies",
-            service_policies_of("service_policies", SERVICE_POLICIES),
+            service_policies_of("service_policies", SERVICE_POLICIES, service_policy_view),
             tag=TAG,
             summary="List the service policies matching a service",
         ),

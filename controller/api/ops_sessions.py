@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
+from controller.api.mappers.entity import listing
 from controller.api.mappers.session import session_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.model.session import CREATE, SessionManager
@@ -14,9 +17,8 @@ TAG = "Session"
 
 def client_list_sessions(call: Call) -> Listing:
     sessions = call.ctl.sessions
-    return sessions.listing(
-        call.list_args(), candidates=sessions.visible_to(call.identity), view=lambda r: session_view(call.ctl, r)
-    )
+    render = partial(session_view, call.ctl)
+    return listing(sessions, call.list_args(), render, candidates=sessions.visible_to(call.identity))
 
 
 def create_session(call: Call) -> dict:
@@ -36,7 +38,7 @@ def client_delete_session(call: Call) -> None:
 
 def list_sessions(call: Call) -> Listing:
     sessions = call.ctl.sessions
-    return sessions.listing(call.list_args(), view=lambda r: session_view(call.ctl, r, management=True))
+    return listing(sessions, call.list_args(), partial(session_view, call.ctl, management=True))
 
 
 def detail_session(call: Call) -> dict:

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from controller.api.call import Call
 from controller.api.crud import crud
+from controller.api.mappers.settings import effective_view, setting_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.model.settings import ControllerSettingManager
 
@@ -17,7 +18,7 @@ EFFECTIVE = "/controller-settings/{id}/effective"
 
 
 def detail_effective(call: Call) -> dict:
-    return call.ctl.controller_settings.effective(call.param())
+    return effective_view(call.ctl, call.param())
 
 
 def operations() -> list[Operation]:
@@ -39,6 +40,7 @@ def operations() -> list[Operation]:
                 "ControllerSettings",
                 op_ids=names,
                 tag="Settings",
+                view=setting_view,
             ),
         )
     )

@@ -8,6 +8,7 @@ from controller import errors
 from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
+from controller.api.mappers.settings import controller_view
 from controller.api.openapi import SPEC_IDS, document
 from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
@@ -115,7 +116,7 @@ def summary(call: Call) -> dict:
 
 
 def list_controllers(call: Call) -> Listing:
-    items = [call.ctl.controller_view()]
+    items = [controller_view(call.ctl)]
     return Listing(items, {"limit": UNLIMITED, "offset": 0, "totalCount": len(items)})
 
 

@@ -7,9 +7,12 @@ the number of matches, not the number of entities.
 from __future__ import annotations
 
 import heapq
+from functools import partial
+from typing import Callable
 
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY
+from controller.api.mappers.entity import View, listing
 from controller.api.operations import MANAGEMENT, Operation
 from controller.errors import FieldError
 from controller.store.query import UNLIMITED, FieldSet, Listing, list_page
@@ -31,12 +34,14 @@ def role_candidates(call: Call, kind: str, manager) -> list[dict] | None:
     return [record for record in map(manager.find, ids) if record is not None]
 
 
-def role_filtered_listing(kind: str, attr: str):
-    """A list handler for ``ctl.<attr>`` honouring ``roleFilter``."""
+def role_filtered_listing(kind: str, attr: str, view: View):
+    """A list handler for ``ctl.<attr>`` honouring ``roleFilter``, rendered by ``view``."""
 
     def handler(call: Call) -> Listing:
         manager = getattr(call.ctl, attr)
-        return manager.listing(call.list_args(), candidates=role_candidates(call, kind, manager))
+        return listing(
+            manager, call.list_args(), partial(view, call.ctl), candidates=role_candidates(call, kind, manager)
+        )
 
     return handler
 
@@ -66,18 +71,17 @@ def attribute_operation(op_id: str, path: str, kind: str, tag: str) -> Operation
     )
 
 
-def id_listing(manager, ids, args: dict, view=None) -> Listing:
+def id_listing(manager, ids, args: dict, render: Callable[[dict], dict]) -> Listing:
     """A listing of ``ids``: without ``filter``/``sort`` only the page's records are read (ids in order).
 
     The real controller pages an identity's service ids the same way; with a filter or a
     sort every candidate record is read and ``list_page`` applies.
     """
     if args.get("filter") or args.get("sort"):
-        return manager.listing(args, candidates=records_of(manager, ids), view=view)
+        return listing(manager, args, render, candidates=records_of(manager, ids))
     bounds = list_page((), manager.fields, limit=args.get("limit"), offset=args.get("offset"))
     end = None if bounds.limit == UNLIMITED else bounds.offset + bounds.limit
     ordered = sorted(ids) if end is None or end * 4 >= len(ids) else heapq.nsmallest(end, ids)
-    render = view or manager.view
     items = [render(record) for record in records_of(manager, ordered[bounds.offset : end])]
     return Listing(
         items, {"limit": bounds.limit, "offset": bounds.offset, "totalCount": len(ids)}, manager.fields.names()

@@ -82,14 +82,3 @@ class ApiSessionCertificateManager(EntityManager):
         """Cascade of an API session's deletion."""
         for cert_id in list(self.by_session.get(session["id"])):
             self.store.delete(self.table, cert_id)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "subject": record["subject"],
-                "fingerprint": record["fingerprint"],
-                "validFrom": record["valid_from"],
-                "validTo": record["valid_to"],
-                "certificate": record["certificate"],
-            }
-        )

@@ -183,7 +183,3 @@ class AuthPolicyManager(EntityManager):
             raise ControllerError(
                 errors.ENTITY_CAN_NOT_BE_DELETED, "the default authentication policy can not be deleted"
             )
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["primary"] = to_wire(record["primary"])
-        out["secondary"] = to_wire(record["secondary"])

@@ -71,16 +71,6 @@ class AuthenticatorManager(EntityManager):
         auth_id = self.by_fingerprint.get(fingerprint)
         return self.find(auth_id) if auth_id else None
 
-    def summary_for(self, identity_id: str) -> dict:
-        """The identity view's ``authenticators`` map."""
-        out: dict = {}
-        for record in self.of_identity(identity_id):
-            if record["method"] == "updb":
-                out["updb"] = {"id": record["id"], "username": record.get("username")}
-            elif record["method"] == "cert":
-                out["cert"] = {"id": record["id"], "fingerprint": record.get("fingerprint")}
-        return out
-
     # -- writes -------------------------------------------------------------
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         identity = self.identities.get(record["identity_id"])
@@ -185,23 +175,3 @@ class AuthenticatorManager(EntityManager):
         for auth_id in list(self.by_identity.get(record["id"])):
             self.cascades.run(self.table, self.get(auth_id))
             self.store.delete(self.table, auth_id)
-
-    # -- views --------------------------------------------------------------
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "identity": self.ctl.identities.ref(record["identity_id"]),
-                "fingerprint": record.get("fingerprint"),
-                "isIssuedByNetwork": bool(record.get("is_issued_by_network")),
-                "isExtendRequested": bool(record.get("is_extend_requested")),
-                "isKeyRollRequested": bool(record.get("is_key_roll_requested")),
-                "extendRequestedAt": record.get("extend_requested_at"),
-                "lastAuthResolvedToRoot": bool(record.get("last_auth_resolved_to_root")),
-                "lastExtendRolledKeys": bool(record.get("last_extend_rolled_keys")),
-            }
-        )
-        if record["method"] != "updb":
-            out.pop("username", None)
-        if record["method"] != "cert":
-            out.pop("certPem", None)
-            out.pop("fingerprint", None)

@@ -11,7 +11,7 @@ real controller's semantics:
 * Deletes run registered cascades inside the same store transaction.
 
 Records are snake_case dicts; wire JSON is camelCase and is produced only by
-``view`` here and in ``controller/model/views.py``.
+the API layer's mappers (``controller/api/mappers``), from this declaration.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ from controller.clock import Clock, rfc3339
 from controller.errors import FieldError, NotFound
 from controller.ids import Ids
 from controller.model.cascades import Cascades
-from controller.model.views import base_view, entity_ref
 from controller.store.db import Store
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
-from controller.store.query import Field, FieldSet, Listing, list_page
+from controller.store.query import Field, FieldSet, list_page
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -48,9 +47,9 @@ class Attr:
     default: Any = None
     on_create: bool = True
     on_update: bool = True
-    #: rendered by ``view`` (False for secrets such as password hashes)
+    #: rendered on the wire (False for secrets such as password hashes)
     public: bool = True
-    #: left out of ``view`` while None (the real controller's ``omitempty`` fields)
+    #: left out of the wire view while None (the real controller's ``omitempty`` fields)
     omit_none: bool = False
     key: str = field(default="")
 
@@ -136,11 +135,6 @@ class EntityManager:
             candidates = self.filter_index.candidates(args.get("filter"))
         records = self.store.all(self.table) if candidates is None else candidates
         return list_page(records, self.fields, extra=extra, **args)
-
-    def listing(self, args: dict, *, candidates=None, extra=None, view=None) -> Listing:
-        page = self.list(args, candidates=candidates, extra=extra)
-        render = view or self.view
-        return Listing([render(r) for r in page.items], page.pagination(), self.fields.names())
 
     # -- writes -------------------------------------------------------------
     def create(self, body: dict) -> str:
@@ -228,21 +222,3 @@ class EntityManager:
 
     def _now(self) -> str:
         return rfc3339(self.clock.now())
-
-    def view(self, record: dict) -> dict:
-        out = base_view(record, self.collection, self.link_names)
-        for attr in self.attrs:
-            if attr.public and not (attr.omit_none and record.get(attr.key) is None):
-                out[attr.wire] = record.get(attr.key)
-        self.extend_view(record, out)
-        return out
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        """Add computed wire fields."""
-
-    def ref(self, entity_id: str | None) -> dict | None:
-        """An entity reference ``{_links, entity, id, name}``."""
-        if entity_id is None:
-            return None
-        record = self.find(entity_id)
-        return entity_ref(self.collection, entity_id, record.get("name") if record else None, self.entity)

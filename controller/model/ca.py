@@ -245,16 +245,3 @@ class CaManager(EntityManager):
         except errors.BadRequest:
             return False
         return self._verifies(chain[0], chain[1:], ca_cert, check_leaf=False, client_auth=False)
-
-    # -- views --------------------------------------------------------------
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "fingerprint": record.get("fingerprint"),
-                "isVerified": bool(record.get("is_verified")),
-                "verificationToken": record.get("verification_token"),
-                "identityRoles": record.get("identity_roles") or [],
-            }
-        )
-        if record.get("external_id_claim"):
-            out["externalIdClaim"] = claims.to_wire(record["external_id_claim"])

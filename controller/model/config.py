@@ -97,7 +97,3 @@ class ConfigManager(EntityManager):
 
     def type_of(self, record: dict) -> dict | None:
         return self.config_types.find(record.get("config_type_id"))
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["configType"] = self.ctl.config_types.ref(record.get("config_type_id"))
-        out["data"] = record.get("data") or {}

@@ -80,7 +80,3 @@ class ConfigTypeManager(EntityManager):
         users = sorted(self.config_ids_of_type(record["id"]))
         if users:
             raise ReferenceExists("configTypeId", users)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["schema"] = record.get("schema") or {}
-        out["target"] = record.get("target") or "service"

@@ -11,7 +11,6 @@ from controller.model import schema as s
 from controller.model.authenticator import AuthenticatorManager
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
-from controller.model.views import entity_ref
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
@@ -188,43 +187,3 @@ class EnrollmentManager(EntityManager):
 
     def is_expired(self, record: dict) -> bool:
         return parse_rfc3339(record["expires_at"]) <= self.clock.now()
-
-    def summary_for(self, identity_id: str) -> dict:
-        """The identity view's ``enrollment`` map of pending enrollments."""
-        out = {}
-        for enrollment_id in sorted(self.by_identity.get(identity_id)):
-            record = self.find(enrollment_id)
-            entry = {
-                "id": record["id"],
-                "jwt": record.get("jwt"),
-                "token": record["token"],
-                "expiresAt": record["expires_at"],
-            }
-            if record["method"] == "ottca":
-                entry["caId"] = record["ca_id"]
-                ca = self.store.get("cas", record["ca_id"])
-                entry["ca"] = entity_ref("cas", record["ca_id"], ca.get("name") if ca else None)
-            out[record["method"]] = entry
-        return out
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        identity = self.ctl.identities.find(record.get("identity_id")) if record.get("identity_id") else None
-        # NOTE(harden): the official documents require ``details``; the real controller's
-        # enrollment model has no such field, so it is an empty object here.
-        out.update({"jwt": record.get("jwt"), "details": {}})
-        if identity:
-            out["identity"] = {
-                "_links": {"self": {"href": f"./identities/{identity['id']}"}},
-                "id": identity["id"],
-                "name": identity["name"],
-                "urlName": "identities",
-            }
-        if record.get("ca_id"):
-            out["ca"] = self.ctl.ref("cas", record["ca_id"])
-        for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):
-            router_id = record.get(kind + "_id")
-            if router_id:
-                wire = "edgeRouter" if kind == "edge_router" else "transitRouter"
-                out[wire + "Id"] = router_id
-                router = self.store.get("routers", router_id)
-                out[wire] = entity_ref(collection, router_id, router.get("name") if router else None)

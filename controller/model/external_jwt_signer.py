@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 
 from cryptography.x509.oid import NameOID
 
-from controller.clock import ZERO_TIME, rfc3339
+from controller.clock import rfc3339
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar
@@ -148,18 +148,6 @@ class ExternalJwtSignerManager(EntityManager):
         users = sorted(self.policy_users.get(record["id"]))
         if users:
             raise ReferenceExists("authPolicyId", users, "the external JWT signer is used by authentication policies")
-
-    # -- views ------------------------------------------------------------------
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "commonName": record.get("common_name") or "",
-                "fingerprint": record.get("fingerprint"),
-                "notAfter": record.get("not_after") or ZERO_TIME,
-                "notBefore": record.get("not_before") or ZERO_TIME,
-                "scopes": record.get("scopes") or [],
-            }
-        )
 
 
 def _signers_of_policy(record: dict) -> list[str]:

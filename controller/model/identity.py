@@ -212,33 +212,3 @@ class IdentityManager(EntityManager):
 
     def auth_policy_of(self, record: dict) -> dict:
         return self.auth_policies.find(record.get("auth_policy_id") or DEFAULT_AUTH_POLICY) or {}
-
-    # -- views --------------------------------------------------------------
-    def extend_view(self, record: dict, out: dict) -> None:
-        identity_id = record["id"]
-        disabled = self.is_disabled(record)
-        connected = self.ctl.router_presence.is_connected(identity_id)
-        policy_id = record.get("auth_policy_id") or DEFAULT_AUTH_POLICY
-        out.update(
-            {
-                "authPolicyId": policy_id,
-                "authPolicy": self.ctl.auth_policies.ref(policy_id),
-                "authenticators": self.ctl.authenticators.summary_for(identity_id),
-                "enrollment": self.ctl.enrollments.summary_for(identity_id),
-                "disabled": disabled,
-                "disabledAt": record.get("disabled_at") if disabled else None,
-                "disabledUntil": record.get("disabled_until") if disabled else None,
-                "edgeRouterConnectionStatus": "online" if connected else "offline",
-                "envInfo": record.get("env_info") or {},
-                "sdkInfo": record.get("sdk_info") or {},
-                "hasApiSession": self.ctl.api_sessions.has_session(identity_id),
-                "hasEdgeRouterConnection": connected,
-                "isDefaultAdmin": bool(record.get("is_default_admin")),
-                "isMfaEnabled": self.ctl.factors.mfa_enabled(identity_id),
-                "type": self.ctl.identity_types.ref(record.get("type_id", "Default")),
-                "typeId": record.get("type_id", "Default"),
-                "roleAttributes": record.get("role_attributes") or [],
-                "permissions": record.get("permissions") or [],
-                "appData": record.get("app_data") or {},
-            }
-        )

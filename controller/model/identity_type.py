@@ -22,6 +22,3 @@ class IdentityTypeManager(EntityManager):
                     self.store.insert(
                         self.table, name, {"id": name, "name": name, "created_at": now, "updated_at": now, "tags": {}}
                     )
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["name"] = record["name"]

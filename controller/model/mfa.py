@@ -18,7 +18,6 @@ from controller.model.identity import IdentityManager
 
 CODE = s.obj({"code": s.string()}, required=("code",))
 OPTIONAL_CODE = s.obj({"code": s.string(nullable=True)})
-SELF = "./current-identity/mfa"
 
 
 def invalid_token() -> errors.BadRequest:
@@ -162,42 +161,10 @@ class MfaManager(EntityManager):
         if self.of(identity["id"]) is not None:
             self.store.delete(self.table, identity["id"])
 
-    # -- views ----------------------------------------------------------------
+    # -- the authenticator app's enrollment ----------------------------------
     def provisioning_url(self, record: dict) -> str:
         identity = self.identities.find(record["identity_id"]) or {}
         return totp.provisioning_url(self.totp_issuer, identity.get("name") or record["identity_id"], record["secret"])
 
     def qr_png(self, record: dict) -> bytes:
         return totp.qr_png(self.provisioning_url(record))
-
-    def _base(self, record: dict, links: dict) -> dict:
-        return {
-            "_links": links,
-            "id": record["mfa_id"],
-            "createdAt": record["created_at"],
-            "updatedAt": record["updated_at"],
-            "tags": record.get("tags") or {},
-        }
-
-    def view(self, record: dict) -> dict:
-        links = {"self": {"href": SELF}, "current-identity": {"href": "./current-identity"}}
-        verified = bool(record.get("is_verified"))
-        if verified:
-            links["recovery-codes"] = {"href": SELF + "/recovery-codes"}
-        else:
-            links["verify"] = {"href": SELF + "/verify"}
-            links["qr"] = {"href": SELF + "/qr-code"}
-        out = self._base(record, links)
-        out["isVerified"] = verified
-        if not verified:
-            out["recoveryCodes"] = list(record.get("recovery_codes") or [])
-            out["provisioningUrl"] = self.provisioning_url(record)
-        return out
-
-    def recovery_view(self, record: dict) -> dict:
-        out = self._base(record, {"self": {"href": SELF + "/recovery-codes"}, "mfa": {"href": SELF}})
-        out["recoveryCodes"] = list(record.get("recovery_codes") or [])
-        return out
-
-    def created_view(self, record: dict) -> dict:
-        return {"_links": {"self": {"href": SELF}}, "id": record["mfa_id"]}

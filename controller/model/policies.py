@@ -22,7 +22,7 @@ from controller.policy.kinds import (
     SERVICE_POLICIES,
     SERVICES,
 )
-from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, roles_display, validate_roles
+from controller.policy.roles import ENTITY_PREFIX, normalize_semantic, validate_roles
 from controller.store.query import Field
 
 if TYPE_CHECKING:
@@ -76,14 +76,6 @@ class PolicyManager(EntityManager):
     def before_delete(self, record: dict) -> None:
         if record.get("is_system"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "system policies can not be deleted")
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        network = self.ctl.network
-        out["semantic"] = record.get("semantic")
-        for wire, kind in self.role_lists:
-            roles = record.get(snake(wire)) or []
-            out[wire] = roles
-            out[wire + "Display"] = roles_display(roles, network.name_of(kind))
 
     # -- entity deletion -----------------------------------------------------------
     def forget_entity(self, kind: str, entity_id: str) -> None:
@@ -161,10 +153,6 @@ class EdgeRouterPolicyManager(PolicyManager):
     )
     link_names = ("edge-routers", "identities")
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "identityRoles"))
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        super().extend_view(record, out)
-        out["isSystem"] = bool(record.get("is_system"))
 
     def create_system(self, router_id: str) -> None:
         """The tunneler-enabled router's own policy: its identity may use it (section 2.5)."""

@@ -140,16 +140,6 @@ class PostureCheckManager(EntityManager):
         for key in ("prompt_on_wake", "prompt_on_unlock", "ignore_legacy_endpoints"):
             record[key] = bool(record.get(key))
 
-    def view(self, record: dict) -> dict:
-        out = super().view(record)
-        for name in ALL_TYPE_FIELDS:
-            out.pop(name, None)
-        for name in TYPE_FIELDS.get(record.get("type_id"), ()):
-            out[name] = camel_keys(record.get(snake(name)))
-        out["version"] = record.get("version", 1)
-        out["roleAttributes"] = record.get("role_attributes") or []
-        return out
-
 
 class PostureCheckTypeManager(EntityManager):
     """The built-in posture check types (read only)."""
@@ -159,12 +149,3 @@ class PostureCheckTypeManager(EntityManager):
     entity = "posture-check-types"
     label = "postureCheckType"
     filter_fields = (name_field(),)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "name": record.get("name"),
-                "version": record.get("version", "1"),
-                "operatingSystems": camel_keys(record.get("operating_systems") or []),
-            }
-        )

@@ -55,6 +55,3 @@ class RevocationManager(EntityManager):
         elif record["type"] == "API_SESSION":
             self.api_sessions.close(record["id"])
             self.sessions.delete_for_api_session(record)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["expiresAt"] = record["expires_at"]

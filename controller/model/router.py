@@ -40,7 +40,6 @@ _ROUTER = {
 _EDGE = {**_ROUTER, "appData": s.TAGS, "isTunnelerEnabled": NULLABLE_BOOL, "roleAttributes": s.ATTRIBUTES}
 ROUTER_CREATE = s.obj(_ROUTER, required=("name",))
 EDGE_CREATE = s.obj(_EDGE, required=("name",))
-VERSION_INFO = {"os": "", "arch": "", "version": "", "revision": "", "buildDate": ""}
 
 
 def router_id_of(enrollment: dict) -> str | None:
@@ -208,31 +207,6 @@ class RouterManager(EntityManager):
             configs = [c for c in record.get("configs") or [] if c != config["id"]]
             self.store.put(self.table, router_id, {**record, "configs": configs, "updated_at": self._now()})
 
-    # -- views ----------------------------------------------------------------------
-    def enrollment_fields(self, record: dict) -> dict:
-        enrollment = self.enrollment_of(record["id"]) or {}
-        return {
-            "enrollmentToken": enrollment.get("token"),
-            "enrollmentJwt": enrollment.get("jwt"),
-            "enrollmentCreatedAt": enrollment.get("created_at"),
-            "enrollmentExpiresAt": enrollment.get("expires_at"),
-        }
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(self.enrollment_fields(record))
-        out.update(
-            {
-                "fingerprint": record.get("fingerprint"),
-                "isVerified": bool(record.get("is_verified")),
-                "isOnline": self.ctl.router_presence.is_online(record["id"]),
-                "interfaces": [],
-                "unverifiedCertPem": None,
-                "unverifiedFingerprint": None,
-                "ctrlChanListeners": record.get("ctrl_chan_listeners") or {},
-                "configs": record.get("configs") or [],
-            }
-        )
-
 
 class TransitRouterManager(RouterManager):
     collection = "transit-routers"
@@ -277,31 +251,3 @@ class EdgeRouterManager(RouterManager):
     def after_create(self, record: dict, body: dict) -> None:
         super().after_create(record, body)
         self.tunnelers.sync(record, None)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        super().extend_view(record, out)
-        out.update(self.common_fields(record))
-        out.update(
-            {
-                "isTunnelerEnabled": bool(record.get("is_tunneler_enabled")),
-                "certPem": record.get("cert_pem"),
-                "roleAttributes": record.get("role_attributes") or [],
-                "versionInfo": dict(VERSION_INFO),
-            }
-        )
-        out.update(out["versionInfo"])  # the official documents also require these at the top level
-
-    def common_fields(self, record: dict) -> dict:
-        presence, router_id = self.presence, record["id"]
-        online = presence.is_online(router_id)
-        return {
-            "appData": record.get("app_data") or {},
-            "cost": record.get("cost") or 0,
-            "disabled": bool(record.get("disabled")),
-            "hostname": presence.hostname(router_id),
-            "isOnline": online,
-            "name": record["name"],
-            "noTraversal": bool(record.get("no_traversal")),
-            "supportedProtocols": presence.protocols(router_id),
-            "syncStatus": "SYNC_DONE" if online else "SYNC_UNKNOWN",
-        }

@@ -81,9 +81,3 @@ class ServiceManager(EntityManager):
             record = self.store.get(self.table, service_id)
             configs = [c for c in record.get("configs") or [] if c != config["id"]]
             self.store.put(self.table, service_id, {**record, "configs": configs, "updated_at": self._now()})
-
-    def view(self, record: dict) -> dict:
-        """The plain management view (no caller): no permissions, no posture queries."""
-        out = super().view(record)
-        out.update({"config": {}, "permissions": [], "postureQueries": []})
-        return out

@@ -6,8 +6,6 @@ of a controller are its override's values where set, else the global ones.
 
 from __future__ import annotations
 
-import copy
-
 from controller import errors
 from controller.errors import Conflict, FieldError, NotFound
 from controller.model import schema as s
@@ -30,14 +28,6 @@ def oidc_record(wire: dict | None, base: dict | None = None) -> dict:
         if value is not None:
             out[key] = list(value)
     return out
-
-
-def oidc_wire(record: dict | None) -> dict:
-    return {
-        wire_key: copy.deepcopy((record or {}).get(key))
-        for wire_key, key in OIDC_KEYS
-        if (record or {}).get(key) is not None
-    }
 
 
 class ControllerSettingManager(EntityManager):
@@ -101,12 +91,9 @@ class ControllerSettingManager(EntityManager):
                 {"field": "id", "reason": "referenced", "value": GLOBAL},
             )
 
-    # -- views ------------------------------------------------------------------
-    def extend_view(self, record: dict, out: dict) -> None:
-        out["oidc"] = oidc_wire(record.get("oidc"))
-
-    def effective(self, controller_id: str) -> dict:
-        """``{effective, instance}`` for a controller with an override, the running one or ``global``."""
+    def effective(self, controller_id: str) -> tuple[dict | None, dict, dict]:
+        """``(override or None, the global record, the merged oidc)`` of a controller with an override,
+        the running one or ``global`` (404 for any other)."""
         instance = self.find(controller_id)
         if instance is None and controller_id != self.instance_id:
             raise NotFound(self.label, controller_id)
@@ -115,24 +102,4 @@ class ControllerSettingManager(EntityManager):
         for key, value in ((instance or {}).get("oidc") or {}).items():
             if value is not None:
                 merged[key] = value
-        shown = instance or {
-            "id": controller_id,
-            "created_at": base["created_at"],
-            "updated_at": base["updated_at"],
-            "tags": {},
-        }
-        out = (
-            self.view(shown)
-            if instance
-            else {
-                "_links": {"self": {"href": f"./controller-settings/{controller_id}"}},
-                "id": controller_id,
-                "createdAt": shown["created_at"],
-                "updatedAt": shown["updated_at"],
-                "tags": {},
-            }
-        )
-        out.pop("oidc", None)
-        out["effective"] = {"oidc": oidc_wire(merged)}
-        out["instance"] = {"oidc": oidc_wire((instance or {}).get("oidc"))}
-        return out
+        return instance, base, merged

@@ -131,16 +131,3 @@ class TerminatorManager(EntityManager):
     def delete_for_service(self, service: dict) -> None:
         for terminator_id in list(self.by_service.get(service["id"])):
             self.store.delete(self.table, terminator_id)
-
-    def extend_view(self, record: dict, out: dict) -> None:
-        out.update(
-            {
-                "serviceId": record["service_id"],
-                "service": self.ctl.services.ref(record["service_id"]),
-                "routerId": record["router_id"],
-                "router": self.ctl.routers.ref(record["router_id"]),
-                "dynamicCost": record.get("cost") or 0,
-                "hostId": record.get("host_id") or "",
-                "instanceId": record.get("instance_id") or "",
-            }
-        )

@@ -187,10 +187,10 @@ class OidcFlow:
         return self._add_totp(request)
 
     def totp_enroll(self, request_id) -> dict:
-        """Start TOTP enrollment inside the flow (409 ``MFA_EXISTS`` when one exists)."""
+        """Start TOTP enrollment inside the flow (409 ``MFA_EXISTS`` when one exists); the MFA record."""
         request = self._authenticated(request_id)
         identity = self.identities.get(request.identity_id)
-        return self.mfas.view(self.mfas.enroll(identity))
+        return self.mfas.enroll(identity)
 
     def totp_enroll_discard(self, request_id, code=None) -> None:
         """Drop an enrollment: an unverified one freely, a verified one with a valid code."""

@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from controller import errors
 from controller.auth.session_tokens import Presented, ResolvedSession
 from controller.clock import rfc3339
-from controller.oidc.flow import auth_queries
 from controller.oidc.tokens import ACCESS, TokenRejected, unverified_claims
 from controller.pki.certs import fingerprint, is_expired
 
@@ -103,18 +102,6 @@ class OidcSessions:
             "improper_client_cert_chain": bool(claims.get("z_iccc")),
             "is_oidc": True,
         }
-
-    def view(self, resolved: ResolvedSession) -> dict:
-        """``GET /current-api-session`` for an OIDC session (built from the token, as the real one)."""
-        sessions, record, claims = self.api_sessions, resolved.session, resolved.claims
-        now = self.clock.now()
-        enrolled = self.factors.mfa_enabled(resolved.identity["id"])
-        out = sessions.view(record, auth_queries=auth_queries(resolved.pending, enrolled))
-        out.pop("cachedLastActivityAt", None)
-        out["lastActivityAt"] = rfc3339(now)
-        out["expiresAt"] = rfc3339(now + sessions.timeout)
-        out["expirationSeconds"] = max(0, int(claims["exp"] - now.timestamp()))
-        return out
 
     def end(self, resolved: ResolvedSession) -> None:
         """Log out: revoke the session (``z_asid``) and drop its sessions."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controller.api.mappers.entity import ref, table_ref
 from harness import pki as hp
 from tests.flows.certs import create_ca
 
@@ -56,12 +57,12 @@ def test_enrollment_omits_unset_keys_and_carries_details(admin, make_identity, m
 
 def test_entity_reference_of_a_missing_entity_has_no_name(ziti_app):
     ctl = ziti_app.controller
-    assert ctl.identities.ref("missing") == {
+    assert ref(ctl.identities, "missing") == {
         "_links": {"self": {"href": "./identities/missing"}},
         "entity": "identities",
         "id": "missing",
     }
-    assert "name" not in ctl.ref("edge-routers", "missing")
+    assert "name" not in table_ref(ctl, "edge-routers", "missing")
 
 
 def test_ca_without_external_id_claim_omits_it(admin, ziti_clock, ziti_unique):

@@ -17,17 +17,7 @@ NAMES = frozenset({"ctl", "controller"})
 WHOLE_MODULE = "*"
 
 #: module -> functions (``Class.method``) still reaching the controller, or ``*`` for the whole module
-ALLOWED: dict[str, frozenset[str]] = {
-    # wire views still in model/: they move to controller/api/mappers
-    "controller/model/api_session.py": frozenset({"ApiSessionManager.view"}),
-    "controller/model/authenticator.py": frozenset({"AuthenticatorManager.extend_view"}),
-    "controller/model/config.py": frozenset({"ConfigManager.extend_view"}),
-    "controller/model/enrollment.py": frozenset({"EnrollmentManager.extend_view"}),
-    "controller/model/identity.py": frozenset({"IdentityManager.extend_view"}),
-    "controller/model/policies.py": frozenset({"PolicyManager.extend_view"}),
-    "controller/model/router.py": frozenset({"RouterManager.extend_view"}),
-    "controller/model/terminator.py": frozenset({"TerminatorManager.extend_view"}),
-}
+ALLOWED: dict[str, frozenset[str]] = {}
 
 
 class Finder(ast.NodeVisitor):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.model.views import links
+from controller.api.mappers.entity import links, render
 
 
 def created_view(ctl, record: dict) -> dict:
@@ -13,3 +13,17 @@ def created_view(ctl, record: dict) -> dict:
         "certificate": record["certificate"],
         "cas": ctl.pki.ca_bundle_pem(),
     }
+
+
+def certificate_view(ctl, record: dict) -> dict:
+    out = render(ctl.api_session_certificates, record)
+    out.update(
+        {
+            "subject": record["subject"],
+            "fingerprint": record["fingerprint"],
+            "validFrom": record["valid_from"],
+            "validTo": record["valid_to"],
+            "certificate": record["certificate"],
+        }
+    )
+    return out

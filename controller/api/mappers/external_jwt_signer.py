@@ -1,9 +1,27 @@
-"""External JWT signers as the unauthenticated client listing shows them."""
+"""External JWT signers on the wire: the management view and the unauthenticated client listing's."""
 
 from __future__ import annotations
 
+from controller.api.mappers.entity import render
+from controller.clock import ZERO_TIME
 
-def client_view(record: dict) -> dict:
+
+def signer_view(ctl, record: dict) -> dict:
+    out = render(ctl.external_jwt_signers, record)
+    out.update(
+        {
+            "commonName": record.get("common_name") or "",
+            "fingerprint": record.get("fingerprint"),
+            "notAfter": record.get("not_after") or ZERO_TIME,
+            "notBefore": record.get("not_before") or ZERO_TIME,
+            "scopes": record.get("scopes") or [],
+        }
+    )
+    return out
+
+
+def client_view(ctl, record: dict) -> dict:
+    """The client API's listing (no session needed): what an SDK needs to start a login."""
     issuer = (record.get("issuer") or "").rstrip("/")
     return {
         "_links": {"self": {"href": f"./external-jwt-signers/{record['id']}"}},

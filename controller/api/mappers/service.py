@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-from controller.model.views import base_view
+from controller.api.mappers.entity import base_view, render
 
 INVALID = "Invalid"
 DUMMY_POLICY = "dummy {} policy: no posture checks defined"
+
+
+def plain_service_view(ctl, record: dict) -> dict:
+    """The management view without a viewer: no permissions, no posture queries."""
+    out = render(ctl.services, record)
+    out.update({"config": {}, "permissions": [], "postureQueries": []})
+    return out
 
 
 def service_view(
@@ -13,7 +20,7 @@ def service_view(
 ) -> dict:
     """A service as ``identity_id`` sees it (``invalid``: ``["Invalid"]`` when it has no access)."""
     access = ctl.service_access
-    out = ctl.services.view(service)
+    out = plain_service_view(ctl, service)
     permissions = access.permissions(identity_id, service["id"]) if identity_id else []
     if not permissions and invalid:
         permissions = [INVALID]

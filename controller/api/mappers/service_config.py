@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from controller.api.mappers.entity import ref
+
 
 def service_config_view(ctl, record: dict) -> dict:
     return {
         "serviceId": record["service_id"],
-        "service": ctl.services.ref(record["service_id"]),
+        "service": ref(ctl.services, record["service_id"]),
         "configId": record["config_id"],
-        "config": ctl.configs.ref(record["config_id"]),
+        "config": ref(ctl.configs, record["config_id"]),
     }

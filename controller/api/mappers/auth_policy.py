@@ -1,0 +1,13 @@
+"""Authentication policies on the wire (primary and secondary factors camelCased)."""
+
+from __future__ import annotations
+
+from controller.api.mappers.entity import render
+from controller.model.auth_policy import to_wire
+
+
+def auth_policy_view(ctl, record: dict) -> dict:
+    out = render(ctl.auth_policies, record)
+    out["primary"] = to_wire(record["primary"])
+    out["secondary"] = to_wire(record["secondary"])
+    return out
