@@ -234,7 +234,6 @@ class Controller:
         )
         self._build_ops()
         self._register_cascades()
-        self._lend_registry_to_wire_views()
         self.faults = FaultInjector(ids)
         self.routes, self.falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
         self._openapi: dict[str, dict] = {}
@@ -369,12 +368,6 @@ class Controller:
 
     def _entity_managers(self) -> list[EntityManager]:
         return [value for value in vars(self).values() if isinstance(value, EntityManager)]
-
-    def _lend_registry_to_wire_views(self) -> None:
-        # NOTE(arch): transitional (issue 12): the wire views still in model/ (``view``,
-        # ``extend_view``) read ``self.ctl``; they move to api/mappers, and this goes with them.
-        for manager in self._entity_managers():
-            manager.ctl = self
 
     def _register_cascades(self) -> None:
         register, forget = self.cascades.register, self.forget_in_policies

@@ -1,4 +1,4 @@
-"""The controller's package import graph: no cycles, no upward arrows, no HTTP in the domain.
+"""The controller's package import graph: no cycles, no upward arrows, no HTTP or wire views in the domain.
 
 A package is the first path part under ``controller/`` (``controller/model/x.py``
 is ``model``; ``controller/app.py`` is ``app``). Imports under ``if TYPE_CHECKING:``
@@ -23,6 +23,8 @@ LAYERS = [
     {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "console", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
+#: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain
+VIEW_HOOKS = {"view", "extend_view"}
 
 
 def package(path: Path) -> str:
@@ -70,6 +72,26 @@ def http_imports() -> list[str]:
                 if module.split(".")[0] == "falcon" or module.startswith("controller.api"):
                     found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
     return found
+
+
+def wire_rendering(tree: ast.AST) -> list[str]:
+    """View hooks defined and ``_links`` written in a module: wire rendering, the mappers' job."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in VIEW_HOOKS:
+            found.append((node.lineno, f"defines {node.name}()"))
+        elif isinstance(node, ast.Constant) and node.value == "_links":
+            found.append((node.lineno, "renders _links"))
+    return [f"line {line}: {what}" for line, what in sorted(found)]
+
+
+def domain_wire_rendering() -> list[str]:
+    return [
+        f"{path.relative_to(ROOT.parent)} {finding}"
+        for path in sorted(ROOT.rglob("*.py"))
+        if package(path) in DOMAIN
+        for finding in wire_rendering(ast.parse(path.read_text()))
+    ]
 
 
 def layer_of(name: str) -> int | None:
@@ -143,6 +165,20 @@ def test_no_package_imports_a_higher_layer():
 
 def test_domain_packages_import_neither_falcon_nor_the_api_layer():
     assert http_imports() == []
+
+
+def test_domain_packages_render_no_wire_views():
+    assert domain_wire_rendering() == []
+
+
+def test_the_wire_rendering_detector_sees_view_hooks_and_links():
+    source = "class M:\n    def extend_view(self, record, out):\n        out['_links'] = {}\n    def view(self): ..."
+    assert wire_rendering(ast.parse(source)) == [
+        "line 2: defines extend_view()",
+        "line 3: renders _links",
+        "line 4: defines view()",
+    ]
+    assert wire_rendering(ast.parse("def render(record):\n    return {'id': record['id']}")) == []
 
 
 def test_the_detectors_see_a_cycle_and_an_upward_arrow():
