@@ -8,7 +8,7 @@ from controller import errors
 from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
-from controller.api.mappers.settings import controller_view
+from controller.api.mappers.controller import controller_view
 from controller.api.openapi import SPEC_IDS, document
 from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION

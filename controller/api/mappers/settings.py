@@ -1,4 +1,4 @@
-"""Controller settings on the wire: overrides, a controller's effective settings, the controller itself."""
+"""Controller settings on the wire: overrides and a controller's effective settings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import copy
 
 from controller.api.mappers.entity import links, render
 from controller.model.settings import OIDC_KEYS
-from controller.pki.certs import cert_pem, fingerprint
 
 
 def oidc_wire(record: dict | None) -> dict:
@@ -38,25 +37,3 @@ def effective_view(ctl, controller_id: str) -> dict:
     out["effective"] = {"oidc": oidc_wire(merged)}
     out["instance"] = {"oidc": oidc_wire((instance or {}).get("oidc"))}
     return out
-
-
-def controller_view(ctl) -> dict:
-    """This controller as ``listControllers`` shows it (one member, always online)."""
-    base = ctl.config.base_url
-    return {
-        "_links": links("controllers", ctl.instance_id),
-        "id": ctl.instance_id,
-        "name": ctl.config.extra.get("controller_name", "controller"),
-        "createdAt": ctl.started_at,
-        "updatedAt": ctl.started_at,
-        "tags": {},
-        "isOnline": True,
-        "lastJoinedAt": ctl.started_at,
-        "ctrlAddress": None,
-        "certPem": cert_pem(ctl.pki.server_cert),
-        "fingerprint": fingerprint(ctl.pki.server_cert),
-        "apiAddresses": {
-            "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
-            "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
-        },
-    }
