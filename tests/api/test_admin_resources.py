@@ -123,7 +123,7 @@ def test_default_auth_policy_is_bootstrapped(admin):
 
 def test_api_sessions_list_get_delete(api, admin, make_identity):
     identity_id = make_identity(password="pass-word", username="sess-user")
-    session = api.login("sess-user", "pass-word")
+    session = api.signed_in("sess-user", "pass-word")
     listed = admin.mgmt_ok("GET", "/api-sessions", params={"filter": f'token = "{session.token}"'})
     assert len(listed) == 1 and "expiresAt" not in listed[0]
     detail = admin.mgmt_ok("GET", f"/api-sessions/{listed[0]['id']}")

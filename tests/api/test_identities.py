@@ -145,7 +145,7 @@ def test_filter_on_role_attributes(admin, make_identity, ziti_unique):
 
 def test_delete_cascades_authenticators_enrollments_and_sessions(api, admin, make_identity):
     identity_id = make_identity(password="pass-word", username="cascade-me")
-    session = api.login("cascade-me", "pass-word")
+    session = api.signed_in("cascade-me", "pass-word")
     admin.create("enrollments", {"method": "ott", "identityId": identity_id, "expiresAt": "2030-01-01T00:00:00Z"})
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     assert session.mgmt("GET", "/current-identity").status_code == 401

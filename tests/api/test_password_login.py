@@ -118,16 +118,16 @@ def test_session_expires_after_inactivity_and_activity_slides_it(admin, ziti_clo
 
 @pytest.mark.parametrize("ziti_config", [Config(session_timeout_seconds=120)], ids=["2-minutes"])
 def test_session_timeout_is_configurable(api, ziti_clock):
-    session = api.login("admin", "admin")
+    session = api.signed_in("admin", "admin")
     assert session.mgmt_ok("GET", "/current-api-session")["expirationSeconds"] == 120
     ziti_clock.advance(seconds=121)
     assert session.mgmt("GET", "/current-identity").status_code == 401
 
 
 def test_expired_sessions_leave_the_api_session_list(admin, api, ziti_clock):
-    other = api.login("admin", "admin")
+    other = api.signed_in("admin", "admin")
     ziti_clock.advance(minutes=31)
-    fresh = api.login("admin", "admin")
+    fresh = api.signed_in("admin", "admin")
     ids = {s["id"] for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500})}
     other_id = other.token
     assert not any(s["token"] == other_id for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500}))
@@ -160,7 +160,7 @@ def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, zi
     login(api, "foreverme", "wrong-pass")
     ziti_clock.advance(days=365)
     assert_error(login(api, "foreverme", "right-pass"), 401, "INVALID_AUTH")
-    admin = api.login("admin", "admin")  # the year also expired the admin's session
+    admin = api.signed_in("admin", "admin")  # the year also expired the admin's session
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert detail["disabled"] is True and detail["disabledUntil"] is None
     admin.mgmt_ok("POST", f"/identities/{identity_id}/enable")
@@ -169,7 +169,7 @@ def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, zi
 
 def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_identity, ziti_clock):
     identity_id = make_identity(password="pass-word", username="disableme")
-    session = api.login("disableme", "pass-word")
+    session = api.signed_in("disableme", "pass-word")
     admin.mgmt_ok("POST", f"/identities/{identity_id}/disable", json={"durationMinutes": 5})
     assert session.mgmt("GET", "/current-identity").status_code == 401
     assert_error(login(api, "disableme", "pass-word"), 401, "INVALID_AUTH")
@@ -195,7 +195,7 @@ def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, z
 
 def test_change_own_password_requires_current_password(api, make_identity):
     make_identity(password="old-pass", username="changer")
-    session = api.login("changer", "old-pass")
+    session = api.signed_in("changer", "old-pass")
     auth_id = session.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
     response = session.mgmt(
         "PATCH",
@@ -217,14 +217,14 @@ def test_change_own_password_requires_current_password(api, make_identity):
 
 def test_own_authenticators_hide_password_hashes(api, make_identity):
     make_identity(password="pass-word", username="hashless")
-    session = api.login("hashless", "pass-word")
+    session = api.signed_in("hashless", "pass-word")
     listed = session.mgmt("GET", "/current-identity/authenticators").text
     assert "password" not in listed.lower().replace("passwordless", "") and "salt" not in listed
 
 
 def test_someone_elses_authenticator_is_404(api, admin, make_identity):
     make_identity(password="pass-word", username="nosy-one")
-    session = api.login("nosy-one", "pass-word")
+    session = api.signed_in("nosy-one", "pass-word")
     admin_auth = admin.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
     assert_error(session.mgmt("GET", f"/current-identity/authenticators/{admin_auth}"), 404, "NOT_FOUND")
 

@@ -16,7 +16,7 @@ INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"l
 
 @pytest.fixture
 def sdk(admin, api, make_cert_api, ziti_unique):
-    """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, Api)``."""
+    """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, ZitiClient)``."""
     identity_id, client_cert = enrolled(admin, api, ziti_unique("sdk"), roleAttributes=["sdk-users"])
     conn = make_cert_api(client_cert)
     return identity_id, session_of(conn, cert_login(conn))
