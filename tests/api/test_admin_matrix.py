@@ -19,7 +19,7 @@ from controller.config import Config
 from harness.client import ZitiClient
 from harness.transport import inprocess, over_http
 from tests.api.reference_operations import REFERENCE
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
 ADMIN = ("admin", "admin")

@@ -6,10 +6,7 @@ import pytest
 
 from harness.client import ApiError
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
-from tests.api.test_conventions import assert_error
-from tests.api.test_mfa import TOTP_QUERY, code, secret_of
-from tests.api.test_password_login import login, policy_body
-from tests.flows.certs import cert_login, enrolled, ok
+from tests.support import TOTP_QUERY, assert_error, auth_policy_body, cert_login, code, enrolled, login, ok, secret_of
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +29,10 @@ def make_signer(admin, jwks_server, key, ziti_unique):
 
 @pytest.fixture
 def make_policy_for(admin, ziti_unique):
-    """Create a policy from ``policy_body`` after ``edit(body)``; return its id."""
+    """Create a policy from ``auth_policy_body`` after ``edit(body)``; return its id."""
 
     def make(edit):
-        body = policy_body(ziti_unique("pol"))
+        body = auth_policy_body(ziti_unique("pol"))
         edit(body)
         return admin.create("auth-policies", body)
 
@@ -213,7 +210,7 @@ def test_second_factors_apply_to_ext_jwt_logins_too(
 
 
 def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, ziti_unique):
-    body = policy_body(ziti_unique("cert-totp"))
+    body = auth_policy_body(ziti_unique("cert-totp"))
     body["secondary"]["requireTotp"] = True
     policy_id = cert_admin.create("auth-policies", body)
     _, client = enrolled(cert_admin, make_cert_api(), ziti_unique("cert-totp"), authPolicyId=policy_id)

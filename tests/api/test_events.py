@@ -8,8 +8,7 @@ from controller.app import create_app
 from controller.config import Config
 from harness.client import ZitiClient
 from harness.transport import inprocess
-from tests.api.test_mfa import code, enroll_verified
-from tests.api.test_password_login import login
+from tests.support import code, enroll_verified, login
 
 
 def events_of(controller_app):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 @pytest.fixture(scope="module")

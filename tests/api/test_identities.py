@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 def test_create_and_read_back_every_field(admin, ziti_unique, api):

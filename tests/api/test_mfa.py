@@ -5,52 +5,17 @@ from __future__ import annotations
 import re
 import struct
 import zlib
-from datetime import timedelta
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 import segno
 
 from controller.config import Config
-from harness.flows import TotpDevice
-from tests.api.test_conventions import assert_error
+from tests.support import TOTP_QUERY, assert_error, code, enroll_verified, secret_of, start_enrollment
 
-TOTP_QUERY = {
-    "typeId": "MFA",
-    "provider": "ziti",
-    "format": "alphaNumeric",
-    "httpMethod": "POST",
-    "httpUrl": "./authenticate/mfa",
-    "minLength": 4,
-    "maxLength": 6,
-    "scopes": None,
-}
 WRONG = "abcdef"  # never a TOTP code: not digits
 
 
 # -- setup helpers: they return or raise, never assert -------------------------------
-
-
-def secret_of(provisioning_url: str) -> str:
-    return parse_qs(urlparse(provisioning_url).query)["secret"][0]
-
-
-def code(secret: str, clock, steps: int = 0) -> str:
-    """What an authenticator app shows ``steps`` 30-second steps from the controller clock (RFC 6238)."""
-    return TotpDevice(secret, []).code(clock.now() + timedelta(seconds=30 * steps))
-
-
-def start_enrollment(session) -> dict:
-    session.edge_ok("POST", "/current-identity/mfa")
-    return session.edge_ok("GET", "/current-identity/mfa")
-
-
-def enroll_verified(session, clock) -> tuple[str, list[str]]:
-    """Enroll and verify TOTP MFA; return ``(secret, recovery codes)``."""
-    status = start_enrollment(session)
-    secret = secret_of(status["provisioningUrl"])
-    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock)})
-    return secret, status["recoveryCodes"]
 
 
 @pytest.fixture

@@ -13,8 +13,7 @@ from controller.store import journal
 from controller.store.db import Store
 from harness.client import ZitiClient
 from harness.transport import inprocess
-from tests.api.test_conventions import assert_error
-from tests.api.test_password_login import login, policy_body
+from tests.support import assert_error, auth_policy_body, login
 
 
 @contextmanager
@@ -99,7 +98,7 @@ def test_snapshot_is_limited_to_one_a_minute(admin, ziti_clock):
 def test_a_snapshot_restores_into_a_controller_that_answers_the_same(
     admin, api, ziti_app, ziti_clock, ziti_config, make_identity, ziti_unique
 ):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("snap-policy"), max_attempts=4))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("snap-policy"), max_attempts=4))
     make_identity(
         ziti_unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id, roleAttributes=["blue"]
     )

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
-from tests.api.test_conventions import assert_error
-
-
-def login(api, username, password, api_name="management"):
-    send = api.mgmt if api_name == "management" else api.edge
-    return send(
-        "POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password}
-    )
+from tests.support import assert_error, auth_policy_body, login
 
 
 @pytest.mark.parametrize("api_name", ["management", "client"])
@@ -135,7 +128,7 @@ def test_expired_sessions_leave_the_api_session_list(admin, api, ziti_clock):
 
 
 def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_identity, ziti_clock, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("lock"), max_attempts=3, lockout=10))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("lock"), max_attempts=3, lockout=10))
     make_identity(password="right-pass", username="lockme", authPolicyId=policy_id)
     for _ in range(3):
         assert_error(login(api, "lockme", "wrong-pass"), 401, "INVALID_AUTH")
@@ -146,7 +139,7 @@ def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_
 
 
 def test_success_resets_the_failure_count(api, admin, make_identity, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("reset"), max_attempts=2, lockout=10))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("reset"), max_attempts=2, lockout=10))
     make_identity(password="right-pass", username="resetme", authPolicyId=policy_id)
     login(api, "resetme", "wrong-pass")
     assert login(api, "resetme", "right-pass").status_code == 200
@@ -155,7 +148,7 @@ def test_success_resets_the_failure_count(api, admin, make_identity, ziti_unique
 
 
 def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, ziti_clock, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("forever"), max_attempts=1, lockout=0))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("forever"), max_attempts=1, lockout=0))
     identity_id = make_identity(password="right-pass", username="foreverme", authPolicyId=policy_id)
     login(api, "foreverme", "wrong-pass")
     ziti_clock.advance(days=365)
@@ -186,7 +179,7 @@ def test_disable_requires_duration(admin, make_identity):
 
 
 def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, ziti_unique):
-    body = policy_body(ziti_unique("noupdb"))
+    body = auth_policy_body(ziti_unique("noupdb"))
     body["primary"]["updb"]["allowed"] = False
     policy_id = admin.create("auth-policies", body)
     make_identity(password="pass-word", username="noupdb", authPolicyId=policy_id)
@@ -227,23 +220,3 @@ def test_someone_elses_authenticator_is_404(api, admin, make_identity):
     session = api.signed_in("nosy-one", "pass-word")
     admin_auth = admin.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
     assert_error(session.mgmt("GET", f"/current-identity/authenticators/{admin_auth}"), 404, "NOT_FOUND")
-
-
-def policy_body(name, *, max_attempts=0, lockout=0):
-    return {
-        "name": name,
-        "primary": {
-            "cert": {"allowed": True, "allowExpiredCerts": True},
-            "extJwt": {"allowed": True, "allowedSigners": []},
-            "updb": {
-                "allowed": True,
-                "minPasswordLength": 5,
-                "requireMixedCase": False,
-                "requireNumberChar": False,
-                "requireSpecialChar": False,
-                "maxAttempts": max_attempts,
-                "lockoutDurationMinutes": lockout,
-            },
-        },
-        "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
-    }

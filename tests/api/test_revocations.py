@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 def test_identity_revocation_ends_its_sessions(api, admin, make_identity, ziti_clock):

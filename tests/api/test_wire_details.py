@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness import pki as hp
-from tests.flows.certs import create_ca
+from tests.support import create_ca
 
 ZERO_TIME = "0001-01-01T00:00:00.000Z"
 LATER = "2099-01-01T00:00:00.000Z"

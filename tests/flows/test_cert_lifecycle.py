@@ -6,11 +6,11 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import (  # noqa: F401 - shared fixtures
+from tests.support import (  # noqa: F401 - shared fixtures
     CLIENT,
     admin,
     api,
+    assert_error,
     cert_login,
     enroll_ott,
     enrolled,

@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import (  # noqa: F401 - shared fixtures
+from tests.support import (  # noqa: F401 - shared fixtures
     CLIENT,
     admin,
     api,
+    assert_error,
     cert_login,
     create_ca,
     enrolled,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.flows.certs import CLIENT, admin, api, cert_login, enrolled, ok, session_of  # noqa: F401 - shared fixtures
+from tests.support import CLIENT, admin, api, cert_login, enrolled, ok, session_of  # noqa: F401 - shared fixtures
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 443, "high": 443}]}
 

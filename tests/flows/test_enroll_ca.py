@@ -5,8 +5,17 @@ from __future__ import annotations
 import pytest
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, cert_login, create_ca, new_identity, ok, pending, third_party, verified_ca
+from tests.support import (
+    CLIENT,
+    assert_error,
+    cert_login,
+    create_ca,
+    new_identity,
+    ok,
+    pending,
+    third_party,
+    verified_ca,
+)
 
 
 @pytest.fixture

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, new_identity, ok, pending
+from tests.support import CLIENT, assert_error, new_identity, ok, pending
 
 
 def enroll_updb(api, token, path=CLIENT + "/enroll", **body):

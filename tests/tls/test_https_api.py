@@ -24,7 +24,7 @@ from harness.enroll import (
     verify_enrollment_jwt,
 )
 from harness.transport import inprocess
-from tests.flows.certs import ENV_INFO, SDK_INFO, ok
+from tests.support import ENV_INFO, SDK_INFO, ok
 
 SDK_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": "harness-sdk (OpenSSL)"}
 
