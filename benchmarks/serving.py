@@ -26,10 +26,10 @@ from benchmarks.load import _ROOT, Request, TLSFiles, drive, wrk_rate
 from benchmarks.slow import hold
 from controller.serve import ThreadedServer
 from harness import pki as hp
+from harness.client import ZitiClient
 from harness.enroll import ott_csr
 from harness.server import LocalController
 from harness.transport import inprocess
-from harness.wire import Api
 
 LEVELS = (1, 8)
 JSON = {"content-type": "application/json"}
@@ -108,7 +108,7 @@ class Rig:
     def __init__(self, folder: Path):
         self.folder = folder
         self.ctl = LocalController(data_dir=folder / "data").start()
-        self.admin = Api(inprocess(self.ctl.app)).login("admin", "admin")
+        self.admin = ZitiClient(inprocess(self.ctl.app)).login("admin", "admin")
         self.ca = folder / "ca.pem"
         self.ca.write_text(self.ctl.controller.pki.ca_bundle_pem())
         self.counter = 0
@@ -142,7 +142,7 @@ class Rig:
         """Enroll one identity and write its certificate and key for the driver."""
         ((identity_id, token),) = self.tokens(1)
         csr_pem, key = ott_csr(identity_id, self.ctl.https_url)
-        data = Api(self.admin.raw).edge_ok(
+        data = ZitiClient(self.admin.raw).edge_ok(
             "POST",
             "/enroll",
             params={"method": "ott", "token": token},

@@ -81,8 +81,6 @@ class Analysis:
         self.check_items = {item["name"]: item for item in ents.get("postureChecks", [])}
         self.posture_data = None if posture is None else {k: PostureState.coerce(v) for k, v in posture.items()}
         self.service_policies = ents.get("servicePolicies", [])
-        self.router_policies = ents.get("edgeRouterPolicies", [])
-        self.service_router_policies = ents.get("serviceEdgeRouterPolicies", [])
         self.policies = {key: [self._compile(key, p) for p in ents.get(key, [])] for key in ROLE_LISTS}
         self._policy_names = {key: {p.name: p for p in policies} for key, policies in self.policies.items()}
         self._build()
@@ -236,12 +234,6 @@ class Analysis:
     def identities_of(self, service: str, type: str | None = None) -> list[str]:
         s = self._svcs.position(service, "service")
         return sorted(n for i, n in enumerate(self._ids.names) if self.services_mask(i, type) >> s & 1)
-
-    def routers_of_identity(self, identity: str) -> list[str]:
-        return sorted(self._routers.names_of(self.identity_router_mask(self._ids.position(identity, "identity"))))
-
-    def routers_of_service(self, service: str) -> list[str]:
-        return sorted(self._routers.names_of(self.service_router_mask(self._svcs.position(service, "service"))))
 
     def routers_for(self, identity: str, service: str) -> list[str]:
         """Edge routers both the identity may use and the service is served by."""
@@ -430,7 +422,6 @@ class Analysis:
             "",
         )
         ex.other_types = [t for t in self.permissions(identity, service) if t != ptype]
-        ex.posture_known = state is not None
         ex.outcome = self.session_outcome(identity, service, ptype)
         ex.suggestion, ex.fix = suggest(self, ex)
         return ex

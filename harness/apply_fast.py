@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 import httpx
 
+from harness.client import ApiError
 from harness.kinds import KINDS, Kind
-from harness.wire import ApiError
 
 WORKERS = 8
 IMPORT_TIMEOUT = 1800.0  # seconds: a network of millions of entities is one request

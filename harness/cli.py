@@ -34,8 +34,7 @@ from controller.console import (
     exit_process,
     run,
 )
-from harness.client import ZitiClient
-from harness.wire import ApiError
+from harness.client import ApiError, ZitiClient
 
 DEFAULT_URL = "http://127.0.0.1:1281"
 

@@ -79,7 +79,6 @@ class Explanation:
     suggestion: str
     fix: dict | None = None  # the suggestion as a what-if change, when it is a network change
     other_types: list[str] = field(default_factory=list)  # the permissions of the other type
-    posture_known: bool = False
     outcome: tuple[int, str | None] = (0, None)  # what POST /sessions would answer
 
     @property

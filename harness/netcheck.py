@@ -98,16 +98,41 @@ def parse(path: str | Path) -> dict:
     return data
 
 
+@functools.cache
+def _fast_check() -> Callable:
+    """The network schema compiled to Python (fastjsonschema)."""
+    import fastjsonschema
+
+    return fastjsonschema.compile(network_schema())
+
+
+def passes_fast(data) -> bool:
+    """True when the compiled schema accepts ``data`` (then jsonschema does too)."""
+    import fastjsonschema
+
+    try:
+        _fast_check()(data)
+    except fastjsonschema.JsonSchemaException:
+        return False
+    return True
+
+
 def problems(data, source: str = "<network>") -> list[str]:
     """Every schema problem of ``data`` (a parsed network file), with names and suggestions."""
-    from jsonschema import Draft202012Validator
-
     if data is not None and not isinstance(data, dict):
         return [f"{source}: a network is a mapping of kinds ({', '.join(BY_KEY)}), not {type(data).__name__}"]
+    # NOTE(tests): importing jsonschema costs over a second of CPU; only a refused file needs its wording
+    found = [] if passes_fast(data) else _schema_problems(data, source)
+    found.extend(_duplicates(data or {}, source))
+    return found
+
+
+def _schema_problems(data, source: str) -> list[str]:
+    from jsonschema import Draft202012Validator
+
     found = []
     for error in sorted(Draft202012Validator(network_schema()).iter_errors(data), key=lambda e: list(e.path)):
         found.extend(_describe(error, data, source))
-    found.extend(_duplicates(data or {}, source))
     return found
 
 

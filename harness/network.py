@@ -391,8 +391,4 @@ def diff(before: Network, after: Network) -> list[Difference]:
     return out
 
 
-def load(path: str | Path) -> Network:
-    return Network.from_yaml(Path(path))
-
-
-__all__ = ["Network", "NetworkError", "Step", "Difference", "apply", "export", "diff", "load"]
+__all__ = ["Network", "NetworkError", "Step", "Difference", "apply", "export", "diff"]

@@ -99,10 +99,6 @@ def i32(value: int) -> bytes:
     return struct.pack("<i", value)
 
 
-def u16(value: int) -> bytes:
-    return struct.pack("<H", value)
-
-
 def boolean(value: bool) -> bytes:
     return b"\x01" if value else b"\x00"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
+from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
-from harness.wire import Api
 
 ADMIN = ("admin", "admin")
 
@@ -22,13 +22,13 @@ def api(ziti_app, ziti_mode, request):
         holder.app = ziti_app
         http = over_http(server.url)
     with http:
-        yield Api(http)
+        yield ZitiClient(http)
 
 
 @pytest.fixture
 def admin(api):
     """The default admin's management session."""
-    return api.login(*ADMIN)
+    return api.signed_in(*ADMIN)
 
 
 #: the plugin's factories, declared to return ids (the project's tests compare and pass ids)
@@ -77,7 +77,7 @@ def cert_mode(request):
 
 @pytest.fixture
 def make_cert_api(ziti_app, cert_mode, request):
-    """Factory: an ``Api`` whose connection presents ``client``'s chain (or no certificate).
+    """Factory: a ``ZitiClient`` whose connection presents ``client``'s chain (or no certificate).
 
     ``send_chain=False`` presents the leaf alone (no intermediates).
     """
@@ -87,7 +87,7 @@ def make_cert_api(ziti_app, cert_mode, request):
 
     opened = []
 
-    def make(client=None, *, send_chain: bool = True) -> Api:
+    def make(client=None, *, send_chain: bool = True) -> ZitiClient:
         presented = (
             None if client is None else hp.CertKey(client.cert, client.key, list(client.chain) if send_chain else [])
         )
@@ -99,7 +99,7 @@ def make_cert_api(ziti_app, cert_mode, request):
             ctx = hp.client_ssl_context(_trust_pem(server, cache, roots_only=not send_chain), presented)
             http = httpx.Client(base_url=f"https://127.0.0.1:{server.port}", verify=ctx, timeout=10)
         opened.append(http)
-        return Api(http)
+        return ZitiClient(http)
 
     yield make
     for http in opened:
@@ -133,7 +133,7 @@ def cert_client_of(ziti_app, cert_mode, request):
 @pytest.fixture
 def cert_admin(make_cert_api):
     """The default admin's session on a certificate-capable connection (same mode as ``make_cert_api``)."""
-    return make_cert_api().login(*ADMIN)
+    return make_cert_api().signed_in(*ADMIN)
 
 
 # -- network model: services, edge routers, policies, client sessions ----------------
@@ -163,7 +163,7 @@ def make_policy(admin, ziti_unique):
 
 @pytest.fixture
 def make_client(api, make_identity, ziti_unique):
-    """Create an identity with a password and log it in on the client API; return ``(identity_id, Api)``."""
+    """Create an identity with a password and log it in on the client API; return ``(identity_id, ZitiClient)``."""
 
     def make(*, attrs=(), config_types=None, is_admin=False, **fields):
         name = ziti_unique("client")
@@ -171,7 +171,7 @@ def make_client(api, make_identity, ziti_unique):
             name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields
         )
         body = {} if config_types is None else {"configTypes": list(config_types)}
-        return identity_id, api.login(name, "client-pass", api="client", **body)
+        return identity_id, api.signed_in(name, "client-pass", api="client", **body)
 
     return make
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import Callable
 
 import orjson
-from jsonschema import Draft7Validator
-from jsonschema.exceptions import SchemaError
 
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
@@ -28,6 +26,9 @@ def check_schema(schema: dict | None) -> None:
     """A non-empty schema must compile and describe an object at its root (400 field ``schema``)."""
     if not schema:
         return
+    from jsonschema import Draft7Validator  # on first use: its import costs over a second (see validation.py)
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft7Validator.check_schema(schema)
     except SchemaError as ex:

@@ -12,20 +12,16 @@ still accept) and words the error, so replies are jsonschema's either way.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 import fastjsonschema
 import orjson
-from jsonschema import Draft7Validator, FormatChecker
 
 from controller.clock import parse_rfc3339
 from controller.errors import FieldError
 
-_format_checker = FormatChecker()
 
-
-@_format_checker.checks("date-time", raises=ValueError)
 def _is_datetime(value: Any) -> bool:
     if not isinstance(value, str):
         return True
@@ -33,7 +29,6 @@ def _is_datetime(value: Any) -> bool:
     return True
 
 
-@_format_checker.checks("uuid", raises=ValueError)
 def _is_uuid(value: Any) -> bool:
     import uuid
 
@@ -42,12 +37,26 @@ def _is_uuid(value: Any) -> bool:
     return True
 
 
+@cache
+def _format_checker():
+    # NOTE(tests): jsonschema is imported on first use: its import costs over a second of CPU
+    # (it builds an IRI grammar), and a valid body never needs it (see passes_fast)
+    from jsonschema import FormatChecker
+
+    checker = FormatChecker()
+    checker.checks("date-time", raises=ValueError)(_is_datetime)
+    checker.checks("uuid", raises=ValueError)(_is_uuid)
+    return checker
+
+
 @lru_cache(maxsize=None)
-def _validator(schema_json: bytes) -> Draft7Validator:
-    return Draft7Validator(orjson.loads(schema_json), format_checker=_format_checker)
+def _validator(schema_json: bytes):
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator(orjson.loads(schema_json), format_checker=_format_checker())
 
 
-def validator_for(schema: dict) -> Draft7Validator:
+def validator_for(schema: dict):
     return _validator(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
 
 

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import jwt
 
-ACCESS, REFRESH, SERVICE = "a", "r", "s"
+ACCESS, REFRESH = "a", "r"
 #: the registered public clients: the C SDK's and early HA SDKs' (sdk-golang)
 CLIENTS = ("openziti", "native")
 SCOPES = ("openid", "offline_access")

@@ -36,11 +36,6 @@ def current_request():
     return pair[0] if pair else None
 
 
-def current_response():
-    pair = _current.get()
-    return pair[1] if pair else None
-
-
 AUTH_PATH_SUFFIXES = (
     "/authenticate",
     "/authenticate/mfa",

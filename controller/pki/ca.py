@@ -132,10 +132,6 @@ class ControllerPKI:
         return self.intermediate.cert
 
     @property
-    def intermediate_key(self):
-        return self.intermediate.key
-
-    @property
     def ca_certs(self) -> list[x509.Certificate]:
         """Every controller CA certificate, root first."""
         return [self.root.cert, self.intermediate.cert]

@@ -8,8 +8,7 @@ import re
 import pytest
 
 from controller.app import create_app
-from harness.client import ZitiClient
-from harness.wire import ApiError
+from harness.client import ApiError, ZitiClient
 
 LINE = re.compile(r"^(GET|POST|PUT|PATCH|DELETE) (/\S+) (\d{3}) \d+\.\dms (.+) rid=(\S+)$")
 

@@ -16,10 +16,10 @@ import pytest
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
+from harness.client import ZitiClient
 from harness.transport import inprocess, over_http
-from harness.wire import Api
 from tests.api.reference_operations import REFERENCE
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
 ADMIN = ("admin", "admin")
@@ -46,8 +46,8 @@ class Matrix:
         self.app = create_app(Config(), clock=self.clock)
         self.holder = http_server[0] if http_server else None
         self.http = inprocess(self.app) if mode == "inprocess" else over_http(http_server[1].url)
-        self.api = Api(self.http)
-        self._sessions: dict[str, Api] = {}
+        self.api = ZitiClient(self.http)
+        self._sessions: dict[str, ZitiClient] = {}
         self._non_admin_created = False
 
     def mount(self) -> "Matrix":
@@ -55,12 +55,12 @@ class Matrix:
             self.holder.app = self.app
         return self
 
-    def send(self, client: Api, row: dict, headers: dict | None = None):
+    def send(self, client: ZitiClient, row: dict, headers: dict | None = None):
         path = PREFIXES[row["api"]] + concrete(row["path"])
         body = {} if row["method"] != "GET" else None
         return client.request(row["method"], path, json=body, headers=headers or {})
 
-    def session(self, kind: str) -> Api:
+    def session(self, kind: str) -> ZitiClient:
         """A live session of ``admin`` or ``non-admin`` (logged in again if a request ended it)."""
         cached = self._sessions.get(kind)
         if cached is not None and cached.mgmt("GET", "/current-api-session").status_code == 200:
@@ -73,13 +73,13 @@ class Matrix:
                 {"identityId": identity_id, "method": "updb", "username": NON_ADMIN[0], "password": NON_ADMIN[1]},
             )
             self._non_admin_created = True
-        self._sessions[kind] = self.api.login(*(ADMIN if kind == "admin" else NON_ADMIN))
+        self._sessions[kind] = self.api.signed_in(*(ADMIN if kind == "admin" else NON_ADMIN))
         return self._sessions[kind]
 
-    def expired_admin(self) -> Api:
+    def expired_admin(self) -> ZitiClient:
         """An admin session left idle past its timeout (the clock moves once; live sessions log in again)."""
         if "expired" not in self._sessions:
-            self._sessions["expired"] = self.api.login(*ADMIN)
+            self._sessions["expired"] = self.api.signed_in(*ADMIN)
             self.clock.advance(minutes=31)
         return self._sessions["expired"]
 

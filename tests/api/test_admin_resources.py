@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.test_conventions import assert_error
-from tests.api.test_password_login import login, policy_body
+from tests.support import assert_error, auth_policy_body, login
 
 
 def test_authenticator_crud_never_returns_secrets(api, admin, make_identity):
@@ -50,7 +49,7 @@ def test_unknown_authenticator_method_is_400(admin, make_identity):
 
 
 def test_password_rules_of_the_policy_apply(admin, make_identity, ziti_unique):
-    body = policy_body(ziti_unique("strict"))
+    body = auth_policy_body(ziti_unique("strict"))
     body["primary"]["updb"].update(minPasswordLength=8, requireNumberChar=True)
     policy_id = admin.create("auth-policies", body)
     identity_id = make_identity(authPolicyId=policy_id)
@@ -77,7 +76,7 @@ def test_password_rules_of_the_policy_apply(admin, make_identity, ziti_unique):
 
 
 def test_auth_policy_crud_and_patch_merges_nested(admin, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("pol")))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("pol")))
     admin.mgmt_ok(
         "PATCH",
         f"/auth-policies/{policy_id}",
@@ -87,7 +86,7 @@ def test_auth_policy_crud_and_patch_merges_nested(admin, ziti_unique):
     assert data["primary"]["updb"]["maxAttempts"] == 4 and data["primary"]["updb"]["allowed"] is True
     assert data["primary"]["cert"] == {"allowed": True, "allowExpiredCerts": True}
     assert data["secondary"] == {"requireTotp": True, "requireExtJwtSigner": None}
-    replaced = policy_body(ziti_unique("pol2"))
+    replaced = auth_policy_body(ziti_unique("pol2"))
     admin.mgmt_ok("PUT", f"/auth-policies/{policy_id}", json=replaced)
     assert admin.mgmt_ok("GET", f"/auth-policies/{policy_id}")["secondary"]["requireTotp"] is False
     admin.mgmt_ok("DELETE", f"/auth-policies/{policy_id}")
@@ -99,7 +98,7 @@ def test_auth_policy_requires_primary_and_secondary(admin, ziti_unique):
 
 
 def test_auth_policy_in_use_cannot_be_deleted(admin, make_identity, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("used")))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("used")))
     identity_id = make_identity(authPolicyId=policy_id)
     error = assert_error(admin.mgmt("DELETE", f"/auth-policies/{policy_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
     assert identity_id in error["cause"]["value"]
@@ -123,7 +122,7 @@ def test_default_auth_policy_is_bootstrapped(admin):
 
 def test_api_sessions_list_get_delete(api, admin, make_identity):
     identity_id = make_identity(password="pass-word", username="sess-user")
-    session = api.login("sess-user", "pass-word")
+    session = api.signed_in("sess-user", "pass-word")
     listed = admin.mgmt_ok("GET", "/api-sessions", params={"filter": f'token = "{session.token}"'})
     assert len(listed) == 1 and "expiresAt" not in listed[0]
     detail = admin.mgmt_ok("GET", f"/api-sessions/{listed[0]['id']}")

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.wire import ApiError
+from harness.client import ApiError
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
-from tests.api.test_conventions import assert_error
-from tests.api.test_mfa import TOTP_QUERY, code, secret_of
-from tests.api.test_password_login import login, policy_body
-from tests.flows.certs import cert_login, enrolled, ok
+from tests.support import TOTP_QUERY, assert_error, auth_policy_body, cert_login, code, enrolled, login, ok, secret_of
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +29,10 @@ def make_signer(admin, jwks_server, key, ziti_unique):
 
 @pytest.fixture
 def make_policy_for(admin, ziti_unique):
-    """Create a policy from ``policy_body`` after ``edit(body)``; return its id."""
+    """Create a policy from ``auth_policy_body`` after ``edit(body)``; return its id."""
 
     def make(edit):
-        body = policy_body(ziti_unique("pol"))
+        body = auth_policy_body(ziti_unique("pol"))
         edit(body)
         return admin.create("auth-policies", body)
 
@@ -109,7 +106,7 @@ def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(
 ):
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
     person(make_identity, ziti_unique, policy_id, "totp-required")
-    session = api.login("totp-required", "pass-word", api="client")
+    session = api.signed_in("totp-required", "pass-word", api="client")
     data = session.edge_ok("GET", "/current-api-session")
     assert data["authQueries"] == [TOTP_QUERY] and data["isMfaRequired"] is False and data["isMfaComplete"] is False
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
@@ -124,7 +121,7 @@ def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(
 def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, make_policy_for, ziti_unique):
     policy_id = make_policy_for(lambda b: None)
     person(make_identity, ziti_unique, policy_id, "live-policy")
-    session = api.login("live-policy", "pass-word", api="client")
+    session = api.signed_in("live-policy", "pass-word", api="client")
     assert session.edge("GET", "/current-identity").status_code == 200
     admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"secondary": {"requireTotp": True}})
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
@@ -165,7 +162,7 @@ def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-b")
     other = make_identity()
-    session = api.login("jwt-second-b", "pass-word", api="client")
+    session = api.signed_in("jwt-second-b", "pass-word", api="client")
     foreign = {"Authorization": f"Bearer {key.token(claims(issuer, other, ziti_clock))}"}
     assert_error(session.edge("GET", "/current-identity", headers=foreign), 401, "UNAUTHORIZED")
     short = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock, lifetime=60))}"}
@@ -213,7 +210,7 @@ def test_second_factors_apply_to_ext_jwt_logins_too(
 
 
 def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, ziti_unique):
-    body = policy_body(ziti_unique("cert-totp"))
+    body = auth_policy_body(ziti_unique("cert-totp"))
     body["secondary"]["requireTotp"] = True
     policy_id = cert_admin.create("auth-policies", body)
     _, client = enrolled(cert_admin, make_cert_api(), ziti_unique("cert-totp"), authPolicyId=policy_id)

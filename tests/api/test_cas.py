@@ -6,8 +6,7 @@ import jwt
 import pytest
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CONTROLLER_URL, create_ca, new_identity, ok, verify_ca
+from tests.support import CONTROLLER_URL, assert_error, create_ca, new_identity, ok, verify_ca
 
 
 @pytest.fixture

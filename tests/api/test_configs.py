@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 PORT_SCHEMA = {
     "type": "object",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
+from tests.support import assert_error
 
 
 def test_success_envelope_has_data_and_empty_meta(api):
@@ -66,21 +67,6 @@ def test_update_patch_delete_answer_empty_data(admin, make_identity):
         assert response.status_code == 200 and response.json() == {"data": {}, "meta": {}}
     response = admin.mgmt("DELETE", f"/identities/{identity_id}")
     assert response.status_code == 200 and response.json() == {"data": {}, "meta": {}}
-
-
-def assert_error(response, status, code, field=None):
-    assert response.status_code == status, response.text
-    assert response.headers["content-type"].startswith("application/json")
-    body = response.json()
-    error = body["error"]
-    assert error["code"] == code
-    assert error["message"] and error["requestId"]
-    assert body["meta"] == {"apiEnrollmentVersion": "0.0.1", "apiVersion": "0.0.1"}
-    if "cause" in error:
-        assert isinstance(error["cause"], dict)
-    if field is not None:
-        assert error["cause"]["field"] == field
-    return error
 
 
 def test_unknown_route_is_404_in_the_error_envelope(admin):

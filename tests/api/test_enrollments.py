@@ -9,8 +9,7 @@ import pytest
 
 from controller.clock import rfc3339
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, CONTROLLER_URL, create_ca, new_identity, pending
+from tests.support import CLIENT, CONTROLLER_URL, assert_error, create_ca, new_identity, pending
 
 LATER = "2099-01-01T00:00:00.000Z"
 

@@ -6,10 +6,9 @@ import orjson
 
 from controller.app import create_app
 from controller.config import Config
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
-from tests.api.test_mfa import code, enroll_verified
-from tests.api.test_password_login import login
+from tests.support import code, enroll_verified, login
 
 
 def events_of(controller_app):
@@ -43,7 +42,7 @@ def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identit
     events = events_of(ziti_app)
     identity_id = make_identity(ziti_unique("ev-user"), password="pass-word", username="ev-user")
     login(api, "ev-user", "wrong-pass")
-    session = api.login("ev-user", "pass-word")
+    session = api.signed_in("ev-user", "pass-word")
     session.mgmt_ok("DELETE", "/current-api-session")
     failed = events.query("authentication", event_type="fail")[-1]
     assert failed["reason"] == "INVALID_AUTH" and failed["auth_method"] == "password" and failed["success"] is False
@@ -59,10 +58,10 @@ def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identit
 
 def test_expired_sessions_leave_a_deleted_event(admin, api, ziti_app, ziti_clock):
     events = events_of(ziti_app)
-    other = api.login("admin", "admin")
+    other = api.signed_in("admin", "admin")
     session_id = other.mgmt_ok("GET", "/current-api-session")["id"]
     ziti_clock.advance(minutes=31)
-    api.login("admin", "admin").mgmt_ok("GET", "/api-sessions")
+    api.signed_in("admin", "admin").mgmt_ok("GET", "/api-sessions")
     deleted = events.query("edge.apiSessions", event_type="deleted", id=session_id)
     assert deleted and deleted[-1]["timestamp"] == "2025-06-01T12:31:00.000Z"
 
@@ -88,9 +87,9 @@ def test_service_sessions_in_the_store_become_edge_sessions_events(ziti_app):
 def test_mfa_changes_are_events(api, ziti_app, make_identity, ziti_clock, ziti_unique):
     events = events_of(ziti_app)
     identity_id = make_identity(ziti_unique("ev-mfa"), password="pass-word", username="ev-mfa")
-    session = api.login("ev-mfa", "pass-word", api="client")
+    session = api.signed_in("ev-mfa", "pass-word", api="client")
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.login("ev-mfa", "pass-word", api="client")
+    partial = api.signed_in("ev-mfa", "pass-word", api="client")
     partial.edge("POST", "/authenticate/mfa", json={"code": "abcdef"})
     partial.edge_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
     partial.edge_ok("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)})
@@ -153,8 +152,8 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, ziti
     app = create_app(Config(data_dir=tmp_path, fsync=False), clock=ziti_clock)
     try:
         with inprocess(app) as http:
-            api = Api(http)
-            admin = api.login("admin", "admin")
+            api = ZitiClient(http)
+            admin = api.signed_in("admin", "admin")
             identity_id = admin.create(
                 "identities", {"name": "lines", "type": "User", "isAdmin": False, "enrollment": {"ott": True}}
             )
@@ -162,7 +161,7 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, ziti
                 "authenticators",
                 {"identityId": identity_id, "method": "updb", "username": "lines-user", "password": "lines-pass"},
             )
-            session = api.login("lines-user", "lines-pass", api="client")
+            session = api.signed_in("lines-user", "lines-pass", api="client")
             enroll_verified(session, ziti_clock)
         store = app.controller.store
         secrets = [admin.token, session.token, "lines-pass"]
@@ -191,7 +190,7 @@ def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_pat
         app = create_app(config, clock=ziti_clock)
         try:
             with inprocess(app) as http:
-                admin = Api(http).login("admin", "admin")
+                admin = ZitiClient(http).signed_in("admin", "admin")
                 for index in range(40):
                     admin.create("identities", {"name": f"rot-{run}-{index}", "type": "User", "isAdmin": False})
             newest = [orjson.loads(line) for line in (tmp_path / "events.jsonl").read_bytes().splitlines()]
@@ -211,7 +210,7 @@ def test_events_file_with_no_kept_files_starts_over(tmp_path, ziti_clock):
     )
     try:
         with inprocess(app) as http:
-            admin = Api(http).login("admin", "admin")
+            admin = ZitiClient(http).signed_in("admin", "admin")
             for index in range(30):
                 admin.create("identities", {"name": f"zero-{index}", "type": "User", "isAdmin": False})
     finally:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness import flows
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,12 @@ def test_login_by_identity_id_opens_a_session(api, signer, person, ec_key, ziti_
     assert response.headers["zt-session"] == data["token"] and data["authQueries"] == []
     session = api.with_token(data["token"])
     assert session.edge_ok("GET", "/current-identity")["id"] == person
+
+
+def test_the_harness_flow_logs_in_by_external_jwt(api, signer, person, ec_key, ziti_clock):
+    data = flows.login_ext_jwt(api, ec_key.token(claims(signer[1], person, ziti_clock)))
+    assert data["identityId"] == person and api.token == data["token"]
+    assert api.edge_ok("GET", "/current-identity")["id"] == person
 
 
 def test_management_api_accepts_ext_jwt_too(api, signer, person, ec_key, ziti_clock):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 def test_create_and_read_back_every_field(admin, ziti_unique, api):
@@ -145,7 +145,7 @@ def test_filter_on_role_attributes(admin, make_identity, ziti_unique):
 
 def test_delete_cascades_authenticators_enrollments_and_sessions(api, admin, make_identity):
     identity_id = make_identity(password="pass-word", username="cascade-me")
-    session = api.login("cascade-me", "pass-word")
+    session = api.signed_in("cascade-me", "pass-word")
     admin.create("enrollments", {"method": "ott", "identityId": identity_id, "expiresAt": "2030-01-01T00:00:00Z"})
     admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     assert session.mgmt("GET", "/current-identity").status_code == 401

@@ -5,59 +5,17 @@ from __future__ import annotations
 import re
 import struct
 import zlib
-from datetime import timedelta
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 import segno
 
 from controller.config import Config
-from harness.flows import TotpDevice
-from tests.api.test_conventions import assert_error
+from tests.support import TOTP_QUERY, assert_error, code, enroll_verified, secret_of, start_enrollment
 
-TOTP_QUERY = {
-    "typeId": "MFA",
-    "provider": "ziti",
-    "format": "alphaNumeric",
-    "httpMethod": "POST",
-    "httpUrl": "./authenticate/mfa",
-    "minLength": 4,
-    "maxLength": 6,
-    "scopes": None,
-}
 WRONG = "abcdef"  # never a TOTP code: not digits
 
 
 # -- setup helpers: they return or raise, never assert -------------------------------
-
-
-def secret_of(provisioning_url: str) -> str:
-    return parse_qs(urlparse(provisioning_url).query)["secret"][0]
-
-
-def code(secret: str, clock, steps: int = 0) -> str:
-    """What an authenticator app shows ``steps`` 30-second steps from the controller clock (RFC 6238)."""
-    return TotpDevice(secret, []).code(clock.now() + timedelta(seconds=30 * steps))
-
-
-def start_enrollment(session) -> dict:
-    session.edge_ok("POST", "/current-identity/mfa")
-    return session.edge_ok("GET", "/current-identity/mfa")
-
-
-def enroll_verified(session, clock) -> tuple[str, list[str]]:
-    """Enroll and verify TOTP MFA; return ``(secret, recovery codes)``."""
-    status = start_enrollment(session)
-    secret = secret_of(status["provisioningUrl"])
-    session.edge_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, clock)})
-    return secret, status["recoveryCodes"]
-
-
-def mfa_login(api, username: str, password: str, secret: str, clock):
-    """Log in and complete the TOTP second factor; return the full session."""
-    session = api.login(username, password, api="client")
-    session.edge_ok("POST", "/authenticate/mfa", json={"code": code(secret, clock)})
-    return session
 
 
 @pytest.fixture
@@ -65,7 +23,7 @@ def user(api, make_identity, ziti_unique):
     """A password identity and its session: ``(session, identity id, username)``."""
     name = ziti_unique("mfa-user")
     identity_id = make_identity(name, password="pass-word", username=name)
-    return api.login(name, "pass-word", api="client"), identity_id, name
+    return api.signed_in(name, "pass-word", api="client"), identity_id, name
 
 
 # -- enrollment ------------------------------------------------------------------------
@@ -169,7 +127,7 @@ def test_a_code_stops_working_when_the_clock_moves_three_steps(api, user, ziti_c
     secret, _ = enroll_verified(session, ziti_clock)
     stale = code(secret, ziti_clock)
     ziti_clock.advance(seconds=90)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": stale}), 400, "MFA_INVALID_TOKEN")
     assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).status_code == 200
 
@@ -193,7 +151,7 @@ def test_qr_code_is_a_256_pixel_png_of_the_provisioning_url(user):
 def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, ziti_clock):
     session, _, name = user
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaRequired"] is True and data["isMfaComplete"] is False and data["authQueries"] == [TOTP_QUERY]
     assert_error(partial.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
@@ -234,7 +192,7 @@ def test_authenticate_reply_lists_the_totp_query(api, user, ziti_clock):
 def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, method, path, allowed):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     response = partial.edge(method, path, json={"code": "123456"} if method == "POST" else None)
     if allowed:
         assert response.status_code != 401, response.text
@@ -245,7 +203,7 @@ def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, 
 def test_partial_session_can_log_out(api, user, ziti_clock):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     assert partial.edge("DELETE", "/current-api-session").status_code == 200
     assert_error(partial.edge("GET", "/current-api-session"), 401, "UNAUTHORIZED")
 
@@ -253,7 +211,7 @@ def test_partial_session_can_log_out(api, user, ziti_clock):
 def test_partial_session_expires_by_the_clock(api, user, ziti_clock):
     session, _, name = user
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     ziti_clock.advance(minutes=31)
     assert_error(
         partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}), 401, "UNAUTHORIZED"
@@ -264,7 +222,7 @@ def test_authenticate_mfa_errors(api, user, ziti_clock):
     session, _, name = user
     assert_error(session.edge("POST", "/authenticate/mfa", json={"code": "123456"}), 409, "MFA_NOT_ENROLLED")
     enroll_verified(session, ziti_clock)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": WRONG}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": ""}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={}), 400, "COULD_NOT_VALIDATE", "code")
@@ -273,9 +231,9 @@ def test_authenticate_mfa_errors(api, user, ziti_clock):
 def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
     session, _, name = user
     secret, recovery = enroll_verified(session, ziti_clock)
-    first = api.login(name, "pass-word", api="client")
+    first = api.signed_in(name, "pass-word", api="client")
     assert first.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}).status_code == 200
-    second = api.login(name, "pass-word", api="client")
+    second = api.signed_in(name, "pass-word", api="client")
     assert_error(second.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
     assert second.edge("POST", "/authenticate/mfa", json={"code": recovery[1]}).status_code == 200
     left = first.edge_ok(
@@ -287,11 +245,11 @@ def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
 def test_management_api_serves_the_same_mfa_flow(api, make_identity, ziti_unique, ziti_clock):
     name = ziti_unique("mgmt-mfa")
     make_identity(name, password="pass-word", username=name)
-    session = api.login(name, "pass-word")
+    session = api.signed_in(name, "pass-word")
     session.mgmt_ok("POST", "/current-identity/mfa")
     secret = secret_of(session.mgmt_ok("GET", "/current-identity/mfa")["provisioningUrl"])
     session.mgmt_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock)})
-    partial = api.login(name, "pass-word")
+    partial = api.signed_in(name, "pass-word")
     assert_error(partial.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
     partial.mgmt_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
     assert partial.mgmt("GET", "/current-identity").status_code == 200
@@ -335,7 +293,7 @@ def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
         "GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)}
     )["recoveryCodes"]
     assert len(new) == 20 and not set(new) & set(old)
-    partial = api.login(name, "pass-word", api="client")
+    partial = api.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": old[5]}), 400, "MFA_INVALID_TOKEN")
     assert partial.edge("POST", "/authenticate/mfa", json={"code": new[5]}).status_code == 200
 
@@ -358,7 +316,7 @@ def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_cloc
     assert response.json() == {"data": {}, "meta": {}}
     assert_error(session.edge("GET", "/current-identity/mfa"), 404, "NOT_FOUND")
     assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is False
-    fresh = api.login(name, "pass-word", api="client")
+    fresh = api.signed_in(name, "pass-word", api="client")
     assert fresh.edge_ok("GET", "/current-api-session")["isMfaRequired"] is False
 
 
@@ -383,7 +341,7 @@ def test_admin_removes_an_identity_mfa(api, user, admin, ziti_clock):
     assert admin.mgmt("DELETE", f"/identities/{identity_id}/mfa").json() == {"data": {}, "meta": {}}
     assert_error(admin.mgmt("DELETE", f"/identities/{identity_id}/mfa"), 404, "NOT_FOUND")
     assert_error(admin.mgmt("DELETE", "/identities/no-such-identity/mfa"), 404, "NOT_FOUND")
-    assert api.login(name, "pass-word", api="client").edge("GET", "/current-identity").status_code == 200
+    assert api.signed_in(name, "pass-word", api="client").edge("GET", "/current-identity").status_code == 200
 
 
 def test_deleting_the_identity_deletes_its_mfa_record(user, admin, ziti_clock):

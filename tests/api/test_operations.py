@@ -11,19 +11,18 @@ from controller.app import create_app
 from controller.config import Config
 from controller.store import journal
 from controller.store.db import Store
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
-from tests.api.test_conventions import assert_error
-from tests.api.test_password_login import login, policy_body
+from tests.support import assert_error, auth_policy_body, login
 
 
 @contextmanager
 def controller(config: Config, clock, store: Store | None = None):
-    """A separate controller (own data folder or store) and an anonymous in-process ``Api``."""
+    """A separate controller (own data folder or store) and an anonymous in-process ``ZitiClient``."""
     app = create_app(config, clock=clock, store=store)
     try:
         with inprocess(app) as http:
-            yield app, Api(http)
+            yield app, ZitiClient(http)
     finally:
         app.controller.close()
 
@@ -99,7 +98,7 @@ def test_snapshot_is_limited_to_one_a_minute(admin, ziti_clock):
 def test_a_snapshot_restores_into_a_controller_that_answers_the_same(
     admin, api, ziti_app, ziti_clock, ziti_config, make_identity, ziti_unique
 ):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("snap-policy"), max_attempts=4))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("snap-policy"), max_attempts=4))
     make_identity(
         ziti_unique("snap"), password="snap-pass", username="snap-user", authPolicyId=policy_id, roleAttributes=["blue"]
     )
@@ -127,7 +126,7 @@ def test_a_snapshot_restores_into_a_controller_that_answers_the_same(
     before = {p: admin.mgmt_ok("GET", p, params={"limit": 500}) for p in paths}
 
     with controller(Config(), ziti_clock, Store(path)) as (_, restored):
-        restored_admin = restored.login("admin", "admin")
+        restored_admin = restored.signed_in("admin", "admin")
         for p in paths:
             assert restored_admin.mgmt_ok("GET", p, params={"limit": 500}) == before[p], p
         assert login(restored, "snap-user", "snap-pass").status_code == 200
@@ -135,7 +134,7 @@ def test_a_snapshot_restores_into_a_controller_that_answers_the_same(
 
 def test_snapshots_go_to_the_data_folder(tmp_path, ziti_clock):
     with controller(Config(data_dir=tmp_path, fsync=False), ziti_clock) as (app, api):
-        api.login("admin", "admin").mgmt_ok("POST", "/database/snapshot")
+        api.signed_in("admin", "admin").mgmt_ok("POST", "/database/snapshot")
         folders = list((tmp_path / "snapshots").iterdir())
         assert [f.name for f in folders] == ["ctrl.db-20250601-120000"]
         with Store(folders[0]) as copy:
@@ -244,7 +243,7 @@ def test_check_and_fix_cover_role_entries_and_policy_derived_links(admin, ziti_a
 def test_one_integrity_run_at_a_time_across_check_and_fix(ziti_app):
     # In-process on this thread: holding the store lock keeps the background run waiting.
     with inprocess(ziti_app) as http:
-        admin = Api(http).login("admin", "admin")
+        admin = ZitiClient(http).signed_in("admin", "admin")
         with ziti_app.controller.store.lock:
             assert admin.mgmt("POST", "/database/check-data-integrity").status_code == 202
             assert_error(admin.mgmt("POST", "/database/fix-data-integrity"), 429, "RATE_LIMITED")
@@ -266,10 +265,10 @@ def test_trace_tags_the_identity_events_until_it_ends(api, admin, ziti_app, make
     )
     assert detail == {"enabled": True, "traceId": "trace-1", "until": "2025-06-01T12:01:30.000Z"}
     events = ziti_app.controller.events
-    api.login("traced-user", "pass-word")
+    api.signed_in("traced-user", "pass-word")
     assert events.query("authentication", identity_id=identity_id)[-1]["trace_id"] == "trace-1"
     ziti_clock.advance(seconds=91)
-    api.login("traced-user", "pass-word")
+    api.signed_in("traced-user", "pass-word")
     assert "trace_id" not in events.query("authentication", identity_id=identity_id)[-1]
 
 
@@ -324,7 +323,7 @@ class FullDisk:
 def test_full_disk_answers_503_and_loses_nothing(tmp_path, ziti_clock, ziti_unique):
     config = Config(data_dir=tmp_path, fsync=False)
     with controller(config, ziti_clock) as (app, api):
-        admin = api.login("admin", "admin")
+        admin = api.signed_in("admin", "admin")
         kept = admin.create("identities", {"name": "kept", "type": "User", "isAdmin": False})
         segment = app.controller.store._journal
         segment._file = FullDisk(segment._file)
@@ -335,7 +334,7 @@ def test_full_disk_answers_503_and_loses_nothing(tmp_path, ziti_clock, ziti_uniq
         segment._file = segment._file.real  # room again
         later = admin.create("identities", {"name": "later", "type": "User", "isAdmin": False})
     with controller(config, ziti_clock) as (_, api):
-        admin = api.login("admin", "admin")
+        admin = api.signed_in("admin", "admin")
         names = {i["name"] for i in admin.mgmt_ok("GET", "/identities", params={"limit": 500})}
         assert {"kept", "later"} <= names and "lost" not in names and later
 

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
-from tests.api.test_conventions import assert_error
-
-
-def login(api, username, password, api_name="management"):
-    send = api.mgmt if api_name == "management" else api.edge
-    return send(
-        "POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password}
-    )
+from tests.support import assert_error, auth_policy_body, login
 
 
 @pytest.mark.parametrize("api_name", ["management", "client"])
@@ -118,16 +111,16 @@ def test_session_expires_after_inactivity_and_activity_slides_it(admin, ziti_clo
 
 @pytest.mark.parametrize("ziti_config", [Config(session_timeout_seconds=120)], ids=["2-minutes"])
 def test_session_timeout_is_configurable(api, ziti_clock):
-    session = api.login("admin", "admin")
+    session = api.signed_in("admin", "admin")
     assert session.mgmt_ok("GET", "/current-api-session")["expirationSeconds"] == 120
     ziti_clock.advance(seconds=121)
     assert session.mgmt("GET", "/current-identity").status_code == 401
 
 
 def test_expired_sessions_leave_the_api_session_list(admin, api, ziti_clock):
-    other = api.login("admin", "admin")
+    other = api.signed_in("admin", "admin")
     ziti_clock.advance(minutes=31)
-    fresh = api.login("admin", "admin")
+    fresh = api.signed_in("admin", "admin")
     ids = {s["id"] for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500})}
     other_id = other.token
     assert not any(s["token"] == other_id for s in fresh.mgmt_ok("GET", "/api-sessions", params={"limit": 500}))
@@ -135,7 +128,7 @@ def test_expired_sessions_leave_the_api_session_list(admin, api, ziti_clock):
 
 
 def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_identity, ziti_clock, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("lock"), max_attempts=3, lockout=10))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("lock"), max_attempts=3, lockout=10))
     make_identity(password="right-pass", username="lockme", authPolicyId=policy_id)
     for _ in range(3):
         assert_error(login(api, "lockme", "wrong-pass"), 401, "INVALID_AUTH")
@@ -146,7 +139,7 @@ def test_lockout_after_max_attempts_then_unlock_after_duration(api, admin, make_
 
 
 def test_success_resets_the_failure_count(api, admin, make_identity, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("reset"), max_attempts=2, lockout=10))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("reset"), max_attempts=2, lockout=10))
     make_identity(password="right-pass", username="resetme", authPolicyId=policy_id)
     login(api, "resetme", "wrong-pass")
     assert login(api, "resetme", "right-pass").status_code == 200
@@ -155,12 +148,12 @@ def test_success_resets_the_failure_count(api, admin, make_identity, ziti_unique
 
 
 def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, ziti_clock, ziti_unique):
-    policy_id = admin.create("auth-policies", policy_body(ziti_unique("forever"), max_attempts=1, lockout=0))
+    policy_id = admin.create("auth-policies", auth_policy_body(ziti_unique("forever"), max_attempts=1, lockout=0))
     identity_id = make_identity(password="right-pass", username="foreverme", authPolicyId=policy_id)
     login(api, "foreverme", "wrong-pass")
     ziti_clock.advance(days=365)
     assert_error(login(api, "foreverme", "right-pass"), 401, "INVALID_AUTH")
-    admin = api.login("admin", "admin")  # the year also expired the admin's session
+    admin = api.signed_in("admin", "admin")  # the year also expired the admin's session
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert detail["disabled"] is True and detail["disabledUntil"] is None
     admin.mgmt_ok("POST", f"/identities/{identity_id}/enable")
@@ -169,7 +162,7 @@ def test_lockout_duration_zero_locks_until_enabled(api, admin, make_identity, zi
 
 def test_disable_for_minutes_rejects_login_and_live_sessions(api, admin, make_identity, ziti_clock):
     identity_id = make_identity(password="pass-word", username="disableme")
-    session = api.login("disableme", "pass-word")
+    session = api.signed_in("disableme", "pass-word")
     admin.mgmt_ok("POST", f"/identities/{identity_id}/disable", json={"durationMinutes": 5})
     assert session.mgmt("GET", "/current-identity").status_code == 401
     assert_error(login(api, "disableme", "pass-word"), 401, "INVALID_AUTH")
@@ -186,7 +179,7 @@ def test_disable_requires_duration(admin, make_identity):
 
 
 def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, ziti_unique):
-    body = policy_body(ziti_unique("noupdb"))
+    body = auth_policy_body(ziti_unique("noupdb"))
     body["primary"]["updb"]["allowed"] = False
     policy_id = admin.create("auth-policies", body)
     make_identity(password="pass-word", username="noupdb", authPolicyId=policy_id)
@@ -195,7 +188,7 @@ def test_updb_not_allowed_by_policy_is_invalid_auth(api, admin, make_identity, z
 
 def test_change_own_password_requires_current_password(api, make_identity):
     make_identity(password="old-pass", username="changer")
-    session = api.login("changer", "old-pass")
+    session = api.signed_in("changer", "old-pass")
     auth_id = session.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
     response = session.mgmt(
         "PATCH",
@@ -217,33 +210,13 @@ def test_change_own_password_requires_current_password(api, make_identity):
 
 def test_own_authenticators_hide_password_hashes(api, make_identity):
     make_identity(password="pass-word", username="hashless")
-    session = api.login("hashless", "pass-word")
+    session = api.signed_in("hashless", "pass-word")
     listed = session.mgmt("GET", "/current-identity/authenticators").text
     assert "password" not in listed.lower().replace("passwordless", "") and "salt" not in listed
 
 
 def test_someone_elses_authenticator_is_404(api, admin, make_identity):
     make_identity(password="pass-word", username="nosy-one")
-    session = api.login("nosy-one", "pass-word")
+    session = api.signed_in("nosy-one", "pass-word")
     admin_auth = admin.mgmt_ok("GET", "/current-identity/authenticators")[0]["id"]
     assert_error(session.mgmt("GET", f"/current-identity/authenticators/{admin_auth}"), 404, "NOT_FOUND")
-
-
-def policy_body(name, *, max_attempts=0, lockout=0):
-    return {
-        "name": name,
-        "primary": {
-            "cert": {"allowed": True, "allowExpiredCerts": True},
-            "extJwt": {"allowed": True, "allowedSigners": []},
-            "updb": {
-                "allowed": True,
-                "minPasswordLength": 5,
-                "requireMixedCase": False,
-                "requireNumberChar": False,
-                "requireSpecialChar": False,
-                "maxAttempts": max_attempts,
-                "lockoutDurationMinutes": lockout,
-            },
-        },
-        "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
-    }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 KINDS = [
     ("service-policies", {"type": "Dial"}, "identityRoles"),

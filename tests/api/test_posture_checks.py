@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 BODIES = {
     "OS": {"operatingSystems": [{"type": "Windows", "versions": [">=10.0.19041"]}, {"type": "Linux", "versions": []}]},

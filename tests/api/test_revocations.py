@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 
 def test_identity_revocation_ends_its_sessions(api, admin, make_identity, ziti_clock):
     identity_id = make_identity(password="pass-word", username="revoked-one")
-    session = api.login("revoked-one", "pass-word")
+    session = api.signed_in("revoked-one", "pass-word")
     assert admin.mgmt("POST", "/revocations", json={"id": identity_id, "type": "IDENTITY"}).status_code == 201
     assert session.mgmt("GET", "/current-identity").status_code == 401
     detail = admin.mgmt_ok("GET", f"/revocations/{identity_id}")
     assert detail["type"] == "IDENTITY" and detail["expiresAt"] > detail["createdAt"]
-    assert api.login("revoked-one", "pass-word").token  # a new login still works
+    assert api.signed_in("revoked-one", "pass-word").token  # a new login still works
 
 
 def test_api_session_revocation_ends_that_session(api, admin, make_identity):
     make_identity(password="pass-word", username="revoked-two")
-    first, second = api.login("revoked-two", "pass-word"), api.login("revoked-two", "pass-word")
+    first, second = api.signed_in("revoked-two", "pass-word"), api.signed_in("revoked-two", "pass-word")
     session_id = first.mgmt_ok("GET", "/current-api-session")["id"]
     admin.mgmt_ok("POST", "/revocations", json={"id": session_id, "type": "API_SESSION"})
     assert first.mgmt("GET", "/current-identity").status_code == 401

@@ -6,9 +6,8 @@ import jwt
 from cryptography import x509
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, ok
 from tests.flows.test_enroll_router import csrs
+from tests.support import CLIENT, assert_error, ok
 
 
 def test_edge_router_view_before_enrollment(admin, make_edge_router, ziti_unique):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.api.test_conventions import assert_error
+from tests.support import assert_error
 
 HOST = {"protocol": "tcp", "address": "127.0.0.1", "port": 8080}
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["app.ziti"], "portRanges": [{"low": 80, "high": 80}]}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from controller.api.mappers.entity import ref, table_ref
 from harness import pki as hp
-from tests.flows.certs import create_ca
+from tests.support import create_ca
 
 ZERO_TIME = "0001-01-01T00:00:00.000Z"
 LATER = "2099-01-01T00:00:00.000Z"
@@ -17,7 +17,7 @@ def test_identity_permissions_are_stored_and_shown_everywhere(admin, api, make_i
     listed = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
     assert [i["permissions"] for i in listed] == [["service.read", "identity"]]
     for api_name in ("management", "client"):
-        session = api.login(name, "perm-pass", api=api_name)
+        session = api.signed_in(name, "perm-pass", api=api_name)
         send = session.mgmt_ok if api_name == "management" else session.edge_ok
         assert send("GET", "/current-identity")["permissions"] == ["service.read", "identity"]
     admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"permissions": ["ops.read"]})

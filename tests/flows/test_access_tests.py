@@ -194,9 +194,8 @@ PEOPLE = [
 def test_the_verdicts_agree_with_the_controller_s_session_answers():
     """Each person reports posture; a test declaring the same posture passes exactly when POST /sessions says 201."""
     from controller.clock import FrozenClock
-    from harness.client import ZitiClient
+    from harness.client import ApiError, ZitiClient
     from harness.network import apply
-    from harness.wire import ApiError
 
     app = create_app(clock=FrozenClock("2025-06-01T12:00:00Z"))
     try:

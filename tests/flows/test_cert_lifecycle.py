@@ -6,11 +6,11 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import (  # noqa: F401 - shared fixtures
+from tests.support import (  # noqa: F401 - shared fixtures
     CLIENT,
     admin,
     api,
+    assert_error,
     cert_login,
     enroll_ott,
     enrolled,
@@ -155,7 +155,7 @@ def test_re_enroll_updb_keeps_the_username(admin, api, make_identity):
             json={"password": "new-pass"},
         )
     )
-    assert api.login("reenroll-user", "new-pass").token
+    assert api.signed_in("reenroll-user", "new-pass").token
 
 
 def test_re_enroll_network_cert_gives_ott_and_ca_cert_gives_ottca(admin, api, make_cert_api, ziti_clock, ziti_unique):

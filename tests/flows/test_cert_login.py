@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import (  # noqa: F401 - shared fixtures
+from tests.support import (  # noqa: F401 - shared fixtures
     CLIENT,
     admin,
     api,
+    assert_error,
     cert_login,
     create_ca,
     enrolled,
@@ -129,7 +129,7 @@ def test_expired_certificate_depends_on_allow_expired_certs(admin, make_cert_api
 
 def test_network_certificate_expires_by_the_controller_clock(admin, api, make_cert_api, ziti_clock, ziti_unique):
     ziti_clock.set(datetime.now(timezone.utc))  # issued certs are dated by real time
-    admin = make_cert_api().login("admin", "admin")
+    admin = make_cert_api().signed_in("admin", "admin")
     strict = policy(admin, ziti_unique("strict-net"), allow_expired=False)
     identity_id, client = enrolled(admin, api, ziti_unique("net-expiry"), authPolicyId=strict)
     assert ok(cert_login(make_cert_api(client)))["identityId"] == identity_id

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.flows.certs import CLIENT, admin, api, cert_login, enrolled, ok, session_of  # noqa: F401 - shared fixtures
+from tests.support import CLIENT, admin, api, cert_login, enrolled, ok, session_of  # noqa: F401 - shared fixtures
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 443, "high": 443}]}
 
 
 @pytest.fixture
 def sdk(admin, api, make_cert_api, ziti_unique):
-    """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, Api)``."""
+    """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, ZitiClient)``."""
     identity_id, client_cert = enrolled(admin, api, ziti_unique("sdk"), roleAttributes=["sdk-users"])
     conn = make_cert_api(client_cert)
     return identity_id, session_of(conn, cert_login(conn))

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pytest
 
+from harness import flows
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, cert_login, create_ca, new_identity, ok, pending, third_party, verified_ca
+from tests.support import (
+    CLIENT,
+    assert_error,
+    cert_login,
+    create_ca,
+    new_identity,
+    ok,
+    pending,
+    third_party,
+    verified_ca,
+)
 
 
 @pytest.fixture
@@ -195,3 +205,22 @@ def test_auto_enrollment_needs_a_verified_enabled_ca(admin, make_cert_api, ziti_
     admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAutoCaEnrollmentEnabled": True})
     assert_error(enroll(make_cert_api(expired), "ca"), 400, "CERT_FAILED_VALIDATION")  # outside its validity
     assert ok(enroll(make_cert_api(client), "ca")) == {}
+
+
+def test_the_harness_flows_enroll_by_ottca_and_by_ca(admin, make_cert_api, ziti_clock, ziti_unique):
+    root, inter = third_party(ziti_clock.now(), "Flows")
+    ca_name = ziti_unique("flows-ca")
+    ca_id = verified_ca(
+        admin, ca_name, root, ziti_clock.now(), isOttCaEnrollmentEnabled=True, isAutoCaEnrollmentEnabled=True
+    )
+    identity_id = new_identity(admin, ziti_unique("flows-ottca"), {"ottca": ca_id})
+    by_ottca = hp.make_leaf(inter, "flows-ottca-device", now=ziti_clock.now())
+    by_ca = hp.make_leaf(inter, "flows-ca-device", now=ziti_clock.now())
+
+    flows.enroll_ottca(make_cert_api(by_ottca), pending(admin, identity_id, "ottca")["jwt"])
+    flows.enroll_ca(make_cert_api(by_ca))
+
+    detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
+    assert detail["authenticators"]["cert"]["fingerprint"] == by_ottca.fingerprint
+    [created] = identities_named(admin, ca_name)
+    assert created["authenticators"]["cert"]["fingerprint"] == by_ca.fingerprint

@@ -10,8 +10,7 @@ import pytest
 
 from harness import pki as hp
 from harness.enroll import parse_cacerts
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, CONTROLLER_URL
+from tests.support import CLIENT, CONTROLLER_URL, assert_error
 
 MGMT = "/edge/management/v1"
 

@@ -9,12 +9,12 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from harness import pki as hp
 from harness.enroll import ott_csr
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import (  # noqa: F401 - shared fixtures
+from tests.support import (  # noqa: F401 - shared fixtures
     CLIENT,
     CONTROLLER_URL,
     admin,
     api,
+    assert_error,
     cert_login,
     enroll_ott,
     new_identity,

@@ -8,8 +8,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from harness import pki as hp
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, ok
+from tests.support import CLIENT, assert_error, ok
 
 
 @pytest.fixture

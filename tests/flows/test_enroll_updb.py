@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.test_conventions import assert_error
-from tests.flows.certs import CLIENT, new_identity, ok, pending
+from tests.support import CLIENT, assert_error, new_identity, ok, pending
 
 
 def enroll_updb(api, token, path=CLIENT + "/enroll", **body):
@@ -19,7 +18,7 @@ def test_updb_enrollment_sets_the_password_of_the_chosen_username(admin, api, zi
     identity_id = new_identity(admin, ziti_unique("updb"), {"updb": username})
     token = pending(admin, identity_id, "updb")["token"]
     assert ok(enroll_updb(api, token, path, username="someone-else", password="first-pass")) == {}
-    assert api.login(username, "first-pass").edge_ok("GET", "/current-identity")["id"] == identity_id
+    assert api.signed_in(username, "first-pass").edge_ok("GET", "/current-identity")["id"] == identity_id
     detail = admin.mgmt_ok("GET", f"/identities/{identity_id}")
     assert detail["enrollment"] == {} and detail["authenticators"]["updb"]["username"] == username
     assert_error(enroll_updb(api, token, path, password="again-pass"), 400, "INVALID_ENROLLMENT_TOKEN")

@@ -9,9 +9,8 @@ import pytest
 import yaml
 
 from harness import flows
-from harness.client import ZitiClient
+from harness.client import ApiError, ZitiClient
 from harness.network import apply
-from harness.wire import ApiError
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "networks" / "demo.yaml"
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from harness.client import ZitiClient, snake
+from harness.client import ApiError, ZitiClient, snake
 from harness.operations import OPERATIONS
 from harness.opgen import served_operations
-from harness.wire import ApiError
 
 
 @pytest.fixture

@@ -6,23 +6,9 @@ import pytest
 
 from harness.client import ZitiClient
 from harness.network import Network, NetworkError, apply, diff, export
+from tests.support import auth_policy_body
 
-POLICY = {
-    "primary": {
-        "cert": {"allowed": True, "allowExpiredCerts": True},
-        "extJwt": {"allowed": True, "allowedSigners": []},
-        "updb": {
-            "allowed": True,
-            "minPasswordLength": 5,
-            "requireMixedCase": False,
-            "requireNumberChar": False,
-            "requireSpecialChar": False,
-            "maxAttempts": 3,
-            "lockoutDurationMinutes": 5,
-        },
-    },
-    "secondary": {"requireTotp": False, "requireExtJwtSigner": None},
-}
+POLICY = auth_policy_body(max_attempts=3, lockout=5)
 NETWORK = {
     "authPolicies": [{"name": "strict", **POLICY}],
     "identities": [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from controller.config import Config
+from harness.client import ApiError
 from harness.network import Network, apply, export
-from harness.wire import ApiError
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from harness import flows
 from harness.client import ZitiClient
 from harness.oidc import OidcError, OidcTokens
 from tests.flows.oidc_support import bearer, oauth_error, password_identity, password_tokens, refresh
+from tests.support import auth_policy_body
 
 EXPIRED = 'Bearer realm="openziti-oidc" error="expired" error_description="token expired"'
 INVALID = 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"'
@@ -112,25 +113,8 @@ def test_non_admin_bearer_cannot_reach_admin_operations(raw, user):
 
 def test_policy_requiring_totp_makes_a_token_without_totp_partial(raw, ziti_admin, user):
     tokens = password_tokens(raw, *user)
-    policy = ziti_admin.management.create_auth_policy(
-        body={
-            "name": "needs-totp",
-            "primary": {
-                "cert": {"allowed": True, "allowExpiredCerts": True},
-                "extJwt": {"allowed": True, "allowedSigners": []},
-                "updb": {
-                    "allowed": True,
-                    "lockoutDurationMinutes": 0,
-                    "maxAttempts": 0,
-                    "minPasswordLength": 5,
-                    "requireMixedCase": False,
-                    "requireNumberChar": False,
-                    "requireSpecialChar": False,
-                },
-            },
-            "secondary": {"requireTotp": True},
-        }
-    )
+    body = {**auth_policy_body("needs-totp"), "secondary": {"requireTotp": True}}
+    policy = ziti_admin.management.create_auth_policy(body=body)
     identity_id = ziti_admin.management.list_identities(filter=f'name = "{user[0]}"')[0]["id"]
     ziti_admin.management.patch_identity(identity_id, body={"authPolicyId": policy["id"]})
     assert raw.get(ME, headers=bearer(tokens["access_token"])).status_code == 401

@@ -8,8 +8,7 @@ import pytest
 from controller.app import create_app
 from controller.config import Config
 from controller.serve import ThreadedServer
-from harness.client import ZitiClient
-from harness.wire import ApiError
+from harness.client import ApiError, ZitiClient
 
 
 @pytest.fixture

@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.policy.roles import matches
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
 
 EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", "25"))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -160,11 +160,11 @@ class World:
     def __init__(self):
         self.app = create_app(clock=FrozenClock("2025-06-01T12:00:00Z"))
         self.http = inprocess(self.app)
-        self.api = Api(self.http)
-        self.admin = self.api.login("admin", "admin")
+        self.api = ZitiClient(self.http)
+        self.admin = self.api.signed_in("admin", "admin")
         self.oracle = Oracle()
         self.ids: dict[str, list[str]] = {}
-        self.clients: dict[str, Api] = {}
+        self.clients: dict[str, ZitiClient] = {}
         self.policy_ids: list[str] = []
 
     def close(self):
@@ -200,7 +200,7 @@ class World:
                 "authenticators",
                 {"identityId": identity_id, "method": "updb", "username": f"user{n}", "password": "pass-word"},
             )
-            self.clients[identity_id] = self.api.login(f"user{n}", "pass-word", api="client")
+            self.clients[identity_id] = self.api.signed_in(f"user{n}", "pass-word", api="client")
         for identity_id, domain in zip(self.ids["identities"], net["domains"]):
             if domain is not None:
                 self.report_domain(identity_id, domain)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from controller.api.operations import PREFIXES
 from controller.app import create_app
 from controller.clock import FrozenClock
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
 
 JSON = st.recursive(
     st.none()
@@ -56,8 +56,8 @@ BODIES = st.dictionaries(FIELD_NAMES, JSON, max_size=8) | JSON
 def admin_api():
     app = create_app(clock=FrozenClock("2025-06-01T12:00:00Z"))
     with inprocess(app) as http:
-        api = Api(http)
-        admin = api.login("admin", "admin")
+        api = ZitiClient(http)
+        admin = api.signed_in("admin", "admin")
         identity_id = admin.create("identities", {"name": "prop-target", "type": "User", "isAdmin": False})
         yield admin, identity_id
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.model.posture_data import RESPONSE_TYPES
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
 from tests.api.test_posture_checks import BODIES as CHECK_BODIES
 
 NOW = "2025-06-01T12:00:00Z"
@@ -69,7 +69,7 @@ def world():
     """A user whose one service is guarded by a posture check of every type."""
     app = create_app(clock=FrozenClock(NOW))
     with inprocess(app) as http:
-        admin = Api(http).login("admin", "admin")
+        admin = ZitiClient(http).signed_in("admin", "admin")
         user_id = admin.create("identities", {"name": "hostile-user", "type": "User", "isAdmin": False})
         admin.create(
             "authenticators",
@@ -91,7 +91,7 @@ def world():
                 "postureCheckRoles": ["#all"],
             },
         )
-        user = Api(http).login("hostile-user", "hostile-pass", api="client")
+        user = ZitiClient(http).signed_in("hostile-user", "hostile-pass", api="client")
         enrollment_id = admin.create(
             "enrollments", {"method": "ott", "identityId": user_id, "expiresAt": "2025-07-01T00:00:00Z"}
         )

@@ -14,6 +14,7 @@ from cryptography import x509
 
 from controller.config import Config
 from harness import pki as hp
+from harness.client import ZitiClient
 from harness.enroll import (
     EnrolledIdentity,
     ott_csr,
@@ -23,8 +24,7 @@ from harness.enroll import (
     verify_enrollment_jwt,
 )
 from harness.transport import inprocess
-from harness.wire import Api
-from tests.flows.certs import ENV_INFO, SDK_INFO, ok
+from tests.support import ENV_INFO, SDK_INFO, ok
 
 SDK_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": "harness-sdk (OpenSSL)"}
 
@@ -39,7 +39,7 @@ def base_url(https_server, ziti_app):
 @pytest.fixture
 def admin(ziti_app):
     with inprocess(ziti_app) as http:
-        yield Api(http).login("admin", "admin")
+        yield ZitiClient(http).signed_in("admin", "admin")
 
 
 def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> httpx.Client:

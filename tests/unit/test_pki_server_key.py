@@ -13,8 +13,8 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
 from controller.pki import ControllerPKI
+from harness.client import ZitiClient
 from harness.transport import inprocess
-from harness.wire import Api
 
 
 @pytest.fixture()
@@ -26,7 +26,7 @@ def _enrollment_jwt_and_jwks(config: Config):
     app = create_app(config, clock=FrozenClock("2025-03-01T00:00:00Z"))
     try:
         with inprocess(app) as http:
-            admin = Api(http).login("admin", "admin")
+            admin = ZitiClient(http).signed_in("admin", "admin")
             identity_id = admin.create(
                 "identities", {"name": "keyed", "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
             )
