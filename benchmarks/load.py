@@ -14,7 +14,9 @@ an optional client certificate for ``https://`` URLs). ``requests`` is one
 request repeated until ``seconds`` pass, or, with ``once=True``, a list whose
 every request is sent exactly once, shared among the connections (for
 operations that consume a token, such as enrollments). ``wrk_rate`` runs ``wrk``
-(when installed) for a plain GET, the client-side ceiling to compare against.
+(when installed) for a plain GET, the client-side ceiling to compare against;
+``wrk_writes`` runs it for one request whose body names ``{seq}``, replaced by a
+number unique to each request (creates that need unique names, for a timed run).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -29,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from urllib.parse import urlsplit
 
@@ -118,6 +122,84 @@ def wrk_rate(url: str, *, connections: int = 1, seconds: float = 3.0) -> float |
         if line.startswith("Requests/sec:"):
             return float(line.split()[1])
     raise RuntimeError(f"wrk failed: {done.stdout[-300:]} {done.stderr[-300:]}")
+
+
+def wrk_writes(url: str, request: Request, *, connections: int = 1, seconds: float = 3.0) -> Result | None:
+    """Send ``request`` for ``seconds`` through ``wrk``, ``{seq}`` in its body made unique each time.
+
+    None when ``wrk`` is not installed; error responses (non-2xx) are counted in ``errors``.
+    """
+    if shutil.which("wrk") is None:
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(_lua_script(request))
+    try:
+        done = subprocess.run(
+            ["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds:g}s", "--latency"]
+            + ["-s", handle.name, url],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 30,
+        )
+    finally:
+        os.unlink(handle.name)
+    return _wrk_result(done.stdout, done.stderr)
+
+
+_LUA = """
+local threads = {}
+function setup(thread)
+  thread:set("tid", #threads)
+  table.insert(threads, thread)
+end
+local counter = 0
+function request()
+  counter = counter + 1
+  return wrk.format(%(method)s, %(path)s, {%(headers)s}, %(head)s .. tid .. "-" .. counter .. %(tail)s)
+end
+"""
+
+
+def _lua_script(request: Request) -> str:
+    head, _, tail = request.body.partition("{seq}")
+    head += uuid.uuid4().hex[:8] + "-"  # unique across runs too: names stay unique on one server
+    headers = ", ".join(f"[{_lua(k)}] = {_lua(v)}" for k, v in request.headers.items())
+    return _LUA % {
+        "method": _lua(request.method),
+        "path": _lua(request.path),
+        "headers": headers,
+        "head": _lua(head),
+        "tail": _lua(tail),
+    }
+
+
+def _lua(text: str) -> str:
+    """A Lua string literal: every byte that is not plain printable ASCII as a decimal escape."""
+    safe = (chr(b) if 32 <= b < 127 and chr(b) not in '"\\' else f"\\{b:03d}" for b in text.encode())
+    return '"' + "".join(safe) + '"'
+
+
+def _wrk_result(stdout: str, stderr: str) -> Result:
+    fields = dict(re.findall(r"^\s*(Requests/sec|Non-2xx or 3xx responses|50%|99%):?\s+(\S+)", stdout, re.M))
+    total = re.search(r"^\s*(\d+) requests in ([\d.]+)(m?s)", stdout, re.M)
+    if total is None or "Requests/sec" not in fields:
+        raise RuntimeError(f"wrk failed: {stdout[-300:]} {stderr[-300:]}")
+    errors = int(fields.get("Non-2xx or 3xx responses", 0))
+    seconds = float(total.group(2)) / (1000 if total.group(3) == "ms" else 1)
+    return Result(
+        requests=int(total.group(1)) - errors,
+        errors=errors,
+        seconds=seconds,
+        p50_ms=_wrk_ms(fields.get("50%", "0ms")),
+        p99_ms=_wrk_ms(fields.get("99%", "0ms")),
+        first_error=f"{errors} non-2xx responses" if errors else "",
+    )
+
+
+def _wrk_ms(text: str) -> float:
+    """``wrk``'s latency (``812.00us``, ``1.20ms``, ``2.01s``) in milliseconds."""
+    number, unit = re.fullmatch(r"([\d.]+)(us|ms|s|m)", text).groups()
+    return float(number) * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0}[unit]
 
 
 # -- the child process ---------------------------------------------------------------
