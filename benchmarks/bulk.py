@@ -2,9 +2,6 @@
 
 Every figure sits beside an anchor measured in the same run:
 
-* durable creates/s (``POST /services``, fsync on) at 1 and 8 connections, driven
-  from a separate process (``benchmarks.load``); anchor: ``GET /version``
-  by the same driver, same server;
 * the real "large" shape (103,100 entities) from its YAML file to a ready network:
   in-process, and over HTTP by ``ziti-harness apply`` in its own process;
   anchor: the YAML parse alone;
@@ -13,7 +10,8 @@ Every figure sits beside an anchor measured in the same run:
 * controller start, RSS and the probe's client ``GET /services`` p50 on the large
   shape and on 1,000,000 identities, each in a fresh process.
 
-Targets: creates >= 2,000/s at 8 connections; large shape <= 60 s; filtered page
+Durable creates per second are the ``serving`` section's (one driver, one anchor).
+Targets: large shape <= 60 s; filtered page
 <= 5 ms; 1M identities start <= 60 s with RSS <= 2 GB.
 """
 
@@ -26,16 +24,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import yaml
 
-from benchmarks.load import Request, drive
 from benchmarks.network import SHAPES, load
 
-QUICK = {"creates": 400, "network": "medium", "identities": 10_000, "big": 100_000}
-FULL = {"creates": 3_000, "network": "large", "identities": 100_000, "big": 1_000_000}
+QUICK = {"network": "medium", "identities": 10_000, "big": 100_000}
+FULL = {"network": "large", "identities": 100_000, "big": 1_000_000}
 FILTERS = {
     "name =": 'name = "name-id050000"',
     "name contains": 'name contains "id05000"',
@@ -65,45 +61,6 @@ def _run(command: list[str], timeout: float = 3600) -> str:
     if done.returncode:
         raise RuntimeError(f"{' '.join(command[1:4])}... exited {done.returncode}: {done.stderr[-500:]}")
     return done.stdout
-
-
-def _rate(url: str, token: str, connections: int, requests: int, kind: str) -> float:
-    """Requests per second from another process (``benchmarks.load``): unique creates, or the anchor."""
-    headers = {"zt-session": token, "Content-Type": "application/json"}
-    if kind == "create":
-        prefix = uuid.uuid4().hex[:8]
-        plan = [
-            Request(
-                "POST",
-                "/edge/management/v1/services",
-                json.dumps({"name": f"bench-{prefix}-{n}", "encryptionRequired": True}),
-                headers,
-            )
-            for n in range(requests)
-        ]
-        result = drive(url, plan, connections=connections, once=True, timeout=600)
-    else:
-        result = drive(url, Request("GET", "/version", headers=headers), connections=connections, seconds=3)
-    if result.errors:
-        raise RuntimeError(f"{kind}: {result.errors} requests failed: {result.first_error}")
-    return result.rate
-
-
-def creates(figures: dict, requests: int) -> None:
-    folder = Path(tempfile.mkdtemp(prefix="bench-creates-"))
-    app, server, client = _server(folder)
-    try:
-        for connections in (1, 8):
-            rate = _rate(server.url, client.token, connections, requests, "create")
-            anchor = _rate(server.url, client.token, connections, requests, "version")
-            figures[f"durable creates/s, {connections} connection(s)"] = rate
-            figures[f"  GET /version/s, same driver ({connections})"] = anchor
-            figures[f"  creates / version ratio ({connections})"] = rate / anchor
-    finally:
-        client.close()
-        server.stop()
-        app.controller.close()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def whole_network(figures: dict, shape: str) -> None:
@@ -215,7 +172,6 @@ def main(quick: bool = False, only: tuple[str, ...] = ()) -> dict:
     sizes = QUICK if quick else FULL
     figures: dict = {}
     steps = {
-        "creates": lambda: creates(figures, sizes["creates"]),
         "network": lambda: whole_network(figures, sizes["network"]),
         "filters": lambda: filtered_lists(figures, sizes["identities"]),
         "starts": lambda: big_starts(figures, sizes["big"]),

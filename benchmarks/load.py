@@ -11,7 +11,8 @@ process (and GIL). ``drive`` writes a plan to a temporary file, runs
 
 Each connection is one thread with its own ``http.client`` connection (TLS with
 an optional client certificate for ``https://`` URLs). ``requests`` is one
-request repeated until ``seconds`` pass, or, with ``once=True``, a list whose
+request repeated until ``seconds`` pass (``{seq}`` in its body made unique each
+time, for creates that need unique names), or, with ``once=True``, a list whose
 every request is sent exactly once, shared among the connections (for
 operations that consume a token, such as enrollments). ``wrk_rate`` runs ``wrk``
 (when installed) for a plain GET, the client-side ceiling to compare against;
@@ -22,6 +23,7 @@ number unique to each request (creates that need unique names, for a timed run).
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import os
 import re
@@ -89,6 +91,7 @@ def drive(
         "seconds": seconds,
         "once": once,
         "tls": asdict(tls) if tls else None,
+        "run": uuid.uuid4().hex[:8],
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(plan, handle)
@@ -128,6 +131,7 @@ def wrk_writes(url: str, request: Request, *, connections: int = 1, seconds: flo
     """Send ``request`` for ``seconds`` through ``wrk``, ``{seq}`` in its body made unique each time.
 
     None when ``wrk`` is not installed; error responses (non-2xx) are counted in ``errors``.
+    ``wrk`` runs whole seconds: ``seconds`` is rounded, to at least one.
     """
     if shutil.which("wrk") is None:
         return None
@@ -135,7 +139,8 @@ def wrk_writes(url: str, request: Request, *, connections: int = 1, seconds: flo
         handle.write(_lua_script(request))
     try:
         done = subprocess.run(
-            ["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{seconds:g}s", "--latency"]
+            ["wrk", "-t", str(min(connections, 2)), "-c", str(connections), "-d", f"{max(1, round(seconds))}s"]
+            + ["--latency"]
             + ["-s", handle.name, url],
             capture_output=True,
             text=True,
@@ -255,12 +260,16 @@ def _work_for(plan: dict, slot: int):
     requests = plan["requests"]
     if plan["once"]:
         return requests[slot :: plan["connections"]]
-    return _repeat(requests)
+    return _repeat(requests, f"{plan['run']}-{slot}-")
 
 
-def _repeat(requests):
-    while True:
-        yield from requests
+def _repeat(requests, prefix: str):
+    """The requests over and over, ``{seq}`` in a body replaced by a number unique to the run."""
+    for number in itertools.count():
+        for request in requests:
+            if "{seq}" in request["body"]:
+                request = {**request, "body": request["body"].replace("{seq}", f"{prefix}{number}")}
+            yield request
 
 
 def _run(plan: dict) -> dict:
