@@ -109,6 +109,7 @@ def run(
     """
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
+    from controller.heap import freeze_started_heap
     from controller.lifecycle import Listeners, wait_for_stop
 
     built: list = []
@@ -128,6 +129,7 @@ def run(
     ctl = built[0].controller
     if quickstart_policies:
         ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
+    freeze_started_heap()
     try:
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)

@@ -151,6 +151,7 @@ def cmd_up(args) -> int:
 def _serve_up(args, config, network, https_port: int, http_port: int, temporary: bool) -> int:
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
+    from controller.heap import freeze_started_heap
     from controller.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.serve import banner, listeners
     from harness.network import apply
@@ -171,6 +172,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
                 steps = apply(client, network, progress=True)
                 print(f"applied {args.network}: {len(steps)} change(s)")
             jwts = write_enrollment_jwts(client, Path(args.out) if args.out else config.data_dir / "identities")
+        freeze_started_heap()
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
         print(
