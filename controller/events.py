@@ -47,12 +47,32 @@ Subscriber = Callable[[dict], None]
 
 
 def redact(value: Any) -> Any:
-    """A copy of ``value`` with every sensitive key's value replaced."""
+    """``value`` with every sensitive key's value replaced: a copy where one was, else ``value`` itself.
+
+    Nothing to replace (most records) costs one walk and no copy. NOTE(events):
+    events therefore share the store's records, which nobody mutates (the store
+    replaces a record, never changes it), so events must be treated as read-only too.
+    """
     if isinstance(value, dict):
-        return {key: REDACTED if _sensitive(key) and item is not None else redact(item) for key, item in value.items()}
+        if _names_a_secret(tuple(value)) and any(v is not None and _sensitive(k) for k, v in value.items()):
+            return _redacted_dict(value)
+        for item in value.values():
+            if isinstance(item, (dict, list)) and redact(item) is not item:
+                return _redacted_dict(value)
+        return value
     if isinstance(value, list):
-        return [redact(item) for item in value]
+        if any(isinstance(item, (dict, list)) and redact(item) is not item for item in value):
+            return [redact(item) for item in value]
     return value
+
+
+@functools.lru_cache(maxsize=1024)  # records of one table share their keys: one lookup per dict
+def _names_a_secret(keys: tuple) -> bool:
+    return any(map(_sensitive, keys))
+
+
+def _redacted_dict(value: dict) -> dict:
+    return {key: REDACTED if item is not None and _sensitive(key) else redact(item) for key, item in value.items()}
 
 
 @functools.lru_cache(maxsize=4096)  # a few hundred distinct keys; redaction runs on every entity change
