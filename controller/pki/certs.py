@@ -28,8 +28,20 @@ MAX_SIGNATURE_CHECKS = 64
 
 
 def der(cert: x509.Certificate) -> bytes:
-    """The DER encoding of ``cert``."""
-    return cert.public_bytes(serialization.Encoding.DER)
+    """The DER encoding of ``cert`` (remembered per object: a chain check asks ~10 times)."""
+    known = _DERS.get(id(cert))
+    if known is not None and known[0] is cert:
+        return known[1]
+    data = cert.public_bytes(serialization.Encoding.DER)
+    if len(_DERS) >= _KEPT:
+        _DERS.clear()
+    # The entry holds the object, so its id cannot be reused by another while remembered.
+    _DERS[id(cert)] = (cert, data)
+    return data
+
+
+_DERS: dict[int, tuple[x509.Certificate, bytes]] = {}
+_KEPT = 1024
 
 
 def fingerprint(cert: x509.Certificate) -> str:
@@ -154,7 +166,27 @@ def has_client_auth(cert: x509.Certificate) -> bool:
 
 
 def is_issued_by(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
-    """Issuer name matches and ``issuer``'s key verifies the signature (RSA, EC, EdDSA)."""
+    """Issuer name matches and ``issuer``'s key verifies the signature (RSA, EC, EdDSA).
+
+    A signature check is a pure function of the two certificates' bytes, so its
+    answer is remembered by their DER (a login verifies the same chain again and
+    again: an EC check costs ~140 us, the lookup ~10 us). APPSEC(cert): only this
+    check is remembered; dates, constraints and key usages are judged every time.
+    """
+    key = (der(cert), der(issuer))
+    known = _SIGNATURES.get(key)
+    if known is None:
+        known = _verify_signature(cert, issuer)
+        if len(_SIGNATURES) >= _KEPT:
+            _SIGNATURES.clear()  # bounded: a client sending ever new chains only costs the checks
+        _SIGNATURES[key] = known
+    return known
+
+
+_SIGNATURES: dict[tuple[bytes, bytes], bool] = {}
+
+
+def _verify_signature(cert: x509.Certificate, issuer: x509.Certificate) -> bool:
     try:
         cert.verify_directly_issued_by(issuer)
         return True

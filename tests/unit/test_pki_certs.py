@@ -204,3 +204,14 @@ def test_adversarial_pem_is_linear():
     with pytest.raises(BadRequest):
         load_pem_chain("-----BEGIN CERTIFICATE-----\n" * 50_000)
     assert time.monotonic() - started < 2
+
+
+def test_a_remembered_signature_check_vouches_for_no_other_certificate_and_no_later_date(third_party):
+    root, inter_a, inter_b, leaf = third_party
+    assert _verify(leaf.cert, [inter_a.cert, inter_b.cert], [root.cert]) is not None
+    # Same names, other keys: the earlier answer for the genuine certificates must not carry over.
+    impostor_root = hp.make_root_ca("TP Root")
+    assert _verify(leaf.cert, [inter_a.cert, inter_b.cert], [impostor_root.cert]) is None
+    # Same certificates, later clock: dates are judged again although the signatures are known.
+    later = max(inter_a.cert.not_valid_after_utc, inter_b.cert.not_valid_after_utc) + timedelta(days=1)
+    assert _verify(leaf.cert, [inter_a.cert, inter_b.cert], [root.cert], now=later) is None
