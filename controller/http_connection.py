@@ -192,11 +192,11 @@ class Connection(asyncio.Protocol):
         )
         if self.tls is not None:
             environ[PEER_CERTS_KEY] = list(self.peer_certs)
-        loop = self.server.loop
+        post = self.server.post
 
         def emit(data: bytes, outcome: str) -> None:
             try:
-                loop.call_soon_threadsafe(self._respond, data, outcome)
+                post(self._respond, data, outcome)
             except RuntimeError:  # the server stopped while the app ran: nobody to answer
                 pass
 

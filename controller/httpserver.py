@@ -24,6 +24,7 @@ import queue
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -76,6 +77,8 @@ class HTTPServer:
         self._sock = socket.create_server((host, port), family=family, backlog=1024)
         self.port = self._sock.getsockname()[1]
         self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._outbox: deque = deque()  # (callback, args) posted by workers for the loop
+        self._wake_pending = False
         self.workers = [
             threading.Thread(target=self._work, name=f"http-{self.port}-{n}", daemon=True) for n in range(threads)
         ]
@@ -102,6 +105,26 @@ class HTTPServer:
         """A worker: run the app for each job until told to stop (a plain queue: no futures)."""
         while (job := self.jobs.get()) is not None:
             run_app(self.app, *job)
+
+    def post(self, callback: Callable, *args) -> None:
+        """From a worker: run ``callback(*args)`` on the loop, in order.
+
+        Answers finishing together share one wake-up of the loop (one self-pipe
+        write and one read, not one each). Raises RuntimeError once the loop is closed.
+        """
+        self._outbox.append((callback, args))
+        if not self._wake_pending:
+            self._wake_pending = True
+            self.loop.call_soon_threadsafe(self._run_posted)
+
+    def _run_posted(self) -> None:
+        # NOTE: the flag drops before the outbox is read, so a post racing this drain
+        # is either seen here or schedules its own drain: none is left waiting.
+        self._wake_pending = False
+        outbox = self._outbox
+        while outbox:
+            callback, args = outbox.popleft()
+            callback(*args)
 
     def _serve(self) -> None:
         self.loop = asyncio.new_event_loop()
