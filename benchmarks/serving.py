@@ -191,8 +191,26 @@ def controller_figures(rig: Rig, seconds: float, batch: int) -> dict:
         )
         plan = rig.enrollments(batch)
         figures[f"enrollments x{level}"] = _served(drive, ctl.https_url, plan, connections=level, once=True, tls=tls)
+        figures[f"fsync x{level}"] = fsync_ms(rig.folder)
         figures[f"durable creates x{level}"] = _served(durable_creates, rig, level, seconds)
     return figures
+
+
+def fsync_ms(folder: Path, count: int = 100) -> float:
+    """Median time (ms) to append a journal-sized line and fsync it, on the data folder's disk, now.
+
+    Every durable create waits for at least one; with 8 connections one fsync covers at most 8 creates.
+    """
+    path = folder / "fsync-probe"
+    times = []
+    with open(path, "ab", buffering=0) as handle:
+        for _ in range(count):
+            handle.write(b"x" * 400 + b"\n")
+            started = time.perf_counter()
+            os.fsync(handle.fileno())
+            times.append(time.perf_counter() - started)
+    path.unlink()
+    return sorted(times)[count // 2] * 1000
 
 
 def durable_creates(rig: Rig, level: int, seconds: float) -> tuple:
@@ -271,6 +289,8 @@ def _table(measured: dict) -> dict:
                 f"{wrk:,.0f}  ({wrk / hello['wrk']:.2f})"
             )
         for name in ("cert logins", "password logins", "enrollments", "durable creates"):
+            if name == "durable creates":
+                figures[f"fsync alone, same disk, just before x{level} (ms p50)"] = measured[f"fsync x{level}"]
             rate, cpu_ms, driver = measured[f"{name} x{level}"]
             figures[f"{name} x{level} conns, {driver} (/s; ratio to hello)"] = (
                 f"{rate:,.0f}  ({rate / hello[driver]:.3f}; server CPU {cpu_ms:.2f} ms each)"

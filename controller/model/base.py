@@ -59,7 +59,8 @@ class Attr:
 
     def default_value(self) -> Any:
         value = self.default() if callable(self.default) else self.default
-        return copy.deepcopy(value)
+        # Only containers can be changed in place; scalars (most defaults) need no copy.
+        return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
 
 
 @dataclass(frozen=True)
