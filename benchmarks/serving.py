@@ -5,7 +5,7 @@ store: every acknowledged write is fsynced) serves HTTPS and HTTP; the load come
 from ``benchmarks.load`` child processes (and ``wrk`` when installed), never from
 this process. Each figure sits beside its anchors from the same run: a bare hello
 app on the same server at the same connection count (the server's ceiling), and
-``wrk`` against the same hello (the ``http.client`` driver's own ceiling). The
+``wrk`` against the same hello (the ``benchmarks.load`` driver's own ceiling). The
 slow-client figure holds 200 slow connections per port while a probe is timed.
 """
 
@@ -46,7 +46,7 @@ def hello_app(environ, start_response):
 
 
 def anchors(seconds: float, level: int) -> dict:
-    """The bare hello app on the same server: ``http.client`` driver and ``wrk`` at one level."""
+    """The bare hello app on the same server: ``benchmarks.load`` driver and ``wrk`` at one level."""
     with ThreadedServer(hello_app, threads=8) as hello:
         return {
             f"hello x{level}": drive(hello.url, Request("GET", "/"), connections=level, seconds=seconds).rate,
@@ -214,11 +214,11 @@ def fsync_ms(folder: Path, count: int = 100) -> float:
 
 
 def durable_creates(rig: Rig, level: int, seconds: float) -> tuple:
-    """Timed identity creates at one level, through ``wrk`` when installed (else the ``http.client`` driver)."""
+    """Timed identity creates at one level, through ``wrk`` when installed (else the ``benchmarks.load`` driver)."""
     result = wrk_writes(rig.ctl.url, rig.create(), connections=level, seconds=seconds)
     if result is not None:
         return result, "wrk"
-    return drive(rig.ctl.url, rig.create(), connections=level, seconds=seconds), "http.client"
+    return drive(rig.ctl.url, rig.create(), connections=level, seconds=seconds), "load.py"
 
 
 def _served(run, *args, **kwargs) -> tuple[float, float, str]:
@@ -226,7 +226,7 @@ def _served(run, *args, **kwargs) -> tuple[float, float, str]:
     before = os.times()
     outcome = run(*args, **kwargs)
     after = os.times()
-    result, driver = outcome if isinstance(outcome, tuple) else (outcome, "http.client")
+    result, driver = outcome if isinstance(outcome, tuple) else (outcome, "load.py")
     _rate(result)
     busy = (after.user - before.user) + (after.system - before.system)
     return result.rate, busy * 1000 / max(1, result.requests), driver
@@ -273,16 +273,14 @@ def _table(measured: dict) -> dict:
     """Each figure with its ratio to the bare hello on the same server at the same level, same driver."""
     figures = {}
     for level in LEVELS:
-        hello = {"http.client": measured[f"hello x{level}"], "wrk": measured[f"hello wrk x{level}"]}
-        figures[f"bare hello x{level} conns, http.client driver (req/s)"] = hello["http.client"]
+        hello = {"load.py": measured[f"hello x{level}"], "wrk": measured[f"hello wrk x{level}"]}
+        figures[f"bare hello x{level} conns, load.py driver (req/s)"] = hello["load.py"]
         if hello["wrk"]:
             figures[f"bare hello x{level} conns, wrk (req/s)"] = hello["wrk"]
         if measured.get(f"granian hello wrk x{level}"):
             figures[f"granian hello x{level} conns, wrk (req/s; reference)"] = measured[f"granian hello wrk x{level}"]
         rate = measured[f"GET /version x{level}"]
-        figures[f"GET /version x{level} conns (/s; ratio to hello)"] = (
-            f"{rate:,.0f}  ({rate / hello['http.client']:.2f})"
-        )
+        figures[f"GET /version x{level} conns (/s; ratio to hello)"] = f"{rate:,.0f}  ({rate / hello['load.py']:.2f})"
         wrk = measured[f"GET /version wrk x{level}"]
         if wrk and hello["wrk"]:
             figures[f"GET /version x{level} conns, wrk (/s; ratio to hello)"] = (
