@@ -192,7 +192,11 @@ def controller_figures(rig: Rig, seconds: float, batch: int) -> dict:
         plan = rig.enrollments(batch)
         figures[f"enrollments x{level}"] = _served(drive, ctl.https_url, plan, connections=level, once=True, tls=tls)
         figures[f"fsync x{level}"] = fsync_ms(rig.folder)
+        fsyncs = ctl.controller.store.fsyncs
         figures[f"durable creates x{level}"] = _served(durable_creates, rig, level, seconds)
+        figures[f"creates per fsync x{level}"] = figures[f"durable creates x{level}"][3] / max(
+            1, ctl.controller.store.fsyncs - fsyncs
+        )
     return figures
 
 
@@ -221,15 +225,15 @@ def durable_creates(rig: Rig, level: int, seconds: float) -> tuple:
     return drive(rig.ctl.url, rig.create(), connections=level, seconds=seconds), "load.py"
 
 
-def _served(run, *args, **kwargs) -> tuple[float, float, str]:
-    """(rate, server CPU ms per request, driver) of ``run(...)``; the server runs in this process."""
+def _served(run, *args, **kwargs) -> tuple[float, float, str, int]:
+    """(rate, server CPU ms per request, driver, requests) of ``run(...)``; the server runs in this process."""
     before = os.times()
     outcome = run(*args, **kwargs)
     after = os.times()
     result, driver = outcome if isinstance(outcome, tuple) else (outcome, "load.py")
     _rate(result)
     busy = (after.user - before.user) + (after.system - before.system)
-    return result.rate, busy * 1000 / max(1, result.requests), driver
+    return result.rate, busy * 1000 / max(1, result.requests), driver, result.requests
 
 
 def _rate(result) -> float:
@@ -289,8 +293,9 @@ def _table(measured: dict) -> dict:
         for name in ("cert logins", "password logins", "enrollments", "durable creates"):
             if name == "durable creates":
                 figures[f"fsync alone, same disk, just before x{level} (ms p50)"] = measured[f"fsync x{level}"]
-            rate, cpu_ms, driver = measured[f"{name} x{level}"]
+            rate, cpu_ms, driver, _count = measured[f"{name} x{level}"]
             figures[f"{name} x{level} conns, {driver} (/s; ratio to hello)"] = (
                 f"{rate:,.0f}  ({rate / hello[driver]:.3f}; server CPU {cpu_ms:.2f} ms each)"
             )
+        figures[f"  creates per journal fsync x{level} (group commit)"] = measured[f"creates per fsync x{level}"]
     return {"durable creates": CREATES} | figures

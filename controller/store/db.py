@@ -92,6 +92,11 @@ class Store:
         with self.lock:
             return sorted(self._storage.tables)
 
+    @property
+    def fsyncs(self) -> int:
+        """Journal fsyncs so far (0 in memory): each covers every commit written before it began."""
+        return self._journal.fsyncs if self._journal is not None else 0
+
     def table(self, name: str) -> KeyedTable:
         """The TinyDB table, for stock queries (``search(Query().name == 'x')``); hold ``lock``."""
         return self.db.table(name)

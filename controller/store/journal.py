@@ -177,6 +177,8 @@ class Journal:
         self._synced = threading.Condition(threading.Lock())
         self._written = self._durable = 0
         self._syncing = False
+        #: group-commit fsyncs so far (commits / fsyncs is how many commits each one covered)
+        self.fsyncs = 0
         self._failed: OSError | None = None
 
     @classmethod
@@ -283,6 +285,7 @@ class Journal:
         try:
             if handle is not None:
                 os.fsync(handle.fileno())
+                self.fsyncs += 1
         except OSError as ex:
             log.error("store: fsync of the journal failed; refusing further writes: %s", ex)
             self._failed = ex

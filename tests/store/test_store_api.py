@@ -234,3 +234,15 @@ def test_in_memory_store_writes_no_files(tmp_path, monkeypatch):
     store.close()
 
     assert list(tmp_path.iterdir()) == []
+
+
+def test_fsyncs_counts_journal_syncs_a_lone_commit_waiting_for_its_own(tmp_path):
+    with Store(tmp_path) as store:
+        before = store.fsyncs
+        for number in range(5):
+            store.put("things", f"k{number}", {"n": number})
+        assert store.fsyncs - before == 5
+    with Store(tmp_path / "quick", fsync=False) as unsynced:
+        unsynced.put("things", "k", {})
+        assert unsynced.fsyncs == 0
+    assert Store(None).fsyncs == 0
