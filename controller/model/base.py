@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from controller.clock import Clock, rfc3339
+from controller.entities import Entity
 from controller.errors import FieldError, NotFound
 from controller.ids import Ids
 from controller.model.cascades import Cascades
@@ -93,6 +94,8 @@ def scalar(name: str, kind: str, key: str | None = None) -> Field:
 class EntityManager:
     """Generic CRUD over one store table; subclasses declare, rarely override."""
 
+    #: the entity's one declaration (``controller/entities.py``): names come from it
+    declaration: Entity | None = None
     table: str = ""
     collection: str = ""
     entity: str = ""
@@ -106,6 +109,17 @@ class EntityManager:
     create_schema: dict | None = None
     update_schema: dict | None = None
     patch_schema: dict | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("declaration")
+        if declared is not None:
+            cls.table, cls.collection, cls.entity, cls.label = (
+                declared.table,
+                declared.collection,
+                declared.entity,
+                declared.label,
+            )
 
     def __init__(self, core: Core):
         self.store, self.clock, self.ids, self.cascades = core.store, core.clock, core.ids, core.cascades

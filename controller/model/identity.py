@@ -6,6 +6,7 @@ from typing import Callable
 
 from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
+from controller.entities import ENTITIES, IDENTITY_STORED_TYPE
 from controller.errors import ControllerError, FieldError, NotFound
 from controller.model import schema as s
 from controller.model.auth_policy import AuthPolicyManager
@@ -14,8 +15,7 @@ from controller.policy.roles import validate_role_attributes
 from controller.store.query import Field
 
 IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
-#: the real controller stores User, Device and Service as Default
-STORED_TYPE = {"User": "Default", "Device": "Default", "Service": "Default", "Default": "Default", "Router": "Router"}
+STORED_TYPE = IDENTITY_STORED_TYPE
 DEFAULT_AUTH_POLICY = "default"
 #: the permission names the official documents list (an entity alone grants all its actions)
 _PERMISSION_ENTITIES = (
@@ -76,10 +76,7 @@ DISABLE = s.obj({"durationMinutes": s.integer(minimum=0)}, required=("durationMi
 
 
 class IdentityManager(EntityManager):
-    table = "identities"
-    collection = "identities"
-    entity = "identities"
-    label = "identity"
+    declaration = ENTITIES["identities"]
     attrs = (
         Attr("name"),
         Attr("isAdmin", default=False),

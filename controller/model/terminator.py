@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 from controller import errors
+from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, scalar
@@ -30,10 +31,7 @@ PATCH = s.patch_of(UPDATE)
 
 
 class TerminatorManager(EntityManager):
-    table = "terminators"
-    collection = "terminators"
-    entity = "terminators"
-    label = "terminator"
+    declaration = ENTITIES["terminators"]
     unique_names = False
     attrs = (
         Attr("service", key="service_id"),
@@ -127,7 +125,3 @@ class TerminatorManager(EntityManager):
 
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]
-
-    def delete_for_service(self, service: dict) -> None:
-        for terminator_id in list(self.by_service.get(service["id"])):
-            self.store.delete(self.table, terminator_id)
