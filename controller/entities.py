@@ -42,6 +42,11 @@ def camel(snake_name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+def kebab(pascal_name: str) -> str:
+    """``EdgeRouter`` -> ``edge-router``."""
+    return "".join("-" + c.lower() if c.isupper() else c for c in pascal_name).lstrip("-")
+
+
 @dataclass(frozen=True)
 class Ref:
     """Record field ``field`` (dotted when nested) names a record of entity ``target``."""

@@ -28,7 +28,7 @@ from controller.store.query import Listing
 
 def list_identities(call: Call) -> Listing:
     """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""
-    return role_filtered_listing(IDENTITIES, "identities", identity_view)(call)
+    return role_filtered_listing(IDENTITIES, identity_view)(call)
 
 
 def identity_authenticators(call: Call) -> Listing:

@@ -51,15 +51,13 @@ def operations() -> list[Operation]:
     ops = crud(
         PostureCheckManager,
         tag=TAG,
-        handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks", posture_check_view)},
+        handlers={"list": role_filtered_listing(POSTURE_CHECKS, posture_check_view)},
         overrides={"list": {"query": ROLE_QUERY}},
         view=posture_check_view,
     )
     ops += crud(PostureCheckTypeManager, kinds=("list", "detail"), tag=TAG, view=posture_check_type_view)
     ops += [
-        attribute_operation(
-            "listPostureCheckRoleAttributes", "/posture-check-role-attributes", POSTURE_CHECKS, "Posture Check"
-        ),
+        attribute_operation(POSTURE_CHECKS, "Posture Check"),
         Operation(
             "createPostureResponse",
             "POST",

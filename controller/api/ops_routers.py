@@ -68,7 +68,7 @@ def operations() -> list[Operation]:
     ops += crud(
         EdgeRouterManager,
         tag=TAG,
-        handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers", edge_router_view)},
+        handlers={"list": role_filtered_listing(EDGE_ROUTERS, edge_router_view)},
         overrides={"list": {"query": ROLE_QUERY}},
         view=edge_router_view,
     )
@@ -113,9 +113,7 @@ def operations() -> list[Operation]:
             tag=TAG,
             summary="Replace an edge router's enrollment; it must enroll again",
         ),
-        attribute_operation(
-            "listEdgeRouterRoleAttributes", "/edge-router-role-attributes", EDGE_ROUTERS, "Edge Router"
-        ),
+        attribute_operation(EDGE_ROUTERS, "Edge Router"),
         Operation(
             "getCurrentIdentityEdgeRouters",
             "GET",

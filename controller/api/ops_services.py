@@ -172,7 +172,7 @@ def operations() -> list[Operation]:
     )
     ops += crud(ServiceManager, kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG)
     ops += crud(TerminatorManager, tag="Terminator", view=terminator_view)
-    ops.append(attribute_operation("listServiceRoleAttributes", "/service-role-attributes", SERVICES, "Service"))
+    ops.append(attribute_operation(SERVICES, "Service"))
     ops += [
         related(
             "listServiceConfig",
