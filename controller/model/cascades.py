@@ -26,27 +26,44 @@ def with_path(record: dict, path: str, value) -> dict:
 
 
 class ReferenceIndex:
-    """Record keys by the id each derived reference names: one store listener for them all."""
+    """Record keys by the id each derived reference names: one store listener for them all.
+
+    A table's index is built on its first use (a delete of what it references), so
+    starting a large controller costs nothing here; commits keep it in step after.
+    Like every index it holds the committed state: a build inside a transaction
+    takes that transaction's changes back out, since its commit replays them.
+    """
 
     def __init__(self, store, refs: list[tuple[str, Ref]]):
-        self._by_table: dict[str, list[tuple[Ref, dict[str, set[str]]]]] = defaultdict(list)
+        self.store = store
+        self._refs: dict[str, list[Ref]] = defaultdict(list)
         for table, ref in refs:
-            self._by_table[table].append((ref, defaultdict(set)))
-        with store.lock:
-            for table, entries in self._by_table.items():
-                for record in store.values(table):
-                    self._update(entries, None, record)
-            store.add_listener(self._on_changes)
+            self._refs[table].append(ref)
+        self._built: dict[str, list[tuple[Ref, dict[str, set[str]]]]] = {}
+        store.add_listener(self._on_changes)
 
     def holders(self, table: str, ref: Ref, target_id: str) -> list[str]:
-        for candidate, index in self._by_table.get(table, ()):
+        for candidate, index in self._entries(table):
             if candidate is ref:
                 return sorted(index.get(target_id, ()))
         return []
 
+    def _entries(self, table: str) -> list[tuple[Ref, dict[str, set[str]]]]:
+        entries = self._built.get(table)
+        if entries is None:
+            with self.store.lock:
+                entries = [(ref, defaultdict(set)) for ref in self._refs.get(table, ())]
+                for record in self.store.values(table):
+                    self._update(entries, None, record)
+                for change in reversed(self.store.uncommitted()):
+                    if change.table == table:
+                        self._update(entries, change.new, change.old)
+                self._built[table] = entries
+        return entries
+
     def _on_changes(self, changes) -> None:
         for change in changes:
-            entries = self._by_table.get(change.table)
+            entries = self._built.get(change.table)
             if entries:
                 self._update(entries, change.old, change.new)
 
