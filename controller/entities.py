@@ -116,6 +116,11 @@ class Entity:
         """The camelCase plural: networks-as-code key and policy-engine kind (``edgeRouters``)."""
         return camel(self.key)
 
+    @property
+    def role_targets(self) -> list[Entity]:
+        """The entities this policy's role lists name, by collection (its sub-resource listings)."""
+        return sorted((ENTITIES[key] for key in self.roles.values()), key=lambda target: target.collection)
+
     def op_id(self, verb: str) -> str:
         """``op_id("list")`` -> ``listIdentities``; other verbs take the singular."""
         return f"{verb}{self.plural if verb == 'list' else self.singular}"

@@ -18,7 +18,7 @@ from controller.api.mappers.router import edge_router_view
 from controller.api.mappers.service import plain_service_view
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
-from controller.entities import ENTITIES, ROLE_TARGETS
+from controller.entities import ROLE_TARGETS
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
 from controller.store.query import Listing
@@ -50,7 +50,6 @@ def members(policy_attr: str, kind: str):
 def member_listings(manager_cls, tag: str) -> list[Operation]:
     """``list<Policy><Targets>`` on ``/<policies>/{id}/<targets>``: one per declared role list."""
     policy = manager_cls.declaration
-    targets = sorted((ENTITIES[key] for key in policy.roles.values()), key=lambda target: target.collection)
     return [
         related(
             f"list{policy.singular}{target.plural}",
@@ -59,7 +58,7 @@ def member_listings(manager_cls, tag: str) -> list[Operation]:
             tag=tag,
             summary=f"List the {target.collection.replace('-', ' ')} a policy matches",
         )
-        for target in targets
+        for target in policy.role_targets
     ]
 
 

@@ -104,7 +104,7 @@ class ServicePolicyManager(PolicyManager):
         Attr("serviceRoles", default=list),
         Attr("postureCheckRoles", default=list),
     )
-    link_names = ("identities", "posture-checks", "services")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(
         ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",)
     )
@@ -136,7 +136,7 @@ class EdgeRouterPolicyManager(PolicyManager):
         set_field("identityRoles", "identity_roles"),
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
-    link_names = ("edge-routers", "identities")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "identityRoles"))
 
     def create_system(self, router_id: str) -> None:
@@ -171,5 +171,5 @@ class ServiceEdgeRouterPolicyManager(PolicyManager):
         set_field("serviceRoles", "service_roles"),
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
-    link_names = ("edge-routers", "services")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "serviceRoles"))
