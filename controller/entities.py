@@ -241,20 +241,13 @@ ENTITIES: dict[str, Entity] = {
 # -- derived views -------------------------------------------------------------------
 
 
-def by_table() -> dict[str, Entity]:
-    """Table -> the entity owning it (the first declared: ``routers`` for the router table)."""
-    out: dict[str, Entity] = {}
-    for entity in ENTITIES.values():
-        out.setdefault(entity.table, entity)
-    return out
-
-
 def references() -> list[tuple[str, Ref]]:
-    """Every reference as ``(referencing table, ref)``, with targets resolved to tables."""
+    """Every reference as ``(referencing table, ref)``."""
     return [(entity.table, ref) for entity in ENTITIES.values() for ref in entity.refs]
 
 
 def target_table(ref: Ref) -> str:
+    """The table holding what ``ref`` names."""
     return ENTITIES[ref.target].table
 
 

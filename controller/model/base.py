@@ -1,14 +1,14 @@
 """The one way to define an entity: an :class:`EntityManager` subclass.
 
-A manager declares its table, its wire collection, the attributes a client may
-set (:class:`Attr`), its filterable fields, its schemas and its links. The base
-class then provides get, list, create, replace (PUT), patch and delete with the
+A manager names its declaration (``controller/entities.py``: table, collection,
+labels) and declares the attributes a client may set (:class:`Attr`), its
+filterable fields, its schemas and its links. The base class then provides get, list, create, replace (PUT), patch and delete with the
 real controller's semantics:
 
 * PUT writes every attribute: omitted optional ones take their default.
 * PATCH changes only the keys present with a non-null value that the entity allows.
 * Names are unique per table (or per shared name space).
-* Deletes run registered cascades inside the same store transaction.
+* Deletes run the cascades (declared in ``controller/entities.py`` or registered) in the same transaction.
 
 Records are snake_case dicts; wire JSON is camelCase and is produced only by
 the API layer's mappers (``controller/api/mappers``), from this declaration.
