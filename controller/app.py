@@ -296,8 +296,7 @@ class Controller:
             (self.service_policies, self.edge_router_policies, self.service_edge_router_policies)
         )
         self.tunnelers = Tunnelers(core, identities=self.identities, edge_router_policies=self.edge_router_policies)
-        # cycle: terminators check their router exists; a router's delete removes its terminators
-        self.terminators = TerminatorManager(core, services=self.services, find_router=lambda i: self.routers.find(i))
+        self.terminators = TerminatorManager(core, services=self.services)
         router_parts = dict(
             presence=self.router_presence, configs=self.configs, enrollments=self.enrollments, tunnelers=self.tunnelers
         )

@@ -121,6 +121,14 @@ class Entity:
         """The entities this policy's role lists name, by collection (its sub-resource listings)."""
         return sorted((ENTITIES[key] for key in self.roles.values()), key=lambda target: target.collection)
 
+    def owns(self, record: dict | None) -> bool:
+        """True when ``record`` (from this entity's table) is one of this entity's."""
+        return record is not None and (self.flag is None or bool(record.get(self.flag)))
+
+    def ref(self, field_name: str) -> Ref:
+        """The declared reference held in ``field_name``."""
+        return next(ref for ref in self.refs if ref.field == field_name)
+
     def op_id(self, verb: str) -> str:
         """``op_id("list")`` -> ``listIdentities``; other verbs take the singular."""
         return f"{verb}{self.plural if verb == 'list' else self.singular}"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from controller.clock import Clock, rfc3339
-from controller.entities import Entity
+from controller.entities import ENTITIES, Entity
 from controller.errors import FieldError, NotFound
 from controller.ids import Ids
 from controller.model.cascades import Cascades
@@ -233,6 +233,13 @@ class EntityManager:
         holder = self.names.get(name)
         if holder is not None and holder != record["id"]:
             raise FieldError("name", f"duplicate value '{name}' in unique index on {self.table} store", name)
+
+    def require_ref(self, record: dict, field_name: str) -> None:
+        """404 with the target's label unless ``record[field_name]`` names a record (a declared reference)."""
+        target = ENTITIES[self.declaration.ref(field_name).target]
+        value = record.get(field_name)
+        if not target.owns(self.store.get(target.table, value) if isinstance(value, str) else None):
+            raise NotFound(target.label, value)
 
     def _now(self) -> str:
         return rfc3339(self.clock.now())

@@ -141,8 +141,7 @@ class EnrollmentManager(EntityManager):
             ca_id = record.get("ca_id")
             if not ca_id:
                 raise errors.FieldError("caId", "caId in body is required for method ottca", ca_id)
-            if self.store.get("cas", ca_id) is None:
-                raise errors.NotFound("ca", ca_id)
+            self.require_ref(record, "ca_id")
         else:
             record["ca_id"] = None
         if record["method"] == "updb":

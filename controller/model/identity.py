@@ -7,7 +7,7 @@ from typing import Callable
 from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
 from controller.entities import ENTITIES, IDENTITY_STORED_TYPE
-from controller.errors import ControllerError, FieldError, NotFound
+from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
@@ -176,9 +176,8 @@ class IdentityManager(EntityManager):
         if old is not None and old.get("is_default_admin"):
             record["is_admin"] = True
         validate_role_attributes(record.get("role_attributes") or [])
-        policy_id = record.get("auth_policy_id")
-        if policy_id and self.auth_policies.find(policy_id) is None:
-            raise NotFound("authPolicy", policy_id)
+        if record.get("auth_policy_id"):
+            self.require_ref(record, "auth_policy_id")
         if record.get("external_id") == "":
             record["external_id"] = None
 

@@ -49,8 +49,7 @@ class Network:
 
     def exists(self, kind: str, entity_id: str) -> bool:
         target = ROLE_TARGETS[kind]
-        record = self.store.get(target.table, entity_id) if isinstance(entity_id, str) else None
-        return record is not None and (target.flag is None or bool(record.get(target.flag)))
+        return target.owns(self.store.get(target.table, entity_id) if isinstance(entity_id, str) else None)
 
     def missing_ids(self, kind: str):
         return lambda ids: [entity_id for entity_id in ids if not self.exists(kind, entity_id)]
