@@ -6,7 +6,8 @@ Pure data, imported by both the controller and the harness. From it derive:
 * the route entries' operationIds and paths (``controller/api/crud.py``),
 * the delete cascades that only delete, clear or unlist (``controller/model/cascades.py``),
 * the integrity check's references (``controller/ops/integrity.py``),
-* the ``@id`` checks of role lists (:data:`ROLE_TARGETS`),
+* the ``@id`` checks of role lists (:data:`ROLE_TARGETS`) and of references (``EntityManager.require_ref``),
+* the policies' member listings and links, the role-filtered listings,
 * the harness's networks-as-code kinds (``harness/kinds.py``).
 
 Adding an entity starts here: one :class:`Entity` in :data:`ENTITIES`.
@@ -58,7 +59,7 @@ class Ref:
     many: bool = False
     #: the value CLEAR writes
     cleared: object = None
-    #: a cascade function that does real work registered instead of the derived rule (documentation)
+    #: the registered cascade (``Class.method``) doing real work instead of the derived rule
     hook: str = ""
     #: integrity repair of a dangling reference when on_delete is REFUSE (DELETE, CLEAR or REMOVE_ITEM)
     repair: str = ""
