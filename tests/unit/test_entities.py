@@ -57,8 +57,7 @@ def test_every_served_entity_has_its_manager_and_every_manager_is_declared(contr
             manager = getattr(controller, entity.key)
             assert type(manager).declaration is entity, entity.key
             assert (manager.table, manager.collection, manager.label) == (entity.table, entity.collection, entity.label)
-    managers = [m for m in [*vars(controller).values(), *vars(controller.network_managers).values()]]
-    for manager in managers:
+    for manager in vars(controller).values():
         if isinstance(manager, EntityManager):
             assert ENTITIES.get(type(manager).declaration.key) is type(manager).declaration
 
@@ -93,7 +92,7 @@ def test_delete_cascades_name_their_hooks(controller):
         if ref.hook:
             assert ref.hook in controller.cascades.hook_names(target_table(ref)), f"{table}.{ref.field}"
     for kind, target in ROLE_TARGETS.items():
-        assert f"Network.forget({kind})" in controller.cascades.hook_names(target.table)
+        assert f"forget_in_policies({kind})" in controller.cascades.hook_names(target.table)
 
 
 def test_integrity_checks_every_declared_reference_and_role_list():
