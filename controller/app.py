@@ -28,6 +28,7 @@ from controller.config import Config
 from controller.enroll.jwt import sign_enrollment_jwt
 from controller.enroll.methods import enrollment_methods
 from controller.enroll.registry import EnrollmentMethods
+from controller.entities import ROLE_TARGETS
 from controller.events import Events
 from controller.ids import Ids
 from controller.model.api_session import ApiSessionManager
@@ -45,7 +46,7 @@ from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.model.identity import IdentityManager
 from controller.model.identity_type import IdentityTypeManager
 from controller.model.mfa import MfaManager
-from controller.model.network import Network, ServiceUpdateMarkers, forget_in_policies
+from controller.model.network import Network, ServiceUpdateMarkers, forget_in_policies, role_cascade
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
 from controller.model.posture_data import PostureData
@@ -66,7 +67,6 @@ from controller.ops.trace import TraceManager
 from controller.pki.ca import ControllerPKI
 from controller.pki.loader import load_pki
 from controller.policy.engine import PolicyEngine
-from controller.policy.kinds import IDENTITIES, POSTURE_CHECKS, SERVICES
 from controller.policy.sync import PolicySync, ServiceUpdates
 from controller.router_link import DEFAULT_NAME as DEFAULT_ROUTER_NAME
 from controller.router_link import RouterLink
@@ -147,7 +147,7 @@ class Controller:
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
-        self.cascades = Cascades()
+        self.cascades = Cascades(store, clock)
         self.core = core = Core(store, clock, ids, self.cascades)
         self.instance_id = ids.short()
         self.started_at = rfc3339(clock.now())
@@ -296,15 +296,9 @@ class Controller:
             (self.service_policies, self.edge_router_policies, self.service_edge_router_policies)
         )
         self.tunnelers = Tunnelers(core, identities=self.identities, edge_router_policies=self.edge_router_policies)
-        # cycle: terminators check their router exists; a router's delete removes its terminators
-        self.terminators = TerminatorManager(core, services=self.services, find_router=lambda i: self.routers.find(i))
+        self.terminators = TerminatorManager(core, services=self.services)
         router_parts = dict(
-            presence=self.router_presence,
-            configs=self.configs,
-            enrollments=self.enrollments,
-            terminators=self.terminators,
-            tunnelers=self.tunnelers,
-            forget_in_policies=self.forget_in_policies,
+            presence=self.router_presence, configs=self.configs, enrollments=self.enrollments, tunnelers=self.tunnelers
         )
         self.routers = RouterManager(core, **router_parts)
         self.edge_routers = EdgeRouterManager(core, routers=self.routers, **router_parts)
@@ -370,27 +364,20 @@ class Controller:
         return [value for value in vars(self).values() if isinstance(value, EntityManager)]
 
     def _register_cascades(self) -> None:
-        register, forget = self.cascades.register, self.forget_in_policies
-        register("identities", self.authenticators.delete_for_identity)
-        register("identities", self.enrollments.delete_for_identity)
-        register("identities", lambda r: self.api_sessions.delete_for_identity(r["id"]))
-        register("cas", self.cas.delete_dependents)
-        register("api_sessions", self.api_session_certificates.delete_for_session)
-        register("identities", self.mfas.delete_for_identity)
-        register("identities", lambda r: forget(IDENTITIES, r["id"]))
-        register("identities", self.service_configs.delete_for_identity)
+        """Cascades that do more than the declared references' rules (``controller/entities.py``)."""
+        register = self.cascades.register
+        close_sessions = lambda r: self.api_sessions.delete_for_identity(r["id"])  # noqa: E731
+        register("identities", close_sessions, "ApiSessionManager.delete_for_identity")
         register("identities", self.posture.forget_identity)
-        register("identities", lambda r: self.service_updates.forget(r["id"]))
-        register("services", self.sessions.delete_for_service)
-        register("services", self.terminators.delete_for_service)
-        register("services", self.service_configs.delete_for_service)
-        register("services", lambda r: forget(SERVICES, r["id"]))
+        register("identities", lambda r: self.service_updates.forget(r["id"]), "ServiceUpdates.forget")
+        register("cas", self.cas.delete_dependents)
         register("routers", self.routers.delete_dependents)
-        register("posture_checks", lambda r: forget(POSTURE_CHECKS, r["id"]))
-        register("configs", self.services.drop_config)
-        register("configs", self.routers.drop_config)
-        register("api_sessions", self.sessions.delete_for_api_session)
         register("api_sessions", self.posture.forget_session)
+        # ``@id`` role entries naming a deleted entity leave every policy (the engine knows which)
+        for kind, target in ROLE_TARGETS.items():
+            register(
+                target.key, role_cascade(self.forget_in_policies, kind, target.flag), f"forget_in_policies({kind})"
+            )
 
     # -- hooks the later feature areas fill in ---------------------------------
     def before_request(self, req, resp) -> None:

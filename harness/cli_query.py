@@ -13,18 +13,17 @@ import json
 import sys
 
 from controller.console import FAILED, USAGE, CliError
+from controller.entities import kebab
 from harness.kinds import KINDS, Kind
 
 #: ``ziti edge`` spellings: identities, service-policies, edge-routers, ...
 KIND_NAMES = {
-    **{"".join("-" + c.lower() if c.isupper() else c for c in kind.key): kind for kind in KINDS},
+    **{kebab(kind.key): kind for kind in KINDS},
     "transit-routers": next(kind for kind in KINDS if kind.key == "routers"),
     "ext-jwt-signers": next(kind for kind in KINDS if kind.key == "externalJwtSigners"),
 }
 #: and singular: identity, service-policy, edge-router, ...
-KIND_NAMES.update(
-    {"".join("-" + c.lower() if c.isupper() else c for c in kind.singular).lstrip("-"): kind for kind in KINDS}
-)
+KIND_NAMES.update({kebab(kind.singular): kind for kind in KINDS})
 SINGULAR = {name for name in KIND_NAMES if not name.endswith("s")} - {"cas"}
 #: columns of the text listing, besides id and name
 COLUMNS = ("type", "roleAttributes", "identityRoles", "serviceRoles", "edgeRouterRoles", "semantic")

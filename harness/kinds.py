@@ -1,14 +1,17 @@
 """What networks-as-code knows about each kind of entity.
 
-Each :class:`Kind` names its YAML key, its API operations, the fields a network
-file may declare, the defaults a create needs, references by name to other
-kinds, and role lists whose ``@name`` entries become ``@id`` on apply.
+Each :class:`Kind` takes its YAML key, API operations, references by name to
+other kinds and role lists (whose ``@name`` entries become ``@id`` on apply) from
+the entity's declaration, and adds the fields a network file may declare and the
+defaults a create needs.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable
+
+from controller.entities import ENTITIES, IDENTITY_STORED_TYPE, Entity
 
 
 @dataclass(frozen=True)
@@ -22,13 +25,17 @@ class Ref:
 
 @dataclass(frozen=True)
 class Kind:
-    key: str
-    singular: str
-    plural: str
+    """A declared entity (``controller/entities.py``) as networks-as-code handles it.
+
+    Names, references and role lists come from the declaration; the rest are the
+    fields a network file may declare and the quirks of reading them back.
+    """
+
+    entity: Entity
     fields: tuple[str, ...]
+    #: the YAML key (the entity's camelCase plural unless given)
+    key: str = ""
     defaults: dict = field(default_factory=dict)
-    refs: dict[str, Ref] = field(default_factory=dict)
-    roles: dict[str, str] = field(default_factory=dict)
     #: fields sent only on create (never compared or patched)
     create_only: tuple[str, ...] = ()
     #: records the controller owns: neither exported nor pruned
@@ -39,24 +46,50 @@ class Kind:
     quiet: dict = field(default_factory=dict)
     #: declared but never read back (secrets, create-time requests): ignored by diff
     write_only: tuple[str, ...] = ()
+    #: ``authPolicy`` -> the reference it names by name (declared refs with a wire name)
+    refs: dict[str, Ref] = field(init=False)
+    #: role-list wire name -> the kind whose ``@name`` entries it holds
+    roles: dict[str, str] = field(init=False)
+
+    def __post_init__(self):
+        entity = self.entity
+        if not self.key:
+            object.__setattr__(self, "key", entity.kind)
+        refs = {
+            ref.wire if ref.many else ref.wire.removesuffix("Id"): Ref(ENTITIES[ref.target].kind, ref.wire, ref.many)
+            for ref in entity.refs
+            if ref.wire
+        }
+        object.__setattr__(self, "refs", refs)
+        object.__setattr__(self, "roles", {wire: ENTITIES[key].kind for wire, key in entity.roles.items()})
+
+    @property
+    def singular(self) -> str:
+        return self.entity.singular
+
+    @property
+    def plural(self) -> str:
+        return self.entity.plural
 
     @property
     def list_op(self) -> str:
-        return f"list{self.plural}"
+        return self.entity.op_id("list")
 
     @property
     def create_op(self) -> str:
-        return f"create{self.singular}"
+        return self.entity.op_id("create")
 
     @property
     def patch_op(self) -> str:
-        return f"patch{self.singular}"
+        return self.entity.op_id("patch")
 
     @property
     def delete_op(self) -> str:
-        return f"delete{self.singular}"
+        return self.entity.op_id("delete")
 
 
+#: identity types the controller stores as Default (a diff must not see them change)
+STORED_AS_DEFAULT = tuple(wire for wire, stored in IDENTITY_STORED_TYPE.items() if stored == "Default")
 POLICY_SYSTEM = lambda r: bool(r.get("isSystem"))  # noqa: E731
 BUILT_IN_CONFIG_TYPES = {
     "ziti-tunneler-client.v1",
@@ -70,32 +103,11 @@ BUILT_IN_CONFIG_TYPES = {
 }
 
 KINDS: list[Kind] = [
+    Kind(ENTITIES["config_types"], ("schema", "target"), system=lambda r: r.get("name") in BUILT_IN_CONFIG_TYPES),
+    Kind(ENTITIES["configs"], ("data",), defaults={"data": {}}),
+    Kind(ENTITIES["auth_policies"], ("primary", "secondary"), system=lambda r: r.get("id") == "default"),
     Kind(
-        "configTypes",
-        "ConfigType",
-        "ConfigTypes",
-        ("schema", "target"),
-        system=lambda r: r.get("name") in BUILT_IN_CONFIG_TYPES,
-    ),
-    Kind(
-        "configs",
-        "Config",
-        "Configs",
-        ("data",),
-        refs={"configType": Ref("configTypes", "configTypeId")},
-        defaults={"data": {}},
-    ),
-    Kind(
-        "authPolicies",
-        "AuthPolicy",
-        "AuthPolicies",
-        ("primary", "secondary"),
-        system=lambda r: r.get("id") == "default",
-    ),
-    Kind(
-        "externalJwtSigners",
-        "ExternalJwtSigner",
-        "ExternalJwtSigners",
+        ENTITIES["external_jwt_signers"],
         (
             "certPem",
             "jwksEndpoint",
@@ -113,9 +125,7 @@ KINDS: list[Kind] = [
         defaults={"enabled": True},
     ),
     Kind(
-        "cas",
-        "Ca",
-        "Cas",
+        ENTITIES["cas"],
         (
             "certPem",
             "isAuthEnabled",
@@ -133,9 +143,7 @@ KINDS: list[Kind] = [
         },
     ),
     Kind(
-        "postureChecks",
-        "PostureCheck",
-        "PostureChecks",
+        ENTITIES["posture_checks"],
         (
             "typeId",
             "roleAttributes",
@@ -152,33 +160,25 @@ KINDS: list[Kind] = [
         ),
     ),
     Kind(
-        "services",
-        "Service",
-        "Services",
+        ENTITIES["services"],
         ("roleAttributes", "terminatorStrategy", "maxIdleTimeMillis"),
         defaults={"encryptionRequired": True},
-        refs={"configs": Ref("configs", "configs", many=True)},
         create_only=("encryptionRequired",),
         quiet={"encryptionRequired": (True,), "terminatorStrategy": ("smartrouting",), "maxIdleTimeMillis": (0,)},
     ),
     Kind(
-        "edgeRouters",
-        "EdgeRouter",
-        "EdgeRouters",
+        ENTITIES["edge_routers"],
         ("roleAttributes", "isTunnelerEnabled", "cost", "noTraversal", "disabled", "appData"),
         quiet={"isTunnelerEnabled": (False,), "cost": (0,), "noTraversal": (False,), "disabled": (False,)},
     ),
     Kind(
-        "routers",
-        "TransitRouter",
-        "TransitRouters",
+        ENTITIES["transit_routers"],
         ("cost", "noTraversal", "disabled"),
+        key="routers",
         quiet={"cost": (0,), "noTraversal": (False,), "disabled": (False,)},
     ),
     Kind(
-        "identities",
-        "Identity",
-        "Identities",
+        ENTITIES["identities"],
         (
             "type",
             "isAdmin",
@@ -191,13 +191,11 @@ KINDS: list[Kind] = [
             "serviceHostingPrecedences",
         ),
         defaults={"type": "User", "isAdmin": False},
-        refs={"authPolicy": Ref("authPolicies", "authPolicyId")},
         create_only=("enrollment",),
         system=lambda r: bool(r.get("isDefaultAdmin")) or r.get("typeId") == "Router",
-        # NOTE: the controller stores User, Device and Service as Default.
-        equivalent={"type": lambda want, have: (want if want == "Router" else "Default") == have.get("typeId")},
+        equivalent={"type": lambda want, have: IDENTITY_STORED_TYPE.get(want, "Default") == have.get("typeId")},
         quiet={
-            "type": ("User", "Device", "Service", "Default"),
+            "type": STORED_AS_DEFAULT,
             "isAdmin": (False,),
             "defaultHostingCost": (0,),
             "defaultHostingPrecedence": ("default",),
@@ -205,32 +203,23 @@ KINDS: list[Kind] = [
         write_only=("password", "username", "enrollment"),
     ),
     Kind(
-        "servicePolicies",
-        "ServicePolicy",
-        "ServicePolicies",
+        ENTITIES["service_policies"],
         ("type", "semantic"),
         defaults={"semantic": "AnyOf", "type": "Dial"},
         quiet={"semantic": ("AnyOf",)},
-        roles={"identityRoles": "identities", "serviceRoles": "services", "postureCheckRoles": "postureChecks"},
     ),
     Kind(
-        "edgeRouterPolicies",
-        "EdgeRouterPolicy",
-        "EdgeRouterPolicies",
+        ENTITIES["edge_router_policies"],
         ("semantic",),
         defaults={"semantic": "AnyOf"},
         quiet={"semantic": ("AnyOf",)},
-        roles={"identityRoles": "identities", "edgeRouterRoles": "edgeRouters"},
         system=POLICY_SYSTEM,
     ),
     Kind(
-        "serviceEdgeRouterPolicies",
-        "ServiceEdgeRouterPolicy",
-        "ServiceEdgeRouterPolicies",
+        ENTITIES["service_edge_router_policies"],
         ("semantic",),
         defaults={"semantic": "AnyOf"},
         quiet={"semantic": ("AnyOf",)},
-        roles={"serviceRoles": "services", "edgeRouterRoles": "edgeRouters"},
     ),
 ]
 BY_KEY = {kind.key: kind for kind in KINDS}

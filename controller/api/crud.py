@@ -1,13 +1,14 @@
 """Generic CRUD operations for an ``EntityManager``: the one way to expose an entity.
 
-``crud(IdentityManager, "identities", "Identity", "Identities")`` yields the six
-operations listIdentities, createIdentity, detailIdentity, updateIdentity,
-patchIdentity and deleteIdentity, wired to the manager named ``identities`` on
-the controller.
+``crud(IdentityManager)`` yields the six operations listIdentities, createIdentity,
+detailIdentity, updateIdentity, patchIdentity and deleteIdentity on ``/identities``,
+wired to the manager named ``identities`` on the controller: every name comes from
+the manager's declaration (``controller/entities.py``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from typing import Callable
 
@@ -21,33 +22,26 @@ LIST_QUERY = {"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filt
 
 def crud(
     manager_cls,
-    attr: str,
-    singular: str,
-    plural: str,
     *,
     kinds=KINDS,
     apis=(MANAGEMENT,),
     auth=ADMIN,
-    op_ids: dict | None = None,
     handlers: dict | None = None,
+    overrides: dict[str, dict] | None = None,
     tag: str | None = None,
     view: View | None = None,
 ) -> list[Operation]:
-    """Operations for the entity managed by ``ctl.<attr>`` (class ``manager_cls``).
+    """Operations for the entity ``manager_cls.declaration`` declares, in the order of ``kinds``.
 
-    ``view(ctl, record)`` renders the list and detail answers (default: the declaration alone).
+    ``handlers`` replaces a kind's handler; ``overrides`` replaces other fields of a
+    kind's operation, e.g. ``{"list": {"query": ROLE_QUERY}}``. ``view(ctl, record)``
+    renders the list and detail answers (default: the declaration alone).
     """
-    names = {
-        "list": f"list{plural}",
-        "create": f"create{singular}",
-        "detail": f"detail{singular}",
-        "update": f"update{singular}",
-        "patch": f"patch{singular}",
-        "delete": f"delete{singular}",
-    }
-    names.update(op_ids or {})
+    declared = manager_cls.declaration
+    singular, plural, attr = declared.singular, declared.plural, declared.key
+    names = {kind: declared.op_id(kind) for kind in KINDS}
     handlers = handlers or {}
-    path = "/" + manager_cls.collection
+    path = "/" + declared.collection
     item = path + "/{id}"
     tag = tag or singular
     mgr = lambda call: getattr(call.ctl, attr)  # noqa: E731 - resolved per request
@@ -70,7 +64,7 @@ def crud(
             names["create"],
             "POST",
             path,
-            handlers.get("create") or (lambda c: Created(manager_cls.collection, mgr(c).create(c.body))),
+            handlers.get("create") or (lambda c: Created(declared.collection, mgr(c).create(c.body))),
             apis=apis,
             auth=auth,
             body=manager_cls.create_schema,
@@ -125,7 +119,8 @@ def crud(
             summary=f"Delete a {singular.lower()}",
         ),
     }
-    return [table[kind] for kind in kinds]
+    overrides = overrides or {}
+    return [replace(table[kind], **overrides.get(kind, {})) for kind in kinds]
 
 
 def related(

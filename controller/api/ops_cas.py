@@ -24,7 +24,7 @@ def ca_jwt(call: Call) -> None:
 
 
 def operations() -> list[Operation]:
-    ops = crud(CaManager, "cas", "Ca", "Cas", tag="Certificate Authority", view=ca_view)
+    ops = crud(CaManager, tag="Certificate Authority", view=ca_view)
     ops += [
         Operation(
             "verifyCa",

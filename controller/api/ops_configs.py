@@ -30,7 +30,7 @@ def services_of_config(call: Call) -> Listing:
 
 
 def operations():
-    ops = crud(ConfigTypeManager, "config_types", "ConfigType", "ConfigTypes", tag="Config", view=config_type_view)
+    ops = crud(ConfigTypeManager, tag="Config", view=config_type_view)
     ops.append(
         related(
             "listConfigsForConfigType",
@@ -40,7 +40,7 @@ def operations():
             summary="List the configs of a config type",
         )
     )
-    ops += crud(ConfigManager, "configs", "Config", "Configs", tag="Config", view=config_view)
+    ops += crud(ConfigManager, tag="Config", view=config_view)
     ops.append(
         related(
             "listConfigServices",

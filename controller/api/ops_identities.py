@@ -3,7 +3,6 @@ authentication policies, API sessions and enrollments."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from controller.api.call import Call, Created
@@ -29,7 +28,7 @@ from controller.store.query import Listing
 
 def list_identities(call: Call) -> Listing:
     """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""
-    return role_filtered_listing(IDENTITIES, "identities", identity_view)(call)
+    return role_filtered_listing(IDENTITIES, identity_view)(call)
 
 
 def identity_authenticators(call: Call) -> Listing:
@@ -69,9 +68,11 @@ def refresh_enrollment(call: Call) -> Created:
 def operations() -> list[Operation]:
     ops = []
     ops += crud(
-        IdentityManager, "identities", "Identity", "Identities", handlers={"list": list_identities}, view=identity_view
+        IdentityManager,
+        handlers={"list": list_identities},
+        overrides={"list": {"query": ROLE_QUERY}},
+        view=identity_view,
     )
-    ops[0] = replace(ops[0], query=ROLE_QUERY)
     ops += [
         related(
             "getIdentityAuthenticators",
@@ -109,34 +110,17 @@ def operations() -> list[Operation]:
             summary="Clear the disabled state of an identity",
         ),
     ]
-    ops += crud(
-        IdentityTypeManager,
-        "identity_types",
-        "IdentityType",
-        "IdentityTypes",
-        kinds=("list", "detail"),
-        view=identity_type_view,
-    )
-    ops += crud(AuthenticatorManager, "authenticators", "Authenticator", "Authenticators", view=authenticator_view)
-    ops += crud(AuthPolicyManager, "auth_policies", "AuthPolicy", "AuthPolicies", view=auth_policy_view)
+    ops += crud(IdentityTypeManager, kinds=("list", "detail"), view=identity_type_view)
+    ops += crud(AuthenticatorManager, view=authenticator_view)
+    ops += crud(AuthPolicyManager, view=auth_policy_view)
     ops += crud(
         ApiSessionManager,
-        "api_sessions",
-        "APISessions",
-        "APISessions",
         kinds=("list", "detail", "delete"),
         tag="API Session",
         handlers={"list": list_api_sessions},
         view=api_session_view,
     )
-    ops += crud(
-        EnrollmentManager,
-        "enrollments",
-        "Enrollment",
-        "Enrollments",
-        kinds=("list", "create", "detail", "delete"),
-        view=enrollment_view,
-    )
+    ops += crud(EnrollmentManager, kinds=("list", "create", "detail", "delete"), view=enrollment_view)
     ops.append(
         Operation(
             "refreshEnrollment",

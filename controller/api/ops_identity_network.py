@@ -154,5 +154,5 @@ def operations() -> list[Operation]:
             tag=TAG,
             summary="Remove service config overrides of an identity",
         ),
-        attribute_operation("listIdentityRoleAttributes", "/identity-role-attributes", IDENTITIES, "Identity"),
+        attribute_operation(IDENTITIES, "Identity"),
     ]

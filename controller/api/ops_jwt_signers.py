@@ -19,14 +19,7 @@ def list_client_external_jwt_signers(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(
-        ExternalJwtSignerManager,
-        "external_jwt_signers",
-        "ExternalJwtSigner",
-        "ExternalJwtSigners",
-        tag="External JWT Signer",
-        view=signer_view,
-    )
+    ops = crud(ExternalJwtSignerManager, tag="External JWT Signer", view=signer_view)
     ops.append(
         Operation(
             "listExternalJwtSigners",

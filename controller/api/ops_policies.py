@@ -18,27 +18,28 @@ from controller.api.mappers.router import edge_router_view
 from controller.api.mappers.service import plain_service_view
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
+from controller.entities import ROLE_TARGETS
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
 from controller.store.query import Listing
 
-#: engine kind -> attribute of the manager that lists those entities, and their mapper
-MEMBER_MANAGERS = {
-    IDENTITIES: ("identities", identity_view),
-    SERVICES: ("services", plain_service_view),
-    EDGE_ROUTERS: ("edge_routers", edge_router_view),
-    POSTURE_CHECKS: ("posture_checks", posture_check_view),
+#: engine kind -> the mapper of the entities a policy's role list matches
+MEMBER_VIEWS = {
+    IDENTITIES: identity_view,
+    SERVICES: plain_service_view,
+    EDGE_ROUTERS: edge_router_view,
+    POSTURE_CHECKS: posture_check_view,
 }
 
 
 def members(policy_attr: str, kind: str):
     """Entities one role list of a policy matches, from the engine."""
+    attr, view = ROLE_TARGETS[kind].key, MEMBER_VIEWS[kind]
 
     def handler(call: Call) -> Listing:
         ctl = call.ctl
         policies = getattr(ctl, policy_attr)
         policy = policies.get(call.param())
-        attr, view = MEMBER_MANAGERS[kind]
         target = getattr(ctl, attr)
         members = records_of(target, policies.members(policy["id"], kind))
         return listing(target, call.list_args(), partial(view, ctl), candidates=members)
@@ -46,83 +47,28 @@ def members(policy_attr: str, kind: str):
     return handler
 
 
-def _listing(op_id: str, collection: str, sub: str, policy_attr: str, kind: str, tag: str) -> Operation:
-    return related(
-        op_id,
-        f"/{collection}/{{id}}/{sub}",
-        members(policy_attr, kind),
-        tag=tag,
-        summary=f"List the {sub.replace('-', ' ')} a policy matches",
-    )
+def member_listings(manager_cls, tag: str) -> list[Operation]:
+    """``list<Policy><Targets>`` on ``/<policies>/{id}/<targets>``: one per declared role list."""
+    policy = manager_cls.declaration
+    return [
+        related(
+            f"list{policy.singular}{target.plural}",
+            f"/{policy.collection}/{{id}}/{target.collection}",
+            members(policy.key, target.kind),
+            tag=tag,
+            summary=f"List the {target.collection.replace('-', ' ')} a policy matches",
+        )
+        for target in policy.role_targets
+    ]
 
 
 def operations() -> list[Operation]:
-    sp, erp, serp = "Service Policy", "Edge Router Policy", "Service Edge Router Policy"
-    ops = crud(
-        ServicePolicyManager, "service_policies", "ServicePolicy", "ServicePolicies", tag=sp, view=service_policy_view
-    )
-    ops += [
-        _listing("listServicePolicyIdentities", "service-policies", "identities", "service_policies", IDENTITIES, sp),
-        _listing(
-            "listServicePolicyPostureChecks",
-            "service-policies",
-            "posture-checks",
-            "service_policies",
-            POSTURE_CHECKS,
-            sp,
-        ),
-        _listing("listServicePolicyServices", "service-policies", "services", "service_policies", SERVICES, sp),
-    ]
-    ops += crud(
-        EdgeRouterPolicyManager,
-        "edge_router_policies",
-        "EdgeRouterPolicy",
-        "EdgeRouterPolicies",
-        tag=erp,
-        view=edge_router_policy_view,
-    )
-    ops += [
-        _listing(
-            "listEdgeRouterPolicyEdgeRouters",
-            "edge-router-policies",
-            "edge-routers",
-            "edge_router_policies",
-            EDGE_ROUTERS,
-            erp,
-        ),
-        _listing(
-            "listEdgeRouterPolicyIdentities",
-            "edge-router-policies",
-            "identities",
-            "edge_router_policies",
-            IDENTITIES,
-            erp,
-        ),
-    ]
-    ops += crud(
-        ServiceEdgeRouterPolicyManager,
-        "service_edge_router_policies",
-        "ServiceEdgeRouterPolicy",
-        "ServiceEdgeRouterPolicies",
-        tag=serp,
-        view=service_edge_router_policy_view,
-    )
-    ops += [
-        _listing(
-            "listServiceEdgeRouterPolicyEdgeRouters",
-            "service-edge-router-policies",
-            "edge-routers",
-            "service_edge_router_policies",
-            EDGE_ROUTERS,
-            serp,
-        ),
-        _listing(
-            "listServiceEdgeRouterPolicyServices",
-            "service-edge-router-policies",
-            "services",
-            "service_edge_router_policies",
-            SERVICES,
-            serp,
-        ),
-    ]
+    ops = []
+    for manager_cls, tag, view in (
+        (ServicePolicyManager, "Service Policy", service_policy_view),
+        (EdgeRouterPolicyManager, "Edge Router Policy", edge_router_policy_view),
+        (ServiceEdgeRouterPolicyManager, "Service Edge Router Policy", service_edge_router_policy_view),
+    ):
+        ops += crud(manager_cls, tag=tag, view=view)
+        ops += member_listings(manager_cls, tag)
     return ops

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.mappers.posture_check import posture_check_type_view, posture_check_view
@@ -52,27 +50,14 @@ def identity_failed_requests(call: Call) -> Listing:
 def operations() -> list[Operation]:
     ops = crud(
         PostureCheckManager,
-        "posture_checks",
-        "PostureCheck",
-        "PostureChecks",
         tag=TAG,
-        handlers={"list": role_filtered_listing(POSTURE_CHECKS, "posture_checks", posture_check_view)},
+        handlers={"list": role_filtered_listing(POSTURE_CHECKS, posture_check_view)},
+        overrides={"list": {"query": ROLE_QUERY}},
         view=posture_check_view,
     )
-    ops[0] = replace(ops[0], query=ROLE_QUERY)
-    ops += crud(
-        PostureCheckTypeManager,
-        "posture_check_types",
-        "PostureCheckType",
-        "PostureCheckTypes",
-        kinds=("list", "detail"),
-        tag=TAG,
-        view=posture_check_type_view,
-    )
+    ops += crud(PostureCheckTypeManager, kinds=("list", "detail"), tag=TAG, view=posture_check_type_view)
     ops += [
-        attribute_operation(
-            "listPostureCheckRoleAttributes", "/posture-check-role-attributes", POSTURE_CHECKS, "Posture Check"
-        ),
+        attribute_operation(POSTURE_CHECKS, "Posture Check"),
         Operation(
             "createPostureResponse",
             "POST",

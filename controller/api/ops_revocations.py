@@ -9,11 +9,4 @@ from controller.model.revocation import RevocationManager
 
 
 def operations() -> list[Operation]:
-    return crud(
-        RevocationManager,
-        "revocations",
-        "Revocation",
-        "Revocations",
-        kinds=("list", "create", "detail"),
-        view=revocation_view,
-    )
+    return crud(RevocationManager, kinds=("list", "create", "detail"), view=revocation_view)

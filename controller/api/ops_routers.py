@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from controller.api.call import Call
@@ -64,26 +63,15 @@ def current_identity_edge_routers(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(RouterManager, "routers", "Router", "Routers", tag="Router", view=router_view)
+    ops = crud(RouterManager, tag="Router", view=router_view)
+    ops += crud(TransitRouterManager, tag="Router", view=transit_router_view)
     ops += crud(
-        TransitRouterManager,
-        "transit_routers",
-        "TransitRouter",
-        "TransitRouters",
-        tag="Router",
-        view=transit_router_view,
-    )
-    edge = crud(
         EdgeRouterManager,
-        "edge_routers",
-        "EdgeRouter",
-        "EdgeRouters",
         tag=TAG,
-        handlers={"list": role_filtered_listing(EDGE_ROUTERS, "edge_routers", edge_router_view)},
+        handlers={"list": role_filtered_listing(EDGE_ROUTERS, edge_router_view)},
+        overrides={"list": {"query": ROLE_QUERY}},
         view=edge_router_view,
     )
-    edge[0] = replace(edge[0], query=ROLE_QUERY)
-    ops += edge
     ops += [
         related(
             "listEdgeRouterEdgeRouterPolicies",
@@ -125,9 +113,7 @@ def operations() -> list[Operation]:
             tag=TAG,
             summary="Replace an edge router's enrollment; it must enroll again",
         ),
-        attribute_operation(
-            "listEdgeRouterRoleAttributes", "/edge-router-role-attributes", EDGE_ROUTERS, "Edge Router"
-        ),
+        attribute_operation(EDGE_ROUTERS, "Edge Router"),
         Operation(
             "getCurrentIdentityEdgeRouters",
             "GET",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 
 from controller import errors
@@ -166,19 +165,14 @@ def _terminators(ctl, call: Call, service: dict) -> Listing:
 def operations() -> list[Operation]:
     ops = crud(
         ServiceManager,
-        "services",
-        "Service",
-        "Services",
         kinds=("list", "create", "detail"),
         tag=TAG,
         handlers={"list": list_services, "detail": detail_service},
+        overrides={"list": {"query": MGMT_LIST_QUERY}},
     )
-    ops[0] = replace(ops[0], query=MGMT_LIST_QUERY)
-    ops += crud(
-        ServiceManager, "services", "Service", "Services", kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG
-    )
-    ops += crud(TerminatorManager, "terminators", "Terminator", "Terminators", tag="Terminator", view=terminator_view)
-    ops.append(attribute_operation("listServiceRoleAttributes", "/service-role-attributes", SERVICES, "Service"))
+    ops += crud(ServiceManager, kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG)
+    ops += crud(TerminatorManager, tag="Terminator", view=terminator_view)
+    ops.append(attribute_operation(SERVICES, "Service"))
     ops += [
         related(
             "listServiceConfig",

@@ -58,9 +58,6 @@ def service_updates(call: Call) -> dict:
 def operations() -> list[Operation]:
     ops = crud(
         SessionManager,
-        "sessions",
-        "Session",
-        "Sessions",
         kinds=("list", "detail", "delete"),
         tag=TAG,
         handlers={"list": list_sessions, "detail": detail_session},

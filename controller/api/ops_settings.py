@@ -6,8 +6,6 @@ NOTE: like the real API document, replace, patch and delete live on
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.mappers.settings import effective_view, setting_view
@@ -22,29 +20,15 @@ def detail_effective(call: Call) -> dict:
 
 
 def operations() -> list[Operation]:
-    names = {
-        "list": "listControllerSettings",
-        "create": "createControllerSetting",
-        "detail": "detailControllerSetting",
-        "update": "updateControllerSetting",
-        "patch": "patchControllerSetting",
-        "delete": "deleteControllerSetting",
-    }
-    by_kind = dict(
-        zip(
-            ("list", "create", "detail", "update", "patch", "delete"),
-            crud(
-                ControllerSettingManager,
-                "controller_settings",
-                "ControllerSetting",
-                "ControllerSettings",
-                op_ids=names,
-                tag="Settings",
-                view=setting_view,
-            ),
-        )
+    moved = {kind: {"path": EFFECTIVE} for kind in ("delete", "patch", "update")}
+    first = crud(ControllerSettingManager, kinds=("list", "create", "detail"), tag="Settings", view=setting_view)
+    last = crud(
+        ControllerSettingManager,
+        kinds=("delete", "patch", "update"),
+        overrides=moved,
+        tag="Settings",
+        view=setting_view,
     )
-    moved = [replace(by_kind[kind], path=EFFECTIVE) for kind in ("delete", "patch", "update")]
     effective = Operation(
         "detailControllerSettingEffective",
         "GET",
@@ -54,4 +38,4 @@ def operations() -> list[Operation]:
         tag="Settings",
         summary="Retrieve a controller's effective settings",
     )
-    return [by_kind["list"], by_kind["create"], by_kind["detail"], effective, *moved]
+    return [*first, effective, *last]

@@ -14,6 +14,7 @@ from controller.api.call import Call
 from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import View, listing
 from controller.api.operations import MANAGEMENT, Operation
+from controller.entities import ROLE_TARGETS, kebab
 from controller.errors import FieldError
 from controller.store.query import UNLIMITED, FieldSet, Listing, list_page
 
@@ -34,8 +35,9 @@ def role_candidates(call: Call, kind: str, manager) -> list[dict] | None:
     return [record for record in map(manager.find, ids) if record is not None]
 
 
-def role_filtered_listing(kind: str, attr: str, view: View):
-    """A list handler for ``ctl.<attr>`` honouring ``roleFilter``, rendered by ``view``."""
+def role_filtered_listing(kind: str, view: View):
+    """A list handler for the entities of engine ``kind`` honouring ``roleFilter``, rendered by ``view``."""
+    attr = ROLE_TARGETS[kind].key
 
     def handler(call: Call) -> Listing:
         manager = getattr(call.ctl, attr)
@@ -57,11 +59,13 @@ def attribute_listing(kind: str):
     return handler
 
 
-def attribute_operation(op_id: str, path: str, kind: str, tag: str) -> Operation:
+def attribute_operation(kind: str, tag: str) -> Operation:
+    """``list<Entity>RoleAttributes`` on ``/<entity>-role-attributes``."""
+    singular = ROLE_TARGETS[kind].singular
     return Operation(
-        op_id,
+        f"list{singular}RoleAttributes",
         "GET",
-        path,
+        f"/{kebab(singular)}-role-attributes",
         attribute_listing(kind),
         apis=(MANAGEMENT,),
         reply="list",

@@ -8,6 +8,7 @@ from typing import Callable
 from controller import errors
 from controller.auth.request import Pending
 from controller.clock import parse_rfc3339, rfc3339
+from controller.entities import ENTITIES
 from controller.model.base import Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
 from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
@@ -36,10 +37,7 @@ def go_time(dt: datetime) -> str:
 
 
 class ApiSessionManager(EntityManager):
-    table = "api_sessions"
-    collection = "api-sessions"
-    entity = "api-sessions"
-    label = "apiSession"
+    declaration = ENTITIES["api_sessions"]
     unique_names = False
     filter_fields = (
         scalar("token", "string"),

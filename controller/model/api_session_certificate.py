@@ -8,6 +8,7 @@ certificate is a 404, like an unknown id).
 from __future__ import annotations
 
 from controller.clock import rfc3339
+from controller.entities import ENTITIES
 from controller.errors import NotFound
 from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
@@ -21,10 +22,7 @@ CREATE = s.obj({"csr": s.string()}, required=("csr",))
 
 
 class ApiSessionCertificateManager(EntityManager):
-    table = "api_session_certificates"
-    collection = "current-api-session/certificates"
-    entity = "api-session-certificates"
-    label = "apiSessionCertificate"
+    declaration = ENTITIES["api_session_certificates"]
     unique_names = False
     filter_fields = (
         scalar("subject", "string"),
@@ -76,9 +74,4 @@ class ApiSessionCertificateManager(EntityManager):
     def delete_own(self, session_id: str, cert_id: str) -> None:
         with self.store.lock, self.store.transaction():
             self.get_own(session_id, cert_id)
-            self.store.delete(self.table, cert_id)
-
-    def delete_for_session(self, session: dict) -> None:
-        """Cascade of an API session's deletion."""
-        for cert_id in list(self.by_session.get(session["id"])):
             self.store.delete(self.table, cert_id)

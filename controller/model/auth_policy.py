@@ -6,6 +6,7 @@ import copy
 from typing import Callable
 
 from controller import errors
+from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, snake
@@ -104,10 +105,7 @@ def _merge(base: dict, changes: dict) -> dict:
 
 
 class AuthPolicyManager(EntityManager):
-    table = "auth_policies"
-    collection = "auth-policies"
-    entity = "auth-policies"
-    label = "authPolicy"
+    declaration = ENTITIES["auth_policies"]
     attrs = (Attr("name"), Attr("primary", public=False), Attr("secondary", public=False))
     filter_fields = (name_field(),)
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller import errors
 from controller.auth.passwords import check_rules, hash_password, verify_password
+from controller.entities import ENTITIES
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, scalar
@@ -30,10 +31,7 @@ PATCH_OWN = s.with_props(PATCH, required=("currentPassword",), currentPassword=s
 
 
 class AuthenticatorManager(EntityManager):
-    table = "authenticators"
-    collection = "authenticators"
-    entity = "authenticators"
-    label = "authenticator"
+    declaration = ENTITIES["authenticators"]
     unique_names = False
     attrs = (
         Attr("method", on_update=False),
@@ -170,8 +168,3 @@ class AuthenticatorManager(EntityManager):
         if record.get("identity_id") != identity_id:
             raise NotFound(self.label, auth_id)  # the same answer as an unknown id
         return record
-
-    def delete_for_identity(self, record: dict) -> None:
-        for auth_id in list(self.by_identity.get(record["id"])):
-            self.cascades.run(self.table, self.get(auth_id))
-            self.store.delete(self.table, auth_id)

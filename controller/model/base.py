@@ -1,14 +1,14 @@
 """The one way to define an entity: an :class:`EntityManager` subclass.
 
-A manager declares its table, its wire collection, the attributes a client may
-set (:class:`Attr`), its filterable fields, its schemas and its links. The base
-class then provides get, list, create, replace (PUT), patch and delete with the
+A manager names its declaration (``controller/entities.py``: table, collection,
+labels) and declares the attributes a client may set (:class:`Attr`), its
+filterable fields, its schemas and its links. The base class then provides get, list, create, replace (PUT), patch and delete with the
 real controller's semantics:
 
 * PUT writes every attribute: omitted optional ones take their default.
 * PATCH changes only the keys present with a non-null value that the entity allows.
 * Names are unique per table (or per shared name space).
-* Deletes run registered cascades inside the same store transaction.
+* Deletes run the cascades (declared in ``controller/entities.py`` or registered) in the same transaction.
 
 Records are snake_case dicts; wire JSON is camelCase and is produced only by
 the API layer's mappers (``controller/api/mappers``), from this declaration.
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from controller.clock import Clock, rfc3339
+from controller.entities import ENTITIES, Entity
 from controller.errors import FieldError, NotFound
 from controller.ids import Ids
 from controller.model.cascades import Cascades
@@ -94,6 +95,8 @@ def scalar(name: str, kind: str, key: str | None = None) -> Field:
 class EntityManager:
     """Generic CRUD over one store table; subclasses declare, rarely override."""
 
+    #: the entity's one declaration (``controller/entities.py``): names come from it
+    declaration: Entity | None = None
     table: str = ""
     collection: str = ""
     entity: str = ""
@@ -107,6 +110,17 @@ class EntityManager:
     create_schema: dict | None = None
     update_schema: dict | None = None
     patch_schema: dict | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        declared = cls.__dict__.get("declaration")
+        if declared is not None:
+            cls.table, cls.collection, cls.entity, cls.label = (
+                declared.table,
+                declared.collection,
+                declared.entity,
+                declared.label,
+            )
 
     def __init__(self, core: Core):
         self.store, self.clock, self.ids, self.cascades = core.store, core.clock, core.ids, core.cascades
@@ -220,6 +234,13 @@ class EntityManager:
         holder = self.names.get(name)
         if holder is not None and holder != record["id"]:
             raise FieldError("name", f"duplicate value '{name}' in unique index on {self.table} store", name)
+
+    def require_ref(self, record: dict, field_name: str) -> None:
+        """404 with the target's label unless ``record[field_name]`` names a record (a declared reference)."""
+        target = ENTITIES[self.declaration.ref(field_name).target]
+        value = record.get(field_name)
+        if not target.owns(self.store.get(target.table, value) if isinstance(value, str) else None):
+            raise NotFound(target.label, value)
 
     def _now(self) -> str:
         return rfc3339(self.clock.now())

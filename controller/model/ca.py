@@ -16,6 +16,7 @@ from cryptography.x509.oid import NameOID
 
 from controller import errors
 from controller.clock import Clock
+from controller.entities import ENTITIES
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.model.identity import IdentityManager
@@ -81,10 +82,7 @@ def common_name(cert: x509.Certificate) -> str:
 
 
 class CaManager(EntityManager):
-    table = "cas"
-    collection = "cas"
-    entity = "cas"
-    label = "ca"
+    declaration = ENTITIES["cas"]
     attrs = (
         Attr("name"),
         Attr("certPem", on_update=False),
@@ -227,11 +225,8 @@ class CaManager(EntityManager):
 
     # -- delete -------------------------------------------------------------
     def delete_dependents(self, record: dict) -> None:
-        """Cascade: the CA's enrollments and the certificate authenticators it issued go with it."""
+        """Cascade: the certificate authenticators the CA issued go with it (its enrollments are declared)."""
         ca_cert = self.certificate(record)
-        for enrollment in self.store.all("enrollments"):
-            if enrollment.get("ca_id") == record["id"]:
-                self.store.delete("enrollments", enrollment["id"])
         for authenticator in self.store.all("authenticators"):
             if authenticator.get("method") != "cert" or authenticator.get("is_issued_by_network"):
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field
@@ -37,10 +38,7 @@ def validate_data(schema: dict, data) -> None:
 
 
 class ConfigManager(EntityManager):
-    table = "configs"
-    collection = "configs"
-    entity = "configs"
-    label = "config"
+    declaration = ENTITIES["configs"]
     attrs = (Attr("name"), Attr("configTypeId", on_update=False), Attr("data", default=dict))
     filter_fields = (
         name_field(),

@@ -6,6 +6,7 @@ from typing import Callable
 
 import orjson
 
+from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar
@@ -38,10 +39,7 @@ def check_schema(schema: dict | None) -> None:
 
 
 class ConfigTypeManager(EntityManager):
-    table = "config_types"
-    collection = "config-types"
-    entity = "config-types"
-    label = "configType"
+    declaration = ENTITIES["config_types"]
     attrs = (Attr("name"), Attr("schema", default=dict), Attr("target", default="service", on_update=False))
     filter_fields = (
         name_field(),

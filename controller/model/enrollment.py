@@ -7,6 +7,7 @@ from typing import Callable
 
 from controller import errors
 from controller.clock import parse_rfc3339, rfc3339
+from controller.entities import ENTITIES
 from controller.model import schema as s
 from controller.model.authenticator import AuthenticatorManager
 from controller.model.base import Attr, Core, EntityManager, scalar
@@ -30,10 +31,7 @@ REFRESH = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
 
 
 class EnrollmentManager(EntityManager):
-    table = "enrollments"
-    collection = "enrollments"
-    entity = "enrollments"
-    label = "enrollment"
+    declaration = ENTITIES["enrollments"]
     unique_names = False
     attrs = (
         Attr("method", on_update=False),
@@ -143,8 +141,7 @@ class EnrollmentManager(EntityManager):
             ca_id = record.get("ca_id")
             if not ca_id:
                 raise errors.FieldError("caId", "caId in body is required for method ottca", ca_id)
-            if self.store.get("cas", ca_id) is None:
-                raise errors.NotFound("ca", ca_id)
+            self.require_ref(record, "ca_id")
         else:
             record["ca_id"] = None
         if record["method"] == "updb":
@@ -175,10 +172,6 @@ class EnrollmentManager(EntityManager):
         if expires < self.clock.now():
             raise errors.FieldError("expiresAt", "expiresAt must be in the future", expires_at)
         return rfc3339(expires)
-
-    def delete_for_identity(self, identity: dict) -> None:
-        for enrollment_id in list(self.by_identity.get(identity["id"])):
-            self.store.delete(self.table, enrollment_id)
 
     # -- reads --------------------------------------------------------------
     def find_by_token(self, token: str) -> dict | None:

@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 from cryptography.x509.oid import NameOID
 
 from controller.clock import rfc3339
+from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar
@@ -48,10 +49,7 @@ PATCH = s.patch_of(UPDATE)
 
 
 class ExternalJwtSignerManager(EntityManager):
-    table = "external_jwt_signers"
-    collection = "external-jwt-signers"
-    entity = "external-jwt-signers"
-    label = "externalJwtSigner"
+    declaration = ENTITIES["external_jwt_signers"]
     attrs = (
         Attr("name"),
         Attr("enabled", default=False),

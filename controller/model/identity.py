@@ -6,7 +6,8 @@ from typing import Callable
 
 from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
-from controller.errors import ControllerError, FieldError, NotFound
+from controller.entities import ENTITIES, IDENTITY_STORED_TYPE
+from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
@@ -14,8 +15,7 @@ from controller.policy.roles import validate_role_attributes
 from controller.store.query import Field
 
 IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
-#: the real controller stores User, Device and Service as Default
-STORED_TYPE = {"User": "Default", "Device": "Default", "Service": "Default", "Default": "Default", "Router": "Router"}
+STORED_TYPE = IDENTITY_STORED_TYPE
 DEFAULT_AUTH_POLICY = "default"
 #: the permission names the official documents list (an entity alone grants all its actions)
 _PERMISSION_ENTITIES = (
@@ -76,10 +76,7 @@ DISABLE = s.obj({"durationMinutes": s.integer(minimum=0)}, required=("durationMi
 
 
 class IdentityManager(EntityManager):
-    table = "identities"
-    collection = "identities"
-    entity = "identities"
-    label = "identity"
+    declaration = ENTITIES["identities"]
     attrs = (
         Attr("name"),
         Attr("isAdmin", default=False),
@@ -179,9 +176,8 @@ class IdentityManager(EntityManager):
         if old is not None and old.get("is_default_admin"):
             record["is_admin"] = True
         validate_role_attributes(record.get("role_attributes") or [])
-        policy_id = record.get("auth_policy_id")
-        if policy_id and self.auth_policies.find(policy_id) is None:
-            raise NotFound("authPolicy", policy_id)
+        if record.get("auth_policy_id"):
+            self.require_ref(record, "auth_policy_id")
         if record.get("external_id") == "":
             record["external_id"] = None
 

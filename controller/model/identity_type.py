@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+from controller.entities import ENTITIES
 from controller.model.base import EntityManager, name_field
 
 BUILT_IN = ("Default", "Router")
 
 
 class IdentityTypeManager(EntityManager):
-    table = "identity_types"
-    collection = "identity-types"
-    entity = "identity-types"
-    label = "identityType"
+    declaration = ENTITIES["identity_types"]
     filter_fields = (name_field(),)
 
     def bootstrap(self) -> None:

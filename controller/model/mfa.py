@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from controller import errors
 from controller.auth import totp
+from controller.entities import ENTITIES
 from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager
@@ -25,10 +26,7 @@ def invalid_token() -> errors.BadRequest:
 
 
 class MfaManager(EntityManager):
-    table = "mfas"
-    collection = "mfas"
-    entity = "mfas"
-    label = "mfa"
+    declaration = ENTITIES["mfas"]
     unique_names = False
 
     def __init__(
@@ -155,11 +153,6 @@ class MfaManager(EntityManager):
             self.check_code(record, code, allow_recovery=True)
             self.touch(identity_id, recovery_codes=totp.new_recovery_codes())
         self.events.mfa("recoveryCodesRegenerated", identity_id)
-
-    def delete_for_identity(self, identity: dict) -> None:
-        """Cascade: the enrollment goes with its identity."""
-        if self.of(identity["id"]) is not None:
-            self.store.delete(self.table, identity["id"])
 
     # -- the authenticator app's enrollment ----------------------------------
     def provisioning_url(self, record: dict) -> str:

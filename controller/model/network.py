@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from controller.model.policies import KIND_TABLES, PolicyManager
+from controller.entities import ROLE_TARGETS
+from controller.model.policies import PolicyManager
 from controller.model.service import ServiceManager
 from controller.model.service_config import ServiceConfigs
 from controller.policy.engine import PolicyEngine
-from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICE_POLICIES
+from controller.policy.kinds import IDENTITIES, POSTURE_CHECKS, SERVICE_POLICIES
 from controller.policy.sync import ServiceUpdates
 from controller.store.db import Store
 
@@ -47,15 +48,15 @@ class Network:
         self.engine = LockedEngine(engine, store.lock)
 
     def exists(self, kind: str, entity_id: str) -> bool:
-        record = self.store.get(KIND_TABLES[kind], entity_id) if isinstance(entity_id, str) else None
-        return record is not None and (kind != EDGE_ROUTERS or bool(record.get("is_edge")))
+        target = ROLE_TARGETS[kind]
+        return target.owns(self.store.get(target.table, entity_id) if isinstance(entity_id, str) else None)
 
     def missing_ids(self, kind: str):
         return lambda ids: [entity_id for entity_id in ids if not self.exists(kind, entity_id)]
 
     def name_of(self, kind: str):
         def name(entity_id: str) -> str | None:
-            record = self.store.get(KIND_TABLES[kind], entity_id)
+            record = self.store.get(ROLE_TARGETS[kind].table, entity_id)
             return record.get("name") if record else None
 
         return name
@@ -70,6 +71,16 @@ def forget_in_policies(policies: Iterable[PolicyManager]) -> Callable[[str, str]
             manager.forget_entity(kind, entity_id)
 
     return forget
+
+
+def role_cascade(forget: Callable[[str, str], None], kind: str, flag: str | None) -> Callable[[dict], None]:
+    """The delete cascade of a role-list target: its ``@id`` leaves every policy (only records with ``flag``)."""
+
+    def cascade(record: dict) -> None:
+        if flag is None or record.get(flag):
+            forget(kind, record["id"])
+
+    return cascade
 
 
 class ServiceUpdateMarkers:

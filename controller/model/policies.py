@@ -10,14 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller import errors
+from controller.entities import ENTITIES, role_lists_of
 from controller.errors import ControllerError, FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, set_field, snake
 from controller.policy.kinds import (
     EDGE_ROUTER_POLICIES,
-    EDGE_ROUTERS,
     IDENTITIES,
-    POSTURE_CHECKS,
     SERVICE_EDGE_ROUTER_POLICIES,
     SERVICE_POLICIES,
     SERVICES,
@@ -27,14 +26,6 @@ from controller.store.query import Field
 
 if TYPE_CHECKING:
     from controller.model.network import Network
-
-#: engine kind -> store table holding its entities
-KIND_TABLES = {
-    IDENTITIES: "identities",
-    SERVICES: "services",
-    EDGE_ROUTERS: "routers",
-    POSTURE_CHECKS: "posture_checks",
-}
 SEMANTIC = {"type": "string"}
 
 
@@ -102,12 +93,9 @@ def _members_field(name: str, kind: str, pkind: str, network: Network) -> Field:
 
 
 class ServicePolicyManager(PolicyManager):
-    table = "service_policies"
-    collection = "service-policies"
-    entity = "service-policies"
-    label = "servicePolicy"
+    declaration = ENTITIES["service_policies"]
     pkind = SERVICE_POLICIES
-    role_lists = (("identityRoles", IDENTITIES), ("serviceRoles", SERVICES), ("postureCheckRoles", POSTURE_CHECKS))
+    role_lists = role_lists_of("service_policies")
     attrs = (
         Attr("name"),
         Attr("type"),
@@ -116,7 +104,7 @@ class ServicePolicyManager(PolicyManager):
         Attr("serviceRoles", default=list),
         Attr("postureCheckRoles", default=list),
     )
-    link_names = ("identities", "posture-checks", "services")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(
         ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",)
     )
@@ -137,12 +125,9 @@ class ServicePolicyManager(PolicyManager):
 
 
 class EdgeRouterPolicyManager(PolicyManager):
-    table = "edge_router_policies"
-    collection = "edge-router-policies"
-    entity = "edge-router-policies"
-    label = "edgeRouterPolicy"
+    declaration = ENTITIES["edge_router_policies"]
     pkind = EDGE_ROUTER_POLICIES
-    role_lists = (("identityRoles", IDENTITIES), ("edgeRouterRoles", EDGE_ROUTERS))
+    role_lists = role_lists_of("edge_router_policies")
     attrs = (Attr("name"), Attr("semantic"), Attr("identityRoles", default=list), Attr("edgeRouterRoles", default=list))
     filter_fields = (
         name_field(),
@@ -151,7 +136,7 @@ class EdgeRouterPolicyManager(PolicyManager):
         set_field("identityRoles", "identity_roles"),
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
-    link_names = ("edge-routers", "identities")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "identityRoles"))
 
     def create_system(self, router_id: str) -> None:
@@ -175,12 +160,9 @@ class EdgeRouterPolicyManager(PolicyManager):
 
 
 class ServiceEdgeRouterPolicyManager(PolicyManager):
-    table = "service_edge_router_policies"
-    collection = "service-edge-router-policies"
-    entity = "service-edge-router-policies"
-    label = "serviceEdgeRouterPolicy"
+    declaration = ENTITIES["service_edge_router_policies"]
     pkind = SERVICE_EDGE_ROUTER_POLICIES
-    role_lists = (("serviceRoles", SERVICES), ("edgeRouterRoles", EDGE_ROUTERS))
+    role_lists = role_lists_of("service_edge_router_policies")
     attrs = (Attr("name"), Attr("semantic"), Attr("serviceRoles", default=list), Attr("edgeRouterRoles", default=list))
     filter_fields = (
         name_field(),
@@ -189,5 +171,5 @@ class ServiceEdgeRouterPolicyManager(PolicyManager):
         set_field("serviceRoles", "service_roles"),
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
-    link_names = ("edge-routers", "services")
+    link_names = tuple(target.collection for target in declaration.role_targets)
     create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "serviceRoles"))

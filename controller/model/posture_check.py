@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controller.entities import ENTITIES
 from controller.errors import FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, EntityManager, name_field, scalar, set_field, snake
@@ -83,10 +84,7 @@ def _camel(key: str) -> str:
 
 
 class PostureCheckManager(EntityManager):
-    table = "posture_checks"
-    collection = "posture-checks"
-    entity = "posture-checks"
-    label = "postureCheck"
+    declaration = ENTITIES["posture_checks"]
     attrs = (
         Attr("name"),
         Attr("typeId", on_update=False),
@@ -144,8 +142,5 @@ class PostureCheckManager(EntityManager):
 class PostureCheckTypeManager(EntityManager):
     """The built-in posture check types (read only)."""
 
-    table = "posture_check_types"
-    collection = "posture-check-types"
-    entity = "posture-check-types"
-    label = "postureCheckType"
+    declaration = ENTITIES["posture_check_types"]
     filter_fields = (name_field(),)

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from controller import errors
 from controller.clock import rfc3339
+from controller.entities import ENTITIES
 from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Attr, Core, EntityManager, scalar
@@ -24,10 +25,7 @@ CREATE = s.obj({"id": s.string(min_length=1), "type": s.enum(*TYPES), "tags": s.
 
 
 class RevocationManager(EntityManager):
-    table = "revocations"
-    collection = "revocations"
-    entity = "revocations"
-    label = "revocation"
+    declaration = ENTITIES["revocations"]
     unique_names = False
     attrs = (Attr("type", on_update=False),)
     filter_fields = (scalar("type", "string"), scalar("expiresAt", "datetime"))

@@ -9,8 +9,7 @@ router enrollment code uses: ``find``, ``get``, ``find_by_fingerprint``, ``mark_
 
 from __future__ import annotations
 
-from typing import Callable
-
+from controller.entities import ENTITIES
 from controller.errors import FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
@@ -19,8 +18,6 @@ from controller.model.enrollment import EnrollmentManager
 from controller.model.identity import IdentityManager
 from controller.model.policies import EdgeRouterPolicyManager
 from controller.model.router_presence import RouterPresence
-from controller.model.terminator import TerminatorManager
-from controller.policy.kinds import EDGE_ROUTERS
 from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field, FieldSet
@@ -82,10 +79,7 @@ class Tunnelers:
 class RouterManager(EntityManager):
     """Every router (``/routers``); subclasses narrow to one kind."""
 
-    table = "routers"
-    collection = "routers"
-    entity = "routers"
-    label = "router"
+    declaration = ENTITIES["routers"]
     #: record flag of this manager's kind (None: every router)
     kind_flag: str | None = None
     enrollment_method: str | None = None
@@ -115,22 +109,18 @@ class RouterManager(EntityManager):
         presence: RouterPresence,
         configs: ConfigManager,
         enrollments: EnrollmentManager,
-        terminators: TerminatorManager,
         tunnelers: Tunnelers,
-        forget_in_policies: Callable[[str, str], None],
         routers: RouterManager | None = None,
     ):
         """``routers``: the all-routers manager, whose indexes the edge and transit managers share."""
         self.filter_fields = (*self.filter_fields, Field("connected", "bool", lambda r: presence.is_online(r["id"])))
         super().__init__(core)
-        self.presence, self.configs, self.enrollments, self.terminators = presence, configs, enrollments, terminators
-        self.tunnelers, self.forget_in_policies = tunnelers, forget_in_policies
+        self.presence, self.configs, self.enrollments, self.tunnelers = presence, configs, enrollments, tunnelers
         self.routers = routers if routers is not None else self
         flag = self.kind_flag
         self.of_kind = MultiIndex(self.store, self.table, lambda r: True if flag is None or r.get(flag) else None)
         if self.kind_flag is None:
             self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
-            self.by_config = MultiIndex(self.store, self.table, lambda r: r.get("configs") or [], many=True)
             self.enrollment_ids = MultiIndex(self.store, "enrollments", router_id_of)
 
     # -- reads --------------------------------------------------------------------
@@ -193,34 +183,20 @@ class RouterManager(EntityManager):
             self.routers.touch(router_id, is_verified=False, fingerprint=None, cert_pem=None, server_cert_pem=None)
 
     def delete_dependents(self, record: dict) -> None:
-        """Cascade of a router delete: enrollments, terminators, ``@id`` entries, tunneler identity and policy."""
-        for enrollment_id in list(self.enrollment_ids.get(record["id"])):
-            self.store.delete("enrollments", enrollment_id)
-        self.terminators.delete_for_router(record)
+        """Cascade of a router delete: its tunneler identity and policy (the rest is declared)."""
         if record.get("is_edge"):
             self.tunnelers.remove(record["id"])
-            self.forget_in_policies(EDGE_ROUTERS, record["id"])
-
-    def drop_config(self, config: dict) -> None:
-        for router_id in list(self.by_config.get(config["id"])):
-            record = self.store.get(self.table, router_id)
-            configs = [c for c in record.get("configs") or [] if c != config["id"]]
-            self.store.put(self.table, router_id, {**record, "configs": configs, "updated_at": self._now()})
 
 
 class TransitRouterManager(RouterManager):
-    collection = "transit-routers"
-    entity = "transit-routers"
-    label = "transitRouter"
-    kind_flag = "is_transit"
+    declaration = ENTITIES["transit_routers"]
+    kind_flag = declaration.flag
     enrollment_method = "trott"
 
 
 class EdgeRouterManager(RouterManager):
-    collection = "edge-routers"
-    entity = "edge-routers"
-    label = "edgeRouter"
-    kind_flag = "is_edge"
+    declaration = ENTITIES["edge_routers"]
+    kind_flag = declaration.flag
     enrollment_method = "erott"
     attrs = (
         *RouterManager.attrs,

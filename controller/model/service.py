@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from controller.entities import ENTITIES
 from controller.errors import FieldError
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
@@ -29,10 +30,7 @@ PATCH = s.patch_of(UPDATE)
 
 
 class ServiceManager(EntityManager):
-    table = "services"
-    collection = "services"
-    entity = "services"
-    label = "service"
+    declaration = ENTITIES["services"]
     attrs = (
         Attr("name"),
         Attr("configs", default=list),
@@ -74,10 +72,3 @@ class ServiceManager(EntityManager):
         record["terminator_strategy"] = strategy
         record["max_idle_time_millis"] = record.get("max_idle_time_millis") or 0
         record["encryption_required"] = bool(record.get("encryption_required"))
-
-    def drop_config(self, config: dict) -> None:
-        """Cascade of a config delete: remove it from every service holding it."""
-        for service_id in list(self.by_config.get(config["id"])):
-            record = self.store.get(self.table, service_id)
-            configs = [c for c in record.get("configs") or [] if c != config["id"]]
-            self.store.put(self.table, service_id, {**record, "configs": configs, "updated_at": self._now()})

@@ -83,14 +83,6 @@ class ServiceConfigs:
                 if config is not None:
                     self.store.delete(TABLE, _key(identity_id, pair["serviceId"], config["config_type_id"]))
 
-    def delete_for_identity(self, identity: dict) -> None:
-        for key in list(self.by_identity.get(identity["id"])):
-            self.store.delete(TABLE, key)
-
-    def delete_for_service(self, service: dict) -> None:
-        for key in list(self.by_service.get(service["id"])):
-            self.store.delete(TABLE, key)
-
 
 def _key(identity_id: str, service_id: str, config_type_id: str) -> str:
     return f"{identity_id}/{service_id}/{config_type_id}"

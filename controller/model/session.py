@@ -10,6 +10,7 @@ after the engine's deletes what lost access once the commit is fully applied).
 from __future__ import annotations
 
 from controller import errors
+from controller.entities import ENTITIES
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager
 from controller.model.identity import IdentityManager
@@ -35,10 +36,7 @@ CREATE = {
 
 
 class SessionManager(EntityManager):
-    table = "sessions"
-    collection = "sessions"
-    entity = "sessions"
-    label = "session"
+    declaration = ENTITIES["sessions"]
     unique_names = False
     filter_fields = (
         Field("token", "string", lambda r: r.get("token")),
@@ -68,7 +66,6 @@ class SessionManager(EntityManager):
         self.services, self.edge_routers = services, edge_routers
         self.service_access, self.posture = service_access, posture
         self.by_api_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
-        self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
         self.by_purpose = UniqueIndex(
             self.store, self.table, lambda r: (r.get("api_session_id"), r.get("service_id"), r.get("type"))
@@ -155,10 +152,6 @@ class SessionManager(EntityManager):
         )
 
     # -- automatic deletion ---------------------------------------------------------------
-    def delete_for_service(self, service: dict) -> None:
-        for session_id in list(self.by_service.get(service["id"])):
-            self.store.delete(self.table, session_id)
-
     def delete_for_api_session(self, api_session: dict) -> None:
         for session_id in list(self.by_api_session.get(api_session["id"])):
             self.store.delete(self.table, session_id)

@@ -7,6 +7,7 @@ of a controller are its override's values where set, else the global ones.
 from __future__ import annotations
 
 from controller import errors
+from controller.entities import ENTITIES
 from controller.errors import Conflict, FieldError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager
@@ -31,10 +32,7 @@ def oidc_record(wire: dict | None, base: dict | None = None) -> dict:
 
 
 class ControllerSettingManager(EntityManager):
-    table = "controller_settings"
-    collection = "controller-settings"
-    entity = "controller-settings"
-    label = "controllerSetting"
+    declaration = ENTITIES["controller_settings"]
     unique_names = False
     attrs = (Attr("oidc", public=False),)
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable
-
 from controller import errors
+from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound
 from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, scalar
@@ -30,10 +29,7 @@ PATCH = s.patch_of(UPDATE)
 
 
 class TerminatorManager(EntityManager):
-    table = "terminators"
-    collection = "terminators"
-    entity = "terminators"
-    label = "terminator"
+    declaration = ENTITIES["terminators"]
     unique_names = False
     attrs = (
         Attr("service", key="service_id"),
@@ -47,7 +43,7 @@ class TerminatorManager(EntityManager):
     )
     create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
-    def __init__(self, core: Core, *, services: ServiceManager, find_router: Callable[[str], dict | None]):
+    def __init__(self, core: Core, *, services: ServiceManager):
         store = core.store
         self.filter_fields = (
             scalar("binding", "string"),
@@ -75,17 +71,15 @@ class TerminatorManager(EntityManager):
             Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
         )
         super().__init__(core)
-        self.services, self.find_router = services, find_router
+        self.services = services
         self.by_service = MultiIndex(self.store, self.table, lambda r: r.get("service_id"))
         self.by_router = MultiIndex(self.store, self.table, lambda r: r.get("router_id"))
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None and old.get("is_system"):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_UPDATED, "system terminators are read only")
-        if self.services.find(record.get("service_id")) is None:
-            raise NotFound("service", record.get("service_id"))
-        if self.find_router(record.get("router_id")) is None:
-            raise NotFound("router", record.get("router_id"))
+        self.require_ref(record, "service_id")
+        self.require_ref(record, "router_id")
         record["cost"] = record.get("cost") or 0
         record["precedence"] = record.get("precedence") or "default"
         record["identity"] = record.get("identity") or ""
@@ -127,7 +121,3 @@ class TerminatorManager(EntityManager):
 
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]
-
-    def delete_for_service(self, service: dict) -> None:
-        for terminator_id in list(self.by_service.get(service["id"])):
-            self.store.delete(self.table, terminator_id)

@@ -6,7 +6,7 @@ records whose stored key and ``id`` differ and duplicate names in tables with
 unique names. A fix run snapshots the database first, then repairs what it
 can in one transaction: dangling owners delete the record (running its
 cascades), optional references are cleared, dangling list entries removed.
-Feature areas register their own references with :meth:`Integrity.register`.
+The references are the ones ``controller/entities.py`` declares.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from controller.clock import Clock, rfc3339
+from controller.entities import DELETE, REMOVE_ITEM, references, role_references, target_table
 from controller.errors import ControllerError, RateLimited
-from controller.model.cascades import Cascades
+from controller.model.base import snake
+from controller.model.cascades import Cascades, with_path
 from controller.ops.database import Database
 from controller.policy.sync import PolicySync
 from controller.store.db import Store
@@ -26,8 +28,6 @@ from controller.store.db import Store
 log = logging.getLogger("controller.integrity")
 
 MAX_RESULTS = 1000
-#: what a dangling reference's fix does
-DELETE, CLEAR, REMOVE_ITEM = "delete", "clear", "remove-item"
 
 
 @dataclass(frozen=True)
@@ -42,38 +42,12 @@ class Reference:
     cleared: object = None
 
 
-CORE_REFERENCES = (
-    Reference("authenticators", "identity_id", "identities"),
-    Reference("enrollments", "identity_id", "identities"),
-    Reference("enrollments", "ca_id", "cas"),
-    Reference("api_sessions", "identity_id", "identities"),
-    Reference("api_session_certificates", "api_session_id", "api_sessions"),
-    Reference("mfas", "identity_id", "identities"),
-    Reference("identities", "auth_policy_id", "auth_policies", CLEAR),
-    Reference("identities", "type_id", "identity_types", CLEAR, "Default"),
-    Reference("auth_policies", "primary.ext_jwt.allowed_signers", "external_jwt_signers", REMOVE_ITEM),
-    Reference("auth_policies", "secondary.require_ext_jwt_signer", "external_jwt_signers", CLEAR),
-    # the network model
-    Reference("sessions", "api_session_id", "api_sessions"),
-    Reference("sessions", "identity_id", "identities"),
-    Reference("sessions", "service_id", "services"),
-    Reference("terminators", "service_id", "services"),
-    Reference("terminators", "router_id", "routers"),
-    Reference("configs", "config_type_id", "config_types"),
-    Reference("services", "configs", "configs", REMOVE_ITEM),
+#: every declared reference (``controller/entities.py``), with its repair
+CORE_REFERENCES = tuple(
+    Reference(table, ref.field, target_table(ref), ref.fix, ref.cleared) for table, ref in references()
 )
-
-
-#: role lists whose ``@id`` entries must name existing entities
-ROLE_REFERENCES = (
-    ("service_policies", "identity_roles", "identities"),
-    ("service_policies", "service_roles", "services"),
-    ("service_policies", "posture_check_roles", "posture_checks"),
-    ("edge_router_policies", "identity_roles", "identities"),
-    ("edge_router_policies", "edge_router_roles", "routers"),
-    ("service_edge_router_policies", "service_roles", "services"),
-    ("service_edge_router_policies", "edge_router_roles", "routers"),
-)
+#: role lists whose ``@id`` entries must name existing entities: (table, field, target table)
+ROLE_REFERENCES = tuple((table, snake(wire), target.table) for table, wire, target in role_references())
 
 
 @dataclass
@@ -92,14 +66,6 @@ def _get(record: dict, path: str):
     return value
 
 
-def _set(record: dict, path: str, new) -> dict:
-    """A copy of ``record`` with ``path`` set (records are immutable once stored)."""
-    head, _, rest = path.partition(".")
-    out = dict(record)
-    out[head] = _set(out.get(head) or {}, rest, new) if rest else new
-    return out
-
-
 class Integrity:
     def __init__(
         self,
@@ -116,7 +82,7 @@ class Integrity:
         self.store, self.clock, self.cascades, self.policy = store, clock, cascades, policy
         self.database, self.events = database, events
         self.unique_name_tables = tuple(dict.fromkeys(unique_name_tables))
-        self.references: list[Reference] = list(CORE_REFERENCES)
+        self.references = CORE_REFERENCES
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._state = {
@@ -128,9 +94,6 @@ class Integrity:
             "too_many_errors": False,
             "results": [],
         }
-
-    def register(self, reference: Reference) -> None:
-        self.references.append(reference)
 
     # -- runs -----------------------------------------------------------------
     def start(self, fix: bool) -> None:
@@ -271,7 +234,7 @@ class Integrity:
         def repair() -> None:
             current = self.store.get(ref.table, record["id"])
             if current is not None:
-                self.store.put(ref.table, record["id"], _set(current, ref.field, value))
+                self.store.put(ref.table, record["id"], with_path(current, ref.field, value))
 
         return repair
 

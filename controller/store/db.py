@@ -83,6 +83,10 @@ class Store:
         """A live view of the records, for callers that hold ``lock``."""
         return self._storage.tables.get(table, _NO_RECORDS).values()
 
+    def uncommitted(self) -> list[Change]:
+        """The changes of the open transaction, oldest first, for callers that hold ``lock``."""
+        return list(self._pending)
+
     def count(self, table: str) -> int:
         with self.lock:
             return len(self._storage.tables.get(table, _NO_RECORDS))
