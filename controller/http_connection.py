@@ -38,6 +38,7 @@ class Connection(asyncio.Protocol):
         self.head_bytes = self.head_size = 0
         self.head = self.body = None
         self.skip_body = False
+        self.max_body = self.limits.max_body  # of the request being read
         self.ready: deque = deque()  # complete requests (pipelined) waiting for the app
         self.pending = bytearray()  # bytes received while busy, parsed after the response
         self.reading_paused = False
@@ -62,6 +63,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc) -> None:
         self.server.connections.discard(self)
+        self.server.large_readers.discard(self)
         self._disarm()
 
     def data_received(self, data: bytes) -> None:
@@ -153,7 +155,8 @@ class Connection(asyncio.Protocol):
         head.method, head.target = parser.get_method().decode("ascii"), self.url
         head.version, head.keep_alive = parser.get_http_version(), parser.should_keep_alive()
         head.declared_length = _content_length(head.headers)
-        if head.declared_length is not None and head.declared_length > self.limits.max_body:
+        self.max_body = self._body_limit(self.url)
+        if head.declared_length is not None and head.declared_length > self.max_body:
             self._complete(too_large=True)  # the app answers 413 without the body being read
         elif head.version == "1.1" and _expects_continue(head.headers):
             self._write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -162,7 +165,7 @@ class Connection(asyncio.Protocol):
         if self.skip_body:
             return
         self.body += data
-        if len(self.body) > self.limits.max_body:
+        if len(self.body) > self.max_body:
             self._complete(too_large=True)
 
     def on_message_complete(self) -> None:
@@ -171,7 +174,7 @@ class Connection(asyncio.Protocol):
         self.head = None
 
     def _complete(self, too_large: bool) -> None:
-        body = bytes(self.body[: self.limits.max_body + 1])
+        body = bytes(self.body[: self.max_body + 1])
         self.ready.append((self.head, body, too_large))
         self.skip_body = True
 
@@ -202,11 +205,23 @@ class Connection(asyncio.Protocol):
 
         self.server.jobs.put((environ, head, emit))
 
+    def _body_limit(self, target: bytes) -> int:
+        """``Limits.max_body_for``, granted to a few connections at a time (APPSEC: memory)."""
+        limit, readers = self.limits.max_body_for(target), self.server.large_readers
+        if limit <= self.limits.max_body:
+            return limit
+        if len(readers) >= self.limits.large_bodies_at_once:
+            return self.limits.max_body
+        readers.add(self)
+        return limit
+
     def _respond(self, data: bytes, outcome: str) -> None:
         """Write what a worker emitted; after the last part, close or take the next request."""
         if self.transport.is_closing():
             return
         self._write(data)
+        if outcome in (ABORT, CLOSE, DONE):
+            self.server.large_readers.discard(self)  # the body is no longer held
         if outcome == ABORT:
             self.abort()
         elif outcome == CLOSE or (outcome == DONE and self.too_large):

@@ -45,6 +45,15 @@ class Limits:
     max_body: int = 2 * 1024 * 1024
     max_head: int = 64 * 1024
     max_connections: int = 10_000
+    #: (exact path, limit) pairs allowed a larger body than ``max_body``, e.g. the import extension's
+    large_bodies: tuple[tuple[str, int], ...] = ()
+    #: connections reading or holding such a body at once; the others get ``max_body``
+    large_bodies_at_once: int = 2
+
+    def max_body_for(self, target: bytes) -> int:
+        """The body limit of a request for ``target`` (its path; the query is ignored)."""
+        path = target.split(b"?", 1)[0].decode("latin-1")
+        return next((limit for large, limit in self.large_bodies if large == path), self.max_body)
 
 
 class HTTPServer:
@@ -84,6 +93,7 @@ class HTTPServer:
         ]
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connections: set = set()
+        self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()

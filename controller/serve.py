@@ -19,8 +19,18 @@ from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the
 log = logging.getLogger("controller.serve")
 
 
+def controller_limits(**options) -> Limits:
+    """``Limits`` for the controller's listeners: the import extension takes a whole network as one body."""
+    from controller.api.ops_import import IMPORT_PATH, MAX_IMPORT_BODY
+
+    return Limits(large_bodies=((IMPORT_PATH, MAX_IMPORT_BODY),), **options)
+
+
 class ThreadedServer(HTTPServer):
     """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int = 0, *, limits: Limits | None = None, **options):
+        super().__init__(app, host, port, limits=limits or controller_limits(), **options)
 
 
 def listeners(
@@ -35,7 +45,14 @@ def listeners(
     from controller.lifecycle import Listener
     from controller.tls import TLSServer
 
-    out = [Listener("HTTPS", "--port", port, lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki))]
+    out = [
+        Listener(
+            "HTTPS",
+            "--port",
+            port,
+            lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki, limits=controller_limits()),
+        )
+    ]
     if http_port:
         out.append(Listener("HTTP", "--http-port", http_port, lambda bound: ThreadedServer(app_of(), host, bound)))
     if router_port is not None:

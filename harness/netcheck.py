@@ -19,11 +19,12 @@ from typing import Callable, Iterable
 
 import yaml
 
+from harness import yaml_fast
 from harness.kinds import BUILT_IN_CONFIG_TYPES, BY_KEY, KINDS, Kind
 from harness.network import NetworkError
 
 #: YAML loader: the C one when PyYAML was built with libyaml (large files parse ~10x faster)
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LOADER = yaml_fast.LOADER
 NAMES = {"type": "array", "items": {"type": "string"}}
 EXTRA_FIELDS = {
     "identities": {
@@ -90,7 +91,7 @@ def parse(path: str | Path) -> dict:
     path = Path(path)
     with path.open("rb") as stream:
         try:
-            data = yaml.load(stream, Loader=LOADER)  # noqa: S506 - a safe loader
+            data = yaml_fast.load(stream.read())
         except yaml.MarkedYAMLError as ex:
             mark = ex.problem_mark or ex.context_mark
             where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)

@@ -15,7 +15,7 @@ from pathlib import Path
 from controller.app import create_app
 from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.serve import ThreadedServer, start_router
+from controller.serve import ThreadedServer, controller_limits, start_router
 from controller.tls import TLSServer
 
 
@@ -78,7 +78,7 @@ class LocalController:
         if self._quickstart_policies:
             ctl = self.app.controller
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
-        tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki)
+        tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki, limits=controller_limits())
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]

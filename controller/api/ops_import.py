@@ -25,11 +25,13 @@ from typing import Any
 
 from controller import errors
 from controller.api.call import Call
-from controller.api.operations import ADMIN, MANAGEMENT, Operation
+from controller.api.operations import ADMIN, MANAGEMENT, PREFIXES, Operation
+from controller.gc_pause import gc_paused
 from controller.model import schema as s
 from controller.model.validation import validate
 
 MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 entities
+IMPORT_PATH = PREFIXES[MANAGEMENT] + "/imports"
 ITEM = s.obj(
     {"op": s.string(min_length=1), "ref": s.string(min_length=1, nullable=True), "body": {"type": "object"}},
     required=("op", "body"),
@@ -40,7 +42,7 @@ IMPORT = s.obj({"items": {"type": "array", "items": ITEM}}, required=("items",))
 def import_entities(call: Call) -> dict:
     creates = {op.op_id: op for op in call.ctl.routes.for_api(MANAGEMENT) if _importable(op)}
     created: dict[str, str] = {}
-    with call.ctl.store.lock, call.ctl.store.transaction():
+    with gc_paused(), call.ctl.store.lock, call.ctl.store.transaction():  # GC paused: see gc_pause
         for index, item in enumerate(call.body["items"]):
             try:
                 created_id = _run(call, creates, item, created)
@@ -94,7 +96,7 @@ def operations() -> list[Operation]:
         Operation(
             "importEntities",
             "POST",
-            "/imports",
+            IMPORT_PATH.removeprefix(PREFIXES[MANAGEMENT]),
             import_entities,
             apis=(MANAGEMENT,),
             body=IMPORT,

@@ -16,7 +16,6 @@ the API layer's mappers (``controller/api/mappers``), from this declaration.
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
@@ -30,6 +29,7 @@ from controller.store.db import Store
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
 from controller.store.query import Field, FieldSet, list_page
+from controller.store.tables import copy_value
 
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -61,7 +61,7 @@ class Attr:
     def default_value(self) -> Any:
         value = self.default() if callable(self.default) else self.default
         # Only containers can be changed in place; scalars (most defaults) need no copy.
-        return copy.deepcopy(value) if isinstance(value, (dict, list)) else value
+        return copy_value(value) if isinstance(value, (dict, list)) else value
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ class EntityManager:
         for attr in self.attrs:
             if attr.on_create:
                 value = body.get(attr.wire)
-                record[attr.key] = attr.default_value() if value is None else copy.deepcopy(value)
+                record[attr.key] = attr.default_value() if value is None else copy_value(value)
         with self.store.lock, self.store.transaction():
             self.prepare(record, None, body)
             self.check_name(record, None)
@@ -171,7 +171,7 @@ class EntityManager:
         changes = {"tags": body.get("tags") or {}}
         for attr in self._settable_update.values():
             value = body.get(attr.wire)
-            changes[attr.key] = attr.default_value() if value is None else copy.deepcopy(value)
+            changes[attr.key] = attr.default_value() if value is None else copy_value(value)
         self._write_update(entity_id, changes, body)
 
     def patch(self, entity_id: str, body: dict) -> None:
@@ -182,7 +182,7 @@ class EntityManager:
         for wire, value in body.items():
             attr = self._settable_update.get(wire)
             if attr is not None and value is not None:
-                changes[attr.key] = copy.deepcopy(value)
+                changes[attr.key] = copy_value(value)
         self._write_update(entity_id, changes, body)
 
     def _write_update(self, entity_id: str, changes: dict, body: dict) -> None:

@@ -80,10 +80,24 @@ def _fast(schema_json: bytes):
     return fastjsonschema.compile(orjson.loads(schema_json), formats=_FAST_FORMATS)
 
 
+_BY_ID: dict[int, tuple[dict, Any]] = {}  # schema object -> compiled check: skips re-serializing the key
+_BY_ID_MAX = 512  # entries hold their schema (so ids stay unique); transient schemas beyond this are not kept
+
+
+def _fast_for(schema: dict):
+    entry = _BY_ID.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        return entry[1]
+    check = _fast(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))
+    if len(_BY_ID) < _BY_ID_MAX:
+        _BY_ID[id(schema)] = (schema, check)
+    return check
+
+
 def passes_fast(schema: dict, body: Any) -> bool:
     """True when the compiled schema accepts ``body`` (then jsonschema does too)."""
     try:
-        _fast(orjson.dumps(schema, option=orjson.OPT_SORT_KEYS))(body)
+        _fast_for(schema)(body)
     except fastjsonschema.JsonSchemaException:
         return False
     return True

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from controller.clock import rfc3339
+from controller.gc_pause import gc_paused
 from controller.policy.engine import PolicyEngine
 from controller.policy.kinds import EDGE_ROUTER_POLICIES, POLICY_KINDS, SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES
 from controller.policy.verify import problems as verify_engine
@@ -95,7 +96,7 @@ class PolicySync:
 
     def _replay(self, also_affected: Iterable[str] = ()) -> None:
         """Load the whole store into the (empty) engine in one bulk build."""
-        with self.engine.bulk(also_affected):
+        with gc_paused(), self.engine.bulk(also_affected):
             self._replay_records()
 
     def _replay_records(self) -> None:

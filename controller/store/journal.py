@@ -19,18 +19,17 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import gc
 import logging
 import os
 import re
 import threading
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import orjson
 
+from controller.gc_pause import gc_paused
 from controller.store import snapshots
 
 log = logging.getLogger(__name__)
@@ -205,7 +204,7 @@ class Journal:
             return sum(self._sizes.values())
 
     def _load(self, names: list[str]) -> Tables:
-        with _gc_paused():
+        with gc_paused():  # parsed JSON has no cycles, and the GC would scan it 4x over
             return self._load_files(names)
 
     def _load_files(self, names: list[str]) -> Tables:
@@ -471,18 +470,6 @@ def _dump_tables(handle, tables: Tables) -> None:
             handle.write((b"," if start else b"") + part[1:-1])
         handle.write(b"}")
     handle.write(b"}")
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC: parsed JSON has no cycles, and the GC would scan it 4x over."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _write_all(handle, data: bytes) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from controller.config import Config
@@ -155,3 +156,31 @@ def test_apply_falls_back_to_concurrent_requests_without_the_extension(ziti_admi
     bob = next(ziti_admin.management.iterate("listIdentities", filter=f'name = "{prefix}-bob"'))
     assert f"@{bob['id']}" in policy["identityRoles"]
     assert apply(ziti_admin, Network.from_dict(small_network(prefix))) == []  # already in step
+
+
+def test_an_import_body_past_the_limit_of_other_requests_goes_through(ziti_admin, ziti_unique):
+    prefix = ziti_unique("big")
+    body = orjson.dumps(
+        {
+            "items": [
+                {"op": "createService", "ref": "svc", "body": {"name": f"{prefix}-svc", "encryptionRequired": True}}
+            ]
+        }
+    )
+    padded = body + b" " * (3 << 20)  # past the 2 MB any other request may send
+    reply = ziti_admin.request(
+        "POST", "/edge/management/v1/imports", content=padded, headers={"Content-Type": "application/json"}
+    )
+    assert reply.status_code == 200, reply.text
+    assert names(ziti_admin, "listServices", prefix) == {f"{prefix}-svc"}
+
+
+def test_a_body_past_the_limit_elsewhere_is_refused_with_413(ziti_admin, ziti_mode, ziti_unique):
+    if ziti_mode != "http":
+        pytest.skip("the listener's limit: no listener in-process")
+    body = orjson.dumps({"name": ziti_unique("big")}) + b" " * (3 << 20)
+    reply = ziti_admin.request(
+        "POST", "/edge/management/v1/services", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert reply.status_code == 413
+    assert reply.json()["error"]["code"] == "REQUEST_ENTITY_TOO_LARGE"
