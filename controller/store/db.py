@@ -22,6 +22,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.errors import Unavailable
 from controller.store import journal
+from controller.store.compact import Sharing
 from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
 from controller.store.locking import StoreLock
 from controller.store.snapshots import PART_RECORDS
@@ -60,8 +61,11 @@ class Store:
         self._retry_at = 0  # journal size at which to retry after a failed compaction
         self._journal: journal.Journal | None = None
         tables: dict[str, dict[str, dict]] = {}
+        self._sharing = Sharing()  # equal strings of records become one object (see compact)
         if path is not None:
-            self._journal, tables = journal.Journal.open(path, fsync=fsync, part_records=snapshot_part_records)
+            self._journal, tables = journal.Journal.open(
+                path, fsync=fsync, part_records=snapshot_part_records, share=self._sharing.record
+            )
         self._storage = LiveStorage(tables, self.transaction, self._pending.append)
         self.db = KeyedTinyDB(self._storage)
         if self._journal is not None:
@@ -109,7 +113,7 @@ class Store:
 
     def insert(self, table: str, key: str, record: dict) -> None:
         """Store a new record; KeyError if ``key`` exists."""
-        doc = _checked(table, key, record)
+        key, doc = self._sharing.record(key, _checked(table, key, record))
         with self.transaction():
             if key in self._storage.tables.get(table, _NO_RECORDS):
                 raise KeyError(f"{table}/{key} already exists")
@@ -117,7 +121,7 @@ class Store:
 
     def put(self, table: str, key: str, record: dict) -> None:
         """Insert or replace the whole record."""
-        doc = _checked(table, key, record)
+        key, doc = self._sharing.record(key, _checked(table, key, record))
         with self.transaction():
             self.db.table(table).put_doc(key, doc)
 

@@ -122,10 +122,11 @@ def _is_op(op: Any) -> bool:
     )
 
 
-def apply_ops(tables: Tables, ops: list) -> None:
+def apply_ops(tables: Tables, ops: list, share: snapshots.Share = snapshots.unshared) -> None:
     """Apply one commit's ops to plain tables (used while loading)."""
     for table, key, record in ops:
         if record is not None:
+            key, record = share(key, record)
             tables.setdefault(table, {})[key] = record
         elif key in tables.get(table, ()):
             del tables[table][key]
@@ -133,9 +134,14 @@ def apply_ops(tables: Tables, ops: list) -> None:
                 del tables[table]
 
 
-def load_snapshot(path: Path) -> Tables:
+def load_snapshot(path: Path, share: snapshots.Share = snapshots.unshared) -> Tables:
+    """The tables of a snapshot file; ``share`` (see ``compact``) rewrites each chunk of records."""
+    raw = path.read_bytes()
+    tables = snapshots.load_lines(raw, share)
+    if tables is not None:
+        return tables
     try:
-        data = orjson.loads(path.read_bytes())
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError as ex:
         raise StoreCorruptError(f"{path.name} is not valid JSON") from ex
     if not isinstance(data, dict) or not all(isinstance(docs, dict) for docs in data.values()):
@@ -143,7 +149,7 @@ def load_snapshot(path: Path) -> Tables:
     for docs in data.values():
         if not all(isinstance(doc, dict) for doc in docs.values()):
             raise StoreCorruptError(f"{path.name} holds a record that is not an object")
-    return {name: docs for name, docs in data.items() if docs}
+    return {name: dict(share(key, doc) for key, doc in docs.items()) for name, docs in data.items() if docs}
 
 
 def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
@@ -159,8 +165,17 @@ def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
 class Journal:
     """The open files of one store folder. Appends come under the Store lock."""
 
-    def __init__(self, folder: Path, *, fsync: bool, lock_fd: int | None, part_records: int = snapshots.PART_RECORDS):
+    def __init__(
+        self,
+        folder: Path,
+        *,
+        fsync: bool,
+        lock_fd: int | None,
+        part_records: int = snapshots.PART_RECORDS,
+        share: snapshots.Share = snapshots.unshared,
+    ):
         self.folder = folder
+        self.share = share  # applied to every record loaded (see ``compact``)
         self.fsync = fsync
         self.part_records = part_records
         #: (upto, tables at upto) of a snapshot an earlier run left half-written: finish it
@@ -182,7 +197,12 @@ class Journal:
 
     @classmethod
     def open(
-        cls, path: str | os.PathLike, *, fsync: bool, part_records: int = snapshots.PART_RECORDS
+        cls,
+        path: str | os.PathLike,
+        *,
+        fsync: bool,
+        part_records: int = snapshots.PART_RECORDS,
+        share: snapshots.Share = snapshots.unshared,
     ) -> tuple[Journal, Tables]:
         """Open (or initialise) a folder; returns the journal and the loaded tables."""
         folder = Path(path)
@@ -190,7 +210,7 @@ class Journal:
         _check_format(folder, fsync)  # before locking: leave no lock file in a foreign folder
         lock_fd = _lock_folder(folder)
         try:
-            journal = cls(folder, fsync=fsync, lock_fd=lock_fd, part_records=part_records)
+            journal = cls(folder, fsync=fsync, lock_fd=lock_fd, part_records=part_records, share=share)
             return journal, journal._load(os.listdir(folder))
         except BaseException:
             if lock_fd is not None:
@@ -213,7 +233,7 @@ class Journal:
         upto = max(snaps, default=0)
         if snaps:
             path = self.folder / snapshot_name(upto)
-            tables, self._snapshot = load_snapshot(path), upto
+            tables, self._snapshot = load_snapshot(path, self.share), upto
             self.snapshot_bytes = path.stat().st_size
         parted = _numbered(names, snapshots.PART_RE)
         pending = max((n for n in parted if n > upto), default=None)
@@ -222,7 +242,7 @@ class Journal:
                 self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
             data = (self.folder / segment_name(number)).read_bytes()
             for ops in decode_segment(data, segment_name(number)):
-                apply_ops(tables, ops)
+                apply_ops(tables, ops, self.share)
             self._sizes[number] = len(data)
         if pending is not None and self.resume is None:
             self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
@@ -460,16 +480,14 @@ def _replace_atomically(folder: Path, name: str, write, fsync: bool) -> None:
 
 
 def _dump_tables(handle, tables: Tables) -> None:
-    """TinyDB JSON, written in chunks so no single call holds the GIL for long."""
+    """TinyDB JSON in the line layout (see ``snapshots``), in chunks so no call holds the GIL for long."""
     handle.write(b"{")
     for index, (name, docs) in enumerate(tables.items()):
-        handle.write(b"%b%b:{" % (b"," if index else b"", orjson.dumps(name)))
-        items = list(docs.items())
-        for start in range(0, len(items), _CHUNK):
-            part = orjson.dumps(dict(items[start : start + _CHUNK]))
-            handle.write((b"," if start else b"") + part[1:-1])
-        handle.write(b"}")
-    handle.write(b"}")
+        handle.write(b"%b%b:{" % (b"\n}," if index else b"", orjson.dumps(name)))
+        keys = list(docs)
+        for start in range(0, len(keys), _CHUNK):
+            handle.write((b",\n" if start else b"\n") + snapshots.record_lines(docs, keys[start : start + _CHUNK]))
+    handle.write(b"\n}}" if tables else b"}")
 
 
 def _write_all(handle, data: bytes) -> None:
