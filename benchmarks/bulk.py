@@ -8,7 +8,10 @@ Every figure sits beside an anchor measured in the same run:
 * a filtered page at 100,000 identities for the common filters; anchor: a filter
   no index answers (a scan);
 * controller start, RSS and the probe's client ``GET /services`` p50 on the large
-  shape and on 1,000,000 identities, each in a fresh process.
+  shape and on 1,000,000 identities, each in a fresh process; the large shape's
+  figures are the anchor of the big one's.
+
+The 1-minute load average is printed beside the ratios: the machine is shared.
 
 Durable creates per second are the ``serving`` section's (one driver, one anchor).
 Targets: large shape <= 60 s; filtered page
@@ -18,6 +21,7 @@ Targets: large shape <= 60 s; filtered page
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -74,9 +78,13 @@ def whole_network(figures: dict, shape: str) -> None:
         from harness.network import Network
 
         Network.from_yaml(path)
-        figures[f"{shape} shape: YAML parse alone (s)"] = time.perf_counter() - started
-        figures[f"{shape} shape: file to ready network, in-process (s)"] = _apply_in_process(path, work / "a")
-        figures[f"{shape} shape: file to ready network, over HTTP (s)"] = _apply_over_http(path, work / "b")
+        parse = figures[f"{shape} shape: YAML parse and check alone (s)"] = time.perf_counter() - started
+        inprocess = _apply_in_process(path, work / "a")
+        figures[f"{shape} shape: file to ready network, in-process (s)"] = inprocess
+        figures[f"  in-process / parse ratio ({_load()})"] = inprocess / parse
+        http = _apply_over_http(path, work / "b")
+        figures[f"{shape} shape: file to ready network, over HTTP (s)"] = http
+        figures[f"  over HTTP / in-process ratio ({_load()})"] = http / inprocess
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -153,7 +161,13 @@ def filtered_lists(figures: dict, identities: int, repeats: int = 50) -> None:
     app.controller.close()
 
 
+def _load() -> str:
+    """The 1-minute load average, printed beside figures: this machine is shared."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
 def big_starts(figures: dict, big: int) -> None:
+    anchor = None
     for label, identities, services in (("large shape", 100_000, 2_000), (f"{big:,} identities", big, 2_000)):
         folder = Path(tempfile.mkdtemp(prefix="bench-start-"))
         try:
@@ -164,6 +178,11 @@ def big_starts(figures: dict, big: int) -> None:
             figures[f"{label}: controller start, fresh process (s)"] = measured["start_seconds"]
             figures[f"{label}: RSS after start (MB)"] = measured["rss_mb"]
             figures[f"{label}: client GET /services p50 (ms)"] = measured["services_p50_ms"]
+            if anchor is None:  # the large shape is the anchor of the big one
+                anchor = measured
+            else:
+                figures[f"  start / large shape's ({_load()})"] = measured["start_seconds"] / anchor["start_seconds"]
+                figures["  RSS / large shape's"] = measured["rss_mb"] / anchor["rss_mb"]
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
