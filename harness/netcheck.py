@@ -171,9 +171,11 @@ def _duplicates(data: dict, source: str) -> list[str]:
     found = []
     for key, items in data.items():
         seen: set = set()
-        for item in items or []:
+        for item in items if isinstance(items, list) else []:  # other shapes are schema problems
             name = item.get("name") if isinstance(item, dict) else None
-            if isinstance(name, str) and name in seen:
+            if not isinstance(name, str):
+                continue
+            if name in seen:
                 found.append(f"{source}: {key}/{name}: the name is declared twice")
             seen.add(name)
     return found
