@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import httpx
+import orjson
 
 from harness.client import ApiError
 from harness.kinds import KINDS, Kind
@@ -105,7 +106,8 @@ def _import(client, creates: list[Create], tick) -> dict[str, str] | None:
     http, saved = client.http, client.http.timeout
     http.timeout = httpx.Timeout(IMPORT_TIMEOUT)  # one transaction for everything: no per-request deadline fits
     try:
-        reply = client.management.call("importEntities", body={"items": items})
+        body = orjson.dumps({"items": items}, option=orjson.OPT_NON_STR_KEYS)  # ~20x faster than json=
+        reply = client.management.call("importEntities", content=body, headers={"Content-Type": "application/json"})
     except ApiError as ex:
         if ex.status not in (404, 405):
             raise
