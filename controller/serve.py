@@ -21,9 +21,10 @@ log = logging.getLogger("controller.serve")
 
 def controller_limits(**options) -> Limits:
     """``Limits`` for the controller's listeners: the import extension takes a whole network as one body."""
+    from controller.api.operations import MANAGEMENT, PREFIXES
     from controller.api.ops_import import IMPORT_PATH, MAX_IMPORT_BODY
 
-    return Limits(large_bodies=((IMPORT_PATH, MAX_IMPORT_BODY),), **options)
+    return Limits(large_bodies=((PREFIXES[MANAGEMENT] + IMPORT_PATH, MAX_IMPORT_BODY),), **options)
 
 
 class ThreadedServer(HTTPServer):

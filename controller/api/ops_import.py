@@ -25,13 +25,13 @@ from typing import Any
 
 from controller import errors
 from controller.api.call import Call
-from controller.api.operations import ADMIN, MANAGEMENT, PREFIXES, Operation
+from controller.api.operations import ADMIN, MANAGEMENT, Operation
 from controller.gc_pause import gc_paused
 from controller.model import schema as s
 from controller.model.validation import validate
 
 MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 entities
-IMPORT_PATH = PREFIXES[MANAGEMENT] + "/imports"
+IMPORT_PATH = "/imports"  # under the management API's prefix
 ITEM = s.obj(
     {"op": s.string(min_length=1), "ref": s.string(min_length=1, nullable=True), "body": {"type": "object"}},
     required=("op", "body"),
@@ -96,7 +96,7 @@ def operations() -> list[Operation]:
         Operation(
             "importEntities",
             "POST",
-            IMPORT_PATH.removeprefix(PREFIXES[MANAGEMENT]),
+            IMPORT_PATH,
             import_entities,
             apis=(MANAGEMENT,),
             body=IMPORT,

@@ -64,6 +64,7 @@ class _EmptyList(list):
 
 EMPTY_DICT = _EmptyDict()
 EMPTY_LIST = _EmptyList()
+_NEW = _EmptyDict()  # the pool of a field not seen yet (compared by identity)
 
 
 class Sharing:
@@ -118,5 +119,3 @@ class Sharing:
             self._pools[field] = None  # mostly distinct values: pooling them would only cost memory
         return shared
 
-
-_NEW = {}  # stands for a field not seen yet
