@@ -25,7 +25,7 @@ import re
 import threading
 import zlib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import orjson
 
@@ -76,11 +76,15 @@ def encode_entry(changes: Iterable[Any]) -> bytes:
     return b"%08x %b\n" % (zlib.crc32(payload), payload)
 
 
-def decode_segment(data: bytes, name: str) -> list[list]:
-    """The op lists of a segment's whole lines; a torn tail is dropped."""
+def decode_segment(data: bytes, name: str) -> Iterator[list]:
+    """The op lists of a segment's whole lines, one at a time; a torn tail is dropped.
+
+    One at a time so the loader shares each commit's strings before parsing the
+    next (see ``compact``). A damaged line followed by whole ones raises once
+    those are reached: the caller's half-loaded tables are discarded then.
+    """
     body, newline, _torn = data.rpartition(b"\n")
     lines = body.split(b"\n") if newline else []
-    entries: list[list] = []
     damaged = None
     for number, line in enumerate(lines, 1):
         ops = _decode_line(line, name, number)
@@ -89,8 +93,7 @@ def decode_segment(data: bytes, name: str) -> list[list]:
         elif damaged is not None:
             raise StoreCorruptError(f"{name}: line {damaged} is damaged but later lines are whole")
         else:
-            entries.append(ops)
-    return entries
+            yield ops
 
 
 def _decode_line(line: bytes, name: str, number: int) -> list | None:
