@@ -118,4 +118,3 @@ class Sharing:
         if len(pool) >= self._pool_size:
             self._pools[field] = None  # mostly distinct values: pooling them would only cost memory
         return shared
-
