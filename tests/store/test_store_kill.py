@@ -64,7 +64,7 @@ def run_and_kill(folder: Path, mode: str, run: int, rng: random.Random) -> list[
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
     try:
-        if not ready.wait(20) or not lines[0].startswith(b"ready"):
+        if not ready.wait(20) or not lines or not lines[0].startswith(b"ready"):
             raise RuntimeError(f"writer did not start: {process.stderr.read1(4096)!r}")
         time.sleep(rng.uniform(0.02, 0.4))  # the random moment of the kill is the point of this test
         if process.poll() is not None:
