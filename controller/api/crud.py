@@ -15,6 +15,7 @@ from typing import Callable
 from controller.api.call import Call, Created
 from controller.api.mappers.entity import View, generic, listing
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
+from controller.api.schemas import NO_BODIES, Bodies
 
 KINDS = ("list", "create", "detail", "update", "patch", "delete")
 LIST_QUERY = {"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}}
@@ -30,12 +31,14 @@ def crud(
     overrides: dict[str, dict] | None = None,
     tag: str | None = None,
     view: View | None = None,
+    schemas: Bodies = NO_BODIES,
 ) -> list[Operation]:
     """Operations for the entity ``manager_cls.declaration`` declares, in the order of ``kinds``.
 
     ``handlers`` replaces a kind's handler; ``overrides`` replaces other fields of a
     kind's operation, e.g. ``{"list": {"query": ROLE_QUERY}}``. ``view(ctl, record)``
-    renders the list and detail answers (default: the declaration alone).
+    renders the list and detail answers (default: the declaration alone); ``schemas``
+    holds the create, update and patch request bodies (``controller/api/schemas``).
     """
     declared = manager_cls.declaration
     singular, plural, attr = declared.singular, declared.plural, declared.key
@@ -67,7 +70,7 @@ def crud(
             handlers.get("create") or (lambda c: Created(declared.collection, mgr(c).create(c.body))),
             apis=apis,
             auth=auth,
-            body=manager_cls.create_schema,
+            body=schemas.create,
             reply="create",
             status=201,
             tag=tag,
@@ -90,7 +93,7 @@ def crud(
             handlers.get("update") or (lambda c: mgr(c).update(c.param(), c.body)),
             apis=apis,
             auth=auth,
-            body=manager_cls.update_schema,
+            body=schemas.update,
             reply="empty",
             tag=tag,
             summary=f"Replace a {singular.lower()}",
@@ -102,7 +105,7 @@ def crud(
             handlers.get("patch") or (lambda c: mgr(c).patch(c.param(), c.body)),
             apis=apis,
             auth=auth,
-            body=manager_cls.patch_schema,
+            body=schemas.patch,
             reply="empty",
             tag=tag,
             summary=f"Update the supplied fields of a {singular.lower()}",

@@ -12,7 +12,7 @@ from controller.api.mappers.authenticator import authenticator_view
 from controller.api.mappers.entity import listing
 from controller.api.mappers.identity import identity_view
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
-from controller.model import authenticator as auth_model
+from controller.api.schemas import authenticator as auth_schemas
 from controller.model import schema as s
 from controller.model.api_session import go_time
 from controller.store.query import Listing
@@ -167,7 +167,7 @@ def operations() -> list[Operation]:
             update_own_authenticator,
             apis=BOTH,
             auth=SESSION,
-            body=auth_model.UPDATE_OWN,
+            body=auth_schemas.UPDATE_OWN,
             reply="empty",
             tag="Current Identity",
             summary="Replace the username and password of one's own authenticator",
@@ -179,7 +179,7 @@ def operations() -> list[Operation]:
             patch_own_authenticator,
             apis=BOTH,
             auth=SESSION,
-            body=auth_model.PATCH_OWN,
+            body=auth_schemas.PATCH_OWN,
             reply="empty",
             tag="Current Identity",
             summary="Update the username or password of one's own authenticator",

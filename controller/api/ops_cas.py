@@ -8,6 +8,7 @@ from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.mappers.ca import ca_view
 from controller.api.operations import MANAGEMENT, Operation
+from controller.api.schemas import ca
 from controller.enroll.jwt import sign_ca_jwt
 from controller.model.ca import CaManager
 
@@ -24,7 +25,7 @@ def ca_jwt(call: Call) -> None:
 
 
 def operations() -> list[Operation]:
-    ops = crud(CaManager, tag="Certificate Authority", view=ca_view)
+    ops = crud(CaManager, schemas=ca.BODIES, tag="Certificate Authority", view=ca_view)
     ops += [
         Operation(
             "verifyCa",

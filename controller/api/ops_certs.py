@@ -10,8 +10,8 @@ from controller.api.crud import LIST_QUERY
 from controller.api.mappers.api_session_certificate import certificate_view, created_view
 from controller.api.mappers.entity import listing
 from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
-from controller.model import api_session_certificate as asc
-from controller.model import authenticator_lifecycle as lifecycle
+from controller.api.schemas import api_session_certificate as asc
+from controller.api.schemas import authenticator as lifecycle
 from controller.store.query import Listing
 
 

@@ -9,6 +9,7 @@ from controller.api.crud import crud, related
 from controller.api.mappers.config import config_type_view, config_view
 from controller.api.mappers.entity import listing
 from controller.api.mappers.service import plain_service_view
+from controller.api.schemas import config, config_type
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
 from controller.store.query import Listing
@@ -30,7 +31,7 @@ def services_of_config(call: Call) -> Listing:
 
 
 def operations():
-    ops = crud(ConfigTypeManager, tag="Config", view=config_type_view)
+    ops = crud(ConfigTypeManager, schemas=config_type.BODIES, tag="Config", view=config_type_view)
     ops.append(
         related(
             "listConfigsForConfigType",
@@ -40,7 +41,7 @@ def operations():
             summary="List the configs of a config type",
         )
     )
-    ops += crud(ConfigManager, tag="Config", view=config_view)
+    ops += crud(ConfigManager, schemas=config.BODIES, tag="Config", view=config_view)
     ops.append(
         related(
             "listConfigServices",

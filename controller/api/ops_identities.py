@@ -15,7 +15,7 @@ from controller.api.mappers.entity import listing
 from controller.api.mappers.identity import identity_type_view, identity_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import ROLE_QUERY, role_filtered_listing
-from controller.model import enrollment, identity
+from controller.api.schemas import auth_policy, authenticator, enrollment, identity
 from controller.model.api_session import ApiSessionManager
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.authenticator import AuthenticatorManager
@@ -69,6 +69,7 @@ def operations() -> list[Operation]:
     ops = []
     ops += crud(
         IdentityManager,
+        schemas=identity.BODIES,
         handlers={"list": list_identities},
         overrides={"list": {"query": ROLE_QUERY}},
         view=identity_view,
@@ -111,8 +112,8 @@ def operations() -> list[Operation]:
         ),
     ]
     ops += crud(IdentityTypeManager, kinds=("list", "detail"), view=identity_type_view)
-    ops += crud(AuthenticatorManager, view=authenticator_view)
-    ops += crud(AuthPolicyManager, view=auth_policy_view)
+    ops += crud(AuthenticatorManager, schemas=authenticator.BODIES, view=authenticator_view)
+    ops += crud(AuthPolicyManager, schemas=auth_policy.BODIES, view=auth_policy_view)
     ops += crud(
         ApiSessionManager,
         kinds=("list", "detail", "delete"),
@@ -120,7 +121,9 @@ def operations() -> list[Operation]:
         handlers={"list": list_api_sessions},
         view=api_session_view,
     )
-    ops += crud(EnrollmentManager, kinds=("list", "create", "detail", "delete"), view=enrollment_view)
+    ops += crud(
+        EnrollmentManager, kinds=("list", "create", "detail", "delete"), view=enrollment_view, schemas=enrollment.BODIES
+    )
     ops.append(
         Operation(
             "refreshEnrollment",

@@ -13,7 +13,7 @@ from controller.api.mappers.service import service_view
 from controller.api.mappers.service_config import service_config_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.role_queries import attribute_operation, policy_type_query, records_of
-from controller.model.service_config import PAIRS
+from controller.api.schemas.service_config import PAIRS
 from controller.policy.kinds import EDGE_ROUTER_POLICIES, IDENTITIES, SERVICE_POLICIES
 from controller.store.query import Listing
 

@@ -9,6 +9,7 @@ from controller.api.crud import LIST_QUERY, crud
 from controller.api.mappers.entity import listing
 from controller.api.mappers.external_jwt_signer import client_view, signer_view
 from controller.api.operations import CLIENT, PUBLIC, Operation
+from controller.api.schemas import external_jwt_signer
 from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.store.query import Listing
 
@@ -19,7 +20,9 @@ def list_client_external_jwt_signers(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(ExternalJwtSignerManager, tag="External JWT Signer", view=signer_view)
+    ops = crud(
+        ExternalJwtSignerManager, schemas=external_jwt_signer.BODIES, tag="External JWT Signer", view=signer_view
+    )
     ops.append(
         Operation(
             "listExternalJwtSigners",

@@ -10,7 +10,7 @@ from controller import errors
 from controller.api.call import Call
 from controller.api.mappers.mfa import created_view, mfa_view, recovery_view
 from controller.api.operations import BOTH, MANAGEMENT, PARTIAL, SESSION, Operation
-from controller.model import mfa as mfa_model
+from controller.api.schemas import mfa as mfa_schemas
 
 CODE_HEADER = "mfa-validation-code"
 
@@ -82,7 +82,7 @@ def operations() -> list[Operation]:
             authenticate_mfa,
             apis=BOTH,
             auth=PARTIAL,
-            body=mfa_model.CODE,
+            body=mfa_schemas.CODE,
             reply="empty",
             tag="Authentication",
             summary="Complete MFA authentication with a TOTP or recovery code",
@@ -138,7 +138,7 @@ def operations() -> list[Operation]:
             verify_mfa,
             apis=BOTH,
             auth=PARTIAL,
-            body=mfa_model.CODE,
+            body=mfa_schemas.CODE,
             reply="empty",
             tag=tag,
             summary="Verify an MFA enrollment with a TOTP code",
@@ -150,7 +150,7 @@ def operations() -> list[Operation]:
             detail_mfa_recovery_codes,
             apis=BOTH,
             auth=SESSION,
-            body=mfa_model.OPTIONAL_CODE,
+            body=mfa_schemas.OPTIONAL_CODE,
             body_optional=True,
             tag=tag,
             summary="Return the MFA recovery codes (TOTP code in the body or header)",
@@ -162,7 +162,7 @@ def operations() -> list[Operation]:
             create_mfa_recovery_codes,
             apis=BOTH,
             auth=SESSION,
-            body=mfa_model.CODE,
+            body=mfa_schemas.CODE,
             reply="empty",
             tag=tag,
             summary="Replace every MFA recovery code",
@@ -174,7 +174,7 @@ def operations() -> list[Operation]:
             create_totp_token,
             apis=BOTH,
             auth=SESSION,
-            body=mfa_model.CODE,
+            body=mfa_schemas.CODE,
             tag="Current API Session",
             summary="Create a TOTP token proving a recent TOTP check (OIDC sessions only)",
         ),

@@ -18,6 +18,7 @@ from controller.api.mappers.router import edge_router_view
 from controller.api.mappers.service import plain_service_view
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
+from controller.api.schemas import policies
 from controller.entities import ROLE_TARGETS
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
@@ -64,11 +65,16 @@ def member_listings(manager_cls, tag: str) -> list[Operation]:
 
 def operations() -> list[Operation]:
     ops = []
-    for manager_cls, tag, view in (
-        (ServicePolicyManager, "Service Policy", service_policy_view),
-        (EdgeRouterPolicyManager, "Edge Router Policy", edge_router_policy_view),
-        (ServiceEdgeRouterPolicyManager, "Service Edge Router Policy", service_edge_router_policy_view),
+    for manager_cls, tag, view, bodies in (
+        (ServicePolicyManager, "Service Policy", service_policy_view, policies.SERVICE_POLICY),
+        (EdgeRouterPolicyManager, "Edge Router Policy", edge_router_policy_view, policies.EDGE_ROUTER_POLICY),
+        (
+            ServiceEdgeRouterPolicyManager,
+            "Service Edge Router Policy",
+            service_edge_router_policy_view,
+            policies.SERVICE_EDGE_ROUTER_POLICY,
+        ),
     ):
-        ops += crud(manager_cls, tag=tag, view=view)
+        ops += crud(manager_cls, tag=tag, view=view, schemas=bodies)
         ops += member_listings(manager_cls, tag)
     return ops

@@ -8,8 +8,10 @@ from controller.api.mappers.posture_check import posture_check_type_view, postur
 from controller.api.mappers.posture_data import posture_data_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
+from controller.api.schemas import posture_check
+from controller.api.schemas.posture_data import BULK, RESPONSE
 from controller.model.posture_check import PostureCheckManager, PostureCheckTypeManager
-from controller.model.posture_data import BULK, RESPONSE, check_required
+from controller.model.posture_data import check_required
 from controller.policy.kinds import POSTURE_CHECKS
 from controller.store.query import Listing
 
@@ -50,6 +52,7 @@ def identity_failed_requests(call: Call) -> Listing:
 def operations() -> list[Operation]:
     ops = crud(
         PostureCheckManager,
+        schemas=posture_check.BODIES,
         tag=TAG,
         handlers={"list": role_filtered_listing(POSTURE_CHECKS, posture_check_view)},
         overrides={"list": {"query": ROLE_QUERY}},

@@ -13,6 +13,7 @@ from controller.api.mappers.router import edge_router_client_view, edge_router_v
 from controller.api.mappers.service import plain_service_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, records_of, role_filtered_listing
+from controller.api.schemas import router
 from controller.model.router import EdgeRouterManager, RouterManager, TransitRouterManager
 from controller.policy.kinds import EDGE_ROUTER_POLICIES, EDGE_ROUTERS, SERVICE_EDGE_ROUTER_POLICIES
 from controller.store.query import Listing
@@ -63,10 +64,11 @@ def current_identity_edge_routers(call: Call) -> Listing:
 
 
 def operations() -> list[Operation]:
-    ops = crud(RouterManager, tag="Router", view=router_view)
-    ops += crud(TransitRouterManager, tag="Router", view=transit_router_view)
+    ops = crud(RouterManager, schemas=router.ROUTER, tag="Router", view=router_view)
+    ops += crud(TransitRouterManager, schemas=router.ROUTER, tag="Router", view=transit_router_view)
     ops += crud(
         EdgeRouterManager,
+        schemas=router.EDGE_ROUTER,
         tag=TAG,
         handlers={"list": role_filtered_listing(EDGE_ROUTERS, edge_router_view)},
         overrides={"list": {"query": ROLE_QUERY}},

@@ -24,6 +24,7 @@ from controller.api.role_queries import (
     records_of,
     role_candidates,
 )
+from controller.api.schemas import service, terminator
 from controller.model.service import ServiceManager
 from controller.model.terminator import TerminatorManager
 from controller.policy.kinds import SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES
@@ -166,12 +167,13 @@ def operations() -> list[Operation]:
     ops = crud(
         ServiceManager,
         kinds=("list", "create", "detail"),
+        schemas=service.BODIES,
         tag=TAG,
         handlers={"list": list_services, "detail": detail_service},
         overrides={"list": {"query": MGMT_LIST_QUERY}},
     )
-    ops += crud(ServiceManager, kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG)
-    ops += crud(TerminatorManager, tag="Terminator", view=terminator_view)
+    ops += crud(ServiceManager, kinds=("update", "patch", "delete"), apis=BOTH, tag=TAG, schemas=service.BODIES)
+    ops += crud(TerminatorManager, schemas=terminator.BODIES, tag="Terminator", view=terminator_view)
     ops.append(attribute_operation(SERVICES, "Service"))
     ops += [
         related(

@@ -9,7 +9,8 @@ from controller.api.crud import LIST_QUERY, crud
 from controller.api.mappers.entity import listing
 from controller.api.mappers.session import session_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
-from controller.model.session import CREATE, SessionManager
+from controller.api.schemas.session import CREATE
+from controller.model.session import SessionManager
 from controller.store.query import Listing
 
 TAG = "Session"

@@ -10,6 +10,7 @@ from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.mappers.settings import effective_view, setting_view
 from controller.api.operations import MANAGEMENT, Operation
+from controller.api.schemas import settings
 from controller.model.settings import ControllerSettingManager
 
 EFFECTIVE = "/controller-settings/{id}/effective"
@@ -21,10 +22,17 @@ def detail_effective(call: Call) -> dict:
 
 def operations() -> list[Operation]:
     moved = {kind: {"path": EFFECTIVE} for kind in ("delete", "patch", "update")}
-    first = crud(ControllerSettingManager, kinds=("list", "create", "detail"), tag="Settings", view=setting_view)
+    first = crud(
+        ControllerSettingManager,
+        kinds=("list", "create", "detail"),
+        schemas=settings.BODIES,
+        tag="Settings",
+        view=setting_view,
+    )
     last = crud(
         ControllerSettingManager,
         kinds=("delete", "patch", "update"),
+        schemas=settings.BODIES,
         overrides=moved,
         tag="Settings",
         view=setting_view,

@@ -10,15 +10,12 @@ from __future__ import annotations
 from controller.clock import rfc3339
 from controller.entities import ENTITIES
 from controller.errors import NotFound
-from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager, scalar
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import fingerprint
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
-
-CREATE = s.obj({"csr": s.string()}, required=("csr",))
 
 
 class ApiSessionCertificateManager(EntityManager):
@@ -31,7 +28,6 @@ class ApiSessionCertificateManager(EntityManager):
         scalar("validTo", "datetime"),
         Field("apiSession", "string", lambda r: r.get("api_session_id")),
     )
-    create_schema = CREATE
 
     def __init__(self, core: Core, *, api_sessions: ApiSessionManager, pki: ControllerPKI):
         super().__init__(core)

@@ -8,52 +8,8 @@ from typing import Callable
 from controller import errors
 from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound, ReferenceExists
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, snake
 from controller.store.indexes import MultiIndex
-
-CERT = s.obj({"allowExpiredCerts": s.BOOLEAN, "allowed": s.BOOLEAN}, required=("allowed", "allowExpiredCerts"))
-EXT_JWT = s.obj(
-    {"allowed": s.BOOLEAN, "allowedSigners": {"type": ["array", "null"], "items": {"type": "string"}}},
-    required=("allowed", "allowedSigners"),
-)
-UPDB = s.obj(
-    {
-        "allowed": s.BOOLEAN,
-        "lockoutDurationMinutes": s.integer(),
-        "maxAttempts": s.integer(),
-        "minPasswordLength": s.integer(),
-        "requireMixedCase": s.BOOLEAN,
-        "requireNumberChar": s.BOOLEAN,
-        "requireSpecialChar": s.BOOLEAN,
-    },
-    required=(
-        "allowed",
-        "minPasswordLength",
-        "requireSpecialChar",
-        "requireNumberChar",
-        "requireMixedCase",
-        "maxAttempts",
-        "lockoutDurationMinutes",
-    ),
-)
-PRIMARY = s.obj({"cert": CERT, "extJwt": EXT_JWT, "updb": UPDB}, required=("updb", "cert", "extJwt"))
-SECONDARY = s.obj({"requireExtJwtSigner": s.string(nullable=True), "requireTotp": s.BOOLEAN}, required=("requireTotp",))
-CREATE = s.obj(
-    {"name": s.string(), "primary": PRIMARY, "secondary": SECONDARY, "tags": s.TAGS},
-    required=("name", "primary", "secondary"),
-)
-UPDATE = CREATE
-PATCH = s.obj(
-    {
-        "name": s.string(nullable=True),
-        "primary": s.obj(
-            {"cert": s.patch_of(CERT), "extJwt": s.patch_of(EXT_JWT), "updb": s.patch_of(UPDB)}, nullable=True
-        ),
-        "secondary": s.patch_of(SECONDARY) | {"type": ["object", "null"]},
-        "tags": s.TAGS,
-    }
-)
 
 DEFAULT_POLICY = {
     "primary": {
@@ -108,7 +64,6 @@ class AuthPolicyManager(EntityManager):
     declaration = ENTITIES["auth_policies"]
     attrs = (Attr("name"), Attr("primary", public=False), Attr("secondary", public=False))
     filter_fields = (name_field(),)
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, find_signer: Callable[[str], dict | None]):
         """``find_signer`` reaches the external JWT signers, built after this manager (they need identities)."""

@@ -6,28 +6,11 @@ from controller import errors
 from controller.auth.passwords import check_rules, hash_password, verify_password
 from controller.entities import ENTITIES
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
 from controller.store.indexes import MultiIndex, UniqueIndex
 
 METHODS = ("updb", "cert")
-
-CREATE = s.obj(
-    {
-        "certPem": s.string(),
-        "identityId": s.string(),
-        "method": s.enum(*METHODS),
-        "password": s.PASSWORD,
-        "username": s.USERNAME,
-        "tags": s.TAGS,
-    },
-    required=("method", "identityId"),
-)
-UPDATE = s.obj({"password": s.PASSWORD, "username": s.USERNAME, "tags": s.TAGS}, required=("username", "password"))
-PATCH = s.patch_of(UPDATE)
-UPDATE_OWN = s.with_props(UPDATE, required=("currentPassword",), currentPassword=s.PASSWORD)
-PATCH_OWN = s.with_props(PATCH, required=("currentPassword",), currentPassword=s.PASSWORD)
 
 
 class AuthenticatorManager(EntityManager):
@@ -46,7 +29,6 @@ class AuthenticatorManager(EntityManager):
         scalar("fingerprint", "string"),
         scalar("isIssuedByNetwork", "bool"),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, identities: IdentityManager):
         super().__init__(core)

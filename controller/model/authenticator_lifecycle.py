@@ -11,7 +11,6 @@ from cryptography.hazmat.primitives import serialization
 
 from controller import errors
 from controller.clock import rfc3339
-from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.authenticator import AuthenticatorManager
 from controller.model.base import Core
@@ -20,11 +19,6 @@ from controller.model.enrollment import EnrollmentManager
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import fingerprint, load_pem_chain
 from controller.pki.csr import parse_csr
-
-EXTEND = s.obj({"clientCertCsr": s.string()}, required=("clientCertCsr",))
-EXTEND_VERIFY = s.obj({"clientCert": s.string()}, required=("clientCert",))
-REQUEST_EXTEND = s.obj({"rollKeys": {"type": ["boolean", "null"]}})
-RE_ENROLL = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
 
 _EXTEND_FLAGS = ("is_cert_extend_requested", "is_cert_key_roll_requested")
 

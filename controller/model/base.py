@@ -106,10 +106,6 @@ class EntityManager:
     #: sub-resource links rendered in ``_links``
     link_names: tuple[str, ...] = ()
     unique_names: bool = True
-    #: tables sharing this table's name space (routers and edge routers)
-    create_schema: dict | None = None
-    update_schema: dict | None = None
-    patch_schema: dict | None = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

@@ -17,7 +17,6 @@ from cryptography.x509.oid import NameOID
 from controller import errors
 from controller.clock import Clock
 from controller.entities import ENTITIES
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.model.identity import IdentityManager
 from controller.pki import claims
@@ -26,54 +25,6 @@ from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import UniqueIndex
 
 DEFAULT_NAME_FORMAT = "[caName]-[commonName]"
-
-_CLAIM_PROPS = {
-    "index": s.integer(nullable=True),
-    "location": s.enum(*claims.LOCATIONS, nullable=True),
-    "matcher": s.enum(*claims.MATCHERS, nullable=True),
-    "matcherCriteria": s.string(nullable=True),
-    "parser": s.enum(*claims.PARSERS, nullable=True),
-    "parserCriteria": s.string(nullable=True),
-}
-CLAIM = s.obj(
-    _CLAIM_PROPS,
-    required=("location", "matcher", "matcherCriteria", "parser", "parserCriteria", "index"),
-    nullable=True,
-)
-CLAIM_PATCH = s.obj(_CLAIM_PROPS, nullable=True)
-_COMMON = {
-    "name": s.string(),
-    "tags": s.TAGS,
-    "identityRoles": s.ATTRIBUTES,
-    "identityNameFormat": s.string(),
-    "isAuthEnabled": s.BOOLEAN,
-    "isAutoCaEnrollmentEnabled": s.BOOLEAN,
-    "isOttCaEnrollmentEnabled": s.BOOLEAN,
-    "externalIdClaim": CLAIM,
-}
-CREATE = s.obj(
-    {**_COMMON, "certPem": s.string()},
-    required=(
-        "name",
-        "certPem",
-        "isAutoCaEnrollmentEnabled",
-        "isOttCaEnrollmentEnabled",
-        "isAuthEnabled",
-        "identityRoles",
-    ),
-)
-UPDATE = s.obj(
-    dict(_COMMON),
-    required=(
-        "name",
-        "isAutoCaEnrollmentEnabled",
-        "isOttCaEnrollmentEnabled",
-        "isAuthEnabled",
-        "identityRoles",
-        "identityNameFormat",
-    ),
-)
-PATCH = s.with_props(s.patch_of(s.without(UPDATE, "externalIdClaim")), externalIdClaim=CLAIM_PATCH)
 
 
 def common_name(cert: x509.Certificate) -> str:
@@ -103,7 +54,6 @@ class CaManager(EntityManager):
         scalar("isAuthEnabled", "bool"),
         set_field("identityRoles", "identity_roles"),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, identities: IdentityManager, pki_clock: Clock):
         """``pki_clock``: issuers are judged at the PKI's time, like the controller's own chain."""

@@ -6,20 +6,11 @@ from typing import Callable
 
 from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field
 from controller.model.config_type import ConfigTypeManager
 from controller.model.validation import validator_for
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
-
-DATA = {"type": "object"}
-CREATE = s.obj(
-    {"name": s.string(), "configTypeId": s.string(), "data": DATA, "tags": s.TAGS},
-    required=("name", "configTypeId", "data"),
-)
-UPDATE = s.obj({"name": s.string(), "data": DATA, "tags": s.TAGS}, required=("name", "data"))
-PATCH = s.patch_of(UPDATE)
 
 
 def validate_data(schema: dict, data) -> None:
@@ -45,7 +36,6 @@ class ConfigManager(EntityManager):
         Field("type", "string", lambda r: r.get("config_type_id")),
         Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(
         self, core: Core, *, config_types: ConfigTypeManager, identities_using_config: Callable[[str], set[str]]

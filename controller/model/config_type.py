@@ -8,19 +8,10 @@ import orjson
 
 from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar
 from controller.store.query import Field
 
 TARGETS = ("service", "router", "other")
-SCHEMA = {"type": ["object", "null"]}
-
-CREATE = s.obj(
-    {"name": s.string(), "schema": SCHEMA, "tags": s.TAGS, "target": s.enum(*TARGETS, nullable=True)},
-    required=("name",),
-)
-UPDATE = s.obj({"name": s.string(), "schema": SCHEMA, "tags": s.TAGS}, required=("name",))
-PATCH = s.patch_of(UPDATE)
 
 
 def check_schema(schema: dict | None) -> None:
@@ -48,7 +39,6 @@ class ConfigTypeManager(EntityManager):
         Field("isSystem", "bool", lambda r: bool(r.get("is_system"))),
     )
     link_names = ("configs",)
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, config_ids_of_type: Callable[[str], set[str]]):
         """``config_ids_of_type`` reaches the configs, which are built after (they validate against types)."""

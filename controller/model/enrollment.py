@@ -8,7 +8,6 @@ from typing import Callable
 from controller import errors
 from controller.clock import parse_rfc3339, rfc3339
 from controller.entities import ENTITIES
-from controller.model import schema as s
 from controller.model.authenticator import AuthenticatorManager
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
@@ -16,18 +15,6 @@ from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
 METHODS = ("ott", "ottca", "updb")
-CREATE = s.obj(
-    {
-        "expiresAt": s.DATETIME,
-        "identityId": s.string(),
-        "method": s.enum(*METHODS),
-        "caId": s.string(nullable=True),
-        "username": s.string(nullable=True),
-        "tags": s.TAGS,
-    },
-    required=("expiresAt", "identityId", "method"),
-)
-REFRESH = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
 
 
 class EnrollmentManager(EntityManager):
@@ -49,7 +36,6 @@ class EnrollmentManager(EntityManager):
         Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),
         Field("transitRouterId", "string", lambda r: r.get("transit_router_id")),
     )
-    create_schema = CREATE
 
     def __init__(
         self,

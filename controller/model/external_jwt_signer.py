@@ -14,38 +14,12 @@ from cryptography.x509.oid import NameOID
 from controller.clock import rfc3339
 from controller.entities import ENTITIES
 from controller.errors import FieldError, ReferenceExists
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar
 from controller.model.identity import IdentityManager
 from controller.pki.certs import fingerprint, load_pem_cert
 from controller.store.indexes import MultiIndex, UniqueIndex
 
 TARGET_TOKENS = ("ACCESS", "ID")
-NULLABLE_STRING = s.string(nullable=True)
-_FIELDS = {
-    "audience": NULLABLE_STRING,
-    "certPem": NULLABLE_STRING,
-    "claimsProperty": NULLABLE_STRING,
-    "clientId": NULLABLE_STRING,
-    "enabled": s.BOOLEAN,
-    "enrollAttributeClaimsSelector": NULLABLE_STRING,
-    "enrollAuthPolicyId": NULLABLE_STRING,
-    "enrollNameClaimsSelector": NULLABLE_STRING,
-    "enrollToCertEnabled": {"type": ["boolean", "null"]},
-    "enrollToTokenEnabled": {"type": ["boolean", "null"]},
-    "externalAuthUrl": NULLABLE_STRING,
-    "issuer": s.string(),
-    "jwksEndpoint": NULLABLE_STRING,
-    "kid": NULLABLE_STRING,
-    "name": s.string(),
-    "scopes": {"type": ["array", "null"], "items": {"type": "string"}},
-    "tags": s.TAGS,
-    "targetToken": s.enum(*TARGET_TOKENS, nullable=True),
-    "useExternalId": {"type": ["boolean", "null"]},
-}
-CREATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer", "audience"))
-UPDATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer"))
-PATCH = s.patch_of(UPDATE)
 
 
 class ExternalJwtSignerManager(EntityManager):
@@ -78,7 +52,6 @@ class ExternalJwtSignerManager(EntityManager):
         scalar("audience", "string"),
         scalar("externalAuthUrl", "string"),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, identities: IdentityManager):
         super().__init__(core)

@@ -8,7 +8,6 @@ from controller import errors
 from controller.clock import later, parse_rfc3339, rfc3339
 from controller.entities import ENTITIES, IDENTITY_STORED_TYPE
 from controller.errors import ControllerError, FieldError
-from controller.model import schema as s
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.policy.roles import validate_role_attributes
@@ -42,37 +41,6 @@ PERMISSIONS = (
     "ops.delete",
     *(entity + action for entity in _PERMISSION_ENTITIES for action in ("", ".read", ".create", ".update", ".delete")),
 )
-
-_COMMON = {
-    "appData": s.FREE_MAP,
-    "authPolicyId": s.string(nullable=True),
-    "defaultHostingCost": s.COST,
-    "defaultHostingPrecedence": s.PRECEDENCE,
-    "externalId": s.string(nullable=True),
-    "isAdmin": s.BOOLEAN,
-    "name": s.string(),
-    "permissions": {"type": ["array", "null"], "items": s.enum(*PERMISSIONS)},
-    "roleAttributes": s.ATTRIBUTES,
-    "serviceHostingCosts": {
-        "type": ["object", "null"],
-        "additionalProperties": {"type": "integer", "minimum": 0, "maximum": 65535},
-    },
-    "serviceHostingPrecedences": {
-        "type": ["object", "null"],
-        "additionalProperties": {"type": "string", "enum": ["default", "required", "failed"]},
-    },
-    "tags": s.TAGS,
-    "type": s.enum(*IDENTITY_TYPES),
-}
-ENROLLMENT_REQUEST = s.obj(
-    {"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)},
-    nullable=True,
-)
-
-CREATE = s.obj({**_COMMON, "enrollment": ENROLLMENT_REQUEST}, required=("name", "type", "isAdmin"))
-UPDATE = s.obj(dict(_COMMON), required=("type", "name", "isAdmin"))
-PATCH = s.patch_of(UPDATE)
-DISABLE = s.obj({"durationMinutes": s.integer(minimum=0)}, required=("durationMinutes",))
 
 
 class IdentityManager(EntityManager):
@@ -112,7 +80,6 @@ class IdentityManager(EntityManager):
         "service-policies",
         "services",
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(
         self,

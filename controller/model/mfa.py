@@ -12,13 +12,9 @@ from __future__ import annotations
 from controller import errors
 from controller.auth import totp
 from controller.entities import ENTITIES
-from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager
 from controller.model.identity import IdentityManager
-
-CODE = s.obj({"code": s.string()}, required=("code",))
-OPTIONAL_CODE = s.obj({"code": s.string(nullable=True)})
 
 
 def invalid_token() -> errors.BadRequest:

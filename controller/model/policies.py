@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from controller import errors
 from controller.entities import ENTITIES, role_lists_of
 from controller.errors import ControllerError, FieldError
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, set_field, snake
 from controller.policy.kinds import (
     EDGE_ROUTER_POLICIES,
@@ -26,19 +25,6 @@ from controller.store.query import Field
 
 if TYPE_CHECKING:
     from controller.model.network import Network
-SEMANTIC = {"type": "string"}
-
-
-def policy_schemas(lists: tuple[str, ...], extra: dict | None = None, required: tuple[str, ...] = ()):
-    props = {
-        "name": s.string(),
-        "semantic": SEMANTIC,
-        "tags": s.TAGS,
-        **{name: s.ROLES for name in lists},
-        **(extra or {}),
-    }
-    create = s.obj(props, required=("name", "semantic", *required))
-    return create, create, s.patch_of(create)
 
 
 class PolicyManager(EntityManager):
@@ -105,9 +91,6 @@ class ServicePolicyManager(PolicyManager):
         Attr("postureCheckRoles", default=list),
     )
     link_names = tuple(target.collection for target in declaration.role_targets)
-    create_schema, update_schema, patch_schema = policy_schemas(
-        ("identityRoles", "serviceRoles", "postureCheckRoles"), {"type": s.enum("Dial", "Bind")}, ("type",)
-    )
 
     def __init__(self, core: Core, *, network: Network):
         self.filter_fields = (
@@ -137,7 +120,6 @@ class EdgeRouterPolicyManager(PolicyManager):
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
     link_names = tuple(target.collection for target in declaration.role_targets)
-    create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "identityRoles"))
 
     def create_system(self, router_id: str) -> None:
         """The tunneler-enabled router's own policy: its identity may use it (section 2.5)."""
@@ -172,4 +154,3 @@ class ServiceEdgeRouterPolicyManager(PolicyManager):
         set_field("edgeRouterRoles", "edge_router_roles"),
     )
     link_names = tuple(target.collection for target in declaration.role_targets)
-    create_schema, update_schema, patch_schema = policy_schemas(("edgeRouterRoles", "serviceRoles"))

@@ -47,20 +47,6 @@ TYPE_SCHEMAS = {
 TYPE_FIELDS = {kind: tuple(schema["properties"]) for kind, schema in TYPE_SCHEMAS.items()}
 ALL_TYPE_FIELDS = tuple(dict.fromkeys(f for fields in TYPE_FIELDS.values() for f in fields))
 
-_ANY = {"type": ["array", "object", "string", "integer", "boolean", "null"]}
-CREATE = s.obj(
-    {
-        "name": s.string(),
-        "typeId": s.enum(*TYPES),
-        "roleAttributes": s.ATTRIBUTES,
-        "tags": s.TAGS,
-        **{name: _ANY for name in ALL_TYPE_FIELDS},
-    },
-    required=("name", "typeId"),
-)
-UPDATE = s.obj({**CREATE["properties"], "typeId": s.enum(*TYPES, nullable=True)}, required=("name",))
-PATCH = {**s.patch_of(UPDATE), "required": ["typeId"]}
-
 
 def snake_keys(value):
     if isinstance(value, dict):
@@ -99,7 +85,6 @@ class PostureCheckManager(EntityManager):
         Field("isSystem", "bool", lambda r: False),
         set_field("roleAttributes", "role_attributes"),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is not None:

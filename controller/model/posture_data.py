@@ -12,30 +12,9 @@ from typing import Callable
 
 from controller import errors
 from controller.clock import Clock, rfc3339
-from controller.model import schema as s
 from controller.policy.posture import Result, evaluate
 
 RESPONSE_TYPES = ("OS", "PROCESS", "DOMAIN", "MAC", "MFA", "PROCESS_MULTI", "ENDPOINT_STATE")
-STRINGS = {"type": ["array", "null"], "items": {"type": "string"}}
-RESPONSE = s.obj(
-    {
-        "id": s.string(),
-        "typeId": s.enum(*RESPONSE_TYPES),
-        "type": s.string(nullable=True),
-        "version": s.string(nullable=True),
-        "build": s.string(nullable=True),
-        "domain": s.string(nullable=True),
-        "macAddresses": STRINGS,
-        "path": s.string(nullable=True),
-        "isRunning": {"type": ["boolean", "null"]},
-        "hash": s.string(nullable=True),
-        "signerFingerprints": STRINGS,
-        "woken": {"type": ["boolean", "null"]},
-        "unlocked": {"type": ["boolean", "null"]},
-    },
-    required=("id", "typeId"),
-)
-BULK = {"type": "array", "items": RESPONSE}
 REQUIRED = {
     "OS": ("type", "version"),
     "DOMAIN": ("domain",),

@@ -13,7 +13,6 @@ from datetime import timedelta
 from controller import errors
 from controller.clock import rfc3339
 from controller.entities import ENTITIES
-from controller.model import schema as s
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
@@ -21,7 +20,6 @@ from controller.model.session import SessionManager
 
 TYPES = ("JTI", "IDENTITY", "API_SESSION")
 LIFETIME = timedelta(hours=24)
-CREATE = s.obj({"id": s.string(min_length=1), "type": s.enum(*TYPES), "tags": s.TAGS}, required=("id", "type"))
 
 
 class RevocationManager(EntityManager):
@@ -29,7 +27,6 @@ class RevocationManager(EntityManager):
     unique_names = False
     attrs = (Attr("type", on_update=False),)
     filter_fields = (scalar("type", "string"), scalar("expiresAt", "datetime"))
-    create_schema = CREATE
 
     def __init__(
         self, core: Core, *, identities: IdentityManager, api_sessions: ApiSessionManager, sessions: SessionManager

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from controller.entities import ENTITIES
 from controller.errors import FieldError
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.model.config import ConfigManager
 from controller.model.enrollment import EnrollmentManager
@@ -21,22 +20,6 @@ from controller.model.router_presence import RouterPresence
 from controller.policy.roles import validate_role_attributes
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field, FieldSet
-
-IDS = {"type": ["array", "null"], "items": {"type": "string"}}
-NULLABLE_BOOL = {"type": ["boolean", "null"]}
-LISTENERS = {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}}
-_ROUTER = {
-    "name": s.string(),
-    "cost": s.COST,
-    "disabled": NULLABLE_BOOL,
-    "noTraversal": NULLABLE_BOOL,
-    "tags": s.TAGS,
-    "configs": IDS,
-    "ctrlChanListeners": LISTENERS,
-}
-_EDGE = {**_ROUTER, "appData": s.TAGS, "isTunnelerEnabled": NULLABLE_BOOL, "roleAttributes": s.ATTRIBUTES}
-ROUTER_CREATE = s.obj(_ROUTER, required=("name",))
-EDGE_CREATE = s.obj(_EDGE, required=("name",))
 
 
 def router_id_of(enrollment: dict) -> str | None:
@@ -100,7 +83,6 @@ class RouterManager(EntityManager):
         Field("isSystem", "bool", lambda r: False),
         set_field("configs", "configs"),
     )
-    create_schema, update_schema, patch_schema = ROUTER_CREATE, ROUTER_CREATE, s.patch_of(ROUTER_CREATE)
 
     def __init__(
         self,
@@ -211,7 +193,6 @@ class EdgeRouterManager(RouterManager):
         set_field("roleAttributes", "role_attributes"),
     )
     link_names = ("edge-router-policies", "identities", "service-edge-router-policies", "services")
-    create_schema, update_schema, patch_schema = EDGE_CREATE, EDGE_CREATE, s.patch_of(EDGE_CREATE)
 
     def __init__(self, core: Core, **collaborators):
         super().__init__(core, **collaborators)

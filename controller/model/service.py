@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from controller.entities import ENTITIES
 from controller.errors import FieldError
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.model.config import ConfigManager
 from controller.policy.roles import validate_role_attributes
@@ -13,20 +12,6 @@ from controller.store.query import Field
 
 STRATEGIES = ("smartrouting", "weighted", "random", "ha")
 DEFAULT_STRATEGY = "smartrouting"
-IDS = {"type": ["array", "null"], "items": {"type": "string"}}
-
-_COMMON = {
-    "name": s.string(),
-    "configs": IDS,
-    "encryptionRequired": s.BOOLEAN,
-    "maxIdleTimeMillis": s.integer(minimum=0, nullable=True),
-    "roleAttributes": s.ATTRIBUTES,
-    "tags": s.TAGS,
-    "terminatorStrategy": s.string(nullable=True),
-}
-CREATE = s.obj(_COMMON, required=("name", "encryptionRequired"))
-UPDATE = s.obj(_COMMON, required=("name",))
-PATCH = s.patch_of(UPDATE)
 
 
 class ServiceManager(EntityManager):
@@ -56,7 +41,6 @@ class ServiceManager(EntityManager):
         "service-policies",
         "terminators",
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, configs: ConfigManager):
         super().__init__(core)

@@ -15,12 +15,6 @@ from controller.model.service import ServiceManager
 from controller.store.indexes import MultiIndex
 
 TABLE = "identity_service_configs"
-PAIR = {
-    "type": "object",
-    "properties": {"serviceId": {"type": "string"}, "configId": {"type": "string"}},
-    "required": ["serviceId", "configId"],
-}
-PAIRS = {"type": "array", "items": PAIR}
 
 
 class ServiceConfigs:

@@ -25,14 +25,6 @@ from controller.store.query import Field
 
 TYPES = ("Dial", "Bind")
 MAX_ROUTERS = 25
-CREATE = {
-    "type": "object",
-    "properties": {
-        "serviceId": {"type": ["string", "null"]},
-        "tags": {"type": ["object", "null"]},
-        "type": {"type": ["string", "null"]},
-    },
-}
 
 
 class SessionManager(EntityManager):
@@ -46,7 +38,6 @@ class SessionManager(EntityManager):
         Field("type", "string", lambda r: r.get("type")),
         Field("isSystem", "bool", lambda r: False),
     )
-    create_schema = CREATE
 
     def __init__(
         self,

@@ -9,15 +9,9 @@ from __future__ import annotations
 from controller import errors
 from controller.entities import ENTITIES
 from controller.errors import Conflict, FieldError, NotFound
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager
 
 GLOBAL = "global"
-URIS = {"type": ["array", "null"], "items": {"type": "string"}}
-OIDC = s.obj({"postLogoutUris": URIS, "redirectUris": URIS}, nullable=True)
-CREATE = s.obj({"controllerId": s.string(min_length=1), "oidc": OIDC, "tags": s.TAGS}, required=("controllerId",))
-UPDATE = s.obj({"oidc": OIDC, "tags": s.TAGS})
-PATCH = s.patch_of(UPDATE)
 OIDC_KEYS = (("postLogoutUris", "post_logout_uris"), ("redirectUris", "redirect_uris"))
 
 
@@ -35,7 +29,6 @@ class ControllerSettingManager(EntityManager):
     declaration = ENTITIES["controller_settings"]
     unique_names = False
     attrs = (Attr("oidc", public=False),)
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, instance_id: str):
         super().__init__(core)

@@ -5,27 +5,12 @@ from __future__ import annotations
 from controller import errors
 from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound
-from controller.model import schema as s
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.service import ServiceManager
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
 
 PRECEDENCES = ("default", "required", "failed")
-_COMMON = {
-    "service": s.string(),
-    "router": s.string(),
-    "address": s.string(),
-    "binding": s.string(),
-    "cost": s.integer(minimum=0, maximum=65535, nullable=True),
-    "identity": s.string(nullable=True),
-    "identitySecret": s.string(nullable=True),
-    "precedence": s.enum(*PRECEDENCES, nullable=True),
-    "tags": s.TAGS,
-}
-CREATE = s.obj(_COMMON, required=("service", "router", "address", "binding"))
-UPDATE = CREATE
-PATCH = s.patch_of(UPDATE)
 
 
 class TerminatorManager(EntityManager):
@@ -41,7 +26,6 @@ class TerminatorManager(EntityManager):
         Attr("identitySecret", default=None, public=False),
         Attr("precedence", default="default"),
     )
-    create_schema, update_schema, patch_schema = CREATE, UPDATE, PATCH
 
     def __init__(self, core: Core, *, services: ServiceManager):
         store = core.store

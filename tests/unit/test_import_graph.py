@@ -1,4 +1,4 @@
-"""The controller's package import graph: no cycles, no upward arrows, no HTTP or wire views in the domain.
+"""The controller's package import graph: no cycles, no upward arrows, no HTTP, wire views or request schemas in the domain.
 
 A package is the first path part under ``controller/`` (``controller/model/x.py``
 is ``model``; ``controller/app.py`` is ``app``). Imports under ``if TYPE_CHECKING:``
@@ -25,6 +25,8 @@ LAYERS = [
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain
 VIEW_HOOKS = {"view", "extend_view"}
+#: request-body schema attributes: they belong to ``controller/api/schemas``, never to a manager
+REQUEST_SCHEMAS = {"create_schema", "update_schema", "patch_schema"}
 
 
 def package(path: Path) -> str:
@@ -83,6 +85,31 @@ def wire_rendering(tree: ast.AST) -> list[str]:
         elif isinstance(node, ast.Constant) and node.value == "_links":
             found.append((node.lineno, "renders _links"))
     return [f"line {line}: {what}" for line, what in sorted(found)]
+
+
+def request_schemas(tree: ast.AST) -> list[str]:
+    """Assignments to a request-schema attribute (plain, annotated or unpacked) in a module."""
+    found = []
+    for node in ast.walk(tree):
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, (ast.Name, ast.Attribute)):
+                    attr = name.id if isinstance(name, ast.Name) else name.attr
+                    if attr in REQUEST_SCHEMAS:
+                        found.append((node.lineno, attr))
+    return [f"line {line}: declares {attr}" for line, attr in sorted(found)]
+
+
+def domain_request_schemas() -> list[str]:
+    return [
+        f"{path.relative_to(ROOT.parent)} {finding}"
+        for path in sorted(ROOT.rglob("*.py"))
+        if package(path) in DOMAIN
+        for finding in request_schemas(ast.parse(path.read_text()))
+    ]
 
 
 def domain_wire_rendering() -> list[str]:
@@ -169,6 +196,24 @@ def test_domain_packages_import_neither_falcon_nor_the_api_layer():
 
 def test_domain_packages_render_no_wire_views():
     assert domain_wire_rendering() == []
+
+
+def test_domain_managers_declare_no_request_schemas():
+    assert domain_request_schemas() == []
+
+
+def test_the_request_schema_detector_sees_every_form_of_declaration():
+    source = (
+        "class M:\n    create_schema = CREATE\n    update_schema: dict | None = None\n"
+        "    patch_schema, other = PATCH, 1\nM.create_schema = {}"
+    )
+    assert request_schemas(ast.parse(source)) == [
+        "line 2: declares create_schema",
+        "line 3: declares update_schema",
+        "line 4: declares patch_schema",
+        "line 5: declares create_schema",
+    ]
+    assert request_schemas(ast.parse("class M:\n    schema = CREATE\n    body = validate_schema(x)")) == []
 
 
 def test_the_wire_rendering_detector_sees_view_hooks_and_links():
