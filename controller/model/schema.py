@@ -1,4 +1,5 @@
-"""Building blocks of request-body JSON Schemas, shared by every entity.
+"""Building blocks of JSON Schemas: the request bodies in ``controller/api/schemas``, and the
+domain's own rules built from them (posture check types).
 
 Schemas are written once for create and update (PUT); PATCH schemas are
 derived with :func:`patch_of`, so the three never drift apart.
