@@ -2,7 +2,8 @@
 
 A manager names its declaration (``controller/entities.py``: table, collection,
 labels) and declares the attributes a client may set (:class:`Attr`), its
-filterable fields and its links (request schemas are the API's: ``controller/api/schemas``). The base class then provides get, list, create, replace (PUT), patch and delete with the
+filterable fields and its links (request schemas are the API's: ``controller/api/schemas``).
+The base class then provides get, list, create, replace (PUT), patch and delete with the
 real controller's semantics:
 
 * PUT writes every attribute: omitted optional ones take their default.
