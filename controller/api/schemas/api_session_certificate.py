@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from controller.api.schemas import Bodies
 from controller.model import schema as s
 
 CREATE = s.obj({"csr": s.string()}, required=("csr",))
-
-BODIES = Bodies(create=CREATE)

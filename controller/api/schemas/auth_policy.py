@@ -6,12 +6,10 @@ from controller.api.schemas import Bodies
 from controller.model import schema as s
 
 CERT = s.obj({"allowExpiredCerts": s.BOOLEAN, "allowed": s.BOOLEAN}, required=("allowed", "allowExpiredCerts"))
-
 EXT_JWT = s.obj(
     {"allowed": s.BOOLEAN, "allowedSigners": {"type": ["array", "null"], "items": {"type": "string"}}},
     required=("allowed", "allowedSigners"),
 )
-
 UPDB = s.obj(
     {
         "allowed": s.BOOLEAN,
@@ -32,18 +30,13 @@ UPDB = s.obj(
         "lockoutDurationMinutes",
     ),
 )
-
 PRIMARY = s.obj({"cert": CERT, "extJwt": EXT_JWT, "updb": UPDB}, required=("updb", "cert", "extJwt"))
-
 SECONDARY = s.obj({"requireExtJwtSigner": s.string(nullable=True), "requireTotp": s.BOOLEAN}, required=("requireTotp",))
-
 CREATE = s.obj(
     {"name": s.string(), "primary": PRIMARY, "secondary": SECONDARY, "tags": s.TAGS},
     required=("name", "primary", "secondary"),
 )
-
 UPDATE = CREATE
-
 PATCH = s.obj(
     {
         "name": s.string(nullable=True),

@@ -14,15 +14,12 @@ _CLAIM_PROPS = {
     "parser": s.enum(*claims.PARSERS, nullable=True),
     "parserCriteria": s.string(nullable=True),
 }
-
 CLAIM = s.obj(
     _CLAIM_PROPS,
     required=("location", "matcher", "matcherCriteria", "parser", "parserCriteria", "index"),
     nullable=True,
 )
-
 CLAIM_PATCH = s.obj(_CLAIM_PROPS, nullable=True)
-
 _COMMON = {
     "name": s.string(),
     "tags": s.TAGS,
@@ -33,7 +30,6 @@ _COMMON = {
     "isOttCaEnrollmentEnabled": s.BOOLEAN,
     "externalIdClaim": CLAIM,
 }
-
 CREATE = s.obj(
     {**_COMMON, "certPem": s.string()},
     required=(
@@ -45,7 +41,6 @@ CREATE = s.obj(
         "identityRoles",
     ),
 )
-
 UPDATE = s.obj(
     dict(_COMMON),
     required=(
@@ -57,7 +52,6 @@ UPDATE = s.obj(
         "identityNameFormat",
     ),
 )
-
 PATCH = s.with_props(s.patch_of(s.without(UPDATE, "externalIdClaim")), externalIdClaim=CLAIM_PATCH)
 
 BODIES = Bodies(CREATE, UPDATE, PATCH)

@@ -17,7 +17,6 @@ CREATE = s.obj(
     },
     required=("expiresAt", "identityId", "method"),
 )
-
 REFRESH = s.obj({"expiresAt": s.DATETIME}, required=("expiresAt",))
 
 BODIES = Bodies(create=CREATE)

@@ -7,7 +7,6 @@ from controller.model import schema as s
 from controller.model.external_jwt_signer import TARGET_TOKENS
 
 NULLABLE_STRING = s.string(nullable=True)
-
 _FIELDS = {
     "audience": NULLABLE_STRING,
     "certPem": NULLABLE_STRING,
@@ -29,11 +28,8 @@ _FIELDS = {
     "targetToken": s.enum(*TARGET_TOKENS, nullable=True),
     "useExternalId": {"type": ["boolean", "null"]},
 }
-
 CREATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer", "audience"))
-
 UPDATE = s.obj(dict(_FIELDS), required=("name", "enabled", "issuer"))
-
 PATCH = s.patch_of(UPDATE)
 
 BODIES = Bodies(CREATE, UPDATE, PATCH)

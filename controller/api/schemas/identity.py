@@ -27,18 +27,13 @@ _COMMON = {
     "tags": s.TAGS,
     "type": s.enum(*IDENTITY_TYPES),
 }
-
 ENROLLMENT_REQUEST = s.obj(
     {"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)},
     nullable=True,
 )
-
 CREATE = s.obj({**_COMMON, "enrollment": ENROLLMENT_REQUEST}, required=("name", "type", "isAdmin"))
-
 UPDATE = s.obj(dict(_COMMON), required=("type", "name", "isAdmin"))
-
 PATCH = s.patch_of(UPDATE)
-
 DISABLE = s.obj({"durationMinutes": s.integer(minimum=0)}, required=("durationMinutes",))
 
 BODIES = Bodies(CREATE, UPDATE, PATCH)

@@ -7,7 +7,6 @@ from controller.model import schema as s
 from controller.model.posture_check import ALL_TYPE_FIELDS, TYPES
 
 _ANY = {"type": ["array", "object", "string", "integer", "boolean", "null"]}
-
 CREATE = s.obj(
     {
         "name": s.string(),
@@ -18,9 +17,7 @@ CREATE = s.obj(
     },
     required=("name", "typeId"),
 )
-
 UPDATE = s.obj({**CREATE["properties"], "typeId": s.enum(*TYPES, nullable=True)}, required=("name",))
-
 PATCH = {**s.patch_of(UPDATE), "required": ["typeId"]}
 
 BODIES = Bodies(CREATE, UPDATE, PATCH)

@@ -6,7 +6,6 @@ from controller.model import schema as s
 from controller.model.posture_data import RESPONSE_TYPES
 
 STRINGS = {"type": ["array", "null"], "items": {"type": "string"}}
-
 RESPONSE = s.obj(
     {
         "id": s.string(),
@@ -25,5 +24,4 @@ RESPONSE = s.obj(
     },
     required=("id", "typeId"),
 )
-
 BULK = {"type": "array", "items": RESPONSE}

@@ -6,11 +6,8 @@ from controller.api.schemas import Bodies
 from controller.model import schema as s
 
 IDS = {"type": ["array", "null"], "items": {"type": "string"}}
-
 NULLABLE_BOOL = {"type": ["boolean", "null"]}
-
 LISTENERS = {"type": ["object", "null"], "additionalProperties": {"type": "array", "items": {"type": "string"}}}
-
 _ROUTER = {
     "name": s.string(),
     "cost": s.COST,
@@ -20,11 +17,8 @@ _ROUTER = {
     "configs": IDS,
     "ctrlChanListeners": LISTENERS,
 }
-
 _EDGE = {**_ROUTER, "appData": s.TAGS, "isTunnelerEnabled": NULLABLE_BOOL, "roleAttributes": s.ATTRIBUTES}
-
 ROUTER_CREATE = s.obj(_ROUTER, required=("name",))
-
 EDGE_CREATE = s.obj(_EDGE, required=("name",))
 
 ROUTER = Bodies(ROUTER_CREATE, ROUTER_CREATE, s.patch_of(ROUTER_CREATE))

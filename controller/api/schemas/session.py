@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from controller.api.schemas import Bodies
-
 CREATE = {
     "type": "object",
     "properties": {
@@ -12,5 +10,3 @@ CREATE = {
         "type": {"type": ["string", "null"]},
     },
 }
-
-BODIES = Bodies(create=CREATE)

@@ -17,11 +17,8 @@ _COMMON = {
     "precedence": s.enum(*PRECEDENCES, nullable=True),
     "tags": s.TAGS,
 }
-
 CREATE = s.obj(_COMMON, required=("service", "router", "address", "binding"))
-
 UPDATE = CREATE
-
 PATCH = s.patch_of(UPDATE)
 
 BODIES = Bodies(CREATE, UPDATE, PATCH)
