@@ -32,7 +32,6 @@ import orjson
 
 from controller.clock import parse_rfc3339, rfc3339
 from controller.event_file import RotatingFile
-from controller.ops.requests import current_request
 
 log = logging.getLogger("controller.events")
 
@@ -85,6 +84,19 @@ def entity_type(table: str) -> str:
     """``api_sessions`` -> ``apiSessions`` (the real controller's entity type names)."""
     head, *rest = table.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _metadata(context) -> dict:
+    """An entity change event's ``metadata``: the source its write's ``ChangeContext`` names."""
+    return {
+        "source": {
+            "type": context.source_type,
+            "method": context.method,
+            "path": context.path,
+            "requestId": context.request_id,
+            "remoteAddr": context.remote_addr,
+        }
+    }
 
 
 class Events:
@@ -200,7 +212,6 @@ class Events:
 
     # -- store listener ------------------------------------------------------
     def on_changes(self, changes) -> None:
-        metadata = self._metadata()
         for change in changes:
             kind = "created" if change.old is None else "deleted" if change.new is None else "updated"
             event = {
@@ -213,8 +224,8 @@ class Events:
                 "entityId": change.key,
                 "isParentEvent": False,
             }
-            if metadata:
-                event["metadata"] = metadata
+            if change.context is not None:
+                event["metadata"] = _metadata(change.context)
             if change.old is not None:
                 event["initialState"] = change.old
             if change.new is not None:
@@ -243,21 +254,6 @@ class Events:
             identity_id=record.get("identity_id"),
             service_id=record.get("service_id"),
         )
-
-    @staticmethod
-    def _metadata() -> dict:
-        req = current_request()
-        if req is None:
-            return {}
-        return {
-            "source": {
-                "type": "rest",
-                "method": req.method,
-                "path": req.path,
-                "requestId": getattr(req.context, "request_id", None),
-                "remoteAddr": req.remote_addr,
-            }
-        }
 
     # -- typed helpers for the feature areas -----------------------------------
     def authentication(

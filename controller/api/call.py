@@ -8,6 +8,7 @@ from typing import Any
 from controller.auth.ext_jwt import bearer_tokens
 from controller.auth.request import AuthRequest
 from controller.auth.session_tokens import Presented
+from controller.store.change_context import ChangeContext
 
 
 @dataclass
@@ -95,6 +96,11 @@ class Call:
             bearer_tokens=self.bearer_tokens(),
             remote_address=self.client_ip,
         )
+
+    @property
+    def change(self) -> ChangeContext:
+        """The context of this request's writes: managers' write methods take it as ``context``."""
+        return ChangeContext.rest(self.req.method, self.req.path, self.request_id, self.req.remote_addr)
 
     @property
     def client_ip(self) -> str:

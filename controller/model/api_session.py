@@ -11,6 +11,7 @@ from controller.clock import parse_rfc3339, rfc3339
 from controller.entities import ENTITIES
 from controller.model.base import Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
 from controller.store.query import Field, dt_key
 
@@ -104,17 +105,17 @@ class ApiSessionManager(EntityManager):
                 self.identities.touch(identity["id"], **env_changes)
         return record
 
-    def close(self, session_id: str) -> None:
-        with self.store.lock, self.store.transaction():
+    def close(self, session_id: str, *, context: ChangeContext | None = None) -> None:
+        with self.store.lock, self.store.transaction(context):
             record = self.find(session_id)
             if record is not None:
                 self.cascades.run(self.table, record)
                 self.store.delete(self.table, session_id)
                 self._activity.pop(session_id, None)
 
-    def delete(self, entity_id: str) -> None:
+    def delete(self, entity_id: str, *, context: ChangeContext | None = None) -> None:
         self.get(entity_id)
-        self.close(entity_id)
+        self.close(entity_id, context=context)
 
     def delete_for_identity(self, identity_id: str) -> None:
         """End every API session of the identity: the stored ones, and its OIDC tokens issued so far."""

@@ -9,6 +9,7 @@ from controller import errors
 from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound, ReferenceExists
 from controller.model.base import Attr, Core, EntityManager, name_field, snake
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex
 
 DEFAULT_POLICY = {
@@ -85,20 +86,20 @@ class AuthPolicyManager(EntityManager):
             }
             self.store.insert(self.table, "default", record)
 
-    def create(self, body: dict) -> str:
-        return super().create(self._normalise(body))
+    def create(self, body: dict, *, context: ChangeContext | None = None) -> str:
+        return super().create(self._normalise(body), context=context)
 
-    def update(self, entity_id: str, body: dict) -> None:
-        super().update(entity_id, self._normalise(body))
+    def update(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
+        super().update(entity_id, self._normalise(body), context=context)
 
-    def patch(self, entity_id: str, body: dict) -> None:
+    def patch(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
         with self.store.lock:
             old = self.get(entity_id)
             merged = {"name": body.get("name"), "tags": body.get("tags")}
             for part in ("primary", "secondary"):
                 if body.get(part) is not None:
                     merged[part] = to_wire(_merge(old[part], to_record(body[part])))
-            super().patch(entity_id, self._normalise(merged, partial=True))
+            super().patch(entity_id, self._normalise(merged, partial=True), context=context)
 
     def _normalise(self, body: dict, partial: bool = False) -> dict:
         out = dict(body)

@@ -26,6 +26,7 @@ from controller.entities import ENTITIES, Entity
 from controller.errors import FieldError, NotFound
 from controller.ids import Ids
 from controller.model.cascades import Cascades
+from controller.store.change_context import ChangeContext
 from controller.store.db import Store
 from controller.store.filter_index import FilterIndex
 from controller.store.indexes import UniqueIndex
@@ -149,29 +150,29 @@ class EntityManager:
         return list_page(records, self.fields, extra=extra, **args)
 
     # -- writes -------------------------------------------------------------
-    def create(self, body: dict) -> str:
+    def create(self, body: dict, *, context: ChangeContext | None = None) -> str:
         now = self._now()
         record = {"id": self.new_id(body), "created_at": now, "updated_at": now, "tags": body.get("tags") or {}}
         for attr in self.attrs:
             if attr.on_create:
                 value = body.get(attr.wire)
                 record[attr.key] = attr.default_value() if value is None else copy_value(value)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             self.prepare(record, None, body)
             self.check_name(record, None)
             self.store.insert(self.table, record["id"], record)
             self.after_create(record, body)
         return record["id"]
 
-    def update(self, entity_id: str, body: dict) -> None:
+    def update(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
         """PUT: every updatable attribute is written; omitted ones take defaults."""
         changes = {"tags": body.get("tags") or {}}
         for attr in self._settable_update.values():
             value = body.get(attr.wire)
             changes[attr.key] = attr.default_value() if value is None else copy_value(value)
-        self._write_update(entity_id, changes, body)
+        self._write_update(entity_id, changes, body, context)
 
-    def patch(self, entity_id: str, body: dict) -> None:
+    def patch(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
         """PATCH: keys present with a non-null value, intersected with those allowed."""
         changes = {}
         if body.get("tags") is not None:
@@ -180,10 +181,10 @@ class EntityManager:
             attr = self._settable_update.get(wire)
             if attr is not None and value is not None:
                 changes[attr.key] = copy_value(value)
-        self._write_update(entity_id, changes, body)
+        self._write_update(entity_id, changes, body, context)
 
-    def _write_update(self, entity_id: str, changes: dict, body: dict) -> None:
-        with self.store.lock, self.store.transaction():
+    def _write_update(self, entity_id: str, changes: dict, body: dict, context: ChangeContext | None) -> None:
+        with self.store.lock, self.store.transaction(context):
             old = self.get(entity_id)
             record = {**old, **changes, "updated_at": self._now()}
             self.prepare(record, old, body)
@@ -191,16 +192,16 @@ class EntityManager:
             self.store.put(self.table, entity_id, record)
             self.after_update(record, old, body)
 
-    def delete(self, entity_id: str) -> None:
-        with self.store.lock, self.store.transaction():
+    def delete(self, entity_id: str, *, context: ChangeContext | None = None) -> None:
+        with self.store.lock, self.store.transaction(context):
             record = self.get(entity_id)
             self.before_delete(record)
             self.cascades.run(self.table, record)
             self.store.delete(self.table, entity_id)
 
-    def touch(self, entity_id: str, **changes) -> dict:
+    def touch(self, entity_id: str, *, context: ChangeContext | None = None, **changes) -> dict:
         """Write internal changes (not client attributes) to a record."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = {**self.get(entity_id), **changes, "updated_at": self._now()}
             self.store.put(self.table, entity_id, record)
             return record

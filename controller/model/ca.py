@@ -22,6 +22,7 @@ from controller.model.identity import IdentityManager
 from controller.pki import claims
 from controller.pki.certs import fingerprint, is_ca, is_expired, load_pem_chain, verify_chain
 from controller.policy.roles import validate_role_attributes
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import UniqueIndex
 
 DEFAULT_NAME_FORMAT = "[caName]-[commonName]"
@@ -71,12 +72,12 @@ class CaManager(EntityManager):
         return self.identities.find(identity_id) if identity_id else None
 
     # -- writes -------------------------------------------------------------
-    def patch(self, entity_id: str, body: dict) -> None:
+    def patch(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
         """PATCH overlays the supplied ``externalIdClaim`` subfields on the stored claim."""
         if body.get("externalIdClaim") is not None:
             stored = self.get(entity_id).get("external_id_claim")
             body = {**body, "externalIdClaim": claims.to_wire(claims.merge_patch(stored, body["externalIdClaim"]))}
-        super().patch(entity_id, body)
+        super().patch(entity_id, body, context=context)
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is None:

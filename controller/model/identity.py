@@ -11,6 +11,7 @@ from controller.errors import ControllerError, FieldError
 from controller.model.auth_policy import AuthPolicyManager
 from controller.model.base import Attr, Core, EntityManager, name_field, scalar, set_field
 from controller.policy.roles import validate_role_attributes
+from controller.store.change_context import ChangeContext
 from controller.store.query import Field
 
 IDENTITY_TYPES = ["User", "Device", "Service", "Router", "Default"]
@@ -95,8 +96,8 @@ class IdentityManager(EntityManager):
         self.open_enrollments, self.end_api_sessions = open_enrollments, end_api_sessions
 
     # -- writes -------------------------------------------------------------
-    def create(self, body: dict) -> str:
-        with self.store.lock, self.store.transaction():
+    def create(self, body: dict, *, context: ChangeContext | None = None) -> str:
+        with self.store.lock, self.store.transaction(context):
             identity_id = super().create(body)
             enrollment = body.get("enrollment") or {}
             self.open_enrollments(identity_id, enrollment)

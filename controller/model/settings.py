@@ -10,6 +10,7 @@ from controller import errors
 from controller.entities import ENTITIES
 from controller.errors import Conflict, FieldError, NotFound
 from controller.model.base import Attr, Core, EntityManager
+from controller.store.change_context import ChangeContext
 
 GLOBAL = "global"
 OIDC_KEYS = (("postLogoutUris", "post_logout_uris"), ("redirectUris", "redirect_uris"))
@@ -53,19 +54,19 @@ class ControllerSettingManager(EntityManager):
     def new_id(self, body: dict) -> str:
         return body["controllerId"]
 
-    def create(self, body: dict) -> str:
-        return super().create({**body, "oidc": oidc_record(body.get("oidc"))})
+    def create(self, body: dict, *, context: ChangeContext | None = None) -> str:
+        return super().create({**body, "oidc": oidc_record(body.get("oidc"))}, context=context)
 
-    def update(self, entity_id: str, body: dict) -> None:
-        super().update(entity_id, {**body, "oidc": oidc_record(body.get("oidc"))})
+    def update(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
+        super().update(entity_id, {**body, "oidc": oidc_record(body.get("oidc"))}, context=context)
 
-    def patch(self, entity_id: str, body: dict) -> None:
+    def patch(self, entity_id: str, body: dict, *, context: ChangeContext | None = None) -> None:
         with self.store.lock:
             old = self.get(entity_id)
             changes = dict(body)
             if body.get("oidc") is not None:
                 changes["oidc"] = oidc_record(body["oidc"], old.get("oidc"))
-            super().patch(entity_id, changes)
+            super().patch(entity_id, changes, context=context)
 
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is None and self.find(record["id"]) is not None:

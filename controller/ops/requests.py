@@ -1,8 +1,4 @@
-"""The request being served on this thread, and what runs before every request.
-
-``Controller.before_request`` records the request in a context variable, so
-store listeners, which get no request argument, can read the source of an
-entity change for its event. Then it applies the authentication rate limit.
+"""What runs before every request: the authentication rate limit.
 
 The limit is off unless configured: ``Config.extra["auth_rate_limit"] =
 {"max_requests": 10, "window_seconds": 1, "per_ip": False}``. Authentication
@@ -16,25 +12,11 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict, deque
-from contextvars import ContextVar
 from datetime import datetime, timedelta
 
 from controller import errors
 from controller.clock import Clock
 from controller.errors import ControllerError
-
-_current: ContextVar[tuple | None] = ContextVar("controller_request", default=None)
-
-
-def set_current(req, resp) -> None:
-    _current.set((req, resp))
-
-
-def current_request():
-    """The Falcon request being served, or None outside a request."""
-    pair = _current.get()
-    return pair[0] if pair else None
-
 
 AUTH_PATH_SUFFIXES = (
     "/authenticate",
@@ -89,5 +71,4 @@ class RequestGuard:
         self.auth_limiter = auth_limiter
 
     def before_request(self, req, resp) -> None:
-        set_current(req, resp)
         self.auth_limiter.check(req)

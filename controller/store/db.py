@@ -22,13 +22,14 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 from controller.errors import Unavailable
 from controller.store import journal
+from controller.store.change_context import ChangeContext
 from controller.store.compact import Sharing
 from controller.store.journal import StoreCorruptError, StoreError, StoreFormatError, StoreInUseError
 from controller.store.locking import StoreLock
 from controller.store.snapshots import PART_RECORDS
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
 
-__all__ = ["Change", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
+__all__ = ["Change", "ChangeContext", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
 
 log = logging.getLogger(__name__)
 _NO_RECORDS: Mapping[str, dict] = MappingProxyType({})  # stands in for a missing table
@@ -55,6 +56,7 @@ class Store:
         self._compacting = threading.Lock()  # one compaction at a time; held by its thread
         self._pending: list[Change] = []
         self._depth = 0
+        self._context: ChangeContext | None = None  # of the innermost open transaction
         self._listeners: list[Listener] = []
         self._closed = False
         self._compact_min = compact_min_bytes
@@ -66,7 +68,7 @@ class Store:
             self._journal, tables = journal.Journal.open(
                 path, fsync=fsync, part_records=snapshot_part_records, share=self._sharing.record
             )
-        self._storage = LiveStorage(tables, self.transaction, self._pending.append)
+        self._storage = LiveStorage(tables, self.transaction, self._stage)
         self.db = KeyedTinyDB(self._storage)
         if self._journal is not None:
             self._compact_on_open()
@@ -133,19 +135,22 @@ class Store:
         return change.old if change is not None else None
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, context: ChangeContext | None = None) -> Iterator[None]:
         """Group the writes inside into one atomic, durable commit.
 
         Nestable: only the outermost commits. An exception leaving any level
         undoes that level's changes (so an inner one caught by the caller is a
         savepoint). Raises Unavailable, with everything undone, if the commit
-        cannot be written.
+        cannot be written. Each change inside carries ``context``, or without
+        one the enclosing transaction's.
         """
         with self.lock:
             if self._closed:
                 raise Unavailable(message="The data store is closed")
-            mark = len(self._pending)
+            mark, outer = len(self._pending), self._context
             self._depth += 1
+            if context is not None:
+                self._context = context
             try:
                 yield
             except BaseException:
@@ -154,6 +159,7 @@ class Store:
                 raise
             finally:
                 self._depth -= 1
+                self._context = outer
             if self._depth == 0:
                 self._commit()
 
@@ -165,9 +171,15 @@ class Store:
         with self.lock:
             self._listeners.append(fn)
 
+    def _stage(self, change: Change) -> None:
+        """Add a change to the open transaction, stamped with its context."""
+        if self._context is not None:  # a constructor call: cheaper than dataclasses.replace
+            change = Change(change.table, change.key, change.old, change.new, self._context)
+        self._pending.append(change)
+
     def _commit(self) -> None:
         changes = self._pending[:]
-        self._pending.clear()  # cleared in place: LiveStorage holds its append
+        self._pending.clear()
         if not changes:
             return
         if self._journal is not None:

@@ -17,17 +17,23 @@ from tinydb import TinyDB
 from tinydb.storages import Storage
 from tinydb.table import Table
 
+from controller.store.change_context import ChangeContext
+
 Tables = dict[str, dict[str, dict]]
 
 
 @dataclass(frozen=True)
 class Change:
-    """One record change of a commit; ``new`` is None when the record was deleted."""
+    """One record change of a commit; ``new`` is None when the record was deleted.
+
+    ``context`` is the source of the write (None when the controller made it on its own).
+    """
 
     table: str
     key: str
     old: dict | None
     new: dict | None
+    context: ChangeContext | None = None
 
 
 def copy_record(record: Mapping) -> dict:
