@@ -14,7 +14,7 @@ from controller.model.ca import CaManager
 
 
 def verify_ca(call: Call) -> None:
-    call.ctl.cas.verify(call.param(), call.body)
+    call.ctl.cas.verify(call.param(), call.body, context=call.change)
 
 
 def ca_jwt(call: Call) -> None:

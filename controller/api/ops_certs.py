@@ -17,20 +17,25 @@ from controller.store.query import Listing
 
 def extend_own(call: Call) -> dict:
     return call.ctl.cert_lifecycle.extend(
-        call.identity["id"], call.param(), call.peer_certs, call.body["clientCertCsr"]
+        call.identity["id"], call.param(), call.peer_certs, call.body["clientCertCsr"], context=call.change
     )
 
 
 def extend_verify_own(call: Call) -> None:
-    call.ctl.cert_lifecycle.verify_extend(call.identity["id"], call.param(), call.body["clientCert"])
+    call.ctl.cert_lifecycle.verify_extend(
+        call.identity["id"], call.param(), call.body["clientCert"], context=call.change
+    )
 
 
 def request_extend(call: Call) -> None:
-    call.ctl.cert_lifecycle.request_extend(call.param(), bool((call.body or {}).get("rollKeys")))
+    roll_keys = bool((call.body or {}).get("rollKeys"))
+    call.ctl.cert_lifecycle.request_extend(call.param(), roll_keys, context=call.change)
 
 
 def re_enroll(call: Call) -> Created:
-    return Created("enrollments", call.ctl.cert_lifecycle.re_enroll(call.param(), call.body["expiresAt"]))
+    return Created(
+        "enrollments", call.ctl.cert_lifecycle.re_enroll(call.param(), call.body["expiresAt"], context=call.change)
+    )
 
 
 def list_session_certs(call: Call) -> Listing:
@@ -41,7 +46,7 @@ def list_session_certs(call: Call) -> Listing:
 
 def create_session_cert(call: Call) -> dict:
     mgr = call.ctl.api_session_certificates
-    return created_view(call.ctl, mgr.create_for(call.session, call.body["csr"]))
+    return created_view(call.ctl, mgr.create_for(call.session, call.body["csr"], context=call.change))
 
 
 def detail_session_cert(call: Call) -> dict:
@@ -50,7 +55,7 @@ def detail_session_cert(call: Call) -> dict:
 
 
 def delete_session_cert(call: Call) -> None:
-    call.ctl.api_session_certificates.delete_own(call.session["id"], call.param())
+    call.ctl.api_session_certificates.delete_own(call.session["id"], call.param(), context=call.change)
 
 
 def operations() -> list[Operation]:

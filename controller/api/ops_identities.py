@@ -53,15 +53,15 @@ def list_api_sessions(call: Call) -> Listing:
 
 def disable_identity(call: Call) -> None:
     call.ctl.identities.get(call.param())
-    call.ctl.identities.disable(call.param(), call.body["durationMinutes"])
+    call.ctl.identities.disable(call.param(), call.body["durationMinutes"], context=call.change)
 
 
 def enable_identity(call: Call) -> None:
-    call.ctl.identities.enable(call.param())
+    call.ctl.identities.enable(call.param(), context=call.change)
 
 
 def refresh_enrollment(call: Call) -> Created:
-    call.ctl.enrollments.refresh(call.param(), call.body["expiresAt"])
+    call.ctl.enrollments.refresh(call.param(), call.body["expiresAt"], context=call.change)
     return Created("enrollments", call.param(), status=200)
 
 

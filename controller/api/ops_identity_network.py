@@ -78,11 +78,11 @@ def list_service_configs(call: Call) -> Listing:
 
 
 def associate_service_configs(call: Call) -> None:
-    call.ctl.service_configs.associate(call.param(), call.body)
+    call.ctl.service_configs.associate(call.param(), call.body, context=call.change)
 
 
 def disassociate_service_configs(call: Call) -> None:
-    call.ctl.service_configs.disassociate(call.param(), call.body)
+    call.ctl.service_configs.disassociate(call.param(), call.body, context=call.change)
 
 
 def operations() -> list[Operation]:

@@ -42,7 +42,7 @@ IMPORT = s.obj({"items": {"type": "array", "items": ITEM}}, required=("items",))
 def import_entities(call: Call) -> dict:
     creates = {op.op_id: op for op in call.ctl.routes.for_api(MANAGEMENT) if _importable(op)}
     created: dict[str, str] = {}
-    with gc_paused(), call.ctl.store.lock, call.ctl.store.transaction():  # GC paused: see gc_pause
+    with gc_paused(), call.ctl.store.lock, call.ctl.store.transaction(call.change):  # GC paused: see gc_pause
         for index, item in enumerate(call.body["items"]):
             try:
                 created_id = _run(call, creates, item, created)

@@ -49,7 +49,7 @@ def router_services(call: Call) -> Listing:
 
 
 def re_enroll(call: Call) -> None:
-    call.ctl.edge_routers.re_enroll(call.param())
+    call.ctl.edge_routers.re_enroll(call.param(), context=call.change)
 
 
 def current_identity_edge_routers(call: Call) -> Listing:

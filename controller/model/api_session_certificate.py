@@ -14,6 +14,7 @@ from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager, scalar
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import fingerprint
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex
 from controller.store.query import Field
 
@@ -34,7 +35,7 @@ class ApiSessionCertificateManager(EntityManager):
         self.api_sessions, self.pki = api_sessions, pki
         self.by_session = MultiIndex(self.store, self.table, lambda r: r.get("api_session_id"))
 
-    def create_for(self, session: dict, csr_pem: str) -> dict:
+    def create_for(self, session: dict, csr_pem: str, *, context: ChangeContext | None = None) -> dict:
         """Sign ``csr_pem`` for ``session``; return the stored record."""
         cert_id = self.ids.short()
         cert = self.pki.sign_api_session_csr(csr_pem, session["identity_id"], session["id"], cert_id)
@@ -52,7 +53,7 @@ class ApiSessionCertificateManager(EntityManager):
             "valid_to": rfc3339(cert.not_valid_after_utc),
             "certificate": self.pki.chain_pem(cert),
         }
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             if self.api_sessions.find(session["id"]) is None:
                 raise NotFound("apiSession", session["id"])
             self.store.insert(self.table, cert_id, record)
@@ -67,7 +68,7 @@ class ApiSessionCertificateManager(EntityManager):
             raise NotFound(self.label, cert_id)
         return record
 
-    def delete_own(self, session_id: str, cert_id: str) -> None:
-        with self.store.lock, self.store.transaction():
+    def delete_own(self, session_id: str, cert_id: str, *, context: ChangeContext | None = None) -> None:
+        with self.store.lock, self.store.transaction(context):
             self.get_own(session_id, cert_id)
             self.store.delete(self.table, cert_id)

@@ -19,6 +19,7 @@ from controller.model.enrollment import EnrollmentManager
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import fingerprint, load_pem_chain
 from controller.pki.csr import parse_csr
+from controller.store.change_context import ChangeContext
 
 _EXTEND_FLAGS = ("is_cert_extend_requested", "is_cert_key_roll_requested")
 
@@ -41,7 +42,9 @@ class CertLifecycle:
         self.api_sessions, self.pki = api_sessions, pki
 
     # -- extension by the identity itself --------------------------------------
-    def extend(self, identity_id: str, auth_id: str, peers: list, csr_pem: str) -> dict:
+    def extend(
+        self, identity_id: str, auth_id: str, peers: list, csr_pem: str, *, context: ChangeContext | None = None
+    ) -> dict:
         """``extendCurrentIdentityAuthenticator``: a new cert, pending until verified."""
         record = self.authenticators.get_own(identity_id, auth_id)
         if record["method"] != "cert" or not record.get("is_issued_by_network"):
@@ -63,15 +66,18 @@ class CertLifecycle:
         rolled = _public_der(new_cert) != _public_der(peers[0])
         self.authenticators.touch(
             auth_id,
+            context=context,
             unverified_cert_pem=chain_pem,
             unverified_fingerprint=fingerprint(new_cert),
             last_extend_rolled_keys=rolled,
         )
         return {"clientCert": chain_pem, "ca": self.pki.ca_bundle_pem()}
 
-    def verify_extend(self, identity_id: str, auth_id: str, cert_pem: str) -> None:
+    def verify_extend(
+        self, identity_id: str, auth_id: str, cert_pem: str, *, context: ChangeContext | None = None
+    ) -> None:
         """``extendVerifyCurrentIdentityAuthenticator``: the pending cert replaces the old one."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.authenticators.get_own(identity_id, auth_id)
             if record["method"] != "cert" or not record.get("unverified_fingerprint"):
                 raise errors.Conflict(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "no certificate extension is pending")
@@ -96,9 +102,9 @@ class CertLifecycle:
             self._set_session_flags(record, False, False)
 
     # -- admin operations ---------------------------------------------------------
-    def request_extend(self, auth_id: str, roll_keys: bool) -> None:
+    def request_extend(self, auth_id: str, roll_keys: bool, *, context: ChangeContext | None = None) -> None:
         """``requestExtendAuthenticator``: flag a cert authenticator (403 for any other)."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.authenticators.get(auth_id)
             if record["method"] != "cert":
                 raise errors.Forbidden(
@@ -114,13 +120,13 @@ class CertLifecycle:
             )
             self._set_session_flags(record, True, bool(roll_keys))
 
-    def re_enroll(self, auth_id: str, expires_at: str) -> str:
+    def re_enroll(self, auth_id: str, expires_at: str, *, context: ChangeContext | None = None) -> str:
         """``reEnrollAuthenticator``: replace the authenticator by an enrollment; return its id.
 
         updb -> updb (same username); network or unknown cert -> ott; a cert
         issued by a registered, verified CA -> ottca for that CA.
         """
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.authenticators.get(auth_id)
             body = {"identityId": record["identity_id"], "expiresAt": expires_at, **self._enrollment_for(record)}
             for other_id in list(self.enrollments.by_identity.get(record["identity_id"])):

@@ -108,7 +108,7 @@ class CaManager(EntityManager):
         if holder is not None:
             raise errors.FieldError("certPem", f"certificate already used as CA {holder}", "")
 
-    def verify(self, ca_id: str, body) -> None:
+    def verify(self, ca_id: str, body, *, context: ChangeContext | None = None) -> None:
         """``verifyCa``: a PEM certificate signed by the CA whose CN is the verification token."""
         record = self.get(ca_id)
         if record.get("is_verified"):
@@ -128,7 +128,7 @@ class CaManager(EntityManager):
             )
         if not self._verifies(leaf, certs[1:], self.certificate(record), check_leaf=True, client_auth=False):
             raise errors.BadRequest(errors.CERTIFICATE_FAILED_VALIDATION, "the certificate was not signed by the CA")
-        self.touch(ca_id, is_verified=True)
+        self.touch(ca_id, context=context, is_verified=True)
 
     # -- trust --------------------------------------------------------------
     def certificate(self, record: dict) -> x509.Certificate:

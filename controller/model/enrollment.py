@@ -11,6 +11,7 @@ from controller.entities import ENTITIES
 from controller.model.authenticator import AuthenticatorManager
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
@@ -144,9 +145,9 @@ class EnrollmentManager(EntityManager):
         record["token"] = self.ids.uuid()
         record["jwt"] = self.sign_jwt(record)
 
-    def refresh(self, enrollment_id: str, expires_at: str) -> None:
+    def refresh(self, enrollment_id: str, expires_at: str, *, context: ChangeContext | None = None) -> None:
         """New expiry, new token and JWT: the earlier JWT stops working."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = dict(self.get(enrollment_id))
             record.update(expires_at=self._future(expires_at), token=self.ids.uuid(), updated_at=self._now())
             record["jwt"] = self.sign_jwt(record)

@@ -156,16 +156,16 @@ class IdentityManager(EntityManager):
             raise ControllerError(errors.ENTITY_CAN_NOT_BE_DELETED, "a router identity is deleted with its router")
 
     # -- disable / enable -----------------------------------------------------
-    def disable(self, identity_id: str, duration_minutes: int) -> None:
+    def disable(self, identity_id: str, duration_minutes: int, *, context: ChangeContext | None = None) -> None:
         now = self.clock.now()
         until = rfc3339(later(now, minutes=duration_minutes)) if duration_minutes > 0 else None
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             self.touch(identity_id, disabled_at=rfc3339(now), disabled_until=until)
             self.end_api_sessions(identity_id)
 
-    def enable(self, identity_id: str) -> None:
+    def enable(self, identity_id: str, *, context: ChangeContext | None = None) -> None:
         self.get(identity_id)
-        self.touch(identity_id, disabled_at=None, disabled_until=None)
+        self.touch(identity_id, context=context, disabled_at=None, disabled_until=None)
 
     def is_disabled(self, record: dict) -> bool:
         """Disabled = ``disabledAt`` set and ``disabledUntil`` null or in the future."""

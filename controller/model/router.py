@@ -18,6 +18,7 @@ from controller.model.identity import IdentityManager
 from controller.model.policies import EdgeRouterPolicyManager
 from controller.model.router_presence import RouterPresence
 from controller.policy.roles import validate_role_attributes
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field, FieldSet
 
@@ -156,9 +157,9 @@ class RouterManager(EntityManager):
             router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem, server_cert_pem=server_cert_pem
         )
 
-    def re_enroll(self, router_id: str) -> None:
+    def re_enroll(self, router_id: str, *, context: ChangeContext | None = None) -> None:
         """A fresh enrollment; the certificate is forgotten and the router unverified."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.get(router_id)
             method = "erott" if record.get("is_edge") else "trott"
             self.enrollments.create_for_router(router_id, method)

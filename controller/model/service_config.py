@@ -12,6 +12,7 @@ from controller.model.base import Core
 from controller.model.config import ConfigManager
 from controller.model.identity import IdentityManager
 from controller.model.service import ServiceManager
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex
 
 TABLE = "identity_service_configs"
@@ -41,8 +42,8 @@ class ServiceConfigs:
         return {r["identity_id"] for r in (self.store.get(TABLE, key) for key in self.by_config.get(config_id)) if r}
 
     # -- writes ---------------------------------------------------------------------
-    def associate(self, identity_id: str, pairs: list[dict]) -> None:
-        with self.store.lock, self.store.transaction():
+    def associate(self, identity_id: str, pairs: list[dict], *, context: ChangeContext | None = None) -> None:
+        with self.store.lock, self.store.transaction(context):
             self.identities.get(identity_id)
             for pair in pairs:
                 self.services.get(pair["serviceId"])
@@ -68,9 +69,9 @@ class ServiceConfigs:
                     },
                 )
 
-    def disassociate(self, identity_id: str, pairs: list[dict]) -> None:
+    def disassociate(self, identity_id: str, pairs: list[dict], *, context: ChangeContext | None = None) -> None:
         """Remove the override of each pair's service and its config's type (missing ones are ignored)."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             self.identities.get(identity_id)
             for pair in pairs:
                 config = self.configs.find(pair["configId"])
