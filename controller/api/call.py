@@ -95,6 +95,7 @@ class Call:
             peer_certs=self.peer_certs,
             bearer_tokens=self.bearer_tokens(),
             remote_address=self.client_ip,
+            context=self.change,
         )
 
     @property

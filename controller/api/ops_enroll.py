@@ -68,6 +68,7 @@ def enroll_request(call: Call, method: str | None, token: str | None = None, **e
         data=data,
         peers=call.peer_certs,
         headers=headers,
+        context=call.change,
         **extra,
     )
 
@@ -108,7 +109,13 @@ def explicit(method: str, **extra):
 def extend_router(call: Call) -> dict:
     ctl, body = call.ctl, call.body
     return router.extend_router(
-        call.peer_certs, body["certCsr"], body["serverCertCsr"], routers=ctl.routers, pki=ctl.pki, store=ctl.store
+        call.peer_certs,
+        body["certCsr"],
+        body["serverCertCsr"],
+        routers=ctl.routers,
+        pki=ctl.pki,
+        store=ctl.store,
+        context=call.change,
     )
 
 

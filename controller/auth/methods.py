@@ -13,6 +13,7 @@ from datetime import datetime
 from controller import errors
 from controller.auth.passwords import verify_password
 from controller.auth.request import AuthRequest, AuthResult, Proof, fold_keys
+from controller.store.change_context import ChangeContext
 
 
 class PasswordMethod:
@@ -46,17 +47,17 @@ class PasswordMethod:
             if not updb.get("allowed", True):
                 raise errors.InvalidAuth()
         if not verify_password(password, authenticator):
-            self._fail(authenticator, identity, updb)
+            self._fail(authenticator, identity, updb, request.context)
             raise errors.InvalidAuth()
         self.failures.pop(authenticator["id"], None)
         return Proof(identity, authenticator["id"])
 
-    def _fail(self, authenticator: dict, identity: dict, updb: dict) -> None:
+    def _fail(self, authenticator: dict, identity: dict, updb: dict, context: ChangeContext | None) -> None:
         count = self.failures.get(authenticator["id"], 0) + 1
         max_attempts = updb.get("max_attempts") or 0
         if max_attempts and count >= max_attempts:
             self.failures.pop(authenticator["id"], None)
-            self.identities.disable(identity["id"], updb.get("lockout_duration_minutes") or 0)
+            self.identities.disable(identity["id"], updb.get("lockout_duration_minutes") or 0, context=context)
         else:
             self.failures[authenticator["id"]] = count
 
@@ -94,7 +95,14 @@ class Authenticator:
         proof = self.verify(request)
         flags = {"is_mfa_required": self.factors.mfa_enabled(proof.identity["id"]), **proof.flags}
         sessions = self.api_sessions
-        record = sessions.open(proof.identity, proof.authenticator_id, request.body, request.remote_address, **flags)
+        record = sessions.open(
+            proof.identity,
+            proof.authenticator_id,
+            request.body,
+            request.remote_address,
+            context=request.context,
+            **flags,
+        )
         self.events.authentication(
             True,
             request.method,

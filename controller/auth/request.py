@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from controller.store.change_context import ChangeContext
+
 #: authenticate body keys, matched without regard to case like the real controller
 KNOWN_KEYS = {
     "username": "username",
@@ -42,6 +44,8 @@ class AuthRequest:
     #: ``Authorization: Bearer`` values (ext-jwt primary and secondary)
     bearer_tokens: tuple[str, ...] = ()
     remote_address: str = ""
+    #: the source of the writes the attempt makes (API session, identity environment, lockout)
+    context: ChangeContext | None = None
 
     @classmethod
     def of(cls, method: str, body=None, **kwargs) -> "AuthRequest":

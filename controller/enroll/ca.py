@@ -48,7 +48,7 @@ class CaMethod:
         fp = fingerprint(leaf)
         identity_id = self.ids.short()
         requested = request.data.get("name") if request.use_requested_name else None
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             if external_id is None and self.authenticators.find_cert(fp) is not None:
                 raise cert_in_use(fp)
             if external_id is not None and self.cas.identity_by_external_id(external_id) is not None:

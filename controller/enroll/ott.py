@@ -20,7 +20,7 @@ class OttMethod:
         csr = parse_csr(request.csr or "")
         cert = self.pki.sign_identity_csr(csr, identity["id"])
         chain = self.pki.chain_pem(cert)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             self.tokens.claim(record)
             self.authenticators.create_cert(identity["id"], chain, fingerprint(cert), issued_by_network=True)
         return EnrollResult({"cert": chain}, pem=chain)

@@ -34,7 +34,7 @@ class OttCaMethod:
         fp = fingerprint(leaf)
         if self.authenticators.find_cert(fp) is not None:
             raise cert_in_use(fp)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             self.tokens.claim(record)
             auth_id = self.authenticators.create_cert(identity["id"], cert_pem(leaf), fp, issued_by_network=False)
             self.authenticators.touch(auth_id, ca_id=ca["id"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from controller import errors
+from controller.store.change_context import ChangeContext
 
 
 @dataclass
@@ -27,6 +28,8 @@ class EnrollRequest:
     headers: dict = field(default_factory=dict)
     #: ``/enroll?method=ca`` honours a requested name; ``/enroll/ca`` ignores it
     use_requested_name: bool = True
+    #: the source of the enrollment's writes
+    context: ChangeContext | None = None
 
 
 @dataclass

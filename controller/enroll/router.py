@@ -12,6 +12,7 @@ from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeToken
 from controller.model.ca import common_name
 from controller.pki.certs import fingerprint, load_pem_cert
 from controller.pki.csr import parse_csr
+from controller.store.change_context import ChangeContext
 
 ROUTER_ID_KEYS = ("edge_router_id", "transit_router_id", "router_id")
 
@@ -46,7 +47,7 @@ class RouterMethod:
         if not request.server_csr or not request.csr:
             raise errors.BadRequest(errors.MISSING_OR_INVALID_CSR, "both a client and a server CSR are required")
         client, server = sign_router_csrs(self.pki, router_id, request.csr, request.server_csr)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             self.tokens.claim(record)
             self.routers.mark_enrolled(router_id, client, fingerprint_of(client), server)
         return EnrollResult({"cert": client, "serverCert": server, "ca": self.pki.ca_bundle_pem()}, pem=client)
@@ -68,7 +69,9 @@ def fingerprint_of(chain_pem: str) -> str:
     return fingerprint(load_pem_cert(chain_pem))
 
 
-def extend_router(peers: list, cert_csr: str, server_csr: str, *, routers, pki, store) -> dict:
+def extend_router(
+    peers: list, cert_csr: str, server_csr: str, *, routers, pki, store, context: ChangeContext | None = None
+) -> dict:
     """``extendRouterEnrollment``: the router's current certificate must be on the TLS connection."""
     # APPSEC(router-extend): only the enrolled router, proven by its client certificate
     # chaining to the controller CA, may replace its certificates.
@@ -78,6 +81,6 @@ def extend_router(peers: list, cert_csr: str, server_csr: str, *, routers, pki, 
     if router is None:
         raise errors.Unauthorized()
     client, server = sign_router_csrs(pki, router["id"], cert_csr, server_csr)
-    with store.lock, store.transaction():
+    with store.lock, store.transaction(context):
         routers.mark_enrolled(router["id"], client, fingerprint_of(client), server)
     return {"cert": client, "serverCert": server, "ca": pki.ca_bundle_pem()}

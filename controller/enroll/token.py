@@ -52,7 +52,7 @@ class TokenMethod:
         identity_id, cert = self.ids.short(), None
         if request.csr:
             cert = self.pki.sign_identity_csr(parse_csr(request.csr), identity_id)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             self.identities.create_system(
                 {
                     "id": identity_id,

@@ -21,7 +21,7 @@ class UpdbMethod:
         password = request.data.get("password")
         if not isinstance(password, str) or not password:
             raise errors.FieldError("password", "password in body is required", None)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(request.context):
             self.tokens.claim(record)
             self.authenticators.create_updb(identity["id"], record["username"], password)
         return EnrollResult({})

@@ -76,7 +76,16 @@ class ApiSessionManager(EntityManager):
         self._activity: dict[str, datetime] = {}
 
     # -- lifecycle ----------------------------------------------------------
-    def open(self, identity: dict, authenticator_id: str, body: dict, ip: str, **flags) -> dict:
+    def open(
+        self,
+        identity: dict,
+        authenticator_id: str,
+        body: dict,
+        ip: str,
+        *,
+        context: ChangeContext | None = None,
+        **flags,
+    ) -> dict:
         """Create the API session of a successful primary authentication."""
         now = self._now()
         record = {
@@ -94,7 +103,7 @@ class ApiSessionManager(EntityManager):
             "is_mfa_complete": False,
             **flags,
         }
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             self.store.insert(self.table, record["id"], record)
             env_changes = {
                 k: body[w]
