@@ -64,7 +64,7 @@ def delete_current_api_session(call: Call) -> None:
     if call.resolved.is_oidc:
         call.ctl.oidc.sessions.end(call.resolved)
     else:
-        call.ctl.api_sessions.close(call.session["id"])
+        call.ctl.api_sessions.close(call.session["id"], context=call.change)
     call.ctl.events.logout(call.session, call.client_ip)
 
 
@@ -84,11 +84,11 @@ def own_authenticator(call: Call) -> dict:
 
 
 def update_own_authenticator(call: Call) -> None:
-    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=False)
+    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=False, context=call.change)
 
 
 def patch_own_authenticator(call: Call) -> None:
-    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=True)
+    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=True, context=call.change)
 
 
 def operations() -> list[Operation]:

@@ -16,7 +16,7 @@ CODE_HEADER = "mfa-validation-code"
 
 
 def enroll_mfa(call: Call) -> dict:
-    record = call.ctl.mfas.enroll(call.identity)
+    record = call.ctl.mfas.enroll(call.identity, context=call.change)
     return created_view(record)
 
 
@@ -33,11 +33,11 @@ def detail_mfa_qr_code(call: Call) -> None:
 def verify_mfa(call: Call) -> None:
     # An OIDC session has no record to mark: its token's amr says what was done at login.
     session = None if call.resolved.is_oidc else call.session
-    call.ctl.mfas.verify(call.identity["id"], call.body["code"], session)
+    call.ctl.mfas.verify(call.identity["id"], call.body["code"], session, context=call.change)
 
 
 def delete_mfa(call: Call) -> None:
-    call.ctl.mfas.remove_own(call.identity["id"], call.header(CODE_HEADER))
+    call.ctl.mfas.remove_own(call.identity["id"], call.header(CODE_HEADER), context=call.change)
 
 
 def detail_mfa_recovery_codes(call: Call) -> dict:
@@ -48,7 +48,7 @@ def detail_mfa_recovery_codes(call: Call) -> dict:
 
 
 def create_mfa_recovery_codes(call: Call) -> None:
-    call.ctl.mfas.regenerate(call.identity["id"], call.body["code"])
+    call.ctl.mfas.regenerate(call.identity["id"], call.body["code"], context=call.change)
 
 
 def authenticate_mfa(call: Call) -> None:
@@ -57,7 +57,7 @@ def authenticate_mfa(call: Call) -> None:
             errors.INVALID_BACKING_TOKEN_TYPE,
             "an OIDC session answers TOTP at /oidc/login/totp during login; this operation is for zt-session sessions",
         )
-    call.ctl.mfas.authenticate(call.session, call.body["code"])
+    call.ctl.mfas.authenticate(call.session, call.body["code"], context=call.change)
 
 
 def create_totp_token(call: Call) -> dict:
@@ -69,7 +69,7 @@ def create_totp_token(call: Call) -> dict:
 
 
 def remove_identity_mfa(call: Call) -> None:
-    call.ctl.mfas.remove_by_admin(call.param())
+    call.ctl.mfas.remove_by_admin(call.param(), context=call.change)
 
 
 def operations() -> list[Operation]:

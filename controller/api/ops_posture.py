@@ -26,7 +26,7 @@ def submit(call: Call, responses: list[dict]) -> dict:
     for response in responses:
         for service in ctl.posture.submit(identity_id, call.session, response):
             services.setdefault(service["id"], service)
-    ctl.sessions.enforce_posture(identity_id)
+    ctl.sessions.enforce_posture(identity_id, context=call.change)
     return {"services": list(services.values())}
 
 

@@ -24,7 +24,7 @@ def client_list_sessions(call: Call) -> Listing:
 
 def create_session(call: Call) -> dict:
     sessions = call.ctl.sessions
-    return session_view(call.ctl, sessions.create_for(call.identity, call.session, call.body))
+    return session_view(call.ctl, sessions.create_for(call.identity, call.session, call.body, context=call.change))
 
 
 def client_detail_session(call: Call) -> dict:
@@ -34,7 +34,7 @@ def client_detail_session(call: Call) -> dict:
 
 def client_delete_session(call: Call) -> None:
     sessions = call.ctl.sessions
-    sessions.delete(sessions.get_own(call.identity, call.param())["id"])
+    sessions.delete(sessions.get_own(call.identity, call.param())["id"], context=call.change)
 
 
 def list_sessions(call: Call) -> Listing:

@@ -8,6 +8,7 @@ from controller.entities import ENTITIES
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 
 METHODS = ("updb", "cert")
@@ -135,7 +136,9 @@ class AuthenticatorManager(EntityManager):
             self.store.insert(self.table, record["id"], record)
         return record["id"]
 
-    def update_own(self, identity_id: str, auth_id: str, body: dict, partial: bool) -> None:
+    def update_own(
+        self, identity_id: str, auth_id: str, body: dict, partial: bool, *, context: ChangeContext | None = None
+    ) -> None:
         """Change one's own password: ``currentPassword`` must match (401 otherwise)."""
         record = self.get_own(identity_id, auth_id)
         if record["method"] != "updb":
@@ -143,7 +146,7 @@ class AuthenticatorManager(EntityManager):
         if not verify_password(body.get("currentPassword"), record):
             raise Unauthorized(cause={"field": "currentPassword", "reason": "invalid current password", "value": ""})
         changes = {k: v for k, v in body.items() if k != "currentPassword"}
-        (self.patch if partial else self.update)(auth_id, changes)
+        (self.patch if partial else self.update)(auth_id, changes, context=context)
 
     def get_own(self, identity_id: str, auth_id: str) -> dict:
         record = self.get(auth_id)

@@ -15,6 +15,7 @@ from controller.entities import ENTITIES
 from controller.model.api_session import ApiSessionManager
 from controller.model.base import Core, EntityManager
 from controller.model.identity import IdentityManager
+from controller.store.change_context import ChangeContext
 
 
 def invalid_token() -> errors.BadRequest:
@@ -55,7 +56,7 @@ class MfaManager(EntityManager):
         raise invalid_token()
 
     # -- transitions ------------------------------------------------------------
-    def enroll(self, identity: dict) -> dict:
+    def enroll(self, identity: dict, *, context: ChangeContext | None = None) -> dict:
         now = self._now()
         record = {
             "id": identity["id"],
@@ -68,16 +69,18 @@ class MfaManager(EntityManager):
             "secret": totp.new_secret(),
             "recovery_codes": totp.new_recovery_codes(),
         }
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             if self.of(identity["id"]) is not None:
                 raise errors.Conflict(errors.MFA_EXISTS, "an MFA enrollment already exists; delete it first")
             self.store.insert(self.table, record["id"], record)
         self.events.mfa("enrolled", identity["id"], mfa_id=record["mfa_id"])
         return record
 
-    def verify(self, identity_id: str, code: str, session: dict | None) -> None:
+    def verify(
+        self, identity_id: str, code: str, session: dict | None, *, context: ChangeContext | None = None
+    ) -> None:
         """Complete enrollment with a TOTP code (recovery codes are refused)."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.require(identity_id, verified=False)
             try:
                 self.check_code(record, code, allow_recovery=False)
@@ -90,9 +93,9 @@ class MfaManager(EntityManager):
                 self.api_sessions.touch(session["id"], is_mfa_required=True, is_mfa_complete=True)
         self.events.mfa("verified", identity_id, mfa_id=record["mfa_id"])
 
-    def authenticate(self, session: dict, code: str) -> None:
+    def authenticate(self, session: dict, code: str, *, context: ChangeContext | None = None) -> None:
         """``POST /authenticate/mfa``: a TOTP or a (then spent) recovery code completes the session."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             if self.of(session["identity_id"]) is None:
                 raise errors.Conflict(errors.MFA_NOT_ENROLLED, "the identity has no MFA enrollment")
             try:
@@ -121,18 +124,18 @@ class MfaManager(EntityManager):
                 self.touch(record["id"], recovery_codes=codes)
         return index is not None
 
-    def remove_own(self, identity_id: str, code: str | None) -> None:
+    def remove_own(self, identity_id: str, code: str | None, *, context: ChangeContext | None = None) -> None:
         """``DELETE /current-identity/mfa``: a verified enrollment needs a TOTP or recovery code."""
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.require(identity_id)
             if record.get("is_verified"):
                 self.check_code(record, code, allow_recovery=True)
             self.store.delete(self.table, identity_id)
         self.events.mfa("removed", identity_id, by="self")
 
-    def remove_by_admin(self, identity_id: str) -> None:
+    def remove_by_admin(self, identity_id: str, *, context: ChangeContext | None = None) -> None:
         self.identities.get(identity_id)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             self.require(identity_id)
             self.store.delete(self.table, identity_id)
         self.events.mfa("removed", identity_id, by="admin")
@@ -143,8 +146,8 @@ class MfaManager(EntityManager):
         self.check_code(record, code, allow_recovery=False)
         return record
 
-    def regenerate(self, identity_id: str, code: str | None) -> None:
-        with self.store.lock, self.store.transaction():
+    def regenerate(self, identity_id: str, code: str | None, *, context: ChangeContext | None = None) -> None:
+        with self.store.lock, self.store.transaction(context):
             record = self.require(identity_id, verified=True)
             self.check_code(record, code, allow_recovery=True)
             self.touch(identity_id, recovery_codes=totp.new_recovery_codes())

@@ -20,6 +20,7 @@ from controller.model.router import EdgeRouterManager
 from controller.model.service import ServiceManager
 from controller.model.service_access import ServiceAccess
 from controller.policy.engine import PolicyEngine
+from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
@@ -67,7 +68,9 @@ class SessionManager(EntityManager):
         self.store.add_listener(self._after_commit)
 
     # -- creation -------------------------------------------------------------------
-    def create_for(self, identity: dict, api_session: dict, body: dict) -> dict:
+    def create_for(
+        self, identity: dict, api_session: dict, body: dict, *, context: ChangeContext | None = None
+    ) -> dict:
         """``createSession``: type, visibility, permission, posture, routers; then reuse or insert."""
         engine = self.network.engine
         ptype = body.get("type") or "Dial"
@@ -82,7 +85,7 @@ class SessionManager(EntityManager):
         passing = self.check_posture(identity, api_session, service_id, ptype)
         if not engine.usable_edge_routers(identity["id"], service_id):
             raise errors.BadRequest(errors.NO_EDGE_ROUTERS_AVAILABLE, "No edge routers are available for this service")
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             existing = self.find(self.by_purpose.get((api_session["id"], service_id, ptype)) or "")
             if existing is not None:
                 return existing
@@ -172,7 +175,7 @@ class SessionManager(EntityManager):
                     doomed.append(session_id)
         self._delete_all(doomed)
 
-    def enforce_posture(self, identity_id: str) -> None:
+    def enforce_posture(self, identity_id: str, *, context: ChangeContext | None = None) -> None:
         """Delete the identity's sessions that no passing policy allows any more."""
         doomed = []
         for session_id in self.by_identity.get(identity_id):
@@ -183,11 +186,11 @@ class SessionManager(EntityManager):
             results = self.service_access.policy_results(identity_id, api_session, record["service_id"], record["type"])
             if results and not any(all(r.passing for _, r in checks) for _, checks in results):
                 doomed.append(session_id)
-        self._delete_all(doomed)
+        self._delete_all(doomed, context)
 
-    def _delete_all(self, session_ids: list[str]) -> None:
+    def _delete_all(self, session_ids: list[str], context: ChangeContext | None = None) -> None:
         if session_ids:
-            with self.store.lock, self.store.transaction():
+            with self.store.lock, self.store.transaction(context):
                 for session_id in session_ids:
                     self.store.delete(self.table, session_id)
 
