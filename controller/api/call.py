@@ -20,6 +20,11 @@ class Created:
     status: int = 201
 
 
+def change_of(req) -> ChangeContext:
+    """The change context of a Falcon request (for resources served without a ``Call``)."""
+    return ChangeContext.rest(req.method, req.path, req.context.request_id, req.remote_addr)
+
+
 class Call:
     """The request context handed to every operation handler."""
 
@@ -101,7 +106,7 @@ class Call:
     @property
     def change(self) -> ChangeContext:
         """The context of this request's writes: managers' write methods take it as ``context``."""
-        return ChangeContext.rest(self.req.method, self.req.path, self.request_id, self.req.remote_addr)
+        return change_of(self.req)
 
     @property
     def client_ip(self) -> str:

@@ -17,6 +17,7 @@ import falcon
 import orjson
 
 from controller import errors
+from controller.api.call import change_of
 from controller.api.dispatch import MAX_BODY
 from controller.api.mappers.mfa import mfa_view
 from controller.api.status import status_of
@@ -261,6 +262,7 @@ class Login(Endpoint):
             peer_certs=req.env.get("controller.peer_certs") or [],
             bearer_tokens=bearer_tokens(req.get_header("Authorization")),
             remote_address=req.remote_addr or "",
+            context=change_of(req),
         )
         reply_outcome(ctl, resp, ctl.oidc.flow.login(request_id_of(req, body), auth))
 

@@ -19,6 +19,7 @@ from controller.auth.request import AuthRequest, Pending
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.tokens import CLIENTS, SCOPES
 from controller.pki.certs import fingerprint
+from controller.store.change_context import ChangeContext
 
 #: the real controller's default redirect URIs (globs; ``*`` is one port)
 REDIRECTS = (
@@ -149,7 +150,12 @@ class OidcFlow:
         method = LOGIN_METHODS[auth.method]
         proof = self.auth.verify(
             AuthRequest(
-                method, auth.body, auth.peer_certs, auth.bearer_tokens, auth.remote_address or request.remote_address
+                method,
+                auth.body,
+                auth.peer_certs,
+                auth.bearer_tokens,
+                auth.remote_address or request.remote_address,
+                auth.context,
             )
         )
         identity = proof.identity
@@ -171,7 +177,7 @@ class OidcFlow:
             api_session_id=request.api_session_id,
             remote_address=auth.remote_address,
         )
-        return self._outcome(request, auth.bearer_tokens)
+        return self._outcome(request, auth.bearer_tokens, auth.context)
 
     # -- TOTP -----------------------------------------------------------------
     def totp(self, request_id, code) -> LoginOutcome:
@@ -242,7 +248,7 @@ class OidcFlow:
             request.amr.append("totp")
         return self._outcome(request, ())
 
-    def _outcome(self, request: OidcAuthRequest, bearer_tokens) -> LoginOutcome:
+    def _outcome(self, request: OidcAuthRequest, bearer_tokens, context: ChangeContext | None = None) -> LoginOutcome:
         """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
         identity = self.identities.find(request.identity_id)
         if identity is None:
@@ -256,13 +262,13 @@ class OidcFlow:
         elif signer and bearer_tokens and not pending.ext_jwt:
             request.amr.append(f"ejs:{signer}")
         if not pending.any:
-            self._save_info(request)
+            self._save_info(request, context)
         return LoginOutcome(request, auth_queries(pending, self.factors.mfa_enabled(identity["id"])))
 
-    def _save_info(self, request: OidcAuthRequest) -> None:
+    def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
         changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
         if changes:
-            self.identities.touch(request.identity_id, **changes)
+            self.identities.touch(request.identity_id, context=context, **changes)
 
 
 def _names(value) -> list[str]:
