@@ -8,7 +8,7 @@ import pytest
 from tinydb import Query
 
 from controller.errors import Unavailable
-from controller.store.db import Change, Store
+from controller.store.db import Change, ChangeContext, Store
 
 
 @pytest.fixture(params=["memory", "folder"])
@@ -140,6 +140,26 @@ def test_nested_transactions_commit_once_at_the_outermost(store):
         assert commits == []
 
     assert [[change.key for change in commit] for commit in commits] == [["a", "b"]]
+
+
+def test_changes_carry_their_transactions_context_and_nested_ones_inherit_it(store):
+    commits: list[list[Change]] = []
+    store.add_listener(commits.append)
+    outer, inner = ChangeContext.rest("POST", "/a", "r1", "127.0.0.1"), ChangeContext("router")
+
+    with store.transaction(outer):
+        store.put("t", "a", {"v": 1})
+        with store.transaction():
+            store.put("t", "b", {"v": 2})
+        with store.transaction(inner):
+            store.put("t", "c", {"v": 3})
+        store.put("t", "d", {"v": 4})
+    store.put("t", "e", {"v": 5})
+
+    assert [[(change.key, change.context) for change in commit] for commit in commits] == [
+        [("a", outer), ("b", outer), ("c", inner), ("d", outer)],
+        [("e", None)],
+    ]
 
 
 def test_inner_transaction_failure_caught_inside_undoes_only_the_inner_writes(store):
