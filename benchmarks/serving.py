@@ -113,7 +113,7 @@ class Rig:
     def __init__(self, folder: Path):
         self.folder = folder
         self.ctl = LocalController(data_dir=folder / "data").start()
-        self.admin = ZitiClient(inprocess(self.ctl.app)).login("admin", "admin")
+        self.admin = ZitiClient(inprocess(self.ctl.app)).signed_in("admin", "admin")
         self.ca = folder / "ca.pem"
         self.ca.write_text(self.ctl.controller.pki.ca_bundle_pem())
         self.counter = 0
