@@ -62,7 +62,7 @@ def current_api_session(call: Call) -> dict:
 def delete_current_api_session(call: Call) -> None:
     _challenge(call, call.resolved.pending.challenge)
     if call.resolved.is_oidc:
-        call.ctl.oidc.sessions.end(call.resolved)
+        call.ctl.oidc.sessions.end(call.resolved, context=call.change)
     else:
         call.ctl.api_sessions.close(call.session["id"], context=call.change)
     call.ctl.events.logout(call.session, call.client_ip)

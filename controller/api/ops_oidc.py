@@ -230,7 +230,7 @@ class Authorize(Endpoint):
 class Callback(Endpoint):
     @guarded
     def on_get(self, ctl, req, resp):
-        redirect(resp, ctl.oidc.flow.callback(req.get_param("id")))
+        redirect(resp, ctl.oidc.flow.callback(req.get_param("id"), context=change_of(req)))
 
 
 class Login(Endpoint):
@@ -281,19 +281,19 @@ class Totp(Endpoint):
     @guarded
     def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        reply_outcome(ctl, resp, ctl.oidc.flow.totp(request_id_of(req, body), body.get("code")))
+        reply_outcome(ctl, resp, ctl.oidc.flow.totp(request_id_of(req, body), body.get("code"), context=change_of(req)))
 
 
 class TotpEnroll(Endpoint):
     @guarded
     def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        write(resp, mfa_view(ctl, ctl.oidc.flow.totp_enroll(request_id_of(req, body))), 201)
+        write(resp, mfa_view(ctl, ctl.oidc.flow.totp_enroll(request_id_of(req, body), context=change_of(req))), 201)
 
     @guarded
     def on_delete(self, ctl, req, resp):
         body = read_login_body(req)
-        ctl.oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"))
+        ctl.oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"), context=change_of(req))
         write(resp, {})
 
 
@@ -301,13 +301,17 @@ class TotpEnrollVerify(Endpoint):
     @guarded
     def on_post(self, ctl, req, resp):
         body = read_login_body(req)
-        reply_outcome(ctl, resp, ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code")))
+        reply_outcome(
+            ctl,
+            resp,
+            ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code"), context=change_of(req)),
+        )
 
 
 class AuthQueries(Endpoint):
     @guarded
     def on_get(self, ctl, req, resp):
-        write(resp, {"authQueries": ctl.oidc.flow.pending_queries(request_id_of(req, {}))})
+        write(resp, {"authQueries": ctl.oidc.flow.pending_queries(request_id_of(req, {}), context=change_of(req))})
 
 
 class Token(Endpoint):

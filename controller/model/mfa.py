@@ -108,12 +108,14 @@ class MfaManager(EntityManager):
             "authenticated", session["identity_id"], api_session_id=session["id"], used_recovery_code=used_recovery
         )
 
-    def spend_code(self, identity_id: str, code: str, *, verified_only: bool = False) -> bool:
+    def spend_code(
+        self, identity_id: str, code: str, *, verified_only: bool = False, context: ChangeContext | None = None
+    ) -> bool:
         """Check a login's TOTP or recovery code (a recovery code is spent); True for a recovery code.
 
         Raises MFA_INVALID_TOKEN for a wrong code or a missing (or, if asked, unverified) enrollment.
         """
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             record = self.of(identity_id)
             if record is None or (verified_only and not record.get("is_verified")):
                 raise invalid_token()

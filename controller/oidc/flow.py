@@ -180,48 +180,48 @@ class OidcFlow:
         return self._outcome(request, auth.bearer_tokens, auth.context)
 
     # -- TOTP -----------------------------------------------------------------
-    def totp(self, request_id, code) -> LoginOutcome:
+    def totp(self, request_id, code, *, context: ChangeContext | None = None) -> LoginOutcome:
         """A TOTP or recovery code as the second factor; 400 ``INVALID TOTP CODE`` when wrong."""
         request = self._authenticated(request_id)
         code = code.strip() if isinstance(code, str) else ""
         if not code or len(code) > MAX_CODE:
             raise invalid_totp()
         try:
-            self.mfas.spend_code(request.identity_id, code, verified_only=True)
+            self.mfas.spend_code(request.identity_id, code, verified_only=True, context=context)
         except errors.BadRequest:
             raise invalid_totp() from None
-        return self._add_totp(request)
+        return self._add_totp(request, context)
 
-    def totp_enroll(self, request_id) -> dict:
+    def totp_enroll(self, request_id, *, context: ChangeContext | None = None) -> dict:
         """Start TOTP enrollment inside the flow (409 ``MFA_EXISTS`` when one exists); the MFA record."""
         request = self._authenticated(request_id)
         identity = self.identities.get(request.identity_id)
-        return self.mfas.enroll(identity)
+        return self.mfas.enroll(identity, context=context)
 
-    def totp_enroll_discard(self, request_id, code=None) -> None:
+    def totp_enroll_discard(self, request_id, code=None, *, context: ChangeContext | None = None) -> None:
         """Drop an enrollment: an unverified one freely, a verified one with a valid code."""
         request = self._authenticated(request_id)
-        self.mfas.remove_own(request.identity_id, code if isinstance(code, str) else None)
+        self.mfas.remove_own(request.identity_id, code if isinstance(code, str) else None, context=context)
 
-    def totp_enroll_verify(self, request_id, code) -> LoginOutcome:
+    def totp_enroll_verify(self, request_id, code, *, context: ChangeContext | None = None) -> LoginOutcome:
         """Finish the enrollment; it counts as the TOTP factor."""
         request = self._authenticated(request_id)
         try:
-            self.mfas.verify(request.identity_id, code if isinstance(code, str) else "", None)
+            self.mfas.verify(request.identity_id, code if isinstance(code, str) else "", None, context=context)
         except errors.BadRequest:
             raise invalid_totp() from None
-        return self._add_totp(request)
+        return self._add_totp(request, context)
 
-    def pending_queries(self, request_id) -> list[dict]:
-        return self._outcome(self._authenticated(request_id), ()).queries
+    def pending_queries(self, request_id, *, context: ChangeContext | None = None) -> list[dict]:
+        return self._outcome(self._authenticated(request_id), (), context).queries
 
     # -- callback -------------------------------------------------------------
-    def callback(self, request_id) -> str:
+    def callback(self, request_id, *, context: ChangeContext | None = None) -> str:
         """Where the callback redirects: the redirect URI with ``code`` (first) and ``state``."""
         request = self.requests.find(request_id)
         if request is None:
             raise OAuthError("invalid_request", "auth request not found")
-        if not request.authenticated or not self._outcome(request, ()).complete:
+        if not request.authenticated or not self._outcome(request, (), context).complete:
             query = {
                 "error": "interaction_required",
                 "error_description": "not all authentication factors are complete",
@@ -243,10 +243,10 @@ class OidcFlow:
             raise errors.Unauthorized()
         return request
 
-    def _add_totp(self, request: OidcAuthRequest) -> LoginOutcome:
+    def _add_totp(self, request: OidcAuthRequest, context: ChangeContext | None) -> LoginOutcome:
         if "totp" not in request.amr:
             request.amr.append("totp")
-        return self._outcome(request, ())
+        return self._outcome(request, (), context)
 
     def _outcome(self, request: OidcAuthRequest, bearer_tokens, context: ChangeContext | None = None) -> LoginOutcome:
         """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from controller.clock import parse_rfc3339, rfc3339
+from controller.store.change_context import ChangeContext
 
 TABLE = "revocations"
 
@@ -19,11 +20,11 @@ class TokenRevocations:
     def __init__(self, store, clock, lifetime: timedelta):
         self.store, self.clock, self.lifetime = store, clock, lifetime
 
-    def revoke(self, entity_id: str, kind: str) -> None:
+    def revoke(self, entity_id: str, kind: str, *, context: ChangeContext | None = None) -> None:
         """Record a revocation of ``kind`` (JTI, IDENTITY, API_SESSION), refreshing an older one."""
         now = self.clock.now()
         stamp = rfc3339(now)
-        with self.store.lock, self.store.transaction():
+        with self.store.lock, self.store.transaction(context):
             old = self.store.get(TABLE, entity_id)
             if old is not None and old.get("created_at", "") >= stamp:
                 return

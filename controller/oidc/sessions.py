@@ -17,6 +17,7 @@ from controller.auth.session_tokens import Presented, ResolvedSession
 from controller.clock import rfc3339
 from controller.oidc.tokens import ACCESS, TokenRejected, unverified_claims
 from controller.pki.certs import fingerprint, is_expired
+from controller.store.change_context import ChangeContext
 
 REALM = "openziti-oidc"
 DESCRIPTIONS = {"expired": "token expired", "invalid": "token is invalid"}
@@ -103,8 +104,8 @@ class OidcSessions:
             "is_oidc": True,
         }
 
-    def end(self, resolved: ResolvedSession) -> None:
+    def end(self, resolved: ResolvedSession, *, context: ChangeContext | None = None) -> None:
         """Log out: revoke the session (``z_asid``) and drop its sessions."""
-        self.revocations.revoke(resolved.session["id"], "API_SESSION")
-        with self.store.lock, self.store.transaction():
+        self.revocations.revoke(resolved.session["id"], "API_SESSION", context=context)
+        with self.store.lock, self.store.transaction(context):
             self.sessions.delete_for_api_session(resolved.session)

@@ -53,3 +53,38 @@ def test_writes_outside_a_request_carry_no_source(admin, api, ziti_app, ziti_clo
     assert ctl.api_sessions.sweep() >= 1
     deleted = events.query("entityChange", event_type="deleted", entityType="apiSessions", entityId=session_id)
     assert len(deleted) == 1 and "metadata" not in deleted[0]
+
+
+def test_oidc_second_factor_and_logout_writes_name_their_request(ziti_admin, ziti, ziti_app, ziti_clock, ziti_unique):
+    from harness import flows
+    from harness.client import ZitiClient
+    from tests.flows.oidc_support import password_identity
+
+    events, name = ziti_app.controller.events, ziti_unique("cc-oidc")
+    password_identity(ziti_admin, name, "pw-12345")
+    user = ZitiClient(ziti.http.__class__(transport=ziti.http._transport, base_url=ziti.http.base_url))
+    user.now = ziti.now
+    user.login(name, "pw-12345", api="client")
+    device = flows.enroll_totp(user, at=ziti_clock.now())
+    user.logout()
+
+    # A recovery code answers the OIDC TOTP step: spending it writes the MFA record in that request.
+    user.login(name, "pw-12345", oidc="c", totp=_RecoveryCode(device.recovery_codes[0]))
+    spent = events.query("entityChange", event_type="updated", entityType="mfas")[-1]
+    assert source_of(spent)["path"].endswith("/oidc/login/totp") and source_of(spent)["method"] == "POST"
+
+    session_id = user.edge_ok("GET", "/current-api-session")["id"]
+    user.logout()
+    revoked = events.query("entityChange", entityType="revocations", entityId=session_id)
+    assert revoked and source_of(revoked[-1])["method"] == "DELETE"
+    assert source_of(revoked[-1])["path"] == "/edge/client/v1/current-api-session"
+
+
+class _RecoveryCode:
+    """Answers the TOTP step with one recovery code."""
+
+    def __init__(self, code: str):
+        self._code = code
+
+    def code(self) -> str:
+        return self._code
