@@ -11,7 +11,7 @@ import importlib
 
 _EXPORTS = {
     "create_app": "controller.app",
-    "Controller": "controller.app",
+    "Controller": "controller.registry",
     "Config": "controller.config",
     "Clock": "controller.clock",
     "FrozenClock": "controller.clock",

@@ -20,7 +20,18 @@ LAYERS = [
     {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "lifecycle"},
     {"api"},
-    {"app", "serve", "tls", "httpserver", "http_connection", "wsgi_bridge", "console", "__main__", "__init__"},
+    {
+        "app",
+        "registry",
+        "serve",
+        "tls",
+        "httpserver",
+        "http_connection",
+        "wsgi_bridge",
+        "console",
+        "__main__",
+        "__init__",
+    },
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain

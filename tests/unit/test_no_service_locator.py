@@ -1,7 +1,7 @@
 """Domain and service code gets its collaborators explicitly, never the controller as a hallway.
 
 An AST scan of the packages below: no parameter, variable or attribute named ``ctl`` or
-``controller`` (the registry lives in ``controller/app.py`` and the API layer only).
+``controller`` (the registry lives in ``controller/registry.py`` and the API layer only).
 ``ALLOWED`` lists what is still being converted (issue 12); it may only shrink: an entry
 that no longer matches anything fails too, so it is removed when its module is done.
 """
