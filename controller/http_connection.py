@@ -155,7 +155,7 @@ class Connection(asyncio.Protocol):
         head.method, head.target = parser.get_method().decode("ascii"), self.url
         head.version, head.keep_alive = parser.get_http_version(), parser.should_keep_alive()
         head.declared_length = _content_length(head.headers)
-        self.max_body = self._body_limit(self.url)
+        self.max_body = self._body_limit(self.url, head.headers)
         if head.declared_length is not None and head.declared_length > self.max_body:
             self._complete(too_large=True)  # the app answers 413 without the body being read
         elif head.version == "1.1" and _expects_continue(head.headers):
@@ -205,12 +205,15 @@ class Connection(asyncio.Protocol):
 
         self.server.jobs.put((environ, head, emit))
 
-    def _body_limit(self, target: bytes) -> int:
-        """``Limits.max_body_for``, granted to a few connections at a time (APPSEC: memory)."""
+    def _body_limit(self, target: bytes, headers: list[tuple[bytes, bytes]]) -> int:
+        """``Limits.max_body_for``, granted to a few connections at a time that pass the gate (APPSEC: memory)."""
         limit, readers = self.limits.max_body_for(target), self.server.large_readers
         if limit <= self.limits.max_body:
             return limit
         if len(readers) >= self.limits.large_bodies_at_once:
+            return self.limits.max_body
+        gate = self.limits.large_body_gate
+        if gate is not None and not gate(headers):
             return self.limits.max_body
         readers.add(self)
         return limit

@@ -49,6 +49,9 @@ class Limits:
     large_bodies: tuple[tuple[str, int], ...] = ()
     #: connections reading or holding such a body at once; the others get ``max_body``
     large_bodies_at_once: int = 2
+    #: headers -> whether this request may send a large body at all (the controller: an admin's session);
+    #: the app still authorizes the request, this only decides what is buffered before it runs
+    large_body_gate: Callable[[list[tuple[bytes, bytes]]], bool] | None = None
 
     def max_body_for(self, target: bytes) -> int:
         """The body limit of a request for ``target`` (its path; the query is ignored)."""

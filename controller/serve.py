@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from functools import partial
 from pathlib import Path
 
 from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
@@ -19,19 +20,41 @@ from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the
 log = logging.getLogger("controller.serve")
 
 
-def controller_limits(**options) -> Limits:
-    """``Limits`` for the controller's listeners: the import extension takes a whole network as one body."""
+def controller_limits(app=None, **options) -> Limits:
+    """``Limits`` for the controller's listeners: the import extension takes a whole network as one body.
+
+    With ``app`` (its ``controller`` read per request, so a swapped app is followed), only a request carrying
+    an admin's session may send that large a body; any other is answered before a byte of it is buffered.
+    """
     from controller.api.operations import MANAGEMENT, PREFIXES
     from controller.api.ops_import import IMPORT_PATH, MAX_IMPORT_BODY
 
-    return Limits(large_bodies=((PREFIXES[MANAGEMENT] + IMPORT_PATH, MAX_IMPORT_BODY),), **options)
+    gate = None if app is None else partial(_admin_headers, app)
+    return Limits(
+        large_bodies=((PREFIXES[MANAGEMENT] + IMPORT_PATH, MAX_IMPORT_BODY),), large_body_gate=gate, **options
+    )
+
+
+def _admin_headers(app, headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether raw request headers carry a live admin session (``zt-session`` or a bearer access token)."""
+    ctl = getattr(app, "controller", None)
+    if ctl is None:
+        return False
+    zt_session, bearer = None, []
+    for name, value in headers:
+        name = name.lower()
+        if name == b"zt-session":
+            zt_session = value.decode("latin-1").strip()
+        elif name == b"authorization" and value[:7].lower() == b"bearer ":
+            bearer.append(value[7:].decode("latin-1").strip())
+    return ctl.session_tokens.admin_presented(zt_session, tuple(bearer))
 
 
 class ThreadedServer(HTTPServer):
     """The plain-HTTP listener (event loop for I/O, ``threads`` workers for the app)."""
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0, *, limits: Limits | None = None, **options):
-        super().__init__(app, host, port, limits=limits or controller_limits(), **options)
+        super().__init__(app, host, port, limits=limits or controller_limits(app), **options)
 
 
 def listeners(
@@ -51,7 +74,7 @@ def listeners(
             "HTTPS",
             "--port",
             port,
-            lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki, limits=controller_limits()),
+            lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki, limits=controller_limits(app_of())),
         )
     ]
     if http_port:

@@ -78,7 +78,9 @@ class LocalController:
         if self._quickstart_policies:
             ctl = self.app.controller
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
-        tls = TLSServer(self.app, self.host, self.https_port, self.app.controller.pki, limits=controller_limits())
+        tls = TLSServer(
+            self.app, self.host, self.https_port, self.app.controller.pki, limits=controller_limits(self.app)
+        )
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]

@@ -28,6 +28,11 @@ class SwappableApp:
     def __init__(self, app=None):
         self.app = app
 
+    @property
+    def controller(self):
+        """The mounted app's controller (the listener asks it who may send a large body)."""
+        return getattr(self.app, "controller", None)
+
     def __call__(self, environ, start_response):
         if self.app is None:
             start_response("503 Service Unavailable", [("Content-Type", "text/plain")])

@@ -90,6 +90,26 @@ class SessionTokens:
             return self.resolve(Presented(bearer_tokens=(token,), **connection))
         return self.resolve(Presented(zt_session=token, **connection))
 
+    def admin_presented(self, zt_session: str | None, bearer_tokens: tuple[str, ...] = ()) -> bool:
+        """Whether the tokens name a live session of an enabled admin, without touching any record.
+
+        The listener asks this before buffering a large body; the request is still authorized in full after.
+        """
+        if zt_session:
+            session = self.api_sessions.find(self.api_sessions.by_token.get(zt_session) or "")
+            alive = session is not None and not self.api_sessions.is_expired(session)
+            return alive and self._enabled_admin(session["identity_id"])
+        if self.oidc is not None:
+            for token in bearer_tokens:
+                subject = self.oidc.admin_candidate(token)
+                if subject is not None and self._enabled_admin(subject):
+                    return True
+        return False
+
+    def _enabled_admin(self, identity_id: str) -> bool:
+        identity = self.identities.find(identity_id)
+        return bool(identity and identity.get("is_admin")) and not self.identities.is_disabled(identity)
+
     def presents_any(self, presented: Presented) -> bool:
         """True when the request carries something that could be a session token."""
         if presented.zt_session:

@@ -62,6 +62,14 @@ class OidcSessions:
             claims = unverified_claims(token) or {}
         return claims.get("z_t") == ACCESS and bool(claims.get("z_asid"))
 
+    def admin_candidate(self, token: str) -> str | None:
+        """The subject of a valid, unrevoked access token (its certificate binding is checked later)."""
+        try:
+            claims = self.signer.verify(token, ACCESS)
+        except TokenRejected:
+            return None
+        return None if self.revocations.is_revoked(claims) else claims.get("sub")
+
     def resolve(self, token: str, presented: Presented, others=()) -> ResolvedSession:
         try:
             claims = self.signer.verify(token, ACCESS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+
 import orjson
 import pytest
 
@@ -173,6 +175,34 @@ def test_an_import_body_past_the_limit_of_other_requests_goes_through(ziti_admin
     )
     assert reply.status_code == 200, reply.text
     assert names(ziti_admin, "listServices", prefix) == {f"{prefix}-svc"}
+
+
+def test_only_an_admin_session_may_send_an_import_body_past_the_usual_limit(ziti_admin, ziti_mode, ziti_unique):
+    if ziti_mode != "http":
+        pytest.skip("the listener's limit: no listener in-process")
+    name = ziti_unique("not-admin")
+    identity_id = ziti_admin.create("identities", {"name": name, "type": "User", "isAdmin": False})
+    ziti_admin.create(
+        "authenticators", {"identityId": identity_id, "method": "updb", "username": name, "password": "pw-12345"}
+    )
+    user = ziti_admin.signed_in(name, "pw-12345", api="client")
+    url = ziti_admin.raw.base_url
+
+    def first_line(token: str | None) -> bytes:
+        """Announce a 3 MB import and wait: a granted body is asked for (100 Continue), a refused one answered."""
+        head = (
+            f"POST /edge/management/v1/imports HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {3 << 20}\r\nExpect: 100-continue\r\n"
+            + (f"zt-session: {token}\r\n" if token else "")
+            + "\r\n"
+        )
+        with socket.create_connection((url.host, url.port), timeout=10) as conn:
+            conn.sendall(head.encode())
+            return conn.recv(4096).split(b"\r\n", 1)[0]
+
+    assert first_line(ziti_admin.token) == b"HTTP/1.1 100 Continue"
+    for token in (user.token, "not-a-session", None):
+        assert first_line(token) == b"HTTP/1.1 401 Unauthorized"  # answered before a byte of the body is read
 
 
 def test_a_body_past_the_limit_elsewhere_is_refused_with_413(ziti_admin, ziti_mode, ziti_unique):
