@@ -22,6 +22,7 @@ from controller.store.db import Store
 
 WRITER = Path(__file__).with_name("_writer.py")
 RUNS = 24
+EXTRA_COMPACT_RUNS = 16
 MODES = ("write", "compact", "concurrent")
 PRELOAD = 20_000  # records in the journal before the resume test's first run
 MAX_RESUME_RUNS = 40
@@ -107,8 +108,12 @@ def test_acknowledged_writes_survive_kill_9_at_any_moment(tmp_path):
     rng, folder, ledger = random.Random(seed), tmp_path / "data", Ledger()
     killed_mid_snapshot = 0
 
-    for run in range(RUNS):
-        mode = MODES[run % len(MODES)]
+    # Every mode in turn; then, on a slow machine where no kill happened to land inside a snapshot
+    # write, more compaction runs (bounded) until one does: that moment is the one the test is about.
+    for run in range(RUNS + EXTRA_COMPACT_RUNS):
+        if run >= RUNS and killed_mid_snapshot:
+            break
+        mode = MODES[run % len(MODES)] if run < RUNS else "compact"
         ledger.read(run_and_kill(folder, mode, run, rng))
         killed_mid_snapshot += mode == "compact" and any(folder.glob("snapshot-*.tmp"))
         check(folder, ledger, f"STORE_KILL_SEED={seed} run {run} ({mode})")
