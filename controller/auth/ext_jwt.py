@@ -23,6 +23,7 @@ import jwt
 from controller import errors
 from controller.auth.jwt_keys import SignerKeys, algorithms_for
 from controller.auth.request import AuthRequest, Proof
+from controller.pki.jwt_signature import TokenRejected, verify_signature
 
 PRIMARY_REALM = "openziti-primary-ext-jwt"
 SECONDARY_REALM = "openziti-secondary-ext-jwt"
@@ -30,14 +31,6 @@ MAX_CANDIDATES = 3
 DESCRIPTIONS = {"missing": "no matching token was provided", "expired": "token expired", "invalid": "token is invalid"}
 #: worst reason wins when several candidates fail
 SEVERITY = {"missing": 0, "invalid": 1, "expired": 2}
-
-
-class TokenRejected(Exception):
-    """A candidate token failed; ``reason`` is missing, expired or invalid."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass
@@ -107,21 +100,7 @@ class ExtJwtVerifier:
         allowed = algorithms_for(key) if key is not None else []
         if header.get("alg") not in allowed:
             raise TokenRejected("invalid")
-        try:
-            return jwt.decode(
-                token,
-                key,
-                algorithms=[header["alg"]],
-                options={
-                    "verify_exp": False,
-                    "verify_nbf": False,
-                    "verify_iat": False,
-                    "verify_aud": False,
-                    "verify_iss": False,
-                },
-            )
-        except jwt.PyJWTError:
-            raise TokenRejected("invalid") from None
+        return verify_signature(token, key, [header["alg"]])
 
     def _check_claims(self, claims: dict, signer: dict) -> None:
         now = self.clock.now().timestamp()

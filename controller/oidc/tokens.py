@@ -15,6 +15,8 @@ from datetime import timedelta
 
 import jwt
 
+from controller.pki.jwt_signature import TokenRejected, verify_signature
+
 ACCESS, REFRESH = "a", "r"
 #: the registered public clients: the C SDK's and early HA SDKs' (sdk-golang)
 CLIENTS = ("openziti", "native")
@@ -44,14 +46,6 @@ CUSTOM = (
 )
 VERIFIED_CACHE = 4096
 OMIT_WHEN_EMPTY = ("z_aid", "z_ct", "z_ia", "z_eid", "z_cae", "z_authid", "z_acf")
-
-
-class TokenRejected(Exception):
-    """A presented token failed; ``reason`` is ``expired`` or ``invalid``."""
-
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -157,21 +151,7 @@ class TokenSigner:
     def _check_signature(self, token: str) -> dict:
         if not self.looks_like_ours(token):
             raise TokenRejected("invalid")
-        try:
-            claims = jwt.decode(
-                token,
-                self.public_key,
-                algorithms=[self.alg],
-                options={
-                    "verify_exp": False,
-                    "verify_nbf": False,
-                    "verify_iat": False,
-                    "verify_aud": False,
-                    "verify_iss": False,
-                },
-            )
-        except jwt.PyJWTError:
-            raise TokenRejected("invalid") from None
+        claims = verify_signature(token, self.public_key, [self.alg])
         # A bearer comes back on every request: remember what verified (times and revocations are still checked).
         if len(self._verified) >= VERIFIED_CACHE:
             self._verified.clear()
