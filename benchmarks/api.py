@@ -20,6 +20,7 @@ import falcon.testing
 from controller.app import create_app
 from controller.clock import rfc3339
 from controller.config import Config
+from controller.model.identity import identity_record
 
 ADMIN = {"username": "admin", "password": "admin"}
 
@@ -36,24 +37,13 @@ def _preload(app, count: int) -> None:
                 ctl.store.insert(
                     "identities",
                     record_id,
-                    {
-                        "id": record_id,
-                        "name": f"preloaded-{index:07d}",
-                        "created_at": now,
-                        "updated_at": now,
-                        "tags": {"batch": str(index % 10)},
-                        "type_id": "Default",
-                        "is_admin": False,
-                        "is_default_admin": False,
-                        "role_attributes": [f"attr{index % 8}"],
-                        "auth_policy_id": None,
-                        "external_id": None,
-                        "app_data": {},
-                        "default_hosting_cost": 0,
-                        "default_hosting_precedence": "default",
-                        "service_hosting_costs": {},
-                        "service_hosting_precedences": {},
-                    },
+                    identity_record(
+                        record_id,
+                        now,
+                        name=f"preloaded-{index:07d}",
+                        tags={"batch": str(index % 10)},
+                        role_attributes=[f"attr{index % 8}"],
+                    ),
                 )
 
 

@@ -27,6 +27,7 @@ import falcon.testing
 from controller.app import create_app
 from controller.clock import Clock, rfc3339
 from controller.config import Config
+from controller.model.identity import identity_record
 from controller.store.db import Store
 
 SHAPES = {
@@ -80,23 +81,7 @@ def load(store, shape: dict, now: str, seed: int = 7) -> dict[str, list[str]]:
     _insert_all(
         store,
         "identities",
-        (
-            {
-                **_base(i, "name-" + i, now),
-                "role_attributes": spread(rng),
-                "auth_policy_id": None,
-                "external_id": None,
-                "app_data": {},
-                "default_hosting_cost": 0,
-                "default_hosting_precedence": "default",
-                "service_hosting_costs": {},
-                "service_hosting_precedences": {},
-                "is_admin": False,
-                "is_default_admin": False,
-                "type_id": "Default",
-            }
-            for i in ids["identities"]
-        ),
+        (identity_record(i, now, name="name-" + i, role_attributes=spread(rng)) for i in ids["identities"]),
     )
     _insert_all(
         store,

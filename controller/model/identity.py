@@ -44,6 +44,28 @@ PERMISSIONS = (
 )
 
 
+def identity_record(identity_id: str, now: str, **fields) -> dict:
+    """A stored identity with every attribute at its default, then ``fields`` (system identities, bulk fills)."""
+    return {
+        "id": identity_id,
+        "created_at": now,
+        "updated_at": now,
+        "tags": {},
+        "role_attributes": [],
+        "auth_policy_id": None,
+        "external_id": None,
+        "app_data": {},
+        "default_hosting_cost": 0,
+        "default_hosting_precedence": "default",
+        "service_hosting_costs": {},
+        "service_hosting_precedences": {},
+        "is_admin": False,
+        "is_default_admin": False,
+        "type_id": "Default",
+        **fields,
+    }
+
+
 class IdentityManager(EntityManager):
     declaration = ENTITIES["identities"]
     attrs = (
@@ -105,25 +127,7 @@ class IdentityManager(EntityManager):
 
     def create_system(self, record_fields: dict) -> str:
         """Create an identity the controller owns (default admin, router identities)."""
-        now = self._now()
-        record = {
-            "id": record_fields.get("id") or self.ids.short(),
-            "created_at": now,
-            "updated_at": now,
-            "tags": {},
-            "role_attributes": [],
-            "auth_policy_id": None,
-            "external_id": None,
-            "app_data": {},
-            "default_hosting_cost": 0,
-            "default_hosting_precedence": "default",
-            "service_hosting_costs": {},
-            "service_hosting_precedences": {},
-            "is_admin": False,
-            "is_default_admin": False,
-            "type_id": "Default",
-        }
-        record.update(record_fields)
+        record = identity_record(record_fields.get("id") or self.ids.short(), self._now(), **record_fields)
         with self.store.lock, self.store.transaction():
             self.check_name(record, None)
             self.store.insert(self.table, record["id"], record)
