@@ -152,20 +152,20 @@ def _field_error(error, where: str) -> FieldError:
         reason = f'{name} in {where} must be of type {wanted}: "{_type_name(value)}"'
     elif kind == "enum":
         reason = f"{name} in {where} should be one of [{' '.join(str(v) for v in expected)}]"
-    elif kind == "maxLength":
-        reason = f"{name} in {where} should be at most {expected} chars long"
-    elif kind == "minLength":
-        reason = f"{name} in {where} should be at least {expected} chars long"
-    elif kind == "maximum":
-        reason = f"{name} in {where} should be less than or equal to {expected}"
-    elif kind == "minimum":
-        reason = f"{name} in {where} should be greater than or equal to {expected}"
-    elif kind == "minItems":
-        reason = f"{name} in {where} should have at least {expected} items"
     elif kind == "format":
         reason = f'{name} in {where} must be of type {expected}: "{value}"'
-    elif kind == "additionalProperties":
-        reason = f"{name} in {where}: {error.message}"
+    elif kind in BOUNDS:
+        reason = f"{name} in {where} should be {BOUNDS[kind].format(expected)}"
     else:
         reason = f"{name} in {where}: {error.message}"
     return FieldError(name, reason, value)
+
+
+#: go-openapi's wording of a broken bound, after "<field> in <where> should be"
+BOUNDS = {
+    "maxLength": "at most {} chars long",
+    "minLength": "at least {} chars long",
+    "maximum": "less than or equal to {}",
+    "minimum": "greater than or equal to {}",
+    "minItems": "at least {} items",
+}
