@@ -49,7 +49,7 @@ SCAN = 'name icontains "ID05000"'  # no index answers icontains: the anchor
 def _server(folder: Path):
     from controller.app import create_app
     from controller.config import Config
-    from controller.serve import ThreadedServer
+    from controller.server.serve import ThreadedServer
     from harness.client import ZitiClient
 
     app = create_app(Config(data_dir=folder))

@@ -26,7 +26,7 @@ from cryptography import x509
 from benchmarks.load import _ROOT, Request, TLSFiles, drive, wrk_rate, wrk_writes
 from benchmarks.slow import hold
 from controller.heap import freeze_started_heap
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.enroll import ott_csr
@@ -117,7 +117,7 @@ class Rig:
         self.ca = folder / "ca.pem"
         self.ca.write_text(self.ctl.controller.pki.ca_bundle_pem())
         self.counter = 0
-        freeze_started_heap()  # as ``controller.serve.run`` does once the app is built
+        freeze_started_heap()  # as ``controller.server.serve.run`` does once the app is built
 
     def tokens(self, count: int) -> list[tuple[str, str]]:
         """``count`` new identities with an ott enrollment: (id, token)."""

@@ -16,8 +16,8 @@ _EXPORTS = {
     "Clock": "controller.clock",
     "FrozenClock": "controller.clock",
     "Ids": "controller.ids",
-    "ThreadedServer": "controller.serve",
-    "TLSServer": "controller.tls",
+    "ThreadedServer": "controller.server.serve",
+    "TLSServer": "controller.server.tls",
     "ControllerError": "controller.errors",
 }
 __all__ = sorted(_EXPORTS)

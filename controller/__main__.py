@@ -122,8 +122,8 @@ def build_config(args, data_dir: Path) -> Config:
 
 
 def serve(args) -> int:
-    from controller.lifecycle import stop_on_signals
-    from controller.serve import run as run_server
+    from controller.server.lifecycle import stop_on_signals
+    from controller.server.serve import run as run_server
 
     data_dir = Path(tempfile.mkdtemp(prefix="ziti-controller-")) if args.temp else Path(args.data)
     try:

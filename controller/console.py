@@ -38,7 +38,7 @@ Translator = Callable[[BaseException], "CliError | None"]
 
 def controller_errors(ex: BaseException) -> CliError | None:
     """Failures of the controller's own start: ports and the data folder."""
-    from controller.lifecycle import ListenerError
+    from controller.server.lifecycle import ListenerError
     from controller.store.journal import StoreCorruptError, StoreFormatError, StoreInUseError
 
     if isinstance(ex, ListenerError):

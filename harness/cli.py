@@ -152,8 +152,8 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.heap import freeze_started_heap
-    from controller.lifecycle import Listeners, stop_on_signals, wait_for_stop
-    from controller.serve import banner, listeners
+    from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
+    from controller.server.serve import banner, listeners
     from harness.network import apply
 
     built: list = []

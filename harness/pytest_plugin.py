@@ -31,7 +31,7 @@ import pytest
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory, service_policy_factory
 from harness.transport import SwappableApp

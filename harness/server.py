@@ -15,8 +15,8 @@ from pathlib import Path
 from controller.app import create_app
 from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.serve import ThreadedServer, controller_limits, start_router
-from controller.tls import TLSServer
+from controller.server.serve import ThreadedServer, controller_limits, start_router
+from controller.server.tls import TLSServer
 
 
 def free_port(host: str = "127.0.0.1") -> int:

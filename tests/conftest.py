@@ -43,7 +43,7 @@ make_service = service_factory(returns="id")
 def https_server():
     """One TLS listener (client certs requested, never verified in the handshake) whose app each test swaps in."""
     from controller.pki.loader import load_pki
-    from controller.tls import TLSServer
+    from controller.server.tls import TLSServer
 
     holder = SwappableApp()
     server = TLSServer(holder, "127.0.0.1", 0, load_pki(Config()), threads=4).start()

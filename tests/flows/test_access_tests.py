@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from controller.app import create_app
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness.access_tests import cases_of, run_tests
 from harness.analysis import Analysis
 from harness.network import Network, NetworkError

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from controller.app import create_app
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness.cli import main
 
 NETWORK = {

@@ -18,7 +18,7 @@ import yaml
 
 from controller.app import create_app
 from controller.config import Config
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
 from harness.server import free_port
 
@@ -214,7 +214,7 @@ def test_wrong_admin_password(served):
 
 def test_https_without_a_trusted_ca_names_the_ca_option_and_works_with_it():
     from controller.pki.loader import load_pki
-    from controller.tls import TLSServer
+    from controller.server.tls import TLSServer
 
     app = create_app()
     pki = load_pki(app.controller.config)

@@ -108,7 +108,7 @@ def test_controller_auth_option_logs_the_admin_in_by_oidc(pytester):
 
 def test_external_controller_skips_time_travel(pytester):
     from controller.app import create_app
-    from controller.serve import ThreadedServer
+    from controller.server.serve import ThreadedServer
 
     with ThreadedServer(create_app()) as server:
         pytester.makepyfile("""

@@ -7,7 +7,7 @@ import pytest
 
 from controller.app import create_app
 from controller.config import Config
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 from harness.client import ApiError, ZitiClient
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.serve import Limits, ThreadedServer
+from controller.server.serve import Limits, ThreadedServer
 
 BIG = b"x" * 65536
 

@@ -155,7 +155,7 @@ def _wait_listening(port: int, timeout: float = 15) -> None:
 
 
 def test_run_serves_https_and_http_with_a_certificate_for_the_configured_names(tmp_path):
-    from controller.serve import run
+    from controller.server.serve import run
 
     https_port, http_port = _free_port(), _free_port()
     config = Config(

@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from controller.serve import Limits, ThreadedServer
+from controller.server.serve import Limits, ThreadedServer
 from tests.tls.test_http_framing import body_of, echo_app, exchange
 
 LIMITS = Limits(max_body=1000, max_head=4096, large_bodies=(("/in", 5000),), large_bodies_at_once=1)

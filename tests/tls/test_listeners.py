@@ -8,8 +8,8 @@ import pytest
 
 from controller.app import create_app
 from controller.config import Config
-from controller.lifecycle import ListenerError, Listeners
-from controller.serve import listeners
+from controller.server.lifecycle import ListenerError, Listeners
+from controller.server.serve import listeners
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ import httpx
 import pytest
 
 from controller.pki import ControllerPKI
-from controller.serve import Limits, ThreadedServer
-from controller.tls import TLSServer
+from controller.server.serve import Limits, ThreadedServer
+from controller.server.tls import TLSServer
 from harness import pki as hp
 
 PROBE_TIMEOUT = 3

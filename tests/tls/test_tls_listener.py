@@ -13,7 +13,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from controller.pki import ControllerPKI, fingerprint
-from controller.tls import PEER_CERTS_KEY, TLSServer
+from controller.server.tls import PEER_CERTS_KEY, TLSServer
 from harness import pki as hp
 
 

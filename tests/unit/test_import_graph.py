@@ -18,20 +18,9 @@ LAYERS = [
     {"errors", "clock", "ids", "config", "heap", "entities", "gc_pause"},
     {"store", "pki", "policy"},
     {"model", "auth", "enroll", "oidc"},
-    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "lifecycle"},
+    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
     {"api"},
-    {
-        "app",
-        "registry",
-        "serve",
-        "tls",
-        "httpserver",
-        "http_connection",
-        "wsgi_bridge",
-        "console",
-        "__main__",
-        "__init__",
-    },
+    {"app", "registry", "server", "console", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain

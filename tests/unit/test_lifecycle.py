@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from controller.lifecycle import Listener, ListenerError, Listeners, check_ports
-from controller.serve import ThreadedServer
+from controller.server.lifecycle import Listener, ListenerError, Listeners, check_ports
+from controller.server.serve import ThreadedServer
 
 
 def _hello(environ, start_response):

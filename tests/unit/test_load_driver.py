@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from benchmarks.load import Request, drive, wrk_writes
-from controller.serve import ThreadedServer
+from controller.server.serve import ThreadedServer
 
 
 def counting_app(environ, start_response):

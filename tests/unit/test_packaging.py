@@ -18,7 +18,7 @@ class Block:
             raise ImportError('harness-only library imported: ' + name)
 sys.meta_path.insert(0, Block())
 from controller.app import create_app
-import controller.__main__, controller.serve
+import controller.__main__, controller.server.serve
 create_app().controller.close()
 print('ok')
 """

@@ -68,4 +68,4 @@ def test_nothing_in_the_controller_imports_the_router_but_the_composition_root()
         for path in root.rglob("*.py")
         if re.search(r"^\s*(from router\b|import router\b)", path.read_text(), flags=re.M)
     }
-    assert importers <= {"serve.py"}
+    assert importers <= {"server/serve.py"}

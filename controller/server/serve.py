@@ -1,10 +1,10 @@
-"""Serving the app: plain HTTP and the TLS listener, both on ``controller.httpserver``.
+"""Serving the app: plain HTTP and the TLS listener, both on ``controller.server.httpserver``.
 
-``ThreadedServer`` (plain HTTP) and ``controller.tls.TLSServer`` (HTTPS) share
+``ThreadedServer`` (plain HTTP) and ``controller.server.tls.TLSServer`` (HTTPS) share
 one API: constructing binds the port (a busy port raises ``OSError`` there),
 ``start()`` serves from a daemon thread and returns once accepting, ``stop()``
 closes everything within about two seconds and is idempotent. ``listeners``
-describes them for ``controller.lifecycle`` (ports checked, all bound before
+describes them for ``controller.server.lifecycle`` (ports checked, all bound before
 any serves, all stopped together); ``run`` is what the command line starts.
 """
 
@@ -15,9 +15,9 @@ import threading
 from functools import partial
 from pathlib import Path
 
-from controller.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
+from controller.server.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
 
-log = logging.getLogger("controller.serve")
+log = logging.getLogger("controller.server.serve")
 
 
 def controller_limits(app=None, **options) -> Limits:
@@ -66,8 +66,8 @@ def listeners(
     ``http_port`` of 0 turns plain HTTP off, a ``router_port`` of None the router.
     Each ``bind`` returns a server not yet serving.
     """
-    from controller.lifecycle import Listener
-    from controller.tls import TLSServer
+    from controller.server.lifecycle import Listener
+    from controller.server.tls import TLSServer
 
     out = [
         Listener(
@@ -151,7 +151,7 @@ def run(
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.heap import freeze_started_heap
-    from controller.lifecycle import Listeners, wait_for_stop
+    from controller.server.lifecycle import Listeners, wait_for_stop
 
     built: list = []
     group = Listeners(

@@ -5,7 +5,7 @@ handshake (Go's ``RequestClientCert``) and see every certificate the client
 sent: endpoints verify chains against trusted CAs, including CAs added at run
 time. Python's ``ssl`` cannot (``CERT_OPTIONAL`` still aborts the handshake on an
 unknown CA, and it exposes the leaf only), so TLS is pyOpenSSL with an accept-all
-verify callback, over memory buffers that ``controller.httpserver``'s event
+verify callback, over memory buffers that ``controller.server.httpserver``'s event
 loop drives: a slow or silent client holds no thread, and the handshake has a
 deadline. The chain reaches the app only as ``environ["controller.peer_certs"]``.
 """
@@ -15,10 +15,10 @@ from __future__ import annotations
 from cryptography import x509
 from OpenSSL import SSL
 
-from controller.httpserver import HTTPServer, Limits
 from controller.pki.ca import ControllerPKI
 from controller.pki.certs import der
-from controller.wsgi_bridge import PEER_CERTS_KEY  # noqa: F401 - the key, where callers look for it
+from controller.server.httpserver import HTTPServer, Limits
+from controller.server.wsgi_bridge import PEER_CERTS_KEY  # noqa: F401 - the key, where callers look for it
 
 SESSION_ID_CONTEXT = b"ziti-edge-controller"
 

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-log = logging.getLogger("controller.lifecycle")
+log = logging.getLogger("controller.server.lifecycle")
 
 #: how long stopping every listener may take (SIGTERM and Ctrl-C)
 STOP_DEADLINE = 2.0

@@ -22,7 +22,7 @@ import orjson
 
 from controller import errors
 
-log = logging.getLogger("controller.serve")
+log = logging.getLogger("controller.server.serve")
 
 #: the environ key the TLS listener fills with the client's certificate chain
 PEER_CERTS_KEY = "controller.peer_certs"

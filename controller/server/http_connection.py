@@ -1,4 +1,4 @@
-"""One client connection of ``controller.httpserver``: TLS, parsing, deadlines, answers.
+"""One client connection of ``controller.server.httpserver``: TLS, parsing, deadlines, answers.
 
 The connection lives on the event loop. httptools calls the ``on_*`` methods as
 it parses; a complete request (or one whose body is too large to read) goes to
@@ -16,9 +16,9 @@ from collections import deque
 import httptools
 import orjson
 
-from controller.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response
+from controller.server.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response
 
-log = logging.getLogger("controller.serve")
+log = logging.getLogger("controller.server.serve")
 
 
 class Connection(asyncio.Protocol):

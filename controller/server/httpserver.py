@@ -12,7 +12,7 @@ run the app. Deadlines (``Limits``) bound every phase a client controls:
 
 Requests are parsed by httptools (llhttp, Node's C parser) in
 ``http_connection``; responses are framed in ``wsgi_bridge``. TLS, when ``tls``
-is given, is a layer over memory buffers (``controller.tls.TLSLayer``), so the
+is given, is a layer over memory buffers (``controller.server.tls.TLSLayer``), so the
 handshake never blocks the loop.
 """
 
@@ -28,10 +28,10 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from controller.http_connection import Connection
-from controller.wsgi_bridge import run_app
+from controller.server.http_connection import Connection
+from controller.server.wsgi_bridge import run_app
 
-log = logging.getLogger("controller.serve")
+log = logging.getLogger("controller.server.serve")
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class HTTPServer:
     serves); ``start`` serves from a daemon thread; ``stop`` closes the listener
     and every connection and returns within about two seconds. ``error`` holds an
     exception from the serving thread, re-raised by ``stop``. ``tls`` makes one
-    TLS layer per connection (see ``controller.tls.TLSServer``).
+    TLS layer per connection (see ``controller.server.tls.TLSServer``).
     """
 
     scheme = "http"
