@@ -23,6 +23,7 @@ from controller.enroll.methods import enrollment_methods
 from controller.enroll.registry import EnrollmentMethods
 from controller.entities import ROLE_TARGETS
 from controller.events import Events
+from controller.fabric.state import Fabric
 from controller.ids import Ids
 from controller.model.api_session import ApiSessionManager
 from controller.model.api_session_certificate import ApiSessionCertificateManager
@@ -83,6 +84,7 @@ class Controller:
     events: Events
     pki: ControllerPKI
     router_presence: RouterPresence
+    fabric: Fabric
     policy: PolicySync
     engine: PolicyEngine
     service_updates: ServiceUpdates
@@ -143,6 +145,7 @@ class Controller:
         self.events = Events(self)
         self.pki = load_pki(config)
         self.router_presence = RouterPresence()
+        self.fabric = Fabric()
         self.policy = PolicySync(store)
         self.engine = self.policy.engine
         self.service_updates = ServiceUpdates(clock)
