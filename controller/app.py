@@ -13,6 +13,7 @@ from controller.bootstrap import bootstrap
 from controller.clock import Clock
 from controller.config import Config
 from controller.ids import Ids
+from controller.private_files import prepare_data_folder
 from controller.registry import Controller
 from controller.router_link import DEFAULT_NAME as DEFAULT_ROUTER_NAME
 from controller.router_link import RouterLink
@@ -33,6 +34,8 @@ def create_app(
     config = config or Config()
     clock = clock or (SimulatedClock() if config.simulation else Clock())
     ids = ids or Ids()
+    if config.data_dir is not None:
+        prepare_data_folder(config.data_dir)  # APPSEC(secrets-at-rest): owner-only, repaired at start
     if store is None:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     ctl = Controller(config, store, clock, ids)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from controller.private_files import make_folder, open_private
+
 
 class RotatingFile:
     """Append lines to ``path``; before a line would push it past ``max_bytes``, rotate."""
@@ -57,8 +59,8 @@ class RotatingFile:
                 self._file = None
 
     def _open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "ab", buffering=0)
+        make_folder(self.path.parent)
+        self._file = open_private(self.path, "ab", buffering=0)
         self._size = self._file.tell()
 
     def _numbered(self, index: int) -> Path:

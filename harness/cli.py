@@ -118,13 +118,15 @@ def _url(ex) -> str:
 
 def write_enrollment_jwts(client: ZitiClient, out: Path) -> list[Path]:
     """Write ``<identity name>.jwt`` for every identity with a pending ott enrollment."""
-    out.mkdir(parents=True, exist_ok=True)
+    from harness.files import private_folder, write_private
+
+    private_folder(out)  # APPSEC(secrets-at-rest): an enrollment JWT is a credential until used
     written = []
     for identity in client.management.iterate("listIdentities", page_size=500):
         ott = (identity.get("enrollment") or {}).get("ott")
         if ott and ott.get("jwt"):
             path = out / f"{identity['name']}.jwt"
-            path.write_text(ott["jwt"])
+            write_private(path, ott["jwt"])
             written.append(path)
     return written
 

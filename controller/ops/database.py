@@ -17,6 +17,7 @@ from pathlib import Path
 
 from controller.clock import Clock
 from controller.errors import RateLimited, Unavailable
+from controller.private_files import make_folder
 from controller.store.db import Store
 
 SNAPSHOT_DIR = "snapshots"
@@ -62,7 +63,7 @@ class Database:
 
     def _destination(self, now: datetime) -> Path:
         root = self.root()
-        root.mkdir(parents=True, exist_ok=True)
+        make_folder(root)
         base = root / (PREFIX + now.strftime("%Y%m%d-%H%M%S"))
         dest, number = base, 1
         while dest.exists():

@@ -23,6 +23,7 @@ from controller.clock import Clock
 from controller.pki import files, issue
 from controller.pki.certs import certs_pem, der, fingerprint, verify_chain
 from controller.pki.csr import csr_sans, parse_csr
+from controller.private_files import make_folder
 
 ROOT_DAYS = 3650
 INTERMEDIATE_DAYS = 3650
@@ -109,8 +110,7 @@ class ControllerPKI:
         """
         issue.check_server_key_type(server_key_type)
         clock = clock or Clock()
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = make_folder(folder)
         sans = issue.server_sans(["localhost", *hostnames], ["127.0.0.1", *ip_addresses])
         with files.locked(folder):
             now = clock.now()

@@ -44,7 +44,8 @@ def write_key(path: Path, key) -> None:
 
 
 def write_cert(path: Path, cert: x509.Certificate) -> None:
-    _atomic_write(path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
+    # APPSEC(secrets-at-rest): the data folder is owner-only throughout, certificates included
+    _atomic_write(path, cert.public_bytes(serialization.Encoding.PEM), 0o600)
 
 
 def read_key(path: Path):

@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from controller.gc_pause import gc_paused
+from controller.private_files import make_folder, open_fd, open_private
 from controller.store import snapshots
 
 log = logging.getLogger(__name__)
@@ -157,8 +158,7 @@ def load_snapshot(path: Path, share: snapshots.Share = snapshots.unshared) -> Ta
 
 def write_copy(dest: str | os.PathLike, tables: Tables, *, fsync: bool) -> None:
     """A new store folder at ``dest`` holding ``tables`` (which must not be written meanwhile)."""
-    folder = Path(dest)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = make_folder(dest)
     if _significant(os.listdir(folder)):
         raise FileExistsError(f"{folder} is not empty")
     _write_format(folder, fsync)
@@ -208,8 +208,7 @@ class Journal:
         share: snapshots.Share = snapshots.unshared,
     ) -> tuple[Journal, Tables]:
         """Open (or initialise) a folder; returns the journal and the loaded tables."""
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = make_folder(path)
         _check_format(folder, fsync)  # before locking: leave no lock file in a foreign folder
         lock_fd = _lock_folder(folder)
         try:
@@ -340,7 +339,7 @@ class Journal:
         return handle
 
     def _open_file(self, path: Path):
-        return open(path, "ab", buffering=0)
+        return open_private(path, "ab", buffering=0)
 
     def _undo(self, start: int) -> None:
         """Cut a failed write off the segment; if that fails too, never append to it again."""
@@ -416,7 +415,7 @@ class Journal:
 def _lock_folder(folder: Path) -> int | None:
     path = folder / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_fd(path, os.O_RDWR)
     except OSError:
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -467,7 +466,7 @@ def _write_snapshot(folder: Path, upto: int, tables: Tables, fsync: bool) -> int
 def _replace_atomically(folder: Path, name: str, write, fsync: bool) -> None:
     """Write ``name`` via a temp file, fsync, rename over, fsync the folder."""
     tmp = folder / (name + ".tmp")
-    handle = open(tmp, "wb")
+    handle = open_private(tmp, "wb")
     try:
         with handle:
             write(handle)

@@ -15,7 +15,7 @@ import controller
 ROOT = Path(controller.__file__).parent
 #: layers, lowest first: a package may import its own layer and the ones below, never above
 LAYERS = [
-    {"errors", "clock", "ids", "config", "heap", "entities", "gc_pause"},
+    {"errors", "clock", "ids", "config", "heap", "entities", "gc_pause", "private_files"},
     {"store", "pki", "policy", "fabric"},
     {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
