@@ -34,10 +34,10 @@ def create_app(
     config = config or Config()
     clock = clock or (SimulatedClock() if config.simulation else Clock())
     ids = ids or Ids()
-    if config.data_dir is not None:
-        prepare_data_folder(config.data_dir)  # APPSEC(secrets-at-rest): owner-only, repaired at start
     if store is None:
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
+    if config.data_dir is not None:  # once the store accepted the folder: a refused one is left untouched
+        prepare_data_folder(config.data_dir)  # APPSEC(secrets-at-rest): owner-only, repaired at start
     ctl = Controller(config, store, clock, ids)
     bootstrap(
         store=store,
