@@ -20,12 +20,21 @@ from router.link import ControllerLink, Credentials
 
 log = logging.getLogger("router")
 
+#: APPSEC(tls-policy): Mozilla "intermediate" without DHE, as the controller's HTTPS listener
+#: (``controller.server.tls.TLS12_CIPHERS``; the router never imports the controller, a test keeps them equal)
+TLS12_CIPHERS = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+)
+
 
 def server_context(link: ControllerLink) -> tuple[ssl.SSLContext, str]:
     """TLS server context with the router cert, requiring client certs from the trusted CAs."""
     creds = Credentials(**link.credentials())
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_ciphers(TLS12_CIPHERS)
     with tempfile.TemporaryDirectory(prefix="ziti-router-") as folder:
         chain, key = Path(folder) / "chain.pem", Path(folder) / "key.pem"
         chain.write_text(creds.cert_chain_pem)

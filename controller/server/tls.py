@@ -22,6 +22,15 @@ from controller.server.wsgi_bridge import PEER_CERTS_KEY  # noqa: F401 - the key
 
 SESSION_ID_CONTEXT = b"ziti-edge-controller"
 
+#: APPSEC(tls-policy): Mozilla "intermediate" without DHE: TLS 1.2 offers only ECDHE key exchange with AEAD
+#: ciphers (no static RSA, no CBC, no SHA-1 MACs); TLS 1.3 suites are all AEAD and stay OpenSSL's.
+#: The router's listener uses the same string (``router.server.TLS12_CIPHERS``; a test keeps them equal).
+TLS12_CIPHERS = (
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
+)
+
 
 def _accept_any(_conn, _cert, _errno, _depth, _ok) -> bool:
     """APPSEC(request-client-cert): the handshake never judges the client cert; endpoints do."""
@@ -29,9 +38,10 @@ def _accept_any(_conn, _cert, _errno, _depth, _ok) -> bool:
 
 
 def server_context(pki: ControllerPKI) -> SSL.Context:
-    """A TLS ≥1.2 server context serving leaf + intermediate and requesting a client cert."""
+    """A TLS ≥1.2 server context (``TLS12_CIPHERS``) serving leaf + intermediate and requesting a client cert."""
     ctx = SSL.Context(SSL.TLS_SERVER_METHOD)
     ctx.set_min_proto_version(SSL.TLS1_2_VERSION)
+    ctx.set_cipher_list(TLS12_CIPHERS.encode())
     ctx.use_certificate(pki.server_cert)
     ctx.add_extra_chain_cert(pki.intermediate_cert)
     ctx.use_privatekey(pki.server_key)
