@@ -20,6 +20,19 @@ from controller.server.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, Re
 
 log = logging.getLogger("controller.server.serve")
 
+#: what Go's net/http writes when the first bytes on its TLS port are plain HTTP, then it closes
+PLAIN_HTTP_ON_TLS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
+#: the first five bytes net/http takes for plain HTTP (``tlsRecordHeaderLooksLikeHTTP``); others just fail TLS
+_PLAIN_HTTP_STARTS = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
+
+
+class _Refused(Exception):
+    """A request head the server answers itself (raised from a parser callback)."""
+
+    def __init__(self, status: int, reason: str, message: str):
+        super().__init__(message)
+        self.status, self.reason, self.message = status, reason, message
+
 
 class Connection(asyncio.Protocol):
     """One client connection: TLS (optional), parsing, deadlines, one request in the app at a time."""
@@ -30,6 +43,7 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpRequestParser(self)
         self.transport = None
         self.tls = None
+        self.fresh_tls = False  # TLS and no byte received yet
         self.peer_certs = None
         self.deadline, self.phase = float("inf"), ""
         self.busy = False  # a request is in the app, or its response is being written
@@ -57,6 +71,7 @@ class Connection(asyncio.Protocol):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.server.tls is not None:
             self.tls = self.server.tls()
+            self.fresh_tls = True  # no byte of the handshake yet
             self._arm(self.limits.handshake, "handshake")
         else:
             self._arm(self.limits.request, "request")
@@ -83,6 +98,12 @@ class Connection(asyncio.Protocol):
     def _decrypt(self, data: bytes) -> bytes:
         """Plaintext from ``data`` (b"" while the handshake runs, or when it failed)."""
         was_established = self.tls.established
+        if self.fresh_tls:
+            self.fresh_tls = False
+            if data[:5] in _PLAIN_HTTP_STARTS:  # http:// to the HTTPS port: answered as Go's server does
+                self.transport.write(PLAIN_HTTP_ON_TLS)
+                self.close()
+                return b""
         try:
             plain = self.tls.receive(data)
         except ConnectionError as ex:
@@ -129,6 +150,12 @@ class Connection(asyncio.Protocol):
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self.eof = True  # no protocol upgrades: answered as a plain request, then closed
+        except httptools.HttpParserCallbackError as ex:
+            refused = ex.__context__
+            if not isinstance(refused, _Refused):
+                raise
+            self._reject(refused.status, refused.reason, refused.message)
+            return
         except httptools.HttpParserError as ex:
             self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
             return
@@ -154,6 +181,7 @@ class Connection(asyncio.Protocol):
         self.in_head, self.head_bytes = False, 0
         head.method, head.target = parser.get_method().decode("ascii"), self.url
         head.version, head.keep_alive = parser.get_http_version(), parser.should_keep_alive()
+        _check_framing(head)
         head.declared_length = _content_length(head.headers)
         self.max_body = self._body_limit(self.url, head.headers)
         if head.declared_length is not None and head.declared_length > self.max_body:
@@ -281,6 +309,29 @@ class Connection(asyncio.Protocol):
     def abort(self) -> None:
         self._disarm()
         self.transport.abort()
+
+
+def _check_framing(head: RequestHead) -> None:
+    """Raise ``_Refused`` for a head no server may act on (RFC 9112 sections 3.2 and 6.1; Go's answers).
+
+    * HTTP/1.1 without a Host header, or any request with two: 400 (the two are not joined);
+    * a transfer coding other than exactly ``chunked`` (``identity, chunked``, ``gzip, chunked``) or two
+      Transfer-Encoding headers: 501, the coding is not implemented.
+    """
+    hosts = codings = 0
+    coding = b""
+    for name, value in head.headers:
+        lower = name.lower()
+        if lower == b"host":
+            hosts += 1
+        elif lower == b"transfer-encoding":
+            codings, coding = codings + 1, value
+    if hosts > 1:
+        raise _Refused(400, "Bad Request", "the request has more than one Host header")
+    if hosts == 0 and head.version == "1.1":
+        raise _Refused(400, "Bad Request", "an HTTP/1.1 request needs a Host header")
+    if codings > 1 or (codings and coding.strip().lower() != b"chunked"):
+        raise _Refused(501, "Not Implemented", "the only transfer coding supported is chunked")
 
 
 def _content_length(headers: list) -> int | None:
