@@ -6,7 +6,8 @@ from ``benchmarks.load`` child processes (and ``wrk`` when installed), never fro
 this process. Each figure sits beside its anchors from the same run: a bare hello
 app on the same server at the same connection count (the server's ceiling), and
 ``wrk`` against the same hello (the ``benchmarks.load`` driver's own ceiling). The
-slow-client figure holds 200 slow connections per port while a probe is timed.
+slow-client figure holds 200 slow connections per port while a probe is timed; the flood figure
+has 127.0.0.1 hold 1,000 per port (past the per-address cap) while probes come from 127.0.0.2.
 """
 
 from __future__ import annotations
@@ -261,6 +262,36 @@ def slow_client_figures(rig: Rig, seconds: float) -> dict:
     return figures
 
 
+#: idle connections one address (127.0.0.1) holds per port: past the per-address cap (``Limits.max_per_peer``)
+FLOOD = 1000
+
+
+def flood_figures(rig: Rig, seconds: float) -> dict:
+    """Probe latency from 127.0.0.2 while 127.0.0.1 holds ``FLOOD`` slow connections per port (fair connections)."""
+    ctl = rig.ctl
+    version = "/edge/client/v1/version"
+    targets = [(ctl.host, ctl.https_port, "https"), (ctl.host, ctl.http_port, "http")]
+    probes = {"HTTPS": ctl.https_url + version, "HTTP": ctl.url + version}
+    figures = {}
+    for flood in (0, FLOOD):
+        result = hold(
+            targets,
+            list(probes.values()),
+            connections=flood,
+            seconds=seconds if flood else 2,
+            ca=str(rig.ca),
+            probe_source="127.0.0.2",
+        )
+        for scheme, url in probes.items():
+            row = result[url]
+            label = f"127.0.0.1 floods {flood} conns per port for {seconds:g} s" if flood else "no flood (anchor)"
+            figures[f"{scheme} probe from 127.0.0.2 p50 / p99 / max (ms), {label}"] = (
+                f"{row['p50_ms']:.1f} / {row['p99_ms']:.1f} / {row['max_ms']:.1f} "
+                f"({row['probes']} probes, {row['failures']} failed{'; target p99 < 100' if flood else ''})"
+            )
+    return figures
+
+
 def main(quick: bool = False) -> dict:
     seconds, batch, hold_seconds = (2.0, 150, 5.0) if quick else (4.0, 600, 30.0)
     with tempfile.TemporaryDirectory() as folder:
@@ -268,6 +299,7 @@ def main(quick: bool = False) -> dict:
         try:
             measured = controller_figures(rig, seconds, batch)
             slow = slow_client_figures(rig, hold_seconds)
+            slow |= flood_figures(rig, hold_seconds / 2)
         finally:
             rig.close()
     return _table(measured | granian_reference(seconds)) | slow

@@ -34,9 +34,15 @@ def hold(
     connections: int = 200,
     seconds: float = 30,
     ca: str | None = None,
+    probe_source: str | None = None,
 ) -> dict:
-    """Hold slow connections to every ``(host, port, scheme)`` target; return probe figures per URL."""
+    """Hold slow connections to every ``(host, port, scheme)`` target; return probe figures per URL.
+
+    ``probe_source`` binds the probes to another loopback address (``127.0.0.2``), so the slow
+    connections (from 127.0.0.1) are one flooding address and the probes another client.
+    """
     plan = {"targets": targets, "probes": probes, "connections": connections, "seconds": seconds, "ca": ca}
+    plan["probe_source"] = probe_source
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(plan, handle)
     try:
@@ -84,15 +90,16 @@ class _Slow:
             self.sock = None
 
 
-def _probe(url: str, ca: str | None) -> float:
+def _probe(url: str, ca: str | None, source: str | None = None) -> float:
     parts = urlsplit(url)
+    bind = (source, 0) if source else None
     started = time.perf_counter()
     if parts.scheme == "https":
         ctx = ssl.create_default_context(cafile=ca)
         ctx.check_hostname = False
-        conn = http.client.HTTPSConnection(parts.hostname, parts.port, context=ctx, timeout=5)
+        conn = http.client.HTTPSConnection(parts.hostname, parts.port, context=ctx, timeout=5, source_address=bind)
     else:
-        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5)
+        conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=5, source_address=bind)
     try:
         conn.request("GET", parts.path or "/")
         response = conn.getresponse()
@@ -126,7 +133,7 @@ def _run(plan: dict) -> dict:
     while time.monotonic() < deadline:
         for url in plan["probes"]:
             try:
-                samples[url].append(_probe(url, plan["ca"]))
+                samples[url].append(_probe(url, plan["ca"], plan.get("probe_source")))
             except (OSError, http.client.HTTPException):
                 failures[url] += 1
         time.sleep(0.05)  # a probe every 50 ms per URL: a client, not a load test

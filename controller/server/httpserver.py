@@ -10,6 +10,10 @@ run the app. Deadlines (``Limits``) bound every phase a client controls:
   of its first byte, or of connecting for a connection's first request;
 * ``idle``: a keep-alive connection with no new request is closed after this.
 
+Connections are capped twice: ``max_connections`` in all, and ``max_per_peer``
+per client address, so one address holding thousands of idle connections
+cannot fill the global cap and lock everyone else out.
+
 Requests are parsed by httptools (llhttp, Node's C parser) in
 ``http_connection``; responses are framed in ``wsgi_bridge``. TLS, when ``tls``
 is given, is a layer over memory buffers (``controller.server.tls.TLSLayer``), so the
@@ -45,6 +49,8 @@ class Limits:
     max_body: int = 2 * 1024 * 1024
     max_head: int = 64 * 1024
     max_connections: int = 10_000
+    #: connections one peer address may hold at once; more are closed as they arrive (see ``Connection``)
+    max_per_peer: int = 512
     #: (exact path, limit) pairs allowed a larger body than ``max_body``, e.g. the import extension's
     large_bodies: tuple[tuple[str, int], ...] = ()
     #: connections reading or holding such a body at once; the others get ``max_body``
@@ -96,6 +102,8 @@ class HTTPServer:
         ]
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connections: set = set()
+        self.per_peer: dict[str, int] = {}  # open connections of each client address
+        self.capped_peers: set[str] = set()  # addresses told about in the log, until they drop under the cap
         self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
