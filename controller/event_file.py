@@ -22,6 +22,7 @@ class RotatingFile:
         self.path, self.max_bytes, self.keep = Path(path), max_bytes, keep
         self._file = None
         self._size = 0
+        self._torn = False
 
     def write(self, line: bytes) -> None:
         """Append one line (with its newline); OSError passes to the caller."""
@@ -30,8 +31,28 @@ class RotatingFile:
         # A line longer than the limit still gets a file of its own rather than being lost.
         if self._size and self._size + len(line) > self.max_bytes:
             self.rotate()
-        self._file.write(line)
+        if self._torn:
+            line = b"\n" + line
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[self._file.write(view) :]
+        except OSError:
+            self._cut()
+            raise
         self._size += len(line)
+        self._torn = False
+
+    def _cut(self) -> None:
+        """After a failed write: drop its partial line and close, so the next write reopens the file."""
+        try:
+            self._file.truncate(self._size)
+        except OSError:
+            self._torn = True  # the next write ends the torn line first, so later lines stay whole
+        try:
+            self.close()
+        except OSError:
+            self._file = None
 
     def rotate(self) -> None:
         """Shift ``path`` to ``path.1`` (and so on), dropping the oldest, and start an empty file."""

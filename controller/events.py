@@ -36,6 +36,8 @@ from controller.event_file import RotatingFile
 log = logging.getLogger("controller.events")
 
 EVENTS_FILE = "events.jsonl"
+#: after a failed write (a full disk) the events file is tried again at most this often (controller clock)
+FILE_RETRY_SECONDS = 30.0
 DEFAULT_BUFFER = 10_000
 REDACTED = "<redacted>"
 #: keys (any nesting, any case, ``_`` ignored) ending so never show their values in an event
@@ -107,7 +109,8 @@ class Events:
         self._lock = threading.RLock()
         self._buffer: deque[dict] = deque(maxlen=int(ctl.config.extra.get("event_buffer", DEFAULT_BUFFER)))
         self._subscribers: list[Subscriber] = []
-        self._file_failed = False
+        self._file_failed_at: datetime | None = None  # when the last write failed; None while writing
+        self._file_missed = 0  # events kept only in memory since then
         self.path = ctl.config.data_dir / EVENTS_FILE if ctl.config.data_dir else None
         self._file = (
             RotatingFile(self.path, ctl.config.events_max_bytes, ctl.config.events_keep_files) if self.path else None
@@ -147,14 +150,32 @@ class Events:
         return event
 
     def _write(self, event: dict) -> None:
-        if self._file is None or self._file_failed:
+        if self._file is None:
+            return
+        failed_at = self._file_failed_at
+        if failed_at is not None and (self.ctl.clock.now() - failed_at).total_seconds() < FILE_RETRY_SECONDS:
+            self._file_missed += 1
             return
         try:
             self._file.write(orjson.dumps(event) + b"\n")
         except OSError as ex:
-            # NOTE(events): a full disk must not break requests; the in-process stream goes on.
-            self._file_failed = True
-            log.warning("events: cannot write %s, keeping events in memory only: %s", self.path, ex.strerror)
+            # NOTE(events): a full disk must not break requests; the in-process stream goes on, and the
+            # file is tried again every FILE_RETRY_SECONDS (one write each: bounded), logged once.
+            if failed_at is None:
+                log.warning(
+                    "events: cannot write %s, keeping events in memory only and retrying every %g s: %s",
+                    self.path,
+                    FILE_RETRY_SECONDS,
+                    ex.strerror,
+                )
+            self._file_failed_at = self.ctl.clock.now()
+            self._file_missed += 1
+            return
+        if failed_at is not None:
+            log.warning(
+                "events: writing %s again; %d events meanwhile were kept in memory only", self.path, self._file_missed
+            )
+            self._file_failed_at, self._file_missed = None, 0
 
     # -- reading -------------------------------------------------------------
     def query(

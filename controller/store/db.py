@@ -284,6 +284,7 @@ class Store:
             size = self._journal.write_snapshot(upto, tables)
         except OSError:
             self._retry_at = self._journal.pending_bytes + self._compact_min
+            self._journal.discard_parts(upto)  # a full disk gets its space back
             raise
         self._journal.retire(upto, size)
         self._retry_at = 0

@@ -25,7 +25,7 @@ import re
 import threading
 import zlib
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -77,16 +77,18 @@ def encode_entry(changes: Iterable[Any]) -> bytes:
     return b"%08x %b\n" % (zlib.crc32(payload), payload)
 
 
-def decode_segment(data: bytes, name: str) -> Iterator[list]:
+def decode_segment(data: bytes, name: str, dropped: Callable[[int], None] | None = None) -> Iterator[list]:
     """The op lists of a segment's whole lines, one at a time; a torn tail is dropped.
 
     One at a time so the loader shares each commit's strings before parsing the
     next (see ``compact``). A damaged line followed by whole ones raises once
-    those are reached: the caller's half-loaded tables are discarded then.
+    those are reached: the caller's half-loaded tables are discarded then. Once
+    every line is read, ``dropped`` gets the size of the torn tail in bytes (0: none).
     """
     body, newline, _torn = data.rpartition(b"\n")
     lines = body.split(b"\n") if newline else []
     damaged = None
+    whole = 0  # bytes of the whole lines so far, each with its newline
     for number, line in enumerate(lines, 1):
         ops = _decode_line(line, name, number)
         if ops is None:
@@ -94,7 +96,10 @@ def decode_segment(data: bytes, name: str) -> Iterator[list]:
         elif damaged is not None:
             raise StoreCorruptError(f"{name}: line {damaged} is damaged but later lines are whole")
         else:
+            whole += len(line) + 1
             yield ops
+    if dropped is not None:
+        dropped(len(data) - whole)
 
 
 def _decode_line(line: bytes, name: str, number: int) -> list | None:
@@ -243,9 +248,10 @@ class Journal:
             if number == pending:  # the tables as the half-written snapshot saw them
                 self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
             data = (self.folder / segment_name(number)).read_bytes()
-            for ops in decode_segment(data, segment_name(number)):
+            torn: list[int] = []
+            for ops in decode_segment(data, segment_name(number), torn.append):
                 apply_ops(tables, ops, self.share)
-            self._sizes[number] = len(data)
+            self._sizes[number] = len(data) - self._repair_torn(number, len(data), torn[0])
         if pending is not None and self.resume is None:
             self.resume = pending, {name: dict(docs) for name, docs in tables.items()}
         # NOTE: never append to a segment from an earlier run: it may end in a torn line.
@@ -254,6 +260,26 @@ class Journal:
         stale += [name for name in names if _is_part(name) is not None and _is_part(name) != pending]
         _unlink_all(self.folder, stale + [n for n in names if n.endswith(".tmp")])
         return tables
+
+    def _repair_torn(self, number: int, size: int, dropped: int) -> int:
+        """Say that a segment's torn tail (never acknowledged) is dropped, and cut it off the file; returns it."""
+        if not dropped:
+            return 0
+        name = segment_name(number)
+        log.warning(
+            "store: %s ended in a write cut short (the process stopped mid-commit); dropped its last %d bytes, "
+            "a commit that was never acknowledged",
+            name,
+            dropped,
+        )
+        try:
+            with open_private(self.folder / name, "r+b") as handle:
+                handle.truncate(size - dropped)
+                if self.fsync:
+                    os.fsync(handle.fileno())
+        except OSError as ex:  # a read-only folder: dropped again on every load, as before
+            log.warning("store: cannot cut the torn tail off %s: %s", name, ex.strerror)
+        return dropped
 
     def append(self, line: bytes) -> None:
         """Write one commit line durably, or raise OSError leaving the files as they were."""
@@ -378,6 +404,18 @@ class Journal:
             self.folder, name, lambda handle: snapshots.join_parts(handle, self.folder, upto, parts), self.fsync
         )
         return (self.folder / name).stat().st_size
+
+    def discard_parts(self, upto: int) -> None:
+        """After a failed compaction: remove the part files (and temp files) of snapshot ``upto``.
+
+        A full disk is the usual cause, and the parts are what fills it; a compaction killed
+        half-way (no chance to run this) still leaves its parts for the next start to finish.
+        """
+        names = os.listdir(self.folder)
+        leftovers = [n for n in names if _is_part(n) == upto or (n.endswith(".tmp") and n.startswith("snapshot-"))]
+        _unlink_all(self.folder, leftovers)
+        if leftovers:
+            log.warning("store: the snapshot could not be written; removed the %d part files it left", len(leftovers))
 
     def retire(self, upto: int, size: int) -> None:
         """Adopt the snapshot ``upto`` and delete the files it covers."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import stat
 
@@ -205,3 +206,38 @@ def test_read_only_folder_opens_for_reads_and_refuses_writes(tmp_path):
         folder.chmod(stat.S_IRWXU)
     with Store(folder) as store:
         assert store.count("t") == 3
+
+
+def test_a_torn_last_line_is_cut_off_at_start_and_said_once_with_its_size(tmp_path, caplog):
+    fill(tmp_path, 3)
+    last = segments(tmp_path)[-1]
+    whole = last.read_bytes()
+    torn = b'0badc0de [["t","k9",{"n"'  # a commit the process was writing when it stopped
+    last.write_bytes(whole + torn)
+
+    with caplog.at_level(logging.WARNING, logger="controller.store.journal"):
+        with Store(tmp_path) as store:
+            assert store.count("t") == 3
+    said = [r.getMessage() for r in caplog.records if "cut short" in r.getMessage()]
+    assert said == [
+        f"store: {last.name} ended in a write cut short (the process stopped mid-commit); "
+        f"dropped its last {len(torn)} bytes, a commit that was never acknowledged"
+    ]
+    assert last.read_bytes() == whole  # repaired on disk: the next start has nothing to say
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="controller.store.journal"):
+        with Store(tmp_path) as store:
+            assert store.count("t") == 3
+    assert not [r for r in caplog.records if "cut short" in r.getMessage()]
+
+
+def test_a_damaged_last_line_counts_its_newline_as_dropped(tmp_path, caplog):
+    fill(tmp_path, 2)
+    last = segments(tmp_path)[-1]
+    whole = last.read_bytes()
+    damaged = b"00000000 [] \n"  # a whole line whose CRC does not match: the tail of a torn write
+    last.write_bytes(whole + damaged)
+    with caplog.at_level(logging.WARNING, logger="controller.store.journal"):
+        Store(tmp_path).close()
+    assert f"dropped its last {len(damaged)} bytes" in caplog.text
+    assert last.read_bytes() == whole
