@@ -110,3 +110,12 @@ def test_harness_folders_and_written_tokens_are_owner_only(tmp_path):
         token = write_private(folder / "alice.jwt", "eyJ...")
     assert open_to_others(tmp_path / "up") == []
     assert token.read_text() == "eyJ..."
+
+
+def test_the_harness_local_controller_data_folder_is_owner_only(tmp_path):
+    from harness.server import LocalController
+
+    with umask(0o002):
+        with LocalController(data_dir=tmp_path / "harness" / "data") as local:
+            assert local.data_dir.is_dir()
+    assert open_to_others(tmp_path / "harness") == []
