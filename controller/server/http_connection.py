@@ -43,7 +43,7 @@ class Connection(asyncio.Protocol):
         self.parser = None  # made once the connection is admitted: a refused one costs little
         self.transport = None
         self.tls = None
-        self.fresh_tls = False  # TLS and no byte received yet
+        self.first_bytes: bytes | None = None  # TLS: the first bytes, until five tell TLS from plain HTTP
         self.peer_certs = None
         self.peer_host = ""  # the client address, counted against Limits.max_per_peer
         self.deadline, self.phase = float("inf"), ""
@@ -76,7 +76,7 @@ class Connection(asyncio.Protocol):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.server.tls is not None:
             self.tls = self.server.tls()
-            self.fresh_tls = True  # no byte of the handshake yet
+            self.first_bytes = b""
             self._arm(self.limits.handshake, "handshake")
         else:
             self._arm(self.limits.request, "request")
@@ -133,8 +133,12 @@ class Connection(asyncio.Protocol):
     def _decrypt(self, data: bytes) -> bytes:
         """Plaintext from ``data`` (b"" while the handshake runs, or when it failed)."""
         was_established = self.tls.established
-        if self.fresh_tls:
-            self.fresh_tls = False
+        if self.first_bytes is not None:
+            data = self.first_bytes + data
+            if len(data) < 5 and any(start.startswith(data) for start in _PLAIN_HTTP_STARTS):
+                self.first_bytes = data  # too few bytes to tell yet (Go reads the whole record header too)
+                return b""
+            self.first_bytes = None
             if data[:5] in _PLAIN_HTTP_STARTS:  # http:// to the HTTPS port: answered as Go's server does
                 self.transport.write(PLAIN_HTTP_ON_TLS)
                 self.close()

@@ -102,3 +102,12 @@ def test_https_still_works_after_a_plain_request(tls_server):
     exchange(tls_server.port, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     response = httpx.get(f"https://127.0.0.1:{tls_server.port}/x", verify=False, timeout=5)
     assert response.status_code == 200
+
+
+def test_plain_http_trickled_byte_by_byte_to_the_https_port_gets_the_400(tls_server):
+    with socket.create_connection(("127.0.0.1", tls_server.port), timeout=5) as sock:
+        for byte in b"GET / HTTP/1.1\r\n":
+            sock.sendall(bytes([byte]))
+            if byte == ord("/"):
+                break
+        assert sock.recv(4096).startswith(b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request")
