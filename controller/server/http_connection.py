@@ -37,15 +37,15 @@ class _Refused(Exception):
 class Connection(asyncio.Protocol):
     """One client connection: TLS (optional), parsing, deadlines, one request in the app at a time."""
 
-    def __init__(self, server):
+    def __init__(self, server, peer_host: str = ""):
         self.server = server
         self.limits = server.limits
-        self.parser = None  # made once the connection is admitted: a refused one costs little
+        self.parser = httptools.HttpRequestParser(self)
         self.transport = None
         self.tls = None
         self.first_bytes: bytes | None = None  # TLS: the first bytes, until five tell TLS from plain HTTP
         self.peer_certs = None
-        self.peer_host = ""  # the client address, counted against Limits.max_per_peer
+        self.peer_host = peer_host  # the client address: its slot (Limits.max_per_peer) is freed on close
         self.deadline, self.phase = float("inf"), ""
         self.busy = False  # a request is in the app, or its response is being written
         self.fresh = True  # no request yet: the connect-time deadline still runs
@@ -63,14 +63,7 @@ class Connection(asyncio.Protocol):
     # -- transport callbacks ---------------------------------------------------------
     def connection_made(self, transport) -> None:
         self.transport = transport
-        if len(self.server.connections) >= self.limits.max_connections or not self._admit_peer(transport):
-            # APPSEC(fair-connections): refused at once, before a TLS handshake or a byte is read. A reset,
-            # not a 503: the request has not arrived yet (a 503 would wait for it, holding the slot we refuse),
-            # and on the HTTPS port a 503 would first cost the flooder's handshake. Clients retry on a reset.
-            transport.abort()
-            return
-        self.server.connections.add(self)
-        self.parser = httptools.HttpRequestParser(self)
+        self.server.connections.add(self)  # admitted by the server's accept (caps checked there)
         sock = transport.get_extra_info("socket")
         if sock is not None:  # answers are small: send each at once, never wait for an ACK (Nagle)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -82,9 +75,8 @@ class Connection(asyncio.Protocol):
             self._arm(self.limits.request, "request")
 
     def connection_lost(self, exc) -> None:
-        if self in self.server.connections:
-            self._release_peer()
         self.server.connections.discard(self)
+        self.server.release(self.peer_host)
         self.server.large_readers.discard(self)
         self._disarm()
 
@@ -100,34 +92,6 @@ class Connection(asyncio.Protocol):
         if not self.busy and not self.ready:
             self.close()
         return True
-
-    def _admit_peer(self, transport) -> bool:
-        """Count this connection against its address; False when the address holds ``max_per_peer`` already."""
-        peer = transport.get_extra_info("peername")
-        self.peer_host = str(peer[0]) if peer else ""
-        counts = self.server.per_peer
-        held = counts.get(self.peer_host, 0)
-        if held >= self.limits.max_per_peer:
-            if self.peer_host not in self.server.capped_peers:
-                self.server.capped_peers.add(self.peer_host)
-                log.warning(
-                    "connections: %s holds %d connections (the per-address cap); closing its new ones at once",
-                    self.peer_host,
-                    held,
-                )
-            return False
-        counts[self.peer_host] = held + 1
-        return True
-
-    def _release_peer(self) -> None:
-        counts = self.server.per_peer
-        held = counts.get(self.peer_host, 1) - 1
-        if held > 0:
-            counts[self.peer_host] = held
-        else:
-            counts.pop(self.peer_host, None)
-        if held < self.limits.max_per_peer // 2:
-            self.server.capped_peers.discard(self.peer_host)  # logged again if it floods again
 
     # -- TLS -----------------------------------------------------------------------
     def _decrypt(self, data: bytes) -> bytes:

@@ -12,7 +12,10 @@ run the app. Deadlines (``Limits``) bound every phase a client controls:
 
 Connections are capped twice: ``max_connections`` in all, and ``max_per_peer``
 per client address, so one address holding thousands of idle connections
-cannot fill the global cap and lock everyone else out.
+cannot fill the global cap and lock everyone else out. The server accepts
+sockets itself (not ``loop.create_server``) so an over-cap one is reset right
+after ``accept()``, before asyncio builds a task, a transport and a protocol
+for it: a flood costs the loop a few microseconds per refused connection.
 
 Requests are parsed by httptools (llhttp, Node's C parser) in
 ``http_connection``; responses are framed in ``wsgi_bridge``. TLS, when ``tls``
@@ -23,9 +26,11 @@ handshake never blocks the loop.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import queue
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -36,6 +41,11 @@ from controller.server.http_connection import Connection
 from controller.server.wsgi_bridge import run_app
 
 log = logging.getLogger("controller.server.serve")
+
+#: ``accept()`` errors that mean this process is out of descriptors or memory: stop accepting for a moment
+_OUT_OF_RESOURCES = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+_ACCEPTS_PER_WAKEUP = 256  # the loop serves others between batches
+_RESET = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a reset, nothing lingers
 
 
 @dataclass(frozen=True)
@@ -102,7 +112,8 @@ class HTTPServer:
         ]
         self.loop: asyncio.AbstractEventLoop | None = None
         self.connections: set = set()
-        self.per_peer: dict[str, int] = {}  # open connections of each client address
+        self.accepted = 0  # sockets accepted and not yet closed (being adopted, or in ``connections``)
+        self.per_peer: dict[str, int] = {}  # of ``accepted``, each client address's
         self.capped_peers: set[str] = set()  # addresses told about in the log, until they drop under the cap
         self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
         self.error: BaseException | None = None
@@ -150,9 +161,8 @@ class HTTPServer:
     def _serve(self) -> None:
         self.loop = asyncio.new_event_loop()
         try:
-            self._listener = self.loop.run_until_complete(
-                self.loop.create_server(lambda: Connection(self), sock=self._sock, backlog=1024)
-            )
+            self._sock.setblocking(False)
+            self.loop.add_reader(self._sock.fileno(), self._accept)
             for worker in self.workers:
                 worker.start()
             self.loop.call_later(self._tick, self._sweep)
@@ -163,6 +173,72 @@ class HTTPServer:
             self._ready.set()
         finally:
             self.loop.close()
+
+    # -- accepting -------------------------------------------------------------------
+    def _accept(self) -> None:
+        """Accept what is waiting (a batch): admit each socket, or reset it at once past a cap."""
+        limits = self.limits
+        for _ in range(_ACCEPTS_PER_WAKEUP):
+            try:
+                sock, address = self._sock.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as ex:
+                if ex.errno in _OUT_OF_RESOURCES:  # retry in a second rather than spin on a full table
+                    log.warning("cannot accept connections for now: %s", ex.strerror)
+                    self.loop.remove_reader(self._sock.fileno())
+                    self.loop.call_later(1.0, self._resume_accepting)
+                return  # anything else (a client gone before its accept) concerns that client only
+            host = str(address[0]) if address else ""
+            held = self.per_peer.get(host, 0)
+            if self.accepted >= limits.max_connections or held >= limits.max_per_peer:
+                self._refuse(sock, host, held)
+                continue
+            self.accepted += 1
+            self.per_peer[host] = held + 1
+            sock.setblocking(False)
+            self.loop.create_task(self._adopt(sock, host))
+
+    def _resume_accepting(self) -> None:
+        if self._sock.fileno() != -1 and not self.loop.is_closed():
+            self.loop.add_reader(self._sock.fileno(), self._accept)
+
+    def _refuse(self, sock: socket.socket, host: str, held: int) -> None:
+        """APPSEC(fair-connections): reset an over-cap connection before a byte is read or a handshake begins.
+
+        A reset rather than a 503: the request has not arrived yet (answering it means holding the
+        very slot being refused until it does), and on the HTTPS port a 503 would first cost a
+        handshake. Clients see a refused connection at once and may retry.
+        """
+        if held >= self.limits.max_per_peer and host not in self.capped_peers:
+            self.capped_peers.add(host)
+            log.warning(
+                "connections: %s holds %d connections (the per-address cap); closing its new ones at once", host, held
+            )
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _RESET)
+        except OSError:
+            pass
+        sock.close()
+
+    async def _adopt(self, sock: socket.socket, host: str) -> None:
+        try:
+            await self.loop.connect_accepted_socket(lambda: Connection(self, host), sock)
+        except Exception as ex:  # noqa: BLE001 - that client only: its socket failed before serving began
+            log.debug("could not serve an accepted connection: %s", ex)
+            sock.close()
+            self.release(host)
+
+    def release(self, host: str) -> None:
+        """One connection of ``host`` closed: free its slots."""
+        self.accepted -= 1
+        held = self.per_peer.get(host, 1) - 1
+        if held > 0:
+            self.per_peer[host] = held
+        else:
+            self.per_peer.pop(host, None)
+        if held < self.limits.max_per_peer // 2:
+            self.capped_peers.discard(host)  # logged again if it floods again
 
     def stop(self, timeout: float = 2.0) -> None:
         """Stop accepting, close every connection, let running requests finish; idempotent.
@@ -203,7 +279,7 @@ class HTTPServer:
         self.loop.call_later(self._tick, self._sweep)
 
     def _shutdown(self) -> None:
-        self._listener.close()
+        self.loop.remove_reader(self._sock.fileno())
         for connection in list(self.connections):
             connection.abort()
         # The aborts close their sockets in callbacks of the next iteration: stop after those.
