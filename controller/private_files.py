@@ -67,16 +67,23 @@ def open_private(path: str | os.PathLike, mode: str = "wb", buffering: int = -1)
         raise
 
 
-def repair(root: str | os.PathLike) -> int:
-    """Make ``root`` and everything under it owner-only; returns how many modes were changed.
+#: what the controller (and the harness) keep in a data folder: only these are repaired, so a data folder
+#: given as a folder holding other things (``--data ~``) never has those changed
+OWNED = ("db", "pki", "snapshots", "identities", "events.jsonl")
 
-    Symbolic links are not followed (a link out of the folder is not ours to change).
+
+def repair(root: str | os.PathLike, owned: tuple[str, ...] = OWNED) -> int:
+    """Make ``root`` and what the controller keeps in it (``owned``, and ``events.jsonl.N``) owner-only.
+
+    Returns how many modes were changed. Symbolic links are not followed (a link out of the folder is not
+    ours to change).
     """
     fixed = 0
     root = Path(root)
     if not root.is_dir():
         return 0
-    for path in [root, *_walk(root)]:
+    ours = [root / name for name in os.listdir(root) if name in owned or name.startswith("events.jsonl.")]
+    for path in [root, *ours, *(inner for top in ours if top.is_dir() for inner in _walk(top))]:
         try:
             info = os.lstat(path)
         except FileNotFoundError:

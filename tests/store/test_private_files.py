@@ -119,3 +119,16 @@ def test_the_harness_local_controller_data_folder_is_owner_only(tmp_path):
         with LocalController(data_dir=tmp_path / "harness" / "data") as local:
             assert local.data_dir.is_dir()
     assert open_to_others(tmp_path / "harness") == []
+
+
+def test_repair_leaves_what_the_controller_does_not_own(tmp_path, ziti_clock):
+    data = tmp_path / "home"
+    data.mkdir()
+    script = data / "tool.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    (data / "shared").mkdir(mode=0o755)
+    create_app(Config(data_dir=data, fsync=False), clock=ziti_clock).controller.close()
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755 and stat.S_IMODE((data / "shared").stat().st_mode) == 0o755
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert open_to_others(data / "db") == [] and open_to_others(data / "pki") == []
