@@ -78,7 +78,7 @@ def repair(root: str | os.PathLike, owned: tuple[str, ...] = OWNED) -> int:
     Returns how many modes were changed. Symbolic links are not followed (a link out of the folder is not
     ours to change).
     """
-    fixed = 0
+    fixed, refused = 0, []
     root = Path(root)
     if not root.is_dir():
         return 0
@@ -94,9 +94,16 @@ def repair(root: str | os.PathLike, owned: tuple[str, ...] = OWNED) -> int:
             try:
                 os.chmod(path, FOLDER_MODE if stat.S_ISDIR(info.st_mode) else FILE_MODE)
             except OSError as ex:  # a read-only folder: nothing can be written there either
-                log.warning("data folder: cannot make %s owner-only: %s", path, ex.strerror)
+                refused.append((path, ex.strerror))
                 continue
             fixed += 1
+    if refused:
+        log.warning(
+            "data folder %s: cannot make %d files and folders owner-only (first: %s: %s)",
+            root,
+            len(refused),
+            *refused[0],
+        )
     return fixed
 
 
