@@ -155,9 +155,10 @@ class Connection(asyncio.Protocol):
             self.eof = True  # no protocol upgrades: answered as a plain request, then closed
         except httptools.HttpParserCallbackError as ex:
             refused = ex.__context__
-            if not isinstance(refused, _Refused):
-                raise
-            self._reject(refused.status, refused.reason, refused.message)
+            if isinstance(refused, _Refused):
+                self._reject(refused.status, refused.reason, refused.message)
+            else:
+                self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")
             return
         except httptools.HttpParserError as ex:
             self._reject(400, "Bad Request", f"malformed HTTP request: {ex}")

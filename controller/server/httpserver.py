@@ -59,7 +59,7 @@ class Limits:
     max_body: int = 2 * 1024 * 1024
     max_head: int = 64 * 1024
     max_connections: int = 10_000
-    #: connections one peer address may hold at once; more are closed as they arrive (see ``Connection``)
+    #: connections one client address may hold at once; more are reset as they arrive (``HTTPServer._refuse``)
     max_per_peer: int = 512
     #: (exact path, limit) pairs allowed a larger body than ``max_body``, e.g. the import extension's
     large_bodies: tuple[tuple[str, int], ...] = ()
