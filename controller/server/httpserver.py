@@ -115,6 +115,7 @@ class HTTPServer:
         self.accepted = 0  # sockets accepted and not yet closed (being adopted, or in ``connections``)
         self.per_peer: dict[str, int] = {}  # of ``accepted``, each client address's
         self.capped_peers: set[str] = set()  # addresses told about in the log, until they drop under the cap
+        self._adopting: set[socket.socket] = set()  # accepted, not yet a Connection (closed by a stop meanwhile)
         self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -197,6 +198,7 @@ class HTTPServer:
             self.accepted += 1
             self.per_peer[host] = held + 1
             sock.setblocking(False)
+            self._adopting.add(sock)
             self.loop.create_task(self._adopt(sock, host))
 
     def _resume_accepting(self) -> None:
@@ -228,6 +230,8 @@ class HTTPServer:
             log.debug("could not serve an accepted connection: %s", ex)
             sock.close()
             self.release(host)
+        finally:
+            self._adopting.discard(sock)
 
     def release(self, host: str) -> None:
         """One connection of ``host`` closed: free its slots."""
