@@ -284,6 +284,8 @@ class HTTPServer:
 
     def _shutdown(self) -> None:
         self.loop.remove_reader(self._sock.fileno())
+        for sock in list(self._adopting):
+            sock.close()
         for connection in list(self.connections):
             connection.abort()
         # The aborts close their sockets in callbacks of the next iteration: stop after those.
