@@ -281,6 +281,7 @@ def flood_figures(rig: Rig, seconds: float) -> dict:
             seconds=seconds if flood else 2,
             ca=str(rig.ca),
             probe_source="127.0.0.2",
+            settle=True,
         )
         for scheme, url in probes.items():
             row = result[url]
@@ -299,7 +300,7 @@ def main(quick: bool = False) -> dict:
         try:
             measured = controller_figures(rig, seconds, batch)
             slow = slow_client_figures(rig, hold_seconds)
-            slow |= flood_figures(rig, hold_seconds / 2)
+            slow |= flood_figures(rig, max(5.0, hold_seconds / 2))
         finally:
             rig.close()
     return _table(measured | granian_reference(seconds)) | slow

@@ -35,14 +35,17 @@ def hold(
     seconds: float = 30,
     ca: str | None = None,
     probe_source: str | None = None,
+    settle: bool = False,
 ) -> dict:
     """Hold slow connections to every ``(host, port, scheme)`` target; return probe figures per URL.
 
     ``probe_source`` binds the probes to another loopback address (``127.0.0.2``), so the slow
-    connections (from 127.0.0.1) are one flooding address and the probes another client.
+    connections (from 127.0.0.1) are one flooding address and the probes another client. ``settle``
+    starts the probes (and the ``seconds``) once every slow connection was opened the first time, so
+    the figure is the steady state of a flood rather than its first burst of connects.
     """
     plan = {"targets": targets, "probes": probes, "connections": connections, "seconds": seconds, "ca": ca}
-    plan["probe_source"] = probe_source
+    plan["probe_source"], plan["settle"] = probe_source, settle
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(plan, handle)
     try:
@@ -117,16 +120,19 @@ def _run(plan: dict) -> dict:
         for host, port, scheme in plan["targets"]
         for n in range(plan["connections"])
     ]
-    stop = threading.Event()
+    stop, opened = threading.Event(), threading.Event()
 
     def keep_slow() -> None:
         while not stop.is_set():
             for conn in slow:
                 conn.tick()
+            opened.set()
             stop.wait(1)
 
     holder = threading.Thread(target=keep_slow, daemon=True)
     holder.start()
+    if plan.get("settle"):
+        opened.wait(60)  # bounded: the first pass over every slow connection
     samples: dict[str, list[float]] = {url: [] for url in plan["probes"]}
     failures = dict.fromkeys(plan["probes"], 0)
     deadline = time.monotonic() + plan["seconds"]
