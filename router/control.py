@@ -174,8 +174,17 @@ class RemoteControllerLink:
 
     async def _maintain(self) -> None:
         """Serve the connection; when it drops, reconnect and re-sync until closed."""
+        resync = False
         while not self._closing:
-            await self._serve()
+            serving = asyncio.ensure_future(self._serve())
+            if resync:  # replies are read by _serve meanwhile
+                try:
+                    await self._resync()
+                    log.info("router: the control channel to %s is back", self.address)
+                except (ControlError, RuntimeError, PermissionError) as ex:
+                    log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
+                    self._abort()
+            await serving
             self.connected.clear()
             for waiter in self._waiters.values():
                 if not waiter.done():
@@ -190,12 +199,10 @@ class RemoteControllerLink:
                     return
                 try:
                     await self._open()
-                    await self._resync()
-                    log.info("router: the control channel to %s is back", self.address)
+                    resync = True
                     break
                 except (ControlError, OSError, asyncio.TimeoutError) as ex:
                     log.debug("router: reconnecting to %s: %s", self.address, ex)
-                    self._abort()
 
     async def _serve(self) -> None:
         reader, writer = self._reader, self._writer
