@@ -236,7 +236,7 @@ class RouterLink:
                 self.terminators.delete_for_router(router)
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
-        self.router_presence.connection_changed(identity_id, connected)
+        self.router_presence.connection_changed(identity_id, connected, self.router_id)
         self.emit(
             "edge.router.connections",
             "connected" if connected else "disconnected",

@@ -72,6 +72,8 @@ def test_sigkill_marks_the_router_offline_within_5s_removes_its_terminators_and_
     with SyncDataPlane.from_identity_file(qs.binder) as host:
         host.bind(qs.service, echo)
         wait_until(lambda: terminators_on(admin, router.id), what="a terminator on the process router")
+        [binder] = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{stem}-binder"'})
+        assert binder["hasEdgeRouterConnection"] is True
 
         killed_at = time.monotonic()
         router.kill()
@@ -79,6 +81,8 @@ def test_sigkill_marks_the_router_offline_within_5s_removes_its_terminators_and_
         assert time.monotonic() - killed_at < OFFLINE_WITHIN
     assert router.listing()["supportedProtocols"] == {}
     assert terminators_on(admin, router.id) == []
+    # the killed router never reported its channels closing: going offline takes them
+    assert admin.mgmt_ok("GET", f"/identities/{binder['id']}")["hasEdgeRouterConnection"] is False
     timeline.wait("router", "offline", router_id=router.id, timeout=OFFLINE_WITHIN)
 
     restarted = router.start()
