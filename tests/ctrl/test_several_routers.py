@@ -76,3 +76,23 @@ def test_a_real_sdk_binds_and_dials_through_a_process_router(network, admin, mak
     [service] = admin.mgmt_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
     events = network.controller.events.query("circuit", event_type="created", service_id=service["id"])
     assert events and {e["router_id"] for e in events} == {process.id}
+
+
+def test_a_dialer_logged_in_by_oidc_echoes_through_a_process_router(network, admin, make_router, tmp_path, ziti_unique):
+    """The process router's hello goes over the control channel with an OIDC access token, as in-process."""
+    process = make_router()
+    stem = ziti_unique("oidc")
+    qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
+    restrict_to(admin, stem, [process.id])
+    client, identity = load_identity_file(qs.dialer)
+    client.logout()
+    client.login_cert(oidc="c")
+    assert client.token is None and client.session_token.count(".") == 2  # a JWT, not a zt-session
+    with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane(client, identity) as guest:
+        host.bind(qs.service, echo)
+        wait_until(lambda: terminators_on(admin, process.id), what="a terminator on the process router")
+        with guest.dial(qs.service) as conn:
+            conn.sendall(b"hello over oidc")
+            assert conn.recv_exactly(15) == b"hello over oidc"
+    [service] = admin.mgmt_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
+    assert network.controller.events.query("circuit", event_type="created", service_id=service["id"])
