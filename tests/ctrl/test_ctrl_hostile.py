@@ -7,15 +7,18 @@ import socket
 import ssl
 import struct
 import tempfile
+import uuid
 from pathlib import Path
 
 import orjson
 import pytest
 
 from harness import pki as hp
+from harness.client import ZitiClient
 from harness.quickstart import enroll_identity
 from harness.sync_dataplane import load_identity_file
 from router.control import parse_address
+from tests.ctrl.support import RouterProcess
 
 
 class RawCtrl:
@@ -58,16 +61,32 @@ def frame(body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
-@pytest.fixture
-def enrolled(make_router, network):
-    """An enrolled router that is not running: its certificate speaks for the hostile peer."""
-    router = make_router(start=False)
-    return router
+@pytest.fixture(scope="module")
+def routers(network, tmp_path_factory):
+    """An enrolled router that does not run (its certificate speaks for the hostile peer), and a running one."""
+    with ZitiClient.connect(network.local.url) as client:
+        client.login("admin", "admin")
+        folder = tmp_path_factory.mktemp("hostile")
+        enrolled = RouterProcess(client, f"hostile-{uuid.uuid4().hex[:8]}", folder)
+        bystander = RouterProcess(client, f"bystander-{uuid.uuid4().hex[:8]}", folder)
+        for router in (enrolled, bystander):
+            done = router.enroll()
+            assert done.returncode == 0, done.stderr
+        bystander.start()
+        try:
+            yield enrolled, bystander
+        finally:
+            bystander.stop()
 
 
 @pytest.fixture
-def bystander(make_router):
-    return make_router()
+def enrolled(routers):
+    return routers[0]
+
+
+@pytest.fixture
+def bystander(routers):
+    return routers[1]
 
 
 def connect(network, router) -> RawCtrl:
