@@ -6,9 +6,11 @@ from __future__ import annotations
 import signal
 import stat
 import time
+from datetime import datetime, timezone
 
 import jwt
 
+from controller.fabric.state import Link
 from harness.quickstart import new_quickstart
 from harness.sync_dataplane import SyncDataPlane, echo
 from tests.ctrl.support import restrict_to, terminators_on, wait_until
@@ -75,15 +77,19 @@ def test_sigkill_marks_the_router_offline_within_5s_removes_its_terminators_and_
         [binder] = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{stem}-binder"'})
         assert binder["hasEdgeRouterConnection"] is True
 
+        fabric = network.controller.fabric
+        fabric.link_up(Link(f"{stem}-link", router.id, "someone-else", datetime.now(timezone.utc)))
         killed_at = time.monotonic()
         router.kill()
         wait_until(lambda: not router.listing()["isOnline"], timeout=OFFLINE_WITHIN, what="offline after SIGKILL")
         assert time.monotonic() - killed_at < OFFLINE_WITHIN
+    # the offline event comes last, once the terminators, connections and fabric state are gone
+    timeline.wait("router", "offline", router_id=router.id, timeout=OFFLINE_WITHIN)
     assert router.listing()["supportedProtocols"] == {}
     assert terminators_on(admin, router.id) == []
+    assert [link for link in fabric.links() if link.touches(router.id)] == []  # fabric.router_gone ran
     # the killed router never reported its channels closing: going offline takes them
     assert admin.mgmt_ok("GET", f"/identities/{binder['id']}")["hasEdgeRouterConnection"] is False
-    timeline.wait("router", "offline", router_id=router.id, timeout=OFFLINE_WITHIN)
 
     restarted = router.start()
     assert router.listing()["isOnline"] and router.listing()["supportedProtocols"] == {"tls": restarted["url"]}
@@ -99,4 +105,4 @@ def test_a_stopped_router_misses_heartbeats_goes_offline_and_comes_back_when_it_
         router.signal(signal.SIGCONT)
     wait_until(lambda: router.listing()["isOnline"], what="online again after SIGCONT")
     assert router.listing()["supportedProtocols"] == {"tls": router.ready["url"]}
-    assert len(timeline.matching("router", "online", router_id=router.id)) == 2
+    assert len(timeline.wait("router", "online", router_id=router.id, count=2)) == 2
