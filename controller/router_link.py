@@ -215,6 +215,21 @@ class RouterLink:
 
         self._unwatch.append(self.events.subscribe(on_event))
 
+    def watch_removed(self, removed) -> None:
+        """Call ``removed(reason)`` once this router is deleted or disabled (its control channel then ends)."""
+
+        def on_event(event: dict) -> None:
+            if event.get("namespace") != "entityChange" or event.get("entityType") != "routers":
+                return
+            if event.get("entityId") != self.router_id:
+                return
+            if event.get("eventType") == "deleted":
+                removed("the router was deleted")
+            elif (event.get("finalState") or {}).get("disabled"):
+                removed("the router was disabled")
+
+        self._unwatch.append(self.events.subscribe(on_event))
+
     def unwatch(self) -> None:
         """Stop every ``watch``; idempotent."""
         while self._unwatch:

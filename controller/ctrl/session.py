@@ -69,6 +69,7 @@ class RouterSession:
                 self.listener.adopt(self)
                 self.link.watch(lambda kind, revoked_id: self.push("revoked", kind=kind, id=revoked_id))
                 self.link.watch_trusted_cas(lambda pem: self.push("trustedCas", pem=pem))
+                self.link.watch_removed(lambda reason: self.loop.call_soon_threadsafe(self._removed, reason))
                 heartbeat = asyncio.create_task(self._heartbeat())
                 try:
                     await self._loop()
@@ -153,6 +154,13 @@ class RouterSession:
             log.warning("ctrl: %s: %s failed: %s", self.label, entry.name, ex)
             reply["error"] = {"code": "FAILED", "message": str(ex) or type(ex).__name__}
         self.send(reply)
+
+    def _removed(self, reason: str) -> None:
+        """Deleted or disabled while connected: tell the router, close; it goes offline (and cannot return)."""
+        if not self.closed:
+            log.warning("ctrl: %s: %s, closing its control channel", self.label, reason)
+            self.send({"type": "error", "code": "ROUTER_REMOVED", "message": reason})
+            self.close()
 
     async def _heartbeat(self) -> None:
         interval, timeout = self.listener.heartbeat_seconds, self.listener.heartbeat_timeout

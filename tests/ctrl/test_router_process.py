@@ -106,3 +106,15 @@ def test_a_stopped_router_misses_heartbeats_goes_offline_and_comes_back_when_it_
     wait_until(lambda: router.listing()["isOnline"], what="online again after SIGCONT")
     assert router.listing()["supportedProtocols"] == {"tls": router.ready["url"]}
     assert len(timeline.wait("router", "online", router_id=router.id, count=2)) == 2
+
+
+def test_a_disabled_router_is_disconnected_and_kept_out_until_enabled_again(admin, make_router, timeline, ctrl_log):
+    router = make_router()
+    admin.mgmt_ok("PATCH", f"/edge-routers/{router.id}", json={"disabled": True})
+    timeline.wait("router", "offline", router_id=router.id, timeout=OFFLINE_WITHIN)
+    assert not router.listing()["isOnline"]
+    assert "the router was disabled" in ctrl_log.wait()[0]
+    assert router.proc.poll() is None  # it keeps trying, and is refused at each handshake
+    admin.mgmt_ok("PATCH", f"/edge-routers/{router.id}", json={"disabled": False})
+    timeline.wait("router", "online", router_id=router.id, count=2)
+    assert router.listing()["isOnline"]
