@@ -63,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--host", default=None, help="address to listen on (default: the advertised host if an IP)")
     run.add_argument("--port", type=int, default=None, help="TLS port for SDKs (default: the advertised port)")
     run.add_argument("--ready-file", default=None, metavar="PATH", help="write JSON with the router's url once online")
+    run.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="keep trying to reach the controller this long at start (default 0: exit 3 at once)",
+    )
     return parser
 
 
@@ -118,10 +125,18 @@ def run_command(args) -> int:
         server_cert_pem=pems["server_cert"],
         ca_pem=pems["ca"],
     )
-    try:
-        link.connect()
-    except ControlError as ex:
-        raise Unreachable(str(ex)) from None
+    deadline, waiting = time.monotonic() + args.wait, False
+    while True:
+        try:
+            link.connect()
+            break
+        except ControlError as ex:
+            if time.monotonic() >= deadline:
+                raise Unreachable(str(ex)) from None
+            if not waiting:
+                waiting = True
+                print(f"waiting up to {args.wait:g} s for the controller: {ex}", flush=True)
+            time.sleep(0.05)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())

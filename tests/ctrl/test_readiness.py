@@ -88,3 +88,28 @@ def test_the_router_command_line_documents_every_option():
     assert done.returncode == 0 and "--ready-file" in done.stdout and "exit codes:" in done.stdout
     usage = subprocess.run(router_command("fly"), cwd=ROOT, capture_output=True, text=True, timeout=30)
     assert usage.returncode == 2
+
+
+def test_run_with_wait_comes_online_once_the_control_channel_listens(network, make_router):
+    from controller.server.serve import ctrl_listener
+
+    router = make_router(start=False)
+    port = free_port()
+    config = router.data / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "ctrl": f"tls:127.0.0.1:{port}"}))
+    waiting = subprocess.Popen(
+        router_command("run", "--data", str(router.data), "--wait", "30", "--ready-file", str(router.ready_file)),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    router.proc = waiting  # stopped by the fixture
+    assert waiting.stdout.readline().startswith("waiting up to 30 s for the controller: cannot reach")
+    listener = ctrl_listener(network.controller, "127.0.0.1", port).start()  # only now
+    try:
+        wait_until(lambda: router.ready_file.exists() or waiting.poll() is not None, what="the waiting router ready")
+        assert waiting.poll() is None and router.listing()["isOnline"]
+    finally:
+        router.stop()
+        listener.stop()
