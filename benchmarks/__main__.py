@@ -21,6 +21,7 @@ SECTIONS = {
     "router": "benchmarks.router",
     "bulk": "benchmarks.bulk",
     "oidc": "benchmarks.oidc",
+    "readiness": "benchmarks.readiness",
 }
 
 

@@ -60,6 +60,8 @@ def start_controller(folder: Path) -> tuple[subprocess.Popen, dict]:
             str(ports["http"]),
             "--router-port",
             str(ports["router"]),
+            "--ctrl-port",
+            "0",
             "--quickstart-policies",
             "--log-level",
             "WARNING",

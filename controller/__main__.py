@@ -79,6 +79,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--no-router", action="store_true", help="do not start the edge router (default: started)")
     add(
+        "--ctrl-port",
+        type=int,
+        default=6262,
+        help="control channel port routers started as their own processes (python -m router) connect to "
+        "(default 6262, as the real quickstart; 0 = any free port)",
+    )
+    add(
+        "--ready-file",
+        default=None,
+        metavar="PATH",
+        help="once the admin API serves and the edge router is online, write PATH (JSON with the urls; default none)",
+    )
+    add(
         "--quickstart-policies",
         action="store_true",
         help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies (default off)",
@@ -139,6 +152,8 @@ def serve(args) -> int:
             router_port=None if args.no_router else args.router_port,
             quickstart_policies=args.quickstart_policies,
             router_advertise=config.api_address.rsplit(":", 1)[0].strip("[]"),
+            ctrl_port=args.ctrl_port,
+            ready_file=args.ready_file,
         )
     finally:
         if args.temp:

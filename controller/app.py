@@ -62,11 +62,19 @@ def create_app(
     return app
 
 
-def router_link(ctl: Controller, name: str = DEFAULT_ROUTER_NAME, hostnames: tuple[str, ...] = ()) -> RouterLink:
-    """The adapter an edge router named ``name`` reaches this controller through."""
+def router_link(
+    ctl: Controller, name: str = DEFAULT_ROUTER_NAME, hostnames: tuple[str, ...] = (), *, router_id: str = ""
+) -> RouterLink:
+    """The adapter an edge router named ``name`` reaches this controller through.
+
+    The embedded router learns its id from ``credentials()``; an enrolled router's control
+    channel names it (``router_id``), since its certificate says who it is.
+    """
     return RouterLink(
         name,
         hostnames,
+        router_id=router_id,
+        fabric=ctl.fabric,
         pki=ctl.pki,
         store=ctl.store,
         events=ctl.events,
@@ -82,3 +90,8 @@ def router_link(ctl: Controller, name: str = DEFAULT_ROUTER_NAME, hostnames: tup
         router_presence=ctl.router_presence,
         instance_id=ctl.instance_id,
     )
+
+
+def remote_router_link(ctl: Controller, router: dict) -> RouterLink:
+    """The adapter of an enrolled router connected over the control channel (``controller.ctrl``)."""
+    return router_link(ctl, router.get("name") or router["id"], router_id=router["id"])

@@ -23,6 +23,8 @@ class Config:
     host: str = "127.0.0.1"
     #: the public address clients use (``edge.api.address`` in the real config)
     api_address: str = "127.0.0.1:1280"
+    #: the control channel address routers dial (``tls:host:port``; None: no control channel listener)
+    ctrl_address: str | None = None
     #: extra names the TLS server certificate must cover
     hostnames: tuple[str, ...] = ("localhost",)
     session_timeout_seconds: int = 30 * 60

@@ -247,7 +247,7 @@ class Controller:
             core,
             identities=self.identities,
             authenticators=self.authenticators,
-            sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url),
+            sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url, ctrl_address=config.ctrl_address),
             duration_minutes=config.enrollment_duration_minutes,
             router_duration_minutes=config.router_enrollment_duration_minutes,
         )

@@ -67,15 +67,18 @@ class RouterLink:
         terminators,
         router_presence,
         instance_id: str,
+        fabric=None,
+        router_id: str = "",
     ):
         self.name, self.pki, self.store, self.events, self.engine = name, pki, store, events, engine
         self.api_sessions, self.api_session_certificates = api_sessions, api_session_certificates
         self.authenticators, self.sessions, self.services = authenticators, sessions, services
         self.routers, self.edge_routers, self.terminators = routers, edge_routers, terminators
-        self.router_presence, self.instance_id = router_presence, instance_id
+        self.router_presence, self.instance_id, self.fabric = router_presence, instance_id, fabric
         self.hostnames = tuple(dict.fromkeys(("localhost", "127.0.0.1", *hostnames)))
-        self.router_id = ""
-        self._unwatch = None
+        #: set for an enrolled router (its control channel named it); the embedded one learns it in credentials()
+        self.router_id = router_id
+        self._unwatch: list = []
         #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
         #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation
         self._presented: dict[str, tuple[str, str]] = {}
@@ -197,13 +200,47 @@ class RouterLink:
                 self._presented.pop(event["id"], None)
                 revoked(kinds[event["namespace"]], event["id"])
 
-        self._unwatch = self.events.subscribe(on_event)
+        self._unwatch.append(self.events.subscribe(on_event))
+
+    def watch_trusted_cas(self, changed) -> None:
+        """Call ``changed(pem)`` whenever the trusted CA bundle changes (a CA created, verified, disabled, deleted)."""
+        state = {"pem": self.trusted_cas()}
+
+        def on_event(event: dict) -> None:
+            if event.get("namespace") == "entityChange" and event.get("entityType") == "cas":
+                pem = self.trusted_cas()
+                if pem != state["pem"]:
+                    state["pem"] = pem
+                    changed(pem)
+
+        self._unwatch.append(self.events.subscribe(on_event))
+
+    def watch_removed(self, removed) -> None:
+        """Call ``removed(reason)`` once this router is deleted or disabled (its control channel then ends)."""
+
+        def on_event(event: dict) -> None:
+            if event.get("namespace") != "entityChange" or event.get("entityType") != "routers":
+                return
+            if event.get("entityId") != self.router_id:
+                return
+            if event.get("eventType") == "deleted":
+                removed("the router was deleted")
+            elif (event.get("finalState") or {}).get("disabled"):
+                removed("the router was disabled")
+
+        self._unwatch.append(self.events.subscribe(on_event))
+
+    def unwatch(self) -> None:
+        """Stop every ``watch``; idempotent."""
+        while self._unwatch:
+            self._unwatch.pop()()
 
     def offline(self) -> None:
-        if self._unwatch is not None:
-            self._unwatch()
+        self.unwatch()
         self.router_presence.offline(self.router_id)
         self._drop_terminators()
+        if self.fabric is not None:
+            self.fabric.router_gone(self.router_id)
         self.emit("router", "offline", router_id=self.router_id)
 
     def _drop_terminators(self) -> None:
@@ -214,7 +251,7 @@ class RouterLink:
                 self.terminators.delete_for_router(router)
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
-        self.router_presence.connection_changed(identity_id, connected)
+        self.router_presence.connection_changed(identity_id, connected, self.router_id)
         self.emit(
             "edge.router.connections",
             "connected" if connected else "disconnected",

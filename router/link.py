@@ -1,7 +1,9 @@
 """What the router needs from a controller: the narrow interface it defines.
 
-The controller supplies an adapter (``controller/router_link.py``); the router
-never reaches further. The adapter answers with plain dicts carrying the
+The controller supplies an adapter (``controller/router_link.py``) in-process;
+a router running as its own process uses :class:`router.control.RemoteControllerLink`,
+which speaks the same interface over the control channel (``docs/control-channel.md``).
+The router never reaches further. The adapter answers with plain dicts carrying the
 fields of :class:`Caller`, :class:`Grant` or :class:`Credentials` (so it needs
 nothing from this package); a refusal is a ``PermissionError`` whose text is
 what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
@@ -84,6 +86,9 @@ class ControllerLink(Protocol):
 
     def watch(self, revoked: Callable[[str, str], None]) -> None:
         """From now on call ``revoked(kind, id)`` (kind ``session`` or ``apiSession``) when one goes; quick, any thread."""
+
+    def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
+        """From now on call ``changed(pem)`` with the new bundle when the trusted CAs change; quick, any thread."""
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
         """An identity's channel to this router opened or closed."""

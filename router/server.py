@@ -2,7 +2,10 @@
 
 ``start`` asks the controller link for the router's certificate and trusted
 CAs, listens, reports the router online and returns once it accepts; ``stop``
-closes every channel (their terminators go) and reports it offline.
+closes every channel (their terminators go) and reports it offline. Trusted
+CAs are live: when the controller's bundle changes, new channels are verified
+against the new one (a CA created and verified is trusted at once, a deleted or
+disabled one no longer is).
 """
 
 from __future__ import annotations
@@ -29,9 +32,8 @@ TLS12_CIPHERS = (
 )
 
 
-def server_context(link: ControllerLink) -> tuple[ssl.SSLContext, str]:
+def server_context(creds: Credentials, trusted_cas: str) -> ssl.SSLContext:
     """TLS server context with the router cert, requiring client certs from the trusted CAs."""
-    creds = Credentials(**link.credentials())
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_ciphers(TLS12_CIPHERS)
@@ -41,10 +43,10 @@ def server_context(link: ControllerLink) -> tuple[ssl.SSLContext, str]:
         key.touch(mode=0o600)
         key.write_text(creds.key_pem)
         context.load_cert_chain(chain, key)
-    context.load_verify_locations(cadata=link.trusted_cas())
+    context.load_verify_locations(cadata=trusted_cas)
     context.verify_mode = ssl.CERT_REQUIRED
     context.set_alpn_protocols(["ziti-edge"])
-    return context, creds.router_id
+    return context
 
 
 #: TLS read buffer per channel: asyncio allocates 256 KiB per connection; a TLS record is at most 16 KiB
@@ -94,13 +96,16 @@ class EdgeRouter:
 
     # -- lifecycle ------------------------------------------------------------------
     def start(self) -> "EdgeRouter":
-        context, self.router_id = server_context(self.link)
+        self._creds = Credentials(**self.link.credentials())
+        self.router_id = self._creds.router_id
+        context = server_context(self._creds, self.link.trusted_cas())
         self._thread = threading.Thread(target=self._run, args=(context,), name="edge-router", daemon=True)
         self._thread.start()
         self._ready.wait(30)
         if self.error is not None:
             raise self.error
         self.link.watch(self._revoked)
+        self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.online(self.url)
         log.info("router: listening at %s", self.url)
         return self
@@ -185,6 +190,19 @@ class EdgeRouter:
         """Called from a controller thread: hand over to the loop."""
         if self.loop is not None and self.loop.is_running():
             self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
+
+    def _trusted_cas_changed(self, pem: str) -> None:
+        """Called from a controller thread: the next handshakes verify against ``pem``."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self._reload_cas, pem)
+
+    def _reload_cas(self, pem: str) -> None:
+        try:
+            self._context = server_context(self._creds, pem)
+        except (ssl.SSLError, ValueError) as ex:
+            log.warning("router: the new trusted CA bundle cannot be loaded (%s), keeping the previous one", ex)
+            return
+        log.info("router: trusted CAs reloaded")
 
     def channel_opened(self, channel: Channel) -> None:
         self.channels.add(channel)

@@ -1,7 +1,9 @@
-"""Which routers are online, where they listen, and which identities hold a connection.
+"""Which routers are online, where they listen, and which identities hold a connection to which router.
 
 Kept in memory only, as the real controller keeps router state from the
-control channel: a restart starts with every router offline.
+control channel: a restart starts with every router offline. Connections are
+counted per router, so a router that goes away without a word (killed, cut off)
+takes its identities' connections with it when it is marked offline.
 """
 
 from __future__ import annotations
@@ -12,23 +14,33 @@ from urllib.parse import urlsplit
 
 
 class RouterPresence:
-    """Online routers (id -> advertised URL) and identities' router connection counts."""
+    """Online routers (id -> advertised URL) and identities' connection counts per router."""
 
     def __init__(self):
         self._lock = threading.Lock()
         self._urls: dict[str, str] = {}
-        self._connections: Counter[str] = Counter()
+        #: router id -> identity id -> open channels; ``_totals`` sums them over routers
+        self._connections: dict[str, Counter[str]] = {}
+        self._totals: Counter[str] = Counter()
 
     def online(self, router_id: str, url: str) -> None:
         with self._lock:
             self._urls[router_id] = url
 
     def offline(self, router_id: str) -> None:
+        """The router is gone: its URL and every connection it held."""
         with self._lock:
             self._urls.pop(router_id, None)
+            for identity_id, count in self._connections.pop(router_id, Counter()).items():
+                self._add(identity_id, -count)
 
     def is_online(self, router_id: str) -> bool:
         return router_id in self._urls
+
+    def online_routers(self) -> dict[str, str]:
+        """Every online router's advertised URL, by id (a copy)."""
+        with self._lock:
+            return dict(self._urls)
 
     def protocols(self, router_id: str) -> dict:
         """``{"tls": "tls://host:port"}`` for an online router, else ``{}``."""
@@ -39,11 +51,22 @@ class RouterPresence:
         url = self._urls.get(router_id)
         return urlsplit(url).hostname or "" if url else ""
 
-    def connection_changed(self, identity_id: str, connected: bool) -> None:
+    def connection_changed(self, identity_id: str, connected: bool, router_id: str = "") -> None:
         with self._lock:
-            self._connections[identity_id] += 1 if connected else -1
-            if self._connections[identity_id] <= 0:
-                del self._connections[identity_id]
+            per_router = self._connections.setdefault(router_id, Counter())
+            if connected:
+                per_router[identity_id] += 1
+                self._add(identity_id, 1)
+            elif per_router.get(identity_id, 0) > 0:
+                per_router[identity_id] -= 1
+                if per_router[identity_id] <= 0:
+                    del per_router[identity_id]
+                self._add(identity_id, -1)
+
+    def _add(self, identity_id: str, delta: int) -> None:
+        self._totals[identity_id] += delta
+        if self._totals[identity_id] <= 0:
+            del self._totals[identity_id]
 
     def is_connected(self, identity_id: str) -> bool:
-        return self._connections.get(identity_id, 0) > 0
+        return self._totals.get(identity_id, 0) > 0

@@ -58,13 +58,20 @@ class ThreadedServer(HTTPServer):
 
 
 def listeners(
-    app_of, host: str, *, port: int, http_port: int, router_port: int | None = None, router_advertise: str | None = None
+    app_of,
+    host: str,
+    *,
+    port: int,
+    http_port: int,
+    router_port: int | None = None,
+    router_advertise: str | None = None,
+    ctrl_port: int | None = None,
 ) -> list:
-    """The listeners in start order: HTTPS (both APIs), plain HTTP, the edge router.
+    """The listeners in start order: HTTPS (both APIs), plain HTTP, the control channel, the edge router.
 
     ``app_of()`` gives the app once it is built (ports are checked before); an
-    ``http_port`` of 0 turns plain HTTP off, a ``router_port`` of None the router.
-    Each ``bind`` returns a server not yet serving.
+    ``http_port`` of 0 turns plain HTTP off, a ``router_port`` of None the router,
+    a ``ctrl_port`` of None the control channel. Each ``bind`` returns a server not yet serving.
     """
     from controller.server.lifecycle import Listener
     from controller.server.tls import TLSServer
@@ -79,6 +86,15 @@ def listeners(
     ]
     if http_port:
         out.append(Listener("HTTP", "--http-port", http_port, lambda bound: ThreadedServer(app_of(), host, bound)))
+    if ctrl_port is not None:
+        out.append(
+            Listener(
+                "control channel",
+                "--ctrl-port",
+                ctrl_port,
+                lambda bound: ctrl_listener(app_of().controller, host, bound),
+            )
+        )
     if router_port is not None:
         out.append(
             Listener(
@@ -99,6 +115,35 @@ def edge_router(ctl, host: str, port: int, advertise: str | None = None):
     advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
     link = router_link(ctl, hostnames=(advertise, *ctl.config.hostnames))
     return EdgeRouter(link, host, port, advertise=advertise)
+
+
+def ctrl_listener(ctl, host: str, port: int, **options):
+    """The control channel listener for routers running as their own processes (not started).
+
+    Composition root: each connected router gets a ``RouterLink`` built like the embedded one's.
+    """
+    from controller.app import remote_router_link
+    from controller.ctrl.listener import CtrlListener
+
+    advertise = ctl.config.ctrl_address.rsplit(":", 1)[0][4:] if ctl.config.ctrl_address else None
+    return CtrlListener(
+        host,
+        port,
+        pki=ctl.pki,
+        find_router=ctl.routers.find_by_fingerprint,
+        link_for=lambda router: remote_router_link(ctl, router),
+        advertise=advertise,
+        **options,
+    )
+
+
+def free_port(host: str) -> int:
+    """A port free right now (the control channel's address goes into enrollment JWTs before it binds)."""
+    import socket
+
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
 
 
 def start_router(ctl, host: str, port: int, advertise: str | None = None):
@@ -123,6 +168,8 @@ def banner(
         lines.append(f"  HTTP  (local scripts): http://{config.host}:{http_port}/edge/management/v1")
     if router is not None:
         lines.append(f"  edge router: {router.url}")
+    if config.ctrl_address:
+        lines.append(f"  control channel (routers): {config.ctrl_address}")
     lines.append(f"  data folder: {config.data_dir}" + ("  (temporary: removed on exit)" if temporary else ""))
     if config.data_dir is not None:
         lines.append(f"  CA bundle: {Path(config.data_dir) / 'pki' / 'root-ca.cert.pem'}  (clients: --ca FILE)")
@@ -143,15 +190,20 @@ def run(
     quickstart_policies: bool = False,
     router_advertise: str | None = None,
     temporary: bool = False,
+    ctrl_port: int | None = None,
+    ready_file: str | None = None,
 ) -> int:
     """Check every port, build the app, start every listener, serve until ``stop`` is set.
 
-    Any listener that cannot start stops the others and raises ``ListenerError``.
+    Any listener that cannot start stops the others and raises ``ListenerError``. Once the
+    admin API serves and the embedded router is online, one ready line is printed and, with
+    ``ready_file``, the file is written (``controller.server.readiness``).
     """
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.heap import freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
+    from controller.server.readiness import announce_ready
 
     built: list = []
     group = Listeners(
@@ -163,9 +215,15 @@ def run(
             http_port=http_port,
             router_port=router_port,
             router_advertise=router_advertise,
+            ctrl_port=ctrl_port,
         ),
     )
     group.check()
+    if ctrl_port is not None:
+        ctrl_port = ctrl_port or free_port(config.host)
+        group.listeners[[listener.option for listener in group.listeners].index("--ctrl-port")].port = ctrl_port
+        advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
+        config.ctrl_address = f"tls:{advertise}:{ctrl_port}"
     built.append(create_app(config))
     ctl = built[0].controller
     if quickstart_policies:
@@ -175,6 +233,7 @@ def run(
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
         print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary), flush=True)
+        announce_ready(config, group, router, ready_file)
         wait_for_stop(stop, ctl.api_sessions.sweep)
     finally:
         stopped = group.stop()

@@ -40,7 +40,7 @@ def cli(*args: str, timeout: float = TIMEOUT, **kwargs) -> subprocess.CompletedP
 
 
 def controller(*args: str, **kwargs):
-    return cli("-m", "controller", "--log-level", "warning", "--no-router", *args, **kwargs)
+    return cli("-m", "controller", "--log-level", "warning", "--no-router", "--ctrl-port", "0", *args, **kwargs)
 
 
 def harness(*args: str, **kwargs):
@@ -131,6 +131,8 @@ def _start(data: Path, *extra: str) -> tuple[subprocess.Popen, list[str]]:
             sys.executable,
             "-m",
             "controller",
+            "--ctrl-port",
+            "0",
             "--log-level",
             "warning",
             "--router-port",

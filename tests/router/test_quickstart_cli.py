@@ -67,7 +67,8 @@ def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path
 def run_controller(data, *flags: str) -> list[str]:
     """``python -m controller`` on free ports until its banner, then SIGTERM; its banner lines."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "controller", "--data", str(data), "--port", "0", "--http-port", "0", *flags],
+        [sys.executable, "-m", "controller", "--data", str(data), "--port", "0", "--http-port", "0", "--ctrl-port", "0"]
+        + list(flags),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

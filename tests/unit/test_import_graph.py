@@ -20,7 +20,7 @@ LAYERS = [
     {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
     {"api"},
-    {"app", "registry", "server", "console", "__main__", "__init__"},
+    {"app", "registry", "server", "ctrl", "console", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain

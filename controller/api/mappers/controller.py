@@ -18,7 +18,7 @@ def controller_view(ctl) -> dict:
         "tags": {},
         "isOnline": True,
         "lastJoinedAt": ctl.started_at,
-        "ctrlAddress": None,
+        "ctrlAddress": ctl.config.ctrl_address,
         "certPem": cert_pem(ctl.pki.server_cert),
         "fingerprint": fingerprint(ctl.pki.server_cert),
         "apiAddresses": {

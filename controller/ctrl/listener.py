@@ -1,0 +1,188 @@
+"""``CtrlListener``: the control channel's TLS listener, in its own thread and event loop.
+
+Constructing binds the port (a busy port raises ``OSError`` there, as every listener of
+``controller.server.lifecycle``); ``start()`` serves and returns once accepting; ``stop()`` closes
+every router's connection (each goes offline) and is idempotent.
+
+APPSEC(ctrl-auth): a router proves itself with the client certificate it enrolled: the chain must
+verify against the controller's own CAs (never a third-party CA) and the leaf's fingerprint must be
+the one recorded for an enabled edge router. Anything else is refused in the handshake, with one
+log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import socket
+import ssl
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable
+
+from cryptography.hazmat.primitives import serialization
+
+from controller.ctrl.session import RouterSession
+
+log = logging.getLogger("controller.ctrl")
+
+
+def server_context(pki) -> ssl.SSLContext:
+    """The controller's server certificate; client certificates required, from the controller's CAs only."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    key_pem = pki.server_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    with tempfile.TemporaryDirectory(prefix="ziti-ctrl-") as folder:
+        chain, key = Path(folder) / "chain.pem", Path(folder) / "key.pem"
+        chain.write_text(pki.server_chain_pem())
+        key.touch(mode=0o600)
+        key.write_bytes(key_pem)
+        context.load_cert_chain(chain, key)
+    context.load_verify_locations(cadata=pki.ca_bundle_pem())
+    context.verify_mode = ssl.CERT_REQUIRED
+    context.set_alpn_protocols(["ziti-ctrl"])
+    return context
+
+
+class CtrlListener:
+    """Routers' control channels on ``host:port``; ``link_for(router)`` gives each its ``RouterLink``."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        pki,
+        find_router: Callable[[str], dict | None],
+        link_for: Callable[[dict], object],
+        advertise: str | None = None,
+        heartbeat_seconds: float = 1.0,
+        heartbeat_timeout: float = 3.0,
+        hello_timeout: float = 10.0,
+    ):
+        self.host, self.pki, self.find_router, self.link_for = host, pki, find_router, link_for
+        self.heartbeat_seconds, self.heartbeat_timeout, self.hello_timeout = (
+            heartbeat_seconds,
+            heartbeat_timeout,
+            hello_timeout,
+        )
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._sock.bind((host, port))
+            self._sock.listen(128)
+        except OSError:
+            self._sock.close()
+            raise
+        self.port = self._sock.getsockname()[1]
+        self.advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
+        #: the current session of each connected router, by router id
+        self.sessions: dict[str, RouterSession] = {}
+        self._lock = threading.Lock()
+        self._context = server_context(pki)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._server: asyncio.AbstractServer | None = None
+        self._thread: threading.Thread | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self._ready = threading.Event()
+
+    @property
+    def address(self) -> str:
+        """``tls:host:port``, as the real controller's ctrl address."""
+        return f"tls:{self.advertise}:{self.port}"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> "CtrlListener":
+        self._thread = threading.Thread(target=self._run, name="ctrl-listener", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        log.info("ctrl: listening at %s", self.address)
+        return self
+
+    def _run(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._server = self.loop.run_until_complete(asyncio.start_server(self._accept, sock=self._sock))
+        self._ready.set()
+        self.loop.run_forever()
+        self.loop.close()
+
+    def stop(self) -> None:
+        if self.loop is None or not self.loop.is_running():
+            self._sock.close()
+            return
+        asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+
+    async def _shutdown(self) -> None:
+        self._server.close()
+        with self._lock:
+            sessions = list(self.sessions.values())
+        for session in sessions:
+            session.close(abort=True)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5)
+
+    # -- connections ----------------------------------------------------------------------
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._tasks.add(task)
+        try:
+            router = await self._handshake(writer)
+            if router is not None:
+                await RouterSession(self, reader, writer, router, self.link_for(router)).serve()
+        finally:
+            self._tasks.discard(task)
+
+    async def _handshake(self, writer: asyncio.StreamWriter) -> dict | None:
+        peer = writer.get_extra_info("peername") or ("?", 0)
+        try:
+            await writer.start_tls(self._context, ssl_handshake_timeout=self.hello_timeout)
+        except (ssl.SSLError, ConnectionError, asyncio.TimeoutError, OSError) as ex:
+            reason = getattr(ex, "reason", None) or type(ex).__name__
+            log.warning("ctrl: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
+            writer.transport.abort()
+            return None
+        leaf = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        fingerprint = hashlib.sha1(leaf).hexdigest()
+        router = await asyncio.to_thread(self.find_router, fingerprint)
+        problem = (
+            "no enrolled router has its certificate"
+            if router is None
+            else "it is not an edge router"
+            if not router.get("is_edge")
+            else "the router is disabled"
+            if router.get("disabled")
+            else None
+        )
+        if problem:
+            log.warning("ctrl: %s:%s refused: %s, closing", peer[0], peer[1], problem)
+            writer.transport.abort()
+            return None
+        return router
+
+    def adopt(self, session: RouterSession) -> None:
+        """``session`` is now its router's connection; an older one of the same router is closed."""
+        with self._lock:
+            previous = self.sessions.get(session.router_id)
+            self.sessions[session.router_id] = session
+        if previous is not None and previous is not session:
+            log.info("ctrl: %s reconnected, closing its previous connection", session.label)
+            previous.close(abort=True)
+
+    def release(self, session: RouterSession) -> bool:
+        """Forget ``session``; True when it was its router's current connection."""
+        with self._lock:
+            if self.sessions.get(session.router_id) is session:
+                del self.sessions[session.router_id]
+                return True
+        return False
+
+    def connected(self) -> list[str]:
+        with self._lock:
+            return list(self.sessions)

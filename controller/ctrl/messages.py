@@ -1,0 +1,149 @@
+"""The control channel's message set: ONE table, name -> (argument schema, the ``RouterLink`` call).
+
+A router's request ``{"type": "request", "id", "name", "args"}`` is checked against its entry's
+schema (every field present with its type, nothing else) and calls that router's ``RouterLink``.
+Adding a message is adding one :class:`Entry` here (and a line in ``docs/control-channel.md``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any, Callable
+from urllib.parse import urlsplit
+
+#: the protocol version a router's hello must name; another answers UNSUPPORTED_VERSION and closes
+VERSION = 1
+OPTIONAL_STR = (str, type(None))
+#: event namespaces a router may put on the timeline (its own edge and link events)
+ROUTER_EVENT_NAMESPACES = frozenset({"circuit", "terminator", "link"})
+
+
+class InvalidArgs(ValueError):
+    """A request whose arguments do not match its entry's schema."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The API session a channel's hello named (what ``RouterLink.session`` reads)."""
+
+    api_session_id: str
+    identity_id: str
+    identity_name: str = ""
+
+
+@dataclass(frozen=True)
+class Terminator:
+    """A binding the router records (what ``RouterLink.add_terminator`` reads)."""
+
+    terminator_id: str
+    service_id: str
+    identity_id: str
+    cost: int
+    precedence: str
+    instance_id: str
+    host_public_key: bytes | None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One message: its argument schema (field -> allowed types) and the call it makes."""
+
+    name: str
+    args: dict[str, tuple[type, ...]]
+    call: Callable[[Any, dict, str], Any]
+
+    def check(self, args: Any) -> dict:
+        if not isinstance(args, dict):
+            raise InvalidArgs(f"{self.name}: args must be an object")
+        unknown = sorted(set(args) - set(self.args))
+        if unknown:
+            raise InvalidArgs(f"{self.name}: unknown argument {unknown[0]!r}")
+        for field, types in self.args.items():
+            if field not in args:
+                raise InvalidArgs(f"{self.name}: argument {field!r} is required")
+            value = args[field]
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise InvalidArgs(f"{self.name}: argument {field!r} has the wrong type")
+        return args
+
+
+def _caller(value: dict) -> Caller:
+    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("apiSessionId", "identityId")):
+        raise InvalidArgs("session: caller needs apiSessionId and identityId strings")
+    return Caller(value["apiSessionId"], value["identityId"], str(value.get("identityName") or ""))
+
+
+def _terminator(args: dict) -> Terminator:
+    key = args["hostPublicKey"]
+    try:
+        raw_key = base64.b64decode(key, validate=True) if key is not None else None
+    except (binascii.Error, ValueError):
+        raise InvalidArgs("addTerminator: hostPublicKey is not base64") from None
+    if not 0 <= args["cost"] <= 65535:
+        raise InvalidArgs("addTerminator: cost outside 0..65535")
+    if args["precedence"] not in ("default", "required", "failed"):
+        raise InvalidArgs("addTerminator: precedence is not default, required or failed")
+    return Terminator(
+        args["terminatorId"],
+        args["serviceId"],
+        args["identityId"],
+        args["cost"],
+        args["precedence"],
+        args["instanceId"],
+        raw_key,
+    )
+
+
+def _url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme != "tls" or not parts.hostname or not parts.port:
+        raise InvalidArgs("online: url must be tls://host:port")
+    return url
+
+
+def _emit(link, args: dict, router_id: str) -> None:
+    if args["namespace"] not in ROUTER_EVENT_NAMESPACES:
+        raise InvalidArgs(f"emit: namespace {args['namespace']!r} is not a router event namespace")
+    # APPSEC(ctrl-emit): a router speaks for itself only; the router id comes from its certificate
+    fields = {key: value for key, value in args["fields"].items() if key not in ("namespace", "event_type")}
+    fields["router_id"] = router_id
+    link.emit(args["namespace"], args["eventType"], **fields)
+
+
+ENTRIES = (
+    Entry("trustedCas", {}, lambda link, a, r: link.trusted_cas()),
+    Entry(
+        "hello", {"token": (str,), "fingerprint": (str,)}, lambda link, a, r: link.hello(a["token"], a["fingerprint"])
+    ),
+    Entry(
+        "session",
+        {"caller": (dict,), "token": (str,), "kind": (str,)},
+        lambda link, a, r: link.session(_caller(a["caller"]), a["token"], a["kind"]),
+    ),
+    Entry(
+        "addTerminator",
+        {
+            "terminatorId": (str,),
+            "serviceId": (str,),
+            "identityId": (str,),
+            "cost": (int,),
+            "precedence": (str,),
+            "instanceId": (str,),
+            "hostPublicKey": OPTIONAL_STR,
+        },
+        lambda link, a, r: link.add_terminator(_terminator(a)),
+    ),
+    Entry("removeTerminator", {"terminatorId": (str,)}, lambda link, a, r: link.remove_terminator(a["terminatorId"])),
+    Entry("online", {"url": (str,)}, lambda link, a, r: link.online(_url(a["url"]))),
+    Entry("offline", {}, lambda link, a, r: link.offline()),
+    Entry(
+        "connectionChanged",
+        {"identityId": (str,), "connected": (bool,)},
+        lambda link, a, r: link.connection_changed(a["identityId"], a["connected"]),
+    ),
+    Entry("emit", {"namespace": (str,), "eventType": (str,), "fields": (dict,)}, _emit),
+)
+
+MESSAGES: dict[str, Entry] = {entry.name: entry for entry in ENTRIES}

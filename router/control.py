@@ -1,0 +1,363 @@
+"""``RemoteControllerLink``: the router's :class:`~router.link.ControllerLink` over the control channel.
+
+A router running as its own process reaches the controller only here: one mutual-TLS connection
+(the router's enrolled client certificate; the controller's certificate checked against the CA
+bundle enrollment stored) carrying length-prefixed JSON frames (``docs/control-channel.md``).
+The connection lives in its own thread and event loop; the interface's synchronous calls wait for
+their reply there, the quick notifications (``connection_changed``, ``emit``) do not wait.
+
+The controller pings; a controller silent for three heartbeats, or a dropped connection, makes
+the link reconnect with backoff and, once back, report the router online again and re-create the
+terminators of its live bindings, so the controller's view matches the router's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import itertools
+import logging
+import ssl
+import struct
+import threading
+from typing import Any, Callable
+
+import orjson
+
+from router.link import Caller, Terminator
+
+log = logging.getLogger("router.control")
+#: the control channel protocol version this router speaks
+VERSION = 1
+LENGTH = struct.Struct(">I")
+MAX_FRAME = 4 * 1024 * 1024
+BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
+
+
+class ControlError(ConnectionError):
+    """The controller cannot be reached, or refused the control channel."""
+
+
+def encode(message: dict) -> bytes:
+    body = orjson.dumps(message)
+    return LENGTH.pack(len(body)) + body
+
+
+async def read_frame(reader: asyncio.StreamReader) -> dict:
+    (length,) = LENGTH.unpack(await reader.readexactly(LENGTH.size))
+    if not 0 < length <= MAX_FRAME:
+        raise ControlError(f"the controller sent a frame of {length} bytes")
+    try:
+        message = orjson.loads(await reader.readexactly(length))
+    except orjson.JSONDecodeError:
+        raise ControlError("the controller sent a frame that is not JSON") from None
+    if not isinstance(message, dict):
+        raise ControlError("the controller sent a frame that is not an object")
+    return message
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``tls:host:port`` (the real ctrl address form) or ``host:port``."""
+    rest = address[4:] if address.startswith("tls:") else address
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"{address!r} is not a control channel address (tls:HOST:PORT)")
+    return host.strip("[]"), int(port)
+
+
+def client_context(cert_pem: str, key_pem: str, ca_pem: str) -> ssl.SSLContext:
+    import tempfile
+    from pathlib import Path
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    with tempfile.TemporaryDirectory(prefix="ziti-router-ctrl-") as folder:
+        cert, key = Path(folder) / "cert.pem", Path(folder) / "key.pem"
+        cert.write_text(cert_pem)
+        key.touch(mode=0o600)
+        key.write_text(key_pem)
+        context.load_cert_chain(cert, key)
+    context.load_verify_locations(cadata=ca_pem)
+    context.set_alpn_protocols(["ziti-ctrl"])
+    return context
+
+
+class RemoteControllerLink:
+    """The controller at ``address``, reached with the router's client ``cert_pem``/``key_pem``."""
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        cert_pem: str,
+        key_pem: str,
+        server_cert_pem: str,
+        ca_pem: str,
+        request_timeout: float = 10.0,
+    ):
+        self.host, self.port = parse_address(address)
+        self.address = address
+        self.server_cert_pem, self.key_pem, self.request_timeout = server_cert_pem, key_pem, request_timeout
+        self._context = client_context(cert_pem, key_pem, ca_pem)
+        self.router_id = self.name = ""
+        self.heartbeat_seconds = 1.0
+        self._ids = itertools.count(1)
+        self._waiters: dict[int, asyncio.Future] = {}
+        self._writer: asyncio.StreamWriter | None = None
+        self._revoked: Callable[[str, str], None] | None = None
+        self._cas_changed: Callable[[str], None] | None = None
+        self._online_url: str | None = None
+        self._terminators: dict[str, Terminator] = {}
+        self._closing = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._maintainer: asyncio.Future | None = None
+        #: set while a hello-ed connection is up (tests and readiness wait on it)
+        self.connected = threading.Event()
+
+    # -- lifecycle ------------------------------------------------------------------
+    def connect(self, timeout: float = 10.0) -> "RemoteControllerLink":
+        """Open the control channel (hello included); ``ControlError`` when that fails."""
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
+        self._thread.start()
+        try:
+            asyncio.run_coroutine_threadsafe(self._open(), self.loop).result(timeout)
+        except BaseException as ex:
+            self._stop_loop()
+            if isinstance(ex, ControlError):
+                raise
+            if isinstance(ex, TimeoutError):
+                raise ControlError(f"the controller at {self.address} did not answer within {timeout:g} s") from None
+            raise ControlError(f"cannot reach the controller at {self.address}: {ex}") from None
+        self._maintainer = asyncio.run_coroutine_threadsafe(self._maintain(), self.loop)
+        return self
+
+    def close(self) -> None:
+        """Stop reconnecting and close the channel."""
+        self._closing = True
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self._abort)
+        self._stop_loop()
+
+    def _stop_loop(self) -> None:
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)
+
+    def _abort(self) -> None:
+        if self._writer is not None:
+            self._writer.transport.abort()
+
+    async def _open(self) -> None:
+        try:
+            reader, writer = await asyncio.open_connection(
+                self.host, self.port, ssl=self._context, server_hostname=self.host, ssl_handshake_timeout=10
+            )
+        except ssl.SSLError as ex:
+            raise ControlError(f"TLS with the controller at {self.address} failed: {ex.reason or ex}") from None
+        except OSError as ex:
+            raise ControlError(f"cannot reach the controller at {self.address}: {ex.strerror or ex}") from None
+        writer.write(encode({"type": "hello", "version": VERSION}))
+        try:
+            reply = await asyncio.wait_for(read_frame(reader), 10)
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            writer.transport.abort()
+            raise ControlError(f"the controller at {self.address} closed the control channel at hello") from None
+        if reply.get("type") != "hello":
+            writer.close()
+            raise ControlError(f"the controller refused the control channel: {reply.get('message', reply)}")
+        self.router_id, self.name = str(reply["routerId"]), str(reply.get("name") or reply["routerId"])
+        self.heartbeat_seconds = float(reply.get("heartbeatSeconds") or 1.0)
+        self._reader, self._writer = reader, writer
+        self.connected.set()
+
+    async def _maintain(self) -> None:
+        """Serve the connection; when it drops, reconnect and re-sync until closed."""
+        resync = False
+        while not self._closing:
+            serving = asyncio.ensure_future(self._serve())
+            if resync:  # replies are read by _serve meanwhile
+                try:
+                    await self._resync()
+                    log.info("router: the control channel to %s is back", self.address)
+                except (ControlError, RuntimeError, PermissionError) as ex:
+                    log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
+                    self._abort()
+            await serving
+            self.connected.clear()
+            for waiter in self._waiters.values():
+                if not waiter.done():
+                    waiter.set_exception(ControlError("the control channel closed"))
+            self._waiters.clear()
+            if self._closing:
+                return
+            log.warning("router: the control channel to %s closed, reconnecting", self.address)
+            for attempt in itertools.count():
+                await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+                if self._closing:
+                    return
+                try:
+                    await self._open()
+                    resync = True
+                    break
+                except (ControlError, OSError, asyncio.TimeoutError) as ex:
+                    log.debug("router: reconnecting to %s: %s", self.address, ex)
+
+    async def _serve(self) -> None:
+        reader, writer = self._reader, self._writer
+        silence = 3 * self.heartbeat_seconds + 1
+        try:
+            while True:
+                message = await asyncio.wait_for(read_frame(reader), silence)
+                self._dispatch(message)
+        except asyncio.TimeoutError:
+            log.warning("router: the controller sent nothing for %.1f s", silence)
+        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+            pass
+        writer.transport.abort()
+
+    async def _resync(self) -> None:
+        """After a reconnect: online again (the controller dropped this router's terminators), then re-create them."""
+        if self._online_url is not None:
+            await self._request("online", {"url": self._online_url})
+            for terminator in list(self._terminators.values()):
+                await self._request("addTerminator", _terminator_args(terminator))
+        if self._cas_changed is not None:
+            self._cas_changed(await self._request("trustedCas", {}))
+
+    def _dispatch(self, message: dict) -> None:
+        kind = message.get("type")
+        if kind == "reply":
+            waiter = self._waiters.pop(message.get("id"), None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(message)
+        elif kind == "ping":
+            self._writer.write(encode({"type": "pong"}))
+        elif kind == "push":
+            self._push(message.get("name"), message.get("args") or {})
+        elif kind == "error":
+            log.warning("router: the controller closed the control channel: %s", message.get("message"))
+
+    def _push(self, name: str, args: dict) -> None:
+        if name == "revoked" and self._revoked is not None:
+            self._revoked(str(args.get("kind")), str(args.get("id")))
+        elif name == "trustedCas" and self._cas_changed is not None and isinstance(args.get("pem"), str):
+            self._cas_changed(args["pem"])
+
+    # -- requests -------------------------------------------------------------------------
+    async def _request(self, name: str, args: dict) -> Any:
+        if self._writer is None or not self.connected.is_set():
+            raise ControlError("not connected to the controller")
+        request_id = next(self._ids)
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters[request_id] = waiter
+        try:
+            self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
+            reply = await asyncio.wait_for(waiter, self.request_timeout)
+        except asyncio.TimeoutError:
+            raise ControlError(f"the controller did not answer {name} within {self.request_timeout:g} s") from None
+        finally:
+            self._waiters.pop(request_id, None)
+        error = reply.get("error")
+        if error is None:
+            return reply.get("result")
+        if error.get("code") == "REFUSED":
+            raise PermissionError(error.get("message") or "refused")
+        raise RuntimeError(error.get("message") or "the controller failed")
+
+    def _call(self, name: str, **args) -> Any:
+        if self.loop is None or not self.loop.is_running():
+            raise ControlError("not connected to the controller")
+        return asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop).result(self.request_timeout + 1)
+
+    def _notify(self, name: str, **args) -> None:
+        """Send without waiting (from the router's event loop too); a failure is logged."""
+        if self.loop is None or not self.loop.is_running():
+            return
+        future = asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop)
+        future.add_done_callback(lambda done: _log_failure(name, done))
+
+    def _checked(self, name: str, **args) -> Any:
+        """A call whose refusal the SDK is told; an unreachable controller is a refusal too."""
+        try:
+            return self._call(name, **args)
+        except (ControlError, TimeoutError) as ex:
+            raise PermissionError(f"the controller is unreachable ({ex})") from None
+
+    # -- ControllerLink ---------------------------------------------------------------------
+    def credentials(self) -> dict:
+        return {
+            "router_id": self.router_id,
+            "name": self.name,
+            "cert_chain_pem": self.server_cert_pem,
+            "key_pem": self.key_pem,
+        }
+
+    def trusted_cas(self) -> str:
+        return self._call("trustedCas")
+
+    def hello(self, token: str, fingerprint: str) -> dict:
+        return self._checked("hello", token=token, fingerprint=fingerprint)
+
+    def session(self, caller: Caller, token: str, kind: str) -> dict:
+        who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}
+        who["identityName"] = caller.identity_name
+        return self._checked("session", caller=who, token=token, kind=kind)
+
+    def add_terminator(self, terminator: Terminator) -> None:
+        self._terminators[terminator.terminator_id] = terminator
+        try:
+            self._call("addTerminator", **_terminator_args(terminator))
+        except BaseException:
+            self._terminators.pop(terminator.terminator_id, None)
+            raise
+
+    def remove_terminator(self, terminator_id: str) -> None:
+        self._terminators.pop(terminator_id, None)
+        try:
+            self._call("removeTerminator", terminatorId=terminator_id)
+        except (ControlError, RuntimeError, TimeoutError) as ex:
+            log.info("router: terminator %s not removed on the controller now (%s)", terminator_id, ex)
+
+    def online(self, url: str) -> None:
+        self._online_url = url
+        self._call("online", url=url)
+
+    def offline(self) -> None:
+        self._online_url = None
+        try:
+            self._call("offline")
+        except (ControlError, RuntimeError, TimeoutError) as ex:
+            log.info("router: could not report offline (%s)", ex)
+
+    def watch(self, revoked: Callable[[str, str], None]) -> None:
+        self._revoked = revoked
+
+    def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
+        self._cas_changed = changed
+
+    def connection_changed(self, identity_id: str, connected: bool) -> None:
+        self._notify("connectionChanged", identityId=identity_id, connected=connected)
+
+    def emit(self, namespace: str, event_type: str, **fields) -> None:
+        fields = {key: value for key, value in fields.items() if key != "router_id"}
+        self._notify("emit", namespace=namespace, eventType=event_type, fields=fields)
+
+
+def _terminator_args(terminator: Terminator) -> dict:
+    key = terminator.host_public_key
+    return {
+        "terminatorId": terminator.terminator_id,
+        "serviceId": terminator.service_id,
+        "identityId": terminator.identity_id,
+        "cost": terminator.cost,
+        "precedence": terminator.precedence,
+        "instanceId": terminator.instance_id,
+        "hostPublicKey": base64.b64encode(key).decode("ascii") if key else None,
+    }
+
+
+def _log_failure(name: str, done) -> None:
+    if not done.cancelled() and done.exception() is not None:
+        log.info("router: %s not delivered to the controller (%s)", name, done.exception())

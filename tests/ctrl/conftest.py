@@ -1,0 +1,104 @@
+"""A controller in this process with its embedded router and a control channel listener on a free port.
+
+Routers started by the tests run as their own processes and reach it only over the network.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import pytest
+
+from controller.server.serve import ctrl_listener, free_port
+from harness.client import ZitiClient
+from harness.server import LocalController
+from tests.ctrl.support import RouterProcess
+from tests.router.conftest import Timeline
+
+
+class Network:
+    def __init__(self, local: LocalController, listener):
+        self.local, self.listener = local, listener
+
+    @property
+    def controller(self):
+        return self.local.controller
+
+
+@pytest.fixture(scope="module")
+def network():
+    local = LocalController(router=True)
+    port = free_port("127.0.0.1")
+    local.config.ctrl_address = f"tls:127.0.0.1:{port}"
+    local.start()
+    # quick heartbeats so a stopped router is noticed well within the 5 s the issue allows
+    listener = ctrl_listener(local.controller, "127.0.0.1", port, heartbeat_seconds=0.5, heartbeat_timeout=1.5)
+    listener.start()
+    try:
+        yield Network(local, listener)
+    finally:
+        listener.stop()
+        local.stop()
+
+
+@pytest.fixture
+def admin(network):
+    with ZitiClient.connect(network.local.url) as client:
+        client.login("admin", "admin")
+        yield client
+
+
+@pytest.fixture
+def make_router(admin, tmp_path, ziti_unique):
+    """``make_router(roles=..., enroll=True, start=True)`` -> a RouterProcess (stopped after the test)."""
+    made: list[RouterProcess] = []
+
+    def make(*, roles: tuple[str, ...] = (), enroll: bool = True, start: bool = True) -> RouterProcess:
+        router = RouterProcess(admin, ziti_unique("er"), tmp_path, roles)
+        made.append(router)
+        if enroll:
+            done = router.enroll()
+            assert done.returncode == 0, done.stderr
+        if enroll and start:
+            router.start()
+        return router
+
+    yield make
+    for router in made:
+        router.stop()
+
+
+@pytest.fixture
+def timeline(network):
+    recorder = Timeline(network.controller.events)
+    yield recorder
+    recorder.close()
+
+
+class CtrlLog(logging.Handler):
+    """The control channel listener's warnings (they come from its thread)."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.lines: list[str] = []
+        self._cond = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._cond:
+            self.lines.append(record.getMessage())
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"logged {self.lines}"
+            return list(self.lines)
+
+
+@pytest.fixture
+def ctrl_log():
+    handler = CtrlLog()
+    logger = logging.getLogger("controller.ctrl")
+    logger.addHandler(handler)
+    yield handler
+    logger.removeHandler(handler)

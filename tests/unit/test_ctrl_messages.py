@@ -1,0 +1,84 @@
+"""The control channel's message table and framing refuse anything malformed with their own errors only."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.ctrl.frames import MAX_FRAME, FrameError, encode, read_frame
+from controller.ctrl.messages import MESSAGES, InvalidArgs
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+class Recorder:
+    """A RouterLink stand-in that records the call it receives."""
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self.called = (name, args, kwargs)
+
+        return call
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(MESSAGES)), args=json_values)
+def test_any_json_as_arguments_is_either_accepted_or_refused_with_invalid_args(name, args):
+    entry = MESSAGES[name]
+    try:
+        entry.call(Recorder(), entry.check(args), "router-1")
+    except InvalidArgs:
+        pass
+
+
+def test_arguments_are_exact_required_and_typed():
+    entry = MESSAGES["connectionChanged"]
+    assert entry.check({"identityId": "i", "connected": True}) == {"identityId": "i", "connected": True}
+    for bad in (
+        {"identityId": "i"},
+        {"identityId": "i", "connected": 1},
+        {"identityId": "i", "connected": True, "x": 1},
+    ):
+        with pytest.raises(InvalidArgs):
+            entry.check(bad)
+
+
+def test_emit_speaks_for_the_connected_router_only():
+    link = Recorder()
+    entry = MESSAGES["emit"]
+    entry.call(link, entry.check({"namespace": "circuit", "eventType": "created", "fields": {"router_id": "x"}}), "r1")
+    assert link.called == ("emit", ("circuit", "created"), {"router_id": "r1"})
+
+
+def read(data: bytes):
+    async def run():
+        reader = asyncio.StreamReader()
+        reader.feed_data(data)
+        reader.feed_eof()
+        return await read_frame(reader)
+
+    return asyncio.run(run())
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=64))
+def test_random_bytes_are_a_frame_error_or_an_early_end(data):
+    try:
+        message = read(data)
+    except (FrameError, asyncio.IncompleteReadError):
+        return
+    assert isinstance(message["type"], str)
+
+
+def test_frames_round_trip_and_oversized_ones_are_refused_before_reading_them():
+    assert read(encode({"type": "ping"})) == {"type": "ping"}
+    with pytest.raises(FrameError, match="outside"):
+        read(struct.pack(">I", MAX_FRAME + 1))
