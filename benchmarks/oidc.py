@@ -158,9 +158,13 @@ def login_figures(key_type: str, logins: int, rounds: int) -> dict:
             legacy_login(call)
             oidc_login(call)
         legacy = _best_rate(logins, rounds, lambda: legacy_login(call))
-        call.spent.clear()
-        oidc = _best_rate(logins, rounds, lambda: oidc_login(call))
-        per_step = {STEPS[path]: spent / (logins * rounds) * 1e6 for path, spent in call.spent.items() if path in STEPS}
+        oidc, per_step = 0.0, {}
+        for _ in range(rounds):  # the best round, and the app's time per step in that round
+            call.spent.clear()
+            rate = _best_rate(logins, 1, lambda: oidc_login(call))
+            if rate > oidc:
+                oidc = rate
+                per_step = {STEPS[path]: spent / logins * 1e6 for path, spent in call.spent.items() if path in STEPS}
         signer = app.controller.oidc.signer
         alg = signer.alg
         signatures = _sign_cost(signer, logins)

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 from hypothesis import settings
 
-from tests import sizes
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests import conftest, sizes
 
 
 def test_sizes_follow_the_variable(monkeypatch):
@@ -24,18 +19,19 @@ def test_sizes_follow_the_variable(monkeypatch):
     assert (sizes.examples(1500, 200), sizes.examples(100), sizes.size(24, 9)) == (1500, 100, 24)
 
 
-def test_report_sizes(request):
-    """Prints what this run uses (the next test reads it from a ``--long`` run)."""
+def test_this_run_uses_the_profile_its_option_names(request):
     long_run = request.config.getoption("--long") or sizes.is_long()
     assert settings.default.max_examples == (100 if long_run else 30)
-    print(f"SIZES long={sizes.is_long()} profile={settings.default.max_examples} examples={sizes.examples(1500, 200)}")
 
 
-def test_the_long_option_reaches_the_tests():
-    env = {key: value for key, value in os.environ.items() if key != sizes.ENV}
-    env["PYTHONPATH"] = str(ROOT)
-    command = [sys.executable, "-m", "pytest", "--long", "-n", "0", "-q", "-s", "-p", "no:cacheprovider"]
-    command += ["--durations=0", f"{Path(__file__).relative_to(ROOT)}::test_report_sizes"]
-    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "SIZES long=True profile=100 examples=1500" in done.stdout
+def test_the_long_option_sets_the_variable_and_the_long_profile(monkeypatch):
+    monkeypatch.delenv(sizes.ENV, raising=False)
+    previous = settings.default.max_examples
+    try:
+        conftest.pytest_configure(SimpleNamespace(getoption=lambda name: name == "--long"))
+        assert sizes.is_long() and settings.default.max_examples == 100  # subprocesses inherit the variable
+        monkeypatch.delenv(sizes.ENV)
+        conftest.pytest_configure(SimpleNamespace(getoption=lambda name: False))
+        assert not sizes.is_long() and settings.default.max_examples == 30
+    finally:
+        settings.load_profile("long" if previous == 100 else "bounded")
