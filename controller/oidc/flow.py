@@ -264,7 +264,8 @@ class OidcFlow:
             request.amr.append(f"ejs:{signer}")
         if not pending.any:
             self._save_info(request, context)
-        return LoginOutcome(request, auth_queries(pending, self.factors.mfa_enabled(identity["id"])))
+        enrolled = pending.totp and self.factors.mfa_enabled(identity["id"])  # only a TOTP query tells it
+        return LoginOutcome(request, auth_queries(pending, enrolled))
 
     def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
         """Once per login, when its factors are done (the callback that follows writes nothing)."""
