@@ -6,6 +6,7 @@ notebook that leans on another's variables still fails.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
@@ -13,7 +14,8 @@ import pytest
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-FOLDER = Path(__file__).resolve().parents[2] / "notebooks"
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTEBOOKS = {"02-policy-explorer", "03-access-matrix", "05-timeline"}
@@ -39,7 +41,9 @@ RESET = "%reset -f\nimport os as _os, matplotlib.pyplot as _plt\n_plt.close('all
 def kernel():
     """One python3 kernel for every notebook this process runs."""
     manager = KernelManager(kernel_name="python3")
-    manager.start_kernel(cwd=str(FOLDER))
+    # the checkout under test comes first (an installed copy elsewhere would be imported otherwise)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    manager.start_kernel(cwd=str(FOLDER), env={**os.environ, "PYTHONPATH": path})
     yield manager
     manager.shutdown_kernel(now=True)
 
@@ -59,6 +63,15 @@ def reset(kernel) -> None:
     """A clean namespace, no open figures and the notebooks' folder as the working directory."""
     code = RESET.format(folder=str(FOLDER))
     run_on(kernel, nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
+
+
+def test_the_kernel_imports_the_checkout_under_test(kernel):
+    reset(kernel)
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import controller, harness\nprint(controller.__file__, harness.__file__)")])
+    run_on(kernel, probe)
+    printed = "".join(o.get("text", "") for o in probe.cells[0].outputs).split()
+    assert printed and all(Path(p).resolve().is_relative_to(ROOT) for p in printed), printed
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
