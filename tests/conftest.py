@@ -2,12 +2,32 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 from controller.config import Config
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
+from tests import sizes
+
+# -- test sizes: bounded by default, full with --long or ZITI_LONG=1 (tests/sizes.py) --------------
+#: examples of a property test that names none (each long property test names its own, through ``sizes``)
+settings.register_profile("bounded", max_examples=30)
+settings.register_profile("long", max_examples=100)  # Hypothesis's own default
+
+
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true", help="full-size property and kill -9 runs (or ZITI_LONG=1)")
+
+
+def pytest_configure(config):
+    if config.getoption("--long"):
+        os.environ[sizes.ENV] = "1"
+    settings.load_profile("long" if sizes.is_long() else "bounded")
+
 
 ADMIN = ("admin", "admin")
 

@@ -164,6 +164,7 @@ class OidcFlow:
         request.auth_time = int(self.clock.now().timestamp())
         request.config_types = self.resolve_config_types(_names(auth.body.get("configTypes")))
         request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
+        request.info_saved = False
         request.totp_required = self.factors.mfa_enabled(identity["id"])
         if method == "cert" and auth.peer_certs:
             request.cert_fingerprint = fingerprint(auth.peer_certs[0])
@@ -263,12 +264,17 @@ class OidcFlow:
             request.amr.append(f"ejs:{signer}")
         if not pending.any:
             self._save_info(request, context)
-        return LoginOutcome(request, auth_queries(pending, self.factors.mfa_enabled(identity["id"])))
+        enrolled = pending.totp and self.factors.mfa_enabled(identity["id"])  # only a TOTP query tells it
+        return LoginOutcome(request, auth_queries(pending, enrolled))
 
     def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
+        """Once per login, when its factors are done (the callback that follows writes nothing)."""
+        if request.info_saved:
+            return
         changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
         if changes:
             self.identities.touch(request.identity_id, context=context, **changes)
+        request.info_saved = True
 
 
 def _names(value) -> list[str]:

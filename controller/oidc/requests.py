@@ -1,19 +1,24 @@
 """Auth requests: one OIDC login in progress, from ``/authorize`` to the code exchange.
 
 They live only in memory, like the real controller's, and go after ten
-minutes (measured on the controller clock, purged on each new request).
+minutes (measured on the controller clock). They are kept in creation order,
+so a purge looks only at the expired ones; at most ``MAX_LIVE`` are kept (the
+oldest goes first), so a flood of ``/authorize`` calls cannot grow memory
+without bound.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from controller import errors
 
 LIFETIME = timedelta(minutes=10)
+MAX_LIVE = 100_000
 
 
 @dataclass
@@ -46,6 +51,8 @@ class OidcAuthRequest:
     cert_fingerprint: str | None = None
     allow_expired_certs: bool = False
     code: str | None = None
+    #: the SDK and environment info of this login are on the identity (written once, not again by the callback)
+    info_saved: bool = False
 
     @property
     def authenticated(self) -> bool:
@@ -58,20 +65,22 @@ class AuthRequests:
     def __init__(self, clock):
         self.clock = clock
         self._lock = threading.Lock()
-        self._by_id: dict[str, OidcAuthRequest] = {}
+        #: id -> request, oldest first
+        self._by_id: OrderedDict[str, OidcAuthRequest] = OrderedDict()
         self._by_code: dict[str, str] = {}
 
     def add(self, request: OidcAuthRequest) -> OidcAuthRequest:
         with self._lock:
             self._purge()
+            while len(self._by_id) >= MAX_LIVE:
+                self._drop(next(iter(self._by_id.values())))
             self._by_id[request.id] = request
         return request
 
     def get(self, request_id) -> OidcAuthRequest:
         """The live auth request; 401 ``UNAUTHORIZED`` when unknown or expired (the real answer)."""
         with self._lock:
-            self._purge()
-            found = self._by_id.get(request_id) if isinstance(request_id, str) else None
+            found = self._live(self._by_id.get(request_id) if isinstance(request_id, str) else None)
         if found is None:
             raise errors.Unauthorized()
         return found
@@ -93,19 +102,34 @@ class AuthRequests:
 
     def by_code(self, code) -> OidcAuthRequest | None:
         with self._lock:
-            self._purge()
             request_id = self._by_code.get(code) if isinstance(code, str) else None
-            return self._by_id.get(request_id) if request_id else None
+            return self._live(self._by_id.get(request_id)) if request_id else None
 
     def remove(self, request: OidcAuthRequest) -> None:
         with self._lock:
-            self._by_id.pop(request.id, None)
-            if request.code:
-                self._by_code.pop(request.code, None)
+            self._drop(request)
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def _live(self, request: OidcAuthRequest | None) -> OidcAuthRequest | None:
+        """``request`` unless expired (then purged with every other expired one)."""
+        if request is not None and request.created_at <= self.clock.now() - LIFETIME:
+            self._drop(request)
+            request = None
+        self._purge()
+        return request
+
+    def _drop(self, request: OidcAuthRequest) -> None:
+        self._by_id.pop(request.id, None)
+        if request.code:
+            self._by_code.pop(request.code, None)
 
     def _purge(self) -> None:
+        """Drop the expired requests at the old end (a clock set back may leave one further in: ``_live``)."""
         cutoff = self.clock.now() - LIFETIME
-        for request_id in [rid for rid, r in self._by_id.items() if r.created_at <= cutoff]:
-            request = self._by_id.pop(request_id)
-            if request.code:
-                self._by_code.pop(request.code, None)
+        while self._by_id:
+            oldest = next(iter(self._by_id.values()))
+            if oldest.created_at > cutoff:
+                return
+            self._drop(oldest)

@@ -1,13 +1,21 @@
-"""Every notebook runs top to bottom on a fresh kernel, failing on any error, and every widget has a static view."""
+"""Every notebook runs top to bottom, failing on any error, and every widget has a static view.
+
+The notebooks share one kernel per test process (a kernel start and the heavy imports are most of a
+notebook's time); before each notebook the kernel's namespace is reset and its figures closed, so a
+notebook that leans on another's variables still fails.
+"""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
-FOLDER = Path(__file__).resolve().parents[2] / "notebooks"
+ROOT = Path(__file__).resolve().parents[2]
+FOLDER = ROOT / "notebooks"
 NOTEBOOKS = sorted(FOLDER.glob("*.ipynb"))
 WIDGET = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTEBOOKS = {"02-policy-explorer", "03-access-matrix", "05-timeline"}
@@ -26,12 +34,51 @@ def test_notebook_is_committed_without_outputs(path):
     assert code and all(not cell.outputs and cell.execution_count is None for cell in code)
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs_top_to_bottom(path):
-    notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, kernel_name="python3", timeout=300, allow_errors=False,
+RESET = "%reset -f\nimport os as _os, matplotlib.pyplot as _plt\n_plt.close('all'); _os.chdir({folder!r}); del _os, _plt"
+
+
+@pytest.fixture(scope="module")
+def kernel():
+    """One python3 kernel for every notebook this process runs."""
+    manager = KernelManager(kernel_name="python3")
+    # the checkout under test comes first (an installed copy elsewhere would be imported otherwise)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    manager.start_kernel(cwd=str(FOLDER), env={**os.environ, "PYTHONPATH": path})
+    yield manager
+    manager.shutdown_kernel(now=True)
+
+
+def run_on(kernel, notebook) -> None:
+    """Execute ``notebook`` on the shared kernel; raises CellExecutionError on the first failing cell."""
+    client = NotebookClient(notebook, km=kernel, timeout=300, allow_errors=False,
                             resources={"metadata": {"path": str(FOLDER)}})
-    client.execute()  # raises CellExecutionError on the first failing cell
+    try:
+        client.execute()
+    finally:
+        if client.kc is not None:
+            client.kc.stop_channels()
+
+
+def reset(kernel) -> None:
+    """A clean namespace, no open figures and the notebooks' folder as the working directory."""
+    code = RESET.format(folder=str(FOLDER))
+    run_on(kernel, nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
+
+
+def test_the_kernel_imports_the_checkout_under_test(kernel):
+    reset(kernel)
+    probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import controller, harness\nprint(controller.__file__, harness.__file__)")])
+    run_on(kernel, probe)
+    printed = "".join(o.get("text", "") for o in probe.cells[0].outputs).split()
+    assert printed and all(Path(p).resolve().is_relative_to(ROOT) for p in printed), printed
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_top_to_bottom(path, kernel):
+    notebook = nbformat.read(path, as_version=4)
+    reset(kernel)
+    run_on(kernel, notebook)
     outputs = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any(o.output_type in ("execute_result", "display_data") for o in outputs)

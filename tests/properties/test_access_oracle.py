@@ -28,8 +28,9 @@ from controller.clock import FrozenClock
 from controller.policy.roles import matches
 from harness.client import ZitiClient
 from harness.transport import inprocess
+from tests.sizes import size
 
-EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", size(25, 10)))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 ATTRS = ["a", "b", "c"]
 DOMAINS = ["d0", "d1"]

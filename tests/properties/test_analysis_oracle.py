@@ -28,8 +28,9 @@ from harness.analysis import Analysis
 from harness.client import ZitiClient
 from harness.network import apply
 from harness.strategies import networks, role_expressions
+from tests.sizes import size
 
-EXAMPLES = int(os.environ.get("ANALYSIS_EXAMPLES", "20"))
+EXAMPLES = int(os.environ.get("ANALYSIS_EXAMPLES", size(20, 8)))
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 PASSWORD = "pass-word-1"
 ATTRIBUTES = st.sampled_from(["red", "green", "blue", "ops", "eu"])

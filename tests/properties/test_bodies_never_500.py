@@ -13,6 +13,7 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from harness.client import ZitiClient
 from harness.transport import inprocess
+from tests.sizes import examples
 
 JSON = st.recursive(
     st.none()
@@ -69,7 +70,7 @@ def _path(op, identity_id):
     return PREFIXES[op.apis[0]] + re.sub(r"{\w+}", identity_id, op.path)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150, 30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(op=st.sampled_from(WRITE_OPS), body=BODIES)
 def test_random_bodies_never_cause_a_500(admin_api, op, body):
     admin, identity_id = admin_api
@@ -80,7 +81,7 @@ def test_random_bodies_never_cause_a_500(admin_api, op, body):
         assert error["code"] and error["requestId"] and isinstance(error.get("cause", {}), dict)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150, 30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.text(max_size=60))
 def test_random_filters_are_answered_or_invalid_filter(admin_api, text):
     admin, _ = admin_api
@@ -90,7 +91,7 @@ def test_random_filters_are_answered_or_invalid_filter(admin_api, text):
         assert response.json()["error"]["code"] == "INVALID_FILTER"
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(100, 20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 # NOTE: httpx's WSGI transport carries paths as latin-1, so ids stay in that range here.
 @given(
     entity_id=st.text(

@@ -16,8 +16,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from controller.policy.engine import PolicyEngine
 from controller.policy.roles import matches
 from controller.policy.verify import problems
+from tests.sizes import size
 
-EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("ENGINE_EXAMPLES", size(100, 30)))
 # ENGINE_SHRINK=0 reports the first failure as found (shrinking long sequences is slow).
 PHASES = [p for p in Phase if p is not Phase.shrink or os.environ.get("ENGINE_SHRINK", "1") != "0"]
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, phases=PHASES, suppress_health_check=[HealthCheck.too_slow])

@@ -10,6 +10,7 @@ from controller.api.routes import build_route_table
 from controller.model.validation import passes_fast, validator_for
 from harness import netcheck
 from harness.strategies import networks
+from tests.sizes import examples
 
 SCHEMAS = sorted(
     {
@@ -79,7 +80,7 @@ def bodies(draw):
     return schema, draw(BODY_VALUES[key])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500, 200), deadline=None)
 @given(bodies())
 def test_fast_acceptance_implies_jsonschema_acceptance(case):
     schema, body = case
@@ -90,7 +91,7 @@ def test_fast_acceptance_implies_jsonschema_acceptance(case):
 NETWORK_VALUES = body_values(netcheck.network_schema())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 40), deadline=None)
 @given(st.one_of(NETWORK_VALUES, networks(max_size=3)))
 def test_a_network_file_the_compiled_check_accepts_has_no_schema_problem(data):
     if netcheck.passes_fast(data):

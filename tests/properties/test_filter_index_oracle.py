@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from controller.store.db import Store
 from controller.store.filter_index import FilterIndex
 from controller.store.query import Field, FieldSet, list_page
+from tests.sizes import examples
 
 FIELDS = FieldSet(
     [
@@ -68,7 +69,7 @@ def page(candidates, store, text_filter):
     return [r["id"] for r in result.items], result.total
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 40), deadline=None)
 @given(st.lists(records, max_size=12), filters, writes, filters)
 def test_indexed_lists_equal_scanned_lists_before_and_after_writes(initial, first, later, second):
     store = Store(None)

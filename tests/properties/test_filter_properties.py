@@ -23,8 +23,9 @@ from controller.store.filter_parser import (
     render,
 )
 from controller.store.query import UNLIMITED, Field, FieldSet, Query, list_page, parse
+from tests.sizes import examples
 
-SETTINGS = settings(max_examples=200, deadline=None)
+SETTINGS = settings(max_examples=examples(200, 30), deadline=None)
 UTC = timezone.utc
 
 # ---------------------------------------------------------------- (1) render -> parse round trip

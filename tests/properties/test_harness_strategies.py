@@ -10,8 +10,9 @@ from harness.client import ZitiClient
 from harness.machines import IdentityMachine
 from harness.network import Network
 from harness.strategies import identities, networks, role_attributes, role_expressions
+from tests.sizes import examples
 
-SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(40, 15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @SETTINGS
@@ -49,5 +50,5 @@ def test_networks_are_well_formed(network):
 
 def test_identity_machine_agrees_with_its_model():
     run_state_machine_as_test(
-        IdentityMachine, settings=settings(max_examples=15, stateful_step_count=12, deadline=None)
+        IdentityMachine, settings=settings(max_examples=examples(15, 8), stateful_step_count=12, deadline=None)
     )

@@ -12,6 +12,7 @@ from controller.model.posture_data import RESPONSE_TYPES
 from harness.client import ZitiClient
 from harness.transport import inprocess
 from tests.api.test_posture_checks import BODIES as CHECK_BODIES
+from tests.sizes import examples
 
 NOW = "2025-06-01T12:00:00Z"
 HOSTILE = st.one_of(
@@ -115,7 +116,9 @@ def assert_field_error_or_ok(response, ok: int, field: str | None = None):
         assert field is None or cause["field"] == field, response.text
 
 
-SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=examples(120, 25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @SETTINGS

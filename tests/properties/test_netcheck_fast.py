@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from harness.netcheck import network_schema, problems
+from tests.sizes import examples
 
 # Values as a YAML file can hold them, including the ones YAML 1.1 types by surprise.
 VALUES = st.recursive(
@@ -30,7 +31,7 @@ KINDS = ["identities", "services", "servicePolicies", "edgeRouters", "configs", 
 NETWORKS = st.none() | st.dictionaries(st.sampled_from(KINDS), st.none() | st.lists(ENTITIES, max_size=3), max_size=3)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400, 50), deadline=None)
 @given(NETWORKS)
 def test_the_fast_check_agrees_with_jsonschema(network):
     refused = any(True for _ in Draft202012Validator(network_schema()).iter_errors(network))

@@ -15,6 +15,7 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from harness.client import ZitiClient
 from tests.flows.oidc_support import password_tokens, start
+from tests.sizes import examples
 
 PATHS = [
     "/oidc/authorize",
@@ -117,7 +118,7 @@ def json_values(known):
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200, 30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_oidc_endpoints_never_answer_500(oidc_world, data):
     client, known = oidc_world

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from controller.store import journal, snapshots
 from controller.store.compact import Sharing
+from tests.sizes import examples
 
 # Text that could fool a splitter: newlines, quotes, braces, commas and the layout's own lines.
 AWKWARD = st.text(alphabet=st.sampled_from(list('ab\n"{},:\\ é')), max_size=12) | st.sampled_from(
@@ -38,7 +39,7 @@ def write(folder: Path, tables: dict, part_records: int) -> Path:
     return snapshot
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150, 25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(TABLES, st.integers(1, 4), st.integers(1, 200))
 def test_a_joined_snapshot_loads_in_chunks_to_what_was_written(tmp_path, monkeypatch, tables, per_part, chunk):
     monkeypatch.setattr(snapshots, "CHUNK_BYTES", chunk)
@@ -51,7 +52,7 @@ def test_a_joined_snapshot_loads_in_chunks_to_what_was_written(tmp_path, monkeyp
     assert journal.load_snapshot(path, Sharing().record) == tables
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100, 20), deadline=None)
 @given(TABLES)
 def test_a_copy_loads_in_chunks_and_an_old_one_line_snapshot_still_loads(tables):
     from io import BytesIO

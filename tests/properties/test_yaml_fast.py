@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import yaml_fast
+from tests.sizes import examples
 
 # Scalars whose type a YAML 1.1 resolver decides from their text.
 TRICKY = ["yes", "No", "on", "OFF", "~", "null", "", "1e3", "0x1F", "0o17", "017", "1_000", "-.inf", ".NaN"]
@@ -56,7 +57,7 @@ def _safe_load(text):
     return yaml.load(text, Loader=yaml_fast.LOADER)  # noqa: S506 - a safe loader
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 50), deadline=None)
 @given(DATA, st.booleans())
 def test_dumped_data_loads_as_the_safe_loader_loads_it(data, flow):
     text = yaml.safe_dump(data, default_flow_style=flow, allow_unicode=True)
@@ -68,7 +69,7 @@ def test_rare_documents_and_errors_are_the_safe_loaders(text, as_input):
     assert _outcome(yaml_fast.load, as_input(text)) == _outcome(_safe_load, as_input(text))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300, 50), deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("ab:- \n[]{},&*!'\"#?<=~1.")), max_size=40))
 def test_any_text_gives_the_same_value_or_error(text):
     assert _outcome(yaml_fast.load, text) == _outcome(_safe_load, text)

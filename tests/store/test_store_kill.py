@@ -1,6 +1,7 @@
 """kill -9 at random moments: acknowledged writes survive and the folder stays whole.
 
-Set STORE_KILL_SEED to replay a failing sequence of kill times.
+Set STORE_KILL_SEED to replay a failing sequence of kill times. The default run kills fewer
+writers over a shorter journal; ``--long`` (or ``ZITI_LONG=1``) runs the full counts.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from tinydb import TinyDB
 
 from controller.store import journal
 from controller.store.db import Store
+from tests.sizes import size
 
 WRITER = Path(__file__).with_name("_writer.py")
-RUNS = 24
+RUNS = size(24, 9)  # a multiple of the three modes
 EXTRA_COMPACT_RUNS = 16
 MODES = ("write", "compact", "concurrent")
-PRELOAD = 20_000  # records in the journal before the resume test's first run
+PRELOAD = size(20_000, 8_000)  # records in the journal before the resume test's first run
 MAX_RESUME_RUNS = 40
 
 

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from controller.store.db import Store
+from tests.sizes import examples
 
 KEYS = st.sampled_from(["a", "b", "c", "d"])
 TABLES = st.sampled_from(["t", "u"])
@@ -55,7 +56,7 @@ def contents(store: Store) -> dict:
     }
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60, 20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps())
 def test_store_matches_a_dict_model_across_rollbacks_compactions_and_reopens(plan):
     model: dict = {}

@@ -1,0 +1,92 @@
+"""What an OIDC login keeps between its steps: the auth requests in memory, one identity write, the signing key's tokens."""
+
+from __future__ import annotations
+
+import jwt
+import pytest
+
+from controller.app import create_app
+from controller.config import Config
+from controller.oidc import requests as auth_requests
+from harness.client import ZitiClient
+from tests.flows.oidc_support import password_identity, password_login, start, ziti_error
+
+SDK_INFO = {"type": "ziti-sdk-c", "version": "1.18.3", "appId": "bench"}
+ENV_INFO = {"os": "linux", "arch": "x86_64"}
+
+
+@pytest.fixture
+def admin(ziti_app):
+    with ZitiClient.in_process(ziti_app) as client:
+        client.login("admin", "admin")
+        yield client
+
+
+@pytest.fixture
+def raw(ziti_app):
+    with ZitiClient.in_process(ziti_app) as client:
+        yield client.http
+
+
+@pytest.fixture
+def user(admin, ziti_unique):
+    name = ziti_unique("oidc-state")
+    return password_identity(admin, name), name
+
+
+def test_sdk_info_is_written_once_per_login_not_again_by_the_callback(raw, admin, user, ziti_clock):
+    request_id, _ = start(raw, method="password")
+    reply = raw.post(
+        "/oidc/login/password",
+        params={"id": request_id},
+        json={"username": user[1], "password": "s3cret-pw", "sdkInfo": SDK_INFO, "envInfo": ENV_INFO},
+    )
+    assert reply.status_code == 302, reply.text
+    after_login = admin.management.detail_identity(user[0])
+    assert after_login["sdkInfo"]["type"] == "ziti-sdk-c" and after_login["envInfo"]["os"] == "linux"
+    ziti_clock.advance(seconds=5)
+    callback = raw.get("/oidc/authorize/callback", params={"id": request_id})
+    assert callback.status_code == 302 and "code=" in callback.headers["location"]
+    assert admin.management.detail_identity(user[0])["updatedAt"] == after_login["updatedAt"]
+
+
+def test_auth_requests_are_bounded_oldest_first(raw, user, monkeypatch):
+    monkeypatch.setattr(auth_requests, "MAX_LIVE", 3)
+    ids = [start(raw, method="password")[0] for _ in range(4)]
+    ziti_error(password_login(raw, ids[0], user[1], "s3cret-pw"), 401, "UNAUTHORIZED")
+    assert password_login(raw, ids[1], user[1], "s3cret-pw").status_code == 302
+
+
+def test_an_expired_request_behind_a_newer_one_is_gone(raw, user, ziti_clock):
+    """A clock set back leaves an older request after a newer one; it still expires on time."""
+    newer, _ = start(raw, method="password")
+    ziti_clock.advance(minutes=-5)
+    older, _ = start(raw, method="password")
+    ziti_clock.advance(minutes=11)  # 6 minutes after ``newer``, 11 after ``older``
+    ziti_error(password_login(raw, older, user[1], "s3cret-pw"), 401, "UNAUTHORIZED")
+    assert password_login(raw, newer, user[1], "s3cret-pw").status_code == 302
+
+
+@pytest.mark.parametrize("key_type, alg", [("rsa", "RS256"), ("ec", "ES256")])
+def test_tokens_of_either_server_key_verify_by_the_jwks_and_serve_as_bearer(key_type, alg):
+    app = create_app(Config(server_key_type=key_type))
+    try:
+        with ZitiClient.in_process(app) as client:
+            client.login("admin", "admin", oidc="c")
+            keys = {key["kid"]: key for key in client.http.get("/oidc/keys").json()["keys"]}
+            for token in (client.oidc.access_token, client.oidc.id_token, client.oidc.refresh_token):
+                header = jwt.get_unverified_header(token)
+                assert header == {"alg": alg, "kid": header["kid"], "typ": "JWT"}
+                key = jwt.PyJWK(keys[header["kid"]]).key
+                jwt.decode(token, key, algorithms=[alg], options={"verify_aud": False})
+            assert client.edge.get_current_identity()["name"] == "Default Admin"
+            token = client.oidc.access_token
+            tampered = token[:-4] + ("BBBB" if token.endswith("AAAA") else "AAAA")
+        with ZitiClient.in_process(app) as anonymous:
+            for presented, status in ((tampered, 401), (token, 200)):
+                reply = anonymous.http.get(
+                    "/edge/client/v1/current-identity", headers={"Authorization": f"Bearer {presented}"}
+                )
+                assert reply.status_code == status, reply.text
+    finally:
+        app.controller.close()
