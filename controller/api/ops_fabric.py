@@ -90,6 +90,18 @@ def router_terminators(call: Call) -> Listing:
 
 
 # -- services --------------------------------------------------------------------------
+def update_service(call: Call) -> None:
+    """PUT replaces the fabric fields only: a service's edge fields (configs, role attributes) stay."""
+    body = call.body
+    fabric_fields = {
+        "name": body["name"],
+        "terminatorStrategy": body.get("terminatorStrategy") or "smartrouting",
+        "maxIdleTimeMillis": body.get("maxIdleTimeMillis") or 0,
+        "tags": body.get("tags") or {},
+    }
+    call.ctl.services.patch(call.param(), fabric_fields, context=call.change)
+
+
 def service_terminators(call: Call) -> Listing:
     ctl = call.ctl
     service = ctl.services.get(call.param())
@@ -106,6 +118,15 @@ def _edge_terminator_body(body: dict) -> dict:
     if "instanceSecret" in out:
         out["identitySecret"] = out.pop("instanceSecret")
     return out
+
+
+def update_terminator(call: Call) -> None:
+    """PUT replaces what ``terminatorUpdate`` carries; the instance id and secret the router gave stay."""
+    existing = call.ctl.terminators.get(call.param())
+    body = _edge_terminator_body(call.body)
+    body.setdefault("identity", existing.get("identity"))
+    body.setdefault("identitySecret", existing.get("identity_secret"))
+    call.ctl.terminators.update(call.param(), body, context=call.change)
 
 
 def create_terminator(call: Call) -> Created:
@@ -211,7 +232,14 @@ def operations() -> list[Operation]:
         view=router_view,
         handlers={"create": create_router, "update": update_router, "patch": patch_router},
     )
-    ops += crud(ServiceManager, apis=APIS, schemas=schemas.SERVICE, tag="Service", view=service_view)
+    ops += crud(
+        ServiceManager,
+        apis=APIS,
+        schemas=schemas.SERVICE,
+        tag="Service",
+        view=service_view,
+        handlers={"update": update_service},
+    )
     ops += crud(
         TerminatorManager,
         apis=APIS,
@@ -220,7 +248,7 @@ def operations() -> list[Operation]:
         view=fabric_terminator_view,
         handlers={
             "create": create_terminator,
-            "update": lambda c: c.ctl.terminators.update(c.param(), _edge_terminator_body(c.body), context=c.change),
+            "update": update_terminator,
             "patch": lambda c: c.ctl.terminators.patch(c.param(), _edge_terminator_body(c.body), context=c.change),
         },
     )

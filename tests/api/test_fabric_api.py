@@ -167,6 +167,10 @@ def test_services_and_terminators_in_the_fabric_shape(admin, ziti_unique):
         assert [t["id"] for t in fab_ok(admin, "GET", path)["data"]] == [terminator_id], path
     assert fab(admin, "PATCH", f"/terminators/{terminator_id}", json={"cost": 9}).status_code == 200
     assert fab_ok(admin, "GET", f"/terminators/{terminator_id}")["data"]["cost"] == 9
+    replacement = {"service": service_id, "router": router_id, "binding": "transport", "address": "tcp:127.0.0.1:9090"}
+    assert fab(admin, "PUT", f"/terminators/{terminator_id}", json=replacement).status_code == 200
+    terminator = fab_ok(admin, "GET", f"/terminators/{terminator_id}")["data"]
+    assert (terminator["address"], terminator["cost"], terminator["instanceId"]) == ("tcp:127.0.0.1:9090", 0, "host-1")
     assert fab(admin, "DELETE", f"/terminators/{terminator_id}").status_code == 200
     assert fab_ok(admin, "GET", f"/services/{service_id}/terminators")["data"] == []
     assert_error(fab(admin, "GET", "/services/nope/terminators"), 404, "NOT_FOUND")
@@ -177,6 +181,29 @@ def test_a_fabric_service_create_answers_201_with_its_location(admin, ziti_uniqu
     assert response.status_code == 201
     service_id = response.json()["data"]["id"]
     assert fab_ok(admin, "GET", f"/services/{service_id}")["data"]["terminatorStrategy"] == "random"
+
+
+def test_a_fabric_put_keeps_a_services_edge_fields(admin, ziti_unique):
+    [host] = admin.management.call("listConfigTypes", filter='name="host.v1"')
+    data = {"protocol": "tcp", "address": "127.0.0.1", "port": 1}
+    config_id = admin.create("configs", {"name": ziti_unique("cfg"), "configTypeId": host["id"], "data": data})
+    body = {"name": ziti_unique("svc"), "encryptionRequired": True, "roleAttributes": ["web"], "configs": [config_id]}
+    service_id = admin.create("services", body)
+    renamed = ziti_unique("renamed")
+    assert (
+        fab(admin, "PUT", f"/services/{service_id}", json={"name": renamed, "maxIdleTimeMillis": 500}).status_code
+        == 200
+    )
+    service = admin.mgmt_ok("GET", f"/services/{service_id}")
+    assert (service["name"], service["maxIdleTimeMillis"], service["terminatorStrategy"]) == (
+        renamed,
+        500,
+        "smartrouting",
+    )
+    assert service["roleAttributes"] == ["web"] and service["configs"] == [config_id]
+    assert_error(
+        fab(admin, "PUT", f"/services/{service_id}", json={"terminatorStrategy": "random"}), 400, "COULD_NOT_VALIDATE"
+    )
 
 
 def _two_routers(admin, ziti_unique) -> tuple[str, str]:
