@@ -56,10 +56,12 @@ def router_view(ctl, record: dict) -> dict:
 
 
 def listener_addresses(ctl, router_id: str) -> list[dict]:
-    """The addresses a connected router listens on for links (``tls:host:port``), as it reported them."""
-    listeners = getattr(ctl.router_presence, "link_listeners", None)
-    addresses = listeners(router_id) if listeners else []
-    return [{"address": address, "protocol": address.split(":", 1)[0]} for address in addresses]
+    """The addresses a connected router listens on for links (``{address: "tls:host:port", protocol}``).
+
+    NOTE: router presence records the edge URL only; link listeners are not reported to the controller
+    yet, so this is empty until the router network reports them.
+    """
+    return []
 
 
 def service_view(ctl, record: dict) -> dict:
