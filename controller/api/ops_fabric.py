@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import sys
 import traceback
+import warnings
 from functools import partial
 
 from controller import errors
@@ -193,24 +194,35 @@ def delete_circuit(call: Call) -> None:
 
 
 # -- inspections -----------------------------------------------------------------------
+#: the longest ``appRegex`` taken; a pattern is matched against app ids only (a few dozen characters)
+MAX_APP_REGEX = 256
+
+
+def app_pattern(text: str) -> re.Pattern:
+    """``appRegex`` compiled, or a 400 naming the field (never a 500, whatever the pattern)."""
+    if len(text) > MAX_APP_REGEX:
+        raise errors.FieldError("appRegex", f"longer than {MAX_APP_REGEX} characters", text[:40])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "possible nested set" and the like
+            return re.compile(text)
+    except (re.error, RecursionError, OverflowError) as ex:
+        raise errors.FieldError("appRegex", f"not a regular expression: {ex}", text[:40]) from None
+
+
 def inspect(call: Call) -> dict:
     """Values of the apps whose id matches ``appRegex``: this controller (``stackdump``, ``links``)."""
-    try:
-        pattern = re.compile(call.body["appRegex"])
-    except re.error as ex:
-        raise errors.FieldError("appRegex", f"not a regular expression: {ex}", call.body["appRegex"]) from ex
+    pattern = app_pattern(call.body["appRegex"])
     app_id = call.ctl.instance_id
     values, problems = [], []
-    if pattern.fullmatch(app_id) or pattern.search(app_id):
+    if pattern.search(app_id):
         for name in call.body["requestedValues"]:
             key = name.lower()
             if key == "stackdump":
                 values.append({"appId": app_id, "name": name, "value": _stackdump()})
             elif key == "links":
-                links = call.ctl.fabric.links()
-                values.append(
-                    {"appId": app_id, "name": name, "value": [link_view(call.ctl, link_record(x)) for x in links]}
-                )
+                links = [link_view(call.ctl, link_record(x)) for x in call.ctl.fabric.links()]
+                values.append({"appId": app_id, "name": name, "value": links})
             else:
                 problems.append(f"{app_id}: no value named {name!r} (known: stackdump, links)")
     return {"success": not problems, "errors": problems, "values": values}

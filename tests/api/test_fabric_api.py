@@ -290,6 +290,19 @@ def test_inspect_answers_for_the_controller(admin, ziti_app):
     assert_error(fab(admin, "POST", "/inspections", json={"appRegex": ".*"}), 400, "COULD_NOT_VALIDATE")
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    ["(" * 3000 + ")" * 3000, "[[a]", "x" * 300, "(?P<", "a{99999999999}"],
+    ids=["deeply-nested", "nested-set", "too-long", "broken-group", "huge-repeat"],
+)
+def test_a_hostile_app_regex_is_a_400_naming_the_field(admin, pattern):
+    response = fab(admin, "POST", "/inspections", json={"appRegex": pattern, "requestedValues": ["stackdump"]})
+    if response.status_code == 200:  # a valid pattern that names no app of this controller
+        assert response.json()["data"]["values"] == []
+    else:
+        assert_error(response, 400, "COULD_NOT_VALIDATE", "appRegex")
+
+
 def test_unknown_fabric_paths_are_404_in_the_envelope(admin):
     assert_error(fab(admin, "GET", "/no-such"), 404, "NOT_FOUND")
     assert_error(fab(admin, "GET", "/routers/nope"), 404, "NOT_FOUND")
