@@ -70,6 +70,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="do not serve or advertise OIDC authentication (SDKs then log in the legacy way; default: served)",
     )
+    add(
+        "--console",
+        metavar="DIR",
+        default=os.environ.get("ZITI_CTRL_CONSOLE"),
+        help="serve the single-page app in DIR (a build of the Ziti Admin Console) at /zac/ (env ZITI_CTRL_CONSOLE)",
+    )
     add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
     add(
         "--router-port",
@@ -118,6 +124,9 @@ def build_config(args, data_dir: Path) -> Config:
                 USAGE,
             )
         password = "admin"
+    console = Path(args.console) if args.console else None
+    if console is not None and not (console / "index.html").is_file():
+        raise CliError(f"--console {args.console}: no index.html there; give the folder of a console build", USAGE)
     advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
     hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
     return Config(
@@ -131,6 +140,7 @@ def build_config(args, data_dir: Path) -> Config:
         simulation=args.simulation,
         server_key_type=args.server_key,
         oidc=args.oidc,
+        console_dir=console,
     )
 
 

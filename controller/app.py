@@ -9,6 +9,7 @@ import falcon
 from controller.api.access_log import AccessLogMiddleware
 from controller.api.cors import CorsMiddleware
 from controller.api.middleware import RequestMiddleware, install_error_handlers
+from controller.api.spa import ROUTE, SinglePageApp
 from controller.bootstrap import bootstrap
 from controller.clock import Clock
 from controller.config import Config
@@ -58,6 +59,8 @@ def create_app(
     app.req_options.auto_parse_qs_csv = False
     install_error_handlers(app, ctl)
     app.add_error_handler(DroppedConnection, on_dropped)
+    if config.console_dir is not None:
+        app.add_sink(SinglePageApp(config.console_dir), ROUTE)
     app.controller = ctl
     return app
 

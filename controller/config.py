@@ -50,6 +50,8 @@ class Config:
     oidc_refresh_token_seconds: int = 24 * 60 * 60
     oidc_id_token_seconds: int = 30 * 60
     fsync: bool = True
+    #: a single-page app's folder (the Admin Console's build) served at ``/zac/``; None serves none
+    console_dir: Path | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -31,7 +31,7 @@ from harness.oidc import OidcError, OidcLogin, OidcTokens
 from harness.operations import OPERATIONS
 from harness.transport import inprocess
 
-PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1"}
+PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1", "fabric": "/fabric/v1"}
 _PARAM = re.compile(r"{(\w+)}")
 
 
@@ -184,6 +184,7 @@ def _group_class(api: str) -> type:
 
 ClientOperations = _group_class("client")
 ManagementOperations = _group_class("management")
+FabricOperations = _group_class("fabric")
 
 
 class ZitiClient:
@@ -201,6 +202,8 @@ class ZitiClient:
         #: the clock token ages are measured on (tests set the controller's frozen clock)
         self.now = time.time
         self.management = ManagementOperations(self, "management")
+        #: the fabric API (``/fabric/v1``): routers, links, circuits as the Admin Console reads them
+        self.fabric = FabricOperations(self, "fabric")
         self.edge = ClientOperations(self, "client")
 
     @property

@@ -49,7 +49,8 @@ class NetworkProblems(NetworkError):
 def _api_bodies() -> dict[str, dict]:
     from controller.api.routes import build_route_table
 
-    return {op.op_id: op.body for op in build_route_table() if op.body}
+    # the management API's bodies: the fabric API reuses some operationIds (createService) with other bodies
+    return {op.op_id: op.body for op in build_route_table().for_api("management") if op.body}
 
 
 def kind_schema(kind: Kind) -> dict:

@@ -15,9 +15,20 @@ from controller.config import VERSION
 log = logging.getLogger("controller.api")
 
 CLIENT_PREFIX = "/edge/client/v1"
-KNOWN_ROOTS = ("/edge/", "/fabric/", "/.well-known/", "/oidc/")
-#: served where they are, not as client API paths
-UNALIASED = ("/edge", "/fabric", "/.well-known", "/oidc", "/.well-known/openid-configuration")
+KNOWN_ROOTS = ("/edge/", "/fabric/", "/.well-known/", "/oidc/", "/zac/")
+#: served where they are, not as client API paths (``/zac``: the single-page app, ``controller/api/spa.py``)
+UNALIASED = ("/edge", "/fabric", "/.well-known", "/oidc", "/.well-known/openid-configuration", "/zac")
+
+
+def clean_path(path: str) -> str:
+    """Repeated slashes collapsed and a trailing slash dropped, as the real controller's router cleans a path.
+
+    ``/edge/management/v1//services/ID//`` routes as ``/edge/management/v1/services/ID``. Dot segments
+    are left alone: no route has one, and the single-page app refuses them.
+    """
+    if "//" not in path and (len(path) <= 1 or not path.endswith("/")):
+        return path
+    return "/" + "/".join(part for part in path.split("/") if part)
 
 
 def alias_path(path: str) -> str:
@@ -46,7 +57,7 @@ class RequestMiddleware:
     def process_request(self, req, resp):
         req.context.request_id = self.ctl.ids.short()
         req.context.ctl = self.ctl
-        path = alias_path(req.path)
+        path = alias_path(clean_path(req.path))
         if path != req.path:
             req.path = path
         resp.set_header("ziti-instance-id", self.ctl.instance_id)

@@ -9,11 +9,15 @@ from __future__ import annotations
 import copy
 import re
 
-from controller.api.operations import CLIENT, MANAGEMENT, PREFIXES, PUBLIC
+from controller.api.operations import CLIENT, FABRIC, MANAGEMENT, PREFIXES, PUBLIC
 from controller.config import VERSION
 
-TITLES = {CLIENT: "Python Edge Controller: Client API", MANAGEMENT: "Python Edge Controller: Management API"}
-SPEC_IDS = {CLIENT: "edge-client", MANAGEMENT: "edge-management"}
+TITLES = {
+    CLIENT: "Python Edge Controller: Client API",
+    MANAGEMENT: "Python Edge Controller: Management API",
+    FABRIC: "Python Edge Controller: Fabric API",
+}
+SPEC_IDS = {CLIENT: "edge-client", MANAGEMENT: "edge-management", FABRIC: "fabric"}
 _PARAM = re.compile(r"{(\w+)}")
 
 

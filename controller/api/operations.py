@@ -13,9 +13,10 @@ from typing import Any, Callable
 
 CLIENT = "client"
 MANAGEMENT = "management"
+FABRIC = "fabric"
 BOTH = (CLIENT, MANAGEMENT)
 
-PREFIXES = {CLIENT: "/edge/client/v1", MANAGEMENT: "/edge/management/v1"}
+PREFIXES = {CLIENT: "/edge/client/v1", MANAGEMENT: "/edge/management/v1", FABRIC: "/fabric/v1"}
 
 #: authorization levels, weakest first
 PUBLIC, PARTIAL, SESSION, ADMIN = "public", "partial", "session", "admin"

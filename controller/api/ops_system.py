@@ -10,7 +10,7 @@ from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
 from controller.api.mappers.controller import controller_view
 from controller.api.openapi import SPEC_IDS, document
-from controller.api.operations import ADMIN, BOTH, CLIENT, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
+from controller.api.operations import ADMIN, BOTH, CLIENT, FABRIC, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
 from controller.store.query import Listing
 
@@ -45,7 +45,8 @@ def version_info(call: Call) -> dict:
     base = call.ctl.config.base_url
     client = {"v1": {"apiBaseUrls": [base + PREFIXES[CLIENT]], "path": PREFIXES[CLIENT], "version": "v1"}}
     management = {"v1": {"apiBaseUrls": [base + PREFIXES[MANAGEMENT]], "path": PREFIXES[MANAGEMENT], "version": "v1"}}
-    apis = {"edge": client, "edge-client": client, "edge-management": management}
+    fabric = {"v1": {"apiBaseUrls": [base + PREFIXES[FABRIC]], "path": PREFIXES[FABRIC], "version": "v1"}}
+    apis = {"edge": client, "edge-client": client, "edge-management": management, "fabric": fabric}
     capabilities = []
     if call.ctl.oidc is not None:
         # SDKs choose OIDC when they see both the capability and the edge-oidc entry.

@@ -13,6 +13,7 @@ from controller.api import (
     ops_certs,
     ops_configs,
     ops_enroll,
+    ops_fabric,
     ops_identities,
     ops_identity_network,
     ops_import,
@@ -53,6 +54,7 @@ OPERATION_MODULES = [
     ops_sessions,
     ops_revocations,
     ops_import,
+    ops_fabric,
 ]
 
 

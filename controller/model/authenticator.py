@@ -26,6 +26,8 @@ class AuthenticatorManager(EntityManager):
     filter_fields = (
         scalar("method", "string"),
         scalar("identityId", "string"),
+        # the real store's foreign key symbol, which the Admin Console filters on (identity="ID")
+        scalar("identity", "string", key="identity_id"),
         scalar("username", "string"),
         scalar("fingerprint", "string"),
         scalar("isIssuedByNetwork", "bool"),

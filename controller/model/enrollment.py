@@ -32,6 +32,8 @@ class EnrollmentManager(EntityManager):
     filter_fields = (
         scalar("method", "string"),
         scalar("identityId", "string"),
+        # the real store's foreign key symbol, which the Admin Console filters on (identity="ID")
+        scalar("identity", "string", key="identity_id"),
         scalar("token", "string"),
         scalar("expiresAt", "datetime"),
         Field("edgeRouterId", "string", lambda r: r.get("edge_router_id")),

@@ -128,6 +128,15 @@ class RouterManager(EntityManager):
         return max(records, key=lambda r: r["created_at"]) if records else None
 
     # -- writes -------------------------------------------------------------------
+    def new_id(self, body: dict) -> str:
+        """A router created on ``/routers`` keeps the id its creator gives (the fabric API's create requires one)."""
+        wanted = body.get("id") if self.kind_flag is None else None
+        if not wanted:
+            return super().new_id(body)
+        if self.store.get(self.table, wanted) is not None:
+            raise FieldError("id", "a router with this id already exists", wanted)
+        return wanted
+
     def prepare(self, record: dict, old: dict | None, body: dict) -> None:
         if old is None:
             record.update(

@@ -164,6 +164,8 @@ def banner(
     lines = ["", "Python edge controller is running."]
     if https_port:
         lines.append(f"  HTTPS (both APIs): https://{config.host}:{https_port}/edge/management/v1 and /edge/client/v1")
+    if https_port and getattr(config, "console_dir", None) is not None:
+        lines.append(f"  console: https://{config.host}:{https_port}/zac/  (from {config.console_dir})")
     if http_port:
         lines.append(f"  HTTP  (local scripts): http://{config.host}:{http_port}/edge/management/v1")
     if router is not None:

@@ -12,8 +12,13 @@ def load(name: str) -> list[dict]:
     return json.loads((FOLDER / name).read_text())
 
 
-#: every operation of the real APIs: {api, operationId, method, path, auth}
-REFERENCE = load("reference.json")
+#: every operation of the real APIs: {api, operationId, method, path, auth}, those not served marked
+#: ``"served": false`` with the reason in ``why``
+ALL_REFERENCE = load("reference.json")
+#: the real operations this controller serves
+REFERENCE = [row for row in ALL_REFERENCE if row.get("served", True)]
+#: the real operations it does not serve, each with the reason
+NOT_SERVED = [row for row in ALL_REFERENCE if not row.get("served", True)]
 #: what this controller serves beyond them, with the reason
 EXTRAS = load("extras.json")
 #: the extras served in every mode (the others only in simulation mode)

@@ -11,7 +11,7 @@ from controller.api import ops_simulation
 from controller.api.operations import ADMIN, PARTIAL, PUBLIC, SESSION
 from controller.api.routes import build_route_table
 from harness.operations import OPERATIONS
-from tests.api.reference_operations import ALWAYS, EXTRAS, REFERENCE
+from tests.api.reference_operations import ALL_REFERENCE, ALWAYS, EXTRAS, NOT_SERVED, REFERENCE
 
 LEVELS = {PUBLIC: "public", PARTIAL: "session", SESSION: "session", ADMIN: "admin"}
 
@@ -28,11 +28,16 @@ def served(routes) -> dict[tuple[str, str, str], dict]:
     }
 
 
-def test_the_reference_table_covers_both_real_apis():
-    apis = {row["api"] for row in REFERENCE}
-    assert apis == {"client", "management"} and len(REFERENCE) > 250
-    assert len(keyed(REFERENCE)) == len(REFERENCE)
-    assert not set(keyed(REFERENCE)) & set(keyed(EXTRAS))
+def test_the_reference_table_covers_the_three_real_apis():
+    apis = {row["api"] for row in ALL_REFERENCE}
+    assert apis == {"client", "management", "fabric"} and len(REFERENCE) > 250
+    assert len(keyed(ALL_REFERENCE)) == len(ALL_REFERENCE)
+    assert not set(keyed(ALL_REFERENCE)) & set(keyed(EXTRAS))
+
+
+def test_operations_not_served_say_why_and_are_not_served():
+    assert NOT_SERVED and all(row["why"] for row in NOT_SERVED)
+    assert not set(keyed(NOT_SERVED)) & set(served(build_route_table(extra_modules=[ops_simulation])))
 
 
 def test_the_default_route_table_serves_exactly_the_real_operations():

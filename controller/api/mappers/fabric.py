@@ -1,0 +1,181 @@
+"""The fabric API's wire views (``/fabric/v1``): routers, services, terminators, links and circuits.
+
+Routers, services and terminators are the same records the edge management API shows, in the fabric
+shapes (``connected`` rather than ``isOnline``, no edge fields). Links and circuits are the live records
+of ``controller/fabric/state.py``, rendered as the real ``linkDetail`` and ``circuitDetail``.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from controller.api.mappers.entity import base_view, entity_ref, ref
+from controller.api.mappers.terminator import terminator_view
+from controller.clock import rfc3339
+from controller.config import BUILD_DATE, REVISION, VERSION
+from controller.fabric.state import Circuit, Link
+from controller.store.query import Field, FieldSet
+
+#: the sub-resources the real fabric API links from a router and a service
+ROUTER_LINKS = ("terminators",)
+SERVICE_LINKS = ("terminators",)
+
+
+def version_info() -> dict:
+    """The build a router of this project runs (every router here is this project's)."""
+    return {
+        "version": VERSION,
+        "revision": REVISION,
+        "buildDate": BUILD_DATE,
+        "os": platform.system().lower(),
+        "arch": platform.machine(),
+    }
+
+
+def router_view(ctl, record: dict) -> dict:
+    """A router of any kind (edge, transit, plain) as ``routerDetail``."""
+    router_id = record["id"]
+    connected = ctl.router_presence.is_online(router_id)
+    out = base_view(record, "routers", ROUTER_LINKS)
+    out.update(
+        {
+            "name": record["name"],
+            "fingerprint": record.get("fingerprint"),
+            "connected": connected,
+            "cost": record.get("cost") or 0,
+            "noTraversal": bool(record.get("no_traversal")),
+            "disabled": bool(record.get("disabled")),
+            "listenerAddresses": listener_addresses(ctl, router_id) if connected else [],
+            "versionInfo": version_info() if connected else None,
+            "interfaces": [],
+            "ctrlChanListeners": record.get("ctrl_chan_listeners") or {},
+            "configs": record.get("configs") or [],
+        }
+    )
+    return out
+
+
+def listener_addresses(ctl, router_id: str) -> list[dict]:
+    """The addresses a connected router listens on for links (``{address: "tls:host:port", protocol}``).
+
+    NOTE: router presence records the edge URL only; link listeners are not reported to the controller
+    yet, so this is empty until the router network reports them.
+    """
+    return []
+
+
+def service_view(ctl, record: dict) -> dict:
+    """A service as ``serviceDetail``: the fabric part only."""
+    out = base_view(record, "services", SERVICE_LINKS)
+    out.update(
+        {
+            "name": record["name"],
+            "terminatorStrategy": record.get("terminator_strategy") or "smartrouting",
+            "maxIdleTimeMillis": record.get("max_idle_time_millis") or 0,
+        }
+    )
+    return out
+
+
+def fabric_terminator_view(ctl, record: dict) -> dict:
+    """``terminatorDetail``: the edge view's fields, with the router as the fabric names it."""
+    out = terminator_view(ctl, record)
+    out["router"] = ref(ctl.routers, record["router_id"])
+    out["cost"] = record.get("cost") or 0
+    out["instanceId"] = record.get("instance_id") or record.get("identity") or ""
+    return out
+
+
+# -- links -----------------------------------------------------------------------------
+def link_record(link: Link) -> dict:
+    """A link as a filterable record (the listing's filter and sort read these keys)."""
+    return {"id": link.id, "created_at": rfc3339(link.created_at), "updated_at": rfc3339(link.created_at), "link": link}
+
+
+def _link(r: dict) -> Link:
+    return r["link"]
+
+
+LINK_FIELDS = FieldSet(
+    (
+        Field("protocol", "string", lambda r: _link(r).protocol),
+        Field("sourceRouter", "string", lambda r: _link(r).src_router_id),
+        Field("destRouter", "string", lambda r: _link(r).dst_router_id),
+        Field("state", "string", lambda r: _link(r).state),
+        Field("down", "bool", lambda r: _link(r).down),
+        Field("staticCost", "int", lambda r: _link(r).static_cost),
+        Field("cost", "int", lambda r: _link(r).cost),
+        Field("iteration", "int", lambda r: _link(r).iteration),
+    ),
+    tags=False,
+)
+
+
+def router_ref(ctl, router_id: str) -> dict:
+    record = ctl.routers.find(router_id)
+    return entity_ref("routers", router_id, record.get("name") if record else None)
+
+
+def link_view(ctl, record: dict) -> dict:
+    """``linkDetail``: latencies in nanoseconds, the cost the path selection uses."""
+    link = _link(record)
+    return {
+        "id": link.id,
+        "protocol": link.protocol,
+        "sourceRouter": router_ref(ctl, link.src_router_id),
+        "destRouter": router_ref(ctl, link.dst_router_id),
+        "state": link.state,
+        "down": link.down,
+        "staticCost": link.static_cost,
+        "sourceLatency": link.src_latency_ns,
+        "destLatency": link.dst_latency_ns,
+        "cost": link.cost,
+        "iteration": link.iteration,
+        "connections": [],
+    }
+
+
+# -- circuits --------------------------------------------------------------------------
+def circuit_record(circuit: Circuit) -> dict:
+    created = rfc3339(circuit.created_at)
+    return {
+        "id": circuit.id,
+        "created_at": created,
+        "updated_at": created,
+        "tags": dict(circuit.tags),
+        "circuit": circuit,
+    }
+
+
+def _circuit(r: dict) -> Circuit:
+    return r["circuit"]
+
+
+CIRCUIT_FIELDS = FieldSet(
+    (
+        Field("clientId", "string", lambda r: _circuit(r).client_id),
+        Field("service", "string", lambda r: _circuit(r).service_id),
+        Field("terminator", "string", lambda r: _circuit(r).terminator_id),
+    )
+)
+
+
+def circuit_view(ctl, record: dict) -> dict:
+    """``circuitDetail``: the service, the terminator and the path (routers, then the links between them)."""
+    circuit = _circuit(record)
+    out = base_view(record, "circuits")
+    terminator = ctl.terminators.find(circuit.terminator_id)
+    out.update(
+        {
+            "clientId": circuit.client_id,
+            "service": ref(ctl.services, circuit.service_id),
+            "terminator": entity_ref(
+                "terminators", circuit.terminator_id, terminator.get("name") if terminator else None
+            ),
+            "path": {
+                "nodes": [router_ref(ctl, router_id) for router_id in circuit.path_routers],
+                "links": [entity_ref("links", link_id, None) for link_id in circuit.path_links],
+            },
+        }
+    )
+    return out

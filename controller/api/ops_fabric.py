@@ -1,0 +1,402 @@
+"""The fabric management API at ``/fabric/v1``, beside edge management, as the Admin Console reads it.
+
+Routers, services and terminators are the records edge management serves, in the fabric shapes
+(``controller/api/mappers/fabric.py``); links and circuits are the live ones of ``controller/fabric/state.py``
+(memory only, as the real controller keeps them). Every operation is admin only, with the same
+sessions (``zt-session`` or an OIDC bearer token), filter language, paging and error envelope as
+edge management.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+import warnings
+from functools import partial
+
+from controller import errors
+from controller.api.call import Call, Created
+from controller.api.crud import LIST_QUERY, crud, related
+from controller.api.mappers.entity import listing
+from controller.api.mappers.fabric import (
+    CIRCUIT_FIELDS,
+    LINK_FIELDS,
+    circuit_record,
+    circuit_view,
+    fabric_terminator_view,
+    link_record,
+    link_view,
+    router_view,
+    service_view,
+)
+from controller.api.operations import FABRIC, Operation
+from controller.api.ops_operations import (
+    check_data_integrity,
+    create_database_snapshot,
+    data_integrity_results,
+    fix_data_integrity,
+)
+from controller.api.schemas import fabric as schemas
+from controller.model.router import RouterManager
+from controller.model.service import ServiceManager
+from controller.model.terminator import TerminatorManager
+from controller.store.query import Listing, list_page
+
+APIS = (FABRIC,)
+
+
+# -- routers ---------------------------------------------------------------------------
+def _check_fingerprint(call: Call, router_id: str | None) -> str | None:
+    """The fingerprint a fabric body sets (``ziti fabric create router``), refused when another router has it."""
+    fingerprint = (call.body or {}).get("fingerprint")
+    if fingerprint:
+        holder = call.ctl.routers.find_by_fingerprint(fingerprint)
+        if holder is not None and holder["id"] != router_id:
+            raise errors.FieldError("fingerprint", "another router has this fingerprint", fingerprint)
+    return fingerprint
+
+
+def create_router(call: Call) -> Created:
+    routers = call.ctl.routers
+    fingerprint = _check_fingerprint(call, None)
+    router_id = routers.create(call.body, context=call.change)
+    if fingerprint:
+        routers.touch(router_id, context=call.change, fingerprint=fingerprint)
+    return Created("routers", router_id)
+
+
+def _write_router(call: Call, write) -> None:
+    routers, router_id = call.ctl.routers, call.param()
+    routers.get(router_id)
+    fingerprint = _check_fingerprint(call, router_id)
+    write(router_id, call.body, context=call.change)
+    if fingerprint:
+        routers.touch(router_id, context=call.change, fingerprint=fingerprint)
+
+
+def update_router(call: Call) -> None:
+    _write_router(call, call.ctl.routers.update)
+
+
+def patch_router(call: Call) -> None:
+    _write_router(call, call.ctl.routers.patch)
+
+
+def router_terminators(call: Call) -> Listing:
+    ctl = call.ctl
+    router = ctl.routers.get(call.param())
+    records = [r for r in map(ctl.terminators.find, ctl.terminators.by_router.get(router["id"])) if r]
+    return listing(ctl.terminators, call.list_args(), partial(fabric_terminator_view, ctl), candidates=records)
+
+
+# -- services --------------------------------------------------------------------------
+def update_service(call: Call) -> None:
+    """PUT replaces the fabric fields only: a service's edge fields (configs, role attributes) stay."""
+    body = call.body
+    fabric_fields = {
+        "name": body["name"],
+        "terminatorStrategy": body.get("terminatorStrategy") or "smartrouting",
+        "maxIdleTimeMillis": body.get("maxIdleTimeMillis") or 0,
+        "tags": body.get("tags") or {},
+    }
+    call.ctl.services.patch(call.param(), fabric_fields, context=call.change)
+
+
+def service_terminators(call: Call) -> Listing:
+    ctl = call.ctl
+    service = ctl.services.get(call.param())
+    records = ctl.terminators.of_service(service["id"])
+    return listing(ctl.terminators, call.list_args(), partial(fabric_terminator_view, ctl), candidates=records)
+
+
+# -- terminators -----------------------------------------------------------------------
+def _edge_terminator_body(body: dict) -> dict:
+    """The fabric names of a terminator body as the terminator manager takes them."""
+    out = dict(body)
+    if "instanceId" in out:
+        out["identity"] = out.pop("instanceId")
+    if "instanceSecret" in out:
+        out["identitySecret"] = out.pop("instanceSecret")
+    return out
+
+
+def update_terminator(call: Call) -> None:
+    """PUT replaces what ``terminatorUpdate`` carries; the instance id and secret the router gave stay."""
+    existing = call.ctl.terminators.get(call.param())
+    body = _edge_terminator_body(call.body)
+    body.setdefault("identity", existing.get("identity"))
+    body.setdefault("identitySecret", existing.get("identity_secret"))
+    call.ctl.terminators.update(call.param(), body, context=call.change)
+
+
+def create_terminator(call: Call) -> Created:
+    return Created("terminators", call.ctl.terminators.create(_edge_terminator_body(call.body), context=call.change))
+
+
+# -- links -----------------------------------------------------------------------------
+def list_links(call: Call) -> Listing:
+    ctl = call.ctl
+    page = list_page([link_record(link) for link in ctl.fabric.links()], LINK_FIELDS, **call.list_args())
+    return Listing([link_view(ctl, r) for r in page.items], page.pagination(), LINK_FIELDS.names())
+
+
+def _link(call: Call):
+    link = call.ctl.fabric.link(call.param())
+    if link is None:
+        raise errors.NotFound("link", call.param())
+    return link
+
+
+def detail_link(call: Call) -> dict:
+    return link_view(call.ctl, link_record(_link(call)))
+
+
+def patch_link(call: Call) -> None:
+    """``down`` and ``staticCost`` as an operator sets them; path selection reads the new cost."""
+    _link(call)
+    changes = {}
+    if call.body.get("down") is not None:
+        changes["down"] = bool(call.body["down"])
+    if call.body.get("staticCost") is not None:
+        changes["static_cost"] = call.body["staticCost"]
+    if changes:
+        call.ctl.fabric.update_link(call.param(), **changes)
+
+
+def delete_link(call: Call) -> None:
+    _link(call)
+    call.ctl.fabric.link_down(call.param())
+
+
+# -- circuits --------------------------------------------------------------------------
+def list_circuits(call: Call) -> Listing:
+    ctl = call.ctl
+    records = [circuit_record(circuit) for circuit in ctl.fabric.circuits()]
+    page = list_page(records, CIRCUIT_FIELDS, **call.list_args())
+    return Listing([circuit_view(ctl, r) for r in page.items], page.pagination(), CIRCUIT_FIELDS.names())
+
+
+def _circuit(call: Call):
+    circuit = call.ctl.fabric.circuit(call.param())
+    if circuit is None:
+        raise errors.NotFound("circuit", call.param())
+    return circuit
+
+
+def detail_circuit(call: Call) -> dict:
+    return circuit_view(call.ctl, circuit_record(_circuit(call)))
+
+
+def delete_circuit(call: Call) -> None:
+    _circuit(call)
+    call.ctl.fabric.circuit_down(call.param())
+
+
+# -- inspections -----------------------------------------------------------------------
+#: the longest ``appRegex`` taken; a pattern is matched against app ids only (a few dozen characters)
+MAX_APP_REGEX = 256
+
+
+def app_pattern(text: str) -> re.Pattern:
+    """``appRegex`` compiled, or a 400 naming the field (never a 500, whatever the pattern)."""
+    if len(text) > MAX_APP_REGEX:
+        raise errors.FieldError("appRegex", f"longer than {MAX_APP_REGEX} characters", text[:40])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "possible nested set" and the like
+            return re.compile(text)
+    except (re.error, RecursionError, OverflowError) as ex:
+        raise errors.FieldError("appRegex", f"not a regular expression: {ex}", text[:40]) from None
+
+
+def inspect(call: Call) -> dict:
+    """Values of the apps whose id matches ``appRegex``: this controller (``stackdump``, ``links``)."""
+    pattern = app_pattern(call.body["appRegex"])
+    app_id = call.ctl.instance_id
+    values, problems = [], []
+    if pattern.search(app_id):
+        for name in call.body["requestedValues"]:
+            key = name.lower()
+            if key == "stackdump":
+                values.append({"appId": app_id, "name": name, "value": _stackdump()})
+            elif key == "links":
+                links = [link_view(call.ctl, link_record(x)) for x in call.ctl.fabric.links()]
+                values.append({"appId": app_id, "name": name, "value": links})
+            else:
+                problems.append(f"{app_id}: no value named {name!r} (known: stackdump, links)")
+    return {"success": not problems, "errors": problems, "values": values}
+
+
+def _stackdump() -> str:
+    frames = sys._current_frames()
+    return "\n".join(
+        f"thread {thread_id}:\n" + "".join(traceback.format_stack(frame)) for thread_id, frame in frames.items()
+    )
+
+
+def operations() -> list[Operation]:
+    ops = crud(
+        RouterManager,
+        apis=APIS,
+        schemas=schemas.ROUTER,
+        tag="Router",
+        view=router_view,
+        handlers={"create": create_router, "update": update_router, "patch": patch_router},
+    )
+    ops += crud(
+        ServiceManager,
+        apis=APIS,
+        schemas=schemas.SERVICE,
+        tag="Service",
+        view=service_view,
+        handlers={"update": update_service},
+    )
+    ops += crud(
+        TerminatorManager,
+        apis=APIS,
+        schemas=schemas.TERMINATOR,
+        tag="Terminator",
+        view=fabric_terminator_view,
+        handlers={
+            "create": create_terminator,
+            "update": update_terminator,
+            "patch": lambda c: c.ctl.terminators.patch(c.param(), _edge_terminator_body(c.body), context=c.change),
+        },
+    )
+    ops += [
+        related(
+            "listRouterTerminators",
+            "/routers/{id}/terminators",
+            router_terminators,
+            apis=APIS,
+            tag="Router",
+            summary="List the terminators of a router",
+        ),
+        related(
+            "listServiceTerminators",
+            "/services/{id}/terminators",
+            service_terminators,
+            apis=APIS,
+            tag="Service",
+            summary="List the terminators of a service",
+        ),
+        Operation(
+            "listLinks",
+            "GET",
+            "/links",
+            list_links,
+            apis=APIS,
+            reply="list",
+            tag="Link",
+            query=LIST_QUERY,
+            summary="List the live links between routers",
+        ),
+        Operation("detailLink", "GET", "/links/{id}", detail_link, apis=APIS, tag="Link", summary="Retrieve a link"),
+        Operation(
+            "patchLink",
+            "PATCH",
+            "/links/{id}",
+            patch_link,
+            apis=APIS,
+            body=schemas.LINK_PATCH,
+            reply="empty",
+            tag="Link",
+            summary="Mark a link down or change its static cost",
+        ),
+        Operation(
+            "deleteLink",
+            "DELETE",
+            "/links/{id}",
+            delete_link,
+            apis=APIS,
+            reply="empty",
+            tag="Link",
+            summary="Forget a link",
+        ),
+        Operation(
+            "listCircuits",
+            "GET",
+            "/circuits",
+            list_circuits,
+            apis=APIS,
+            reply="list",
+            tag="Circuit",
+            query=LIST_QUERY,
+            summary="List the live circuits",
+        ),
+        Operation(
+            "detailCircuit",
+            "GET",
+            "/circuits/{id}",
+            detail_circuit,
+            apis=APIS,
+            tag="Circuit",
+            summary="Retrieve a circuit and its path",
+        ),
+        Operation(
+            "deleteCircuit",
+            "DELETE",
+            "/circuits/{id}",
+            delete_circuit,
+            apis=APIS,
+            body=schemas.CIRCUIT_DELETE,
+            body_optional=True,
+            reply="empty",
+            tag="Circuit",
+            summary="End a circuit",
+        ),
+        Operation(
+            "inspect",
+            "POST",
+            "/inspections",
+            inspect,
+            apis=APIS,
+            body=schemas.INSPECT,
+            tag="Inspect",
+            summary="Inspect values of the controller",
+        ),
+        Operation(
+            "createDatabaseSnapshot",
+            "POST",
+            "/database",
+            create_database_snapshot,
+            apis=APIS,
+            reply="empty",
+            tag="Database",
+            summary="Write a consistent copy of the database (once a minute at most)",
+        ),
+        Operation(
+            "checkDataIntegrity",
+            "POST",
+            "/database/check-data-integrity",
+            check_data_integrity,
+            apis=APIS,
+            reply="empty",
+            status=202,
+            tag="Database",
+            summary="Start a background data integrity check",
+        ),
+        Operation(
+            "fixDataIntegrity",
+            "POST",
+            "/database/fix-data-integrity",
+            fix_data_integrity,
+            apis=APIS,
+            reply="empty",
+            status=202,
+            tag="Database",
+            summary="Snapshot, then check and fix data integrity in the background",
+        ),
+        Operation(
+            "dataIntegrityResults",
+            "GET",
+            "/database/data-integrity-results",
+            data_integrity_results,
+            apis=APIS,
+            reply="raw",
+            tag="Database",
+            summary="Return the state of the last integrity run",
+        ),
+    ]
+    return ops

@@ -1,0 +1,56 @@
+"""``python -m controller --console DIR``: the folder is checked before anything starts, then served at /zac/."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from harness.server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+INDEX = b"<!doctype html><title>zac</title>"
+
+
+def controller(*args: str, **kwargs):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "controller", "--log-level", "warning", "--no-router", *args]
+    return command, {"env": env, "cwd": ROOT, **kwargs}
+
+
+def test_a_folder_without_an_index_is_one_line_and_exit_2(tmp_path):
+    command, options = controller("--temp", "--console", str(tmp_path / "nope"))
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, **options)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr
+    assert "--console" in lines[0] and "index.html" in lines[0]
+
+
+def test_the_folder_is_served_at_zac_over_https(tmp_path):
+    folder = tmp_path / "zac"
+    folder.mkdir()
+    (folder / "index.html").write_bytes(INDEX)
+    port = free_port()
+    command, options = controller("--temp", "--console", str(folder), "--port", str(port), "--http-port", "0")
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options)
+    try:
+        deadline, response = time.monotonic() + 60, None
+        with httpx.Client(verify=False, timeout=5) as http:  # noqa: S501 - the temporary folder's own CA
+            while time.monotonic() < deadline and process.poll() is None:
+                try:
+                    response = http.get(f"https://127.0.0.1:{port}/zac/services/advanced/create")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+        assert response is not None, process.stderr.read() if process.poll() is not None else "no answer"
+        assert response.status_code == 200 and response.content == INDEX
+        assert response.headers["cache-control"] == "no-cache"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    assert f"console: https://127.0.0.1:{port}/zac/" in out.decode()

@@ -1,0 +1,287 @@
+"""The Ziti Admin Console's own request sequences, replayed: detail pages, creates, its OIDC login.
+
+The sequences are ZAC's (openziti/ziti-console, ``ZitiControllerDataService`` and the projectable forms):
+a detail page loads ``{prefix}/{type}/{id}/`` (``getSubdata(type, id, '')``: note the trailing slash),
+then its related listings and pick lists with the console's paging (``?limit=100&offset=0&sort=name asc``,
+or ``?filter=(name contains "")&limit=-1&offset=0&sort=name asc`` for name pickers); a create POSTs the
+form's model and reads the new entity back by the same trailing-slash URL; a failure of any of these
+leaves the page spinning or reports an error although the entity was created. Each test asserts what
+the console reads from every answer.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+MGMT = "/edge/management/v1"
+#: ZitiControllerDataService.getUrlFilter with the forms' paging (noSearch) and the name pickers' (rawFilter)
+PAGED = "?limit=100&offset=0&sort=name asc"
+NAMES = '?filter=(name contains "")&limit=-1&offset=0&sort=name asc'
+INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 80, "high": 80}]}
+HOST = {"protocol": "tcp", "address": "127.0.0.1", "port": 8080}
+
+
+def get(admin, path: str) -> dict:
+    """One GET as the console sends it (the session in ``zt-session``); the whole JSON answer."""
+    response = admin.request("GET", MGMT + path)
+    assert response.status_code == 200, (path, response.text)
+    return response.json()
+
+
+def listed(admin, path: str) -> list:
+    body = get(admin, path)
+    assert isinstance(body["data"], list) and "pagination" in body["meta"], path
+    return body["data"]
+
+
+@pytest.fixture
+def network(admin, ziti_unique):
+    """A service with a config and a terminator, an identity, a policy linking them (as a user would build)."""
+    config_types = {t["name"]: t["id"] for t in listed(admin, "/config-types" + PAGED)}
+    config_id = admin.create(
+        "configs", {"name": ziti_unique("intercept"), "configTypeId": config_types["intercept.v1"], "data": INTERCEPT}
+    )
+    router_id = admin.create("edge-routers", {"name": ziti_unique("er"), "roleAttributes": ["public"]})
+    service_name = ziti_unique("web")
+    service_id = admin.create(
+        "services",
+        {"name": service_name, "encryptionRequired": True, "roleAttributes": ["web"], "configs": [config_id]},
+    )
+    terminator_id = admin.create(
+        "terminators", {"service": service_id, "router": router_id, "binding": "transport", "address": "tcp:x:80"}
+    )
+    identity_id = admin.create(
+        "identities",
+        {
+            "name": ziti_unique("alice"),
+            "type": "User",
+            "isAdmin": False,
+            "roleAttributes": ["staff"],
+            "enrollment": {"ott": True},
+        },
+    )
+    policy_id = admin.create(
+        "service-policies",
+        {
+            "name": ziti_unique("dial"),
+            "type": "Dial",
+            "semantic": "AnyOf",
+            "identityRoles": ["#staff"],
+            "serviceRoles": [f"@{service_id}"],
+            "postureCheckRoles": [],
+        },
+    )
+    return {
+        "config": config_id,
+        "config_types": config_types,
+        "router": router_id,
+        "service": service_id,
+        "service_name": service_name,
+        "terminator": terminator_id,
+        "identity": identity_id,
+        "policy": policy_id,
+    }
+
+
+def test_open_a_service_detail_page(admin, network):
+    service_id = network["service"]
+    # ProjectableForm.ngOnInit: getSubdata('services', id, '')
+    service = get(admin, f"/services/{service_id}/")["data"]
+    assert service["id"] == service_id and service["name"] == network["service_name"]
+    assert service["configs"] == [network["config"]] and service["roleAttributes"] == ["web"]
+    assert service["encryptionRequired"] is True and service["terminatorStrategy"] == "smartrouting"
+    assert service["_links"]["self"]["href"] == f"./services/{service_id}" and isinstance(service["tags"], dict)
+    # ServiceFormComponent.entityUpdated and ngAfterViewInit
+    assert "web" in listed(admin, "/service-role-attributes")
+    configs = listed(admin, f"/services/{service_id}/configs")
+    assert [(c["id"], c["configTypeId"]) for c in configs] == [
+        (network["config"], network["config_types"]["intercept.v1"])
+    ]
+    assert configs[0]["name"] and configs[0]["data"] == INTERCEPT
+    terminators = listed(admin, f"/services/{service_id}/terminators")
+    assert [t["router"]["name"] for t in terminators] and terminators[0]["id"] == network["terminator"]
+    policies = listed(admin, f"/services/{service_id}/service-policies")
+    assert [p["id"] for p in policies] == [network["policy"]] and policies[0]["name"]
+    config_types = listed(admin, "/config-types" + PAGED)
+    assert {"intercept.v1", "host.v1"} <= {t["name"] for t in config_types}
+    assert all(t["schema"] for t in config_types)  # the config editor builds its form from the schema
+    assert network["config"] in [c["id"] for c in listed(admin, "/configs" + PAGED)]
+    assert network["router"] in [r["id"] for r in listed(admin, "/edge-routers" + PAGED)]
+
+
+def test_open_an_identity_detail_page(admin, network):
+    identity_id = network["identity"]
+    identity = get(admin, f"/identities/{identity_id}/")["data"]
+    assert identity["id"] == identity_id and identity["type"]["name"] == "Default" and identity["isAdmin"] is False
+    assert identity["enrollment"]["ott"]["jwt"] and identity["enrollment"]["ott"]["expiresAt"]
+    assert identity["roleAttributes"] == ["staff"] and "authPolicyId" in identity and "authenticators" in identity
+    services = listed(admin, f"/identities/{identity_id}/services")
+    assert [s["name"] for s in services] == [network["service_name"]]
+    assert [p["id"] for p in listed(admin, f"/identities/{identity_id}/service-policies")] == [network["policy"]]
+    assert isinstance(listed(admin, "/cas" + PAGED), list)
+    assert "Default" in [p["name"] for p in listed(admin, "/auth-policies" + PAGED)]
+    assert "staff" in listed(admin, "/identity-role-attributes")
+    # the identities page's enrollment and authenticator look-ups filter on the identity's reference
+    enrollments = listed(admin, f'/enrollments?filter=identity="{identity_id}"')
+    assert [(e["method"], e["identityId"]) for e in enrollments] == [("ott", identity_id)]
+    assert listed(admin, f'/authenticators?filter=identity="{identity_id}"') == []
+    admin_id = get(admin, "/current-identity")["data"]["id"]
+    mine = listed(admin, f'/authenticators?filter=identity="{admin_id}"')
+    assert [a["method"] for a in mine] == ["updb"]
+    assert listed(admin, f"/identities/{identity_id}/edge-routers") == []
+    assert get(admin, f"/identities/{identity_id}/posture-data")["data"] is not None
+    assert get(admin, f"/identities/{identity_id}/policy-advice/{network['service']}")["data"]["serviceId"]
+
+
+def test_open_a_policy_detail_page(admin, network):
+    policy_id = network["policy"]
+    policy = get(admin, f"/service-policies/{policy_id}/")["data"]
+    assert (policy["type"], policy["semantic"]) == ("Dial", "AnyOf")
+    assert policy["identityRoles"] == ["#staff"] and policy["serviceRoles"] == [f"@{network['service']}"]
+    assert policy["postureCheckRoles"] == [] and policy["serviceRolesDisplay"] and policy["identityRolesDisplay"]
+    # ServicePolicyFormComponent.entityUpdated: attributes and the name pickers (every name, limit -1)
+    assert "web" in listed(admin, "/service-role-attributes")
+    assert "staff" in listed(admin, "/identity-role-attributes")
+    names = {s["name"]: s["id"] for s in listed(admin, "/services" + NAMES)}
+    assert names[network["service_name"]] == network["service"]
+    assert network["identity"] in [i["id"] for i in listed(admin, "/identities" + NAMES)]
+    assert listed(admin, "/posture-checks") == []
+    assert [s["id"] for s in listed(admin, f"/service-policies/{policy_id}/services")] == [network["service"]]
+    assert [i["id"] for i in listed(admin, f"/service-policies/{policy_id}/identities")] == [network["identity"]]
+    assert listed(admin, f"/service-policies/{policy_id}/posture-checks") == []
+    # an edge router policy and an edge router detail page load the same way
+    router = get(admin, f"/edge-routers/{network['router']}/")["data"]
+    assert router["roleAttributes"] == ["public"] and "isOnline" in router and router["enrollmentJwt"]
+    assert "public" in listed(admin, "/edge-router-role-attributes")
+    assert listed(admin, "/posture-check-role-attributes") == []
+
+
+def test_create_a_service_with_configs(admin, ziti_unique):
+    config_types = {t["name"]: t["id"] for t in listed(admin, "/config-types" + PAGED)}
+    # ServiceFormService.attachConfig: "Create and Attach" POSTs the new config first
+    created = admin.request(
+        "POST",
+        MGMT + "/configs",
+        json={"configTypeId": config_types["host.v1"], "data": HOST, "name": ziti_unique("host")},
+    )
+    assert created.status_code == 201
+    config_id = created.json()["data"]["id"]
+    assert config_id
+    # ServiceFormService.save: the Service model as the form fills it (terminatorStrategy left empty)
+    model = {
+        "name": ziti_unique("svc"),
+        "encryptionRequired": True,
+        "terminatorStrategy": "",
+        "roleAttributes": ["web"],
+        "tags": {},
+        "configs": [config_id],
+    }
+    response = admin.request("POST", MGMT + "/services", json=model)
+    assert response.status_code == 201, response.text
+    service_id = response.json()["data"]["id"]
+    assert response.json()["data"]["_links"]["self"]["href"] == f"./services/{service_id}"
+    service = get(admin, f"/services/{service_id}/")["data"]  # read back as the form does
+    assert service["configs"] == [config_id] and service["terminatorStrategy"] == "smartrouting"
+    assert service["name"] == model["name"] and service["roleAttributes"] == ["web"]
+    # editing: PATCH the same model (with the id the form now holds), read back again
+    patched = admin.request("PATCH", MGMT + f"/services/{service_id}", json={**model, "configs": []})
+    assert patched.status_code == 200, patched.text
+    assert get(admin, f"/services/{service_id}/")["data"]["configs"] == []
+
+
+def test_create_a_service_policy(admin, network, ziti_unique):
+    model = {
+        "name": ziti_unique("bind"),
+        "serviceRoles": ["#web", f"@{network['service']}"],
+        "identityRoles": [f"@{network['identity']}"],
+        "postureCheckRoles": [],
+        "semantic": "AnyOf",
+        "type": "Bind",
+    }
+    response = admin.request("POST", MGMT + "/service-policies", json=model)
+    assert response.status_code == 201, response.text
+    policy_id = response.json()["data"]["id"]
+    policy = get(admin, f"/service-policies/{policy_id}/")["data"]
+    assert (policy["name"], policy["type"], policy["semantic"]) == (model["name"], "Bind", "AnyOf")
+    assert policy["serviceRoles"] == model["serviceRoles"] and policy["identityRoles"] == model["identityRoles"]
+    patched = admin.request("PATCH", MGMT + f"/service-policies/{policy_id}", json={**model, "semantic": "AllOf"})
+    assert patched.status_code == 200, patched.text
+    assert get(admin, f"/service-policies/{policy_id}/")["data"]["semantic"] == "AllOf"
+
+
+def test_the_dashboard_and_session_reads(admin, network):
+    summary = get(admin, "/summary")["data"]
+    assert summary["services"] >= 1 and summary["routers.edge"] >= 1 and summary["identities"] >= 2
+    assert get(admin, "/controller-settings")["data"] is not None
+    assert "OIDC_AUTH" in get(admin, "/enumerated-capabilities")["data"]
+    assert isinstance(get(admin, "/network-jwts")["data"], list)
+    assert get(admin, "/current-identity")["data"]["isAdmin"] is True
+    assert get(admin, "/current-api-session")["data"]["identityId"]
+    version = get(admin, "/version")["data"]
+    assert version["apiVersions"]["edge-management"]["v1"]["path"] == MGMT
+    routers = admin.request("GET", "/fabric/v1/routers" + PAGED).json()
+    assert routers["meta"]["pagination"]["totalCount"] == summary["routers"]
+
+
+def _pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+def test_the_consoles_oidc_login_redirects_to_its_origin_callback(ziti):
+    """ZitiOidcService: redirect_uri is ``{origin}/auth/callback`` (``/zac/`` ignored), accepted by the defaults."""
+    redirect_uri = "https://127.0.0.1:1280/auth/callback"
+    verifier, challenge = _pkce()
+    state, nonce = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+    params = {
+        "client_id": "openziti",
+        "response_type": "code",
+        "scope": "openid offline_access",
+        "state": state,
+        "nonce": nonce,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "redirect_uri": redirect_uri,
+    }
+    http = ziti.raw
+    reply = http.get("/oidc/authorize", params=params, headers={"accept": "application/json"})
+    assert reply.is_redirect, reply.text
+    login_page = urlsplit(reply.headers["location"])
+    request_id = parse_qs(login_page.query).get("authRequestID", [None])[0]
+    if request_id is None:  # fetch follows to the login page; the id is in the final URL or the header
+        request_id = http.get(login_page.path + "?" + login_page.query).headers["auth-request-id"]
+    reply = http.post(
+        "/oidc/login/username",
+        data={"id": request_id, "username": "admin", "password": "admin"},
+        headers={"accept": "application/json"},
+    )
+    while reply.is_redirect and not reply.headers["location"].startswith(redirect_uri):
+        hop = urlsplit(reply.headers["location"])
+        reply = http.get(hop.path + "?" + hop.query)
+    location = reply.headers["location"]
+    assert location.startswith(redirect_uri + "?")
+    query = parse_qs(urlsplit(location).query)
+    assert query["state"] == [state] and query["code"][0]
+    tokens = http.post(
+        "/oidc/oauth/token",
+        data={
+            "grant_type": "authorization_code",
+            "client_id": "openziti",
+            "code": query["code"][0],
+            "code_verifier": verifier,
+            "redirect_uri": redirect_uri,
+        },
+        headers={"accept": "application/json"},
+    ).json()
+    bearer = {"Authorization": f"Bearer {tokens['access_token']}"}
+    assert http.get(MGMT + "/current-identity", headers=bearer).json()["data"]["isAdmin"] is True
+    assert http.get("/fabric/v1/routers", headers=bearer).status_code == 200
+    # a redirect URI on another path or host is refused, as by the real defaults
+    refused = http.get("/oidc/authorize", params={**params, "redirect_uri": "https://evil.example:1280/auth/callback"})
+    assert refused.status_code == 400
