@@ -25,25 +25,25 @@ def _controller_url(text: str) -> tuple[str, str]:
     return base, base + path
 
 
-def fetch_ca_bundle(base: str) -> str:
+def fetch_ca_bundle(base: str, timeout: float = 30.0) -> str:
     """The controller's CA bundle from ``/.well-known/est/cacerts`` (before it is trusted, as ``-y`` does)."""
     from harness.enroll import parse_cacerts, pem_bundle
 
-    with ZitiClient.connect(base, verify=False) as anonymous:
+    with ZitiClient.connect(base, verify=False, timeout=timeout) as anonymous:
         return pem_bundle(parse_cacerts(anonymous.edge.list_well_known_cas()))
 
 
-def login(url: str, username: str, password: str, *, ca: str | None, yes: bool, cli_identity=None, timeout=5.0):
+def login(url: str, username: str, password: str, *, ca: str | None, yes: bool, cli_identity=None, timeout=30.0):
     """Log in and save the session; return (config file, management URL)."""
     base, management = _controller_url(url)
-    if ca is None and base.startswith("https") and not session.trusted_by_system(base):
+    if ca is None and base.startswith("https") and not session.trusted_by_system(base, timeout):
         if not yes:
             raise CliError(
                 f"the controller at {base} presents a certificate authority this machine does not trust: "
                 "pass -y to trust the one it serves, or --ca FILE",
                 UNREACHABLE,
             )
-        ca = str(session.cache_ca(urlsplit(base).hostname, fetch_ca_bundle(base)))
+        ca = str(session.cache_ca(urlsplit(base).hostname, fetch_ca_bundle(base, timeout)))
     with ZitiClient.connect(base, ca=ca, timeout=timeout) as client:
         try:
             token = client.management.call(

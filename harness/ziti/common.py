@@ -49,7 +49,9 @@ def add_common(parser) -> None:
         "-j", "--output-json", action="store_true", help="Output the full JSON response from the Ziti Edge Controller"
     )
     parser.add_argument("--output-request-json", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--timeout", type=int, default=5, help="Timeout for REST operations (specified in seconds)")
+    parser.add_argument(
+        "--timeout", type=int, default=30, help="Timeout for REST operations in seconds (default 30; the real one: 5)"
+    )
     parser.add_argument("--verbose", action="store_true", help="Enable verbose logging")
     parser.add_argument("-i", "--cli-identity", default=None, help="Specify the saved identity you want the CLI to use")
 

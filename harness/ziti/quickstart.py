@@ -126,7 +126,7 @@ def _run(args, home: Path, temporary: bool) -> int:
         if args.configure_and_exit:
             print("configure-and-exit set to true, closing router and controller", flush=True)
         else:
-            wait_for_stop(stop, app.controller.api_sessions.sweep, every=1.0)
+            wait_for_stop(stop, app.controller.api_sessions.sweep)
             print("Signal to shutdown received", flush=True)
     finally:
         group.stop()
@@ -146,7 +146,7 @@ def _is_ip(text: str) -> bool:
 
 def _login_and_configure(url: str, ca_file: str, username: str, password: str, cli_identity) -> Path:
     """Log in as the admin over HTTPS, save the login, create the quickstart policies when missing."""
-    with ZitiClient.connect(url, ca=ca_file) as client:
+    with ZitiClient.connect(url, ca=ca_file, timeout=30.0) as client:
         token = client.management.call(
             "authenticate", method="password", body={"username": username, "password": password}
         )["token"]

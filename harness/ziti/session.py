@@ -128,12 +128,12 @@ def saved_client(cli_identity: str | None = None, timeout: float = 5.0) -> ZitiC
     return client
 
 
-def trusted_by_system(url: str) -> bool:
+def trusted_by_system(url: str, timeout: float = 30.0) -> bool:
     """Whether the controller's TLS certificate verifies against this machine's CAs."""
     import httpx
 
     try:
-        httpx.get(url + "/version", verify=ssl.create_default_context(), timeout=5.0)
+        httpx.get(url + "/version", verify=ssl.create_default_context(), timeout=timeout)
     except httpx.ConnectError as ex:
         if "CERTIFICATE_VERIFY_FAILED" in str(ex):
             return False

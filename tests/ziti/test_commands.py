@@ -8,7 +8,6 @@ print the id alone), as ``api.Options.LogCreateResult`` does.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import stat
@@ -248,7 +247,7 @@ def test_login_saves_the_real_config_file_then_logout_forgets_it(quickstart, tmp
 
 
 def test_nothing_listening_is_exit_code_3(tmp_path):
-    from harness.server import free_port
+    from tests.ziti.conftest import free_port
 
     done = Ziti(tmp_path)("edge", "login", f"127.0.0.1:{free_port()}", "-u", "admin", "-p", "admin", "-y")
     assert done.returncode == 3 and "nothing is listening" in one_error(done)
@@ -398,6 +397,3 @@ def test_create_identity_with_external_id_and_auth_policy_by_name(ziti, quicksta
     assert identity["name"] == "ext-user" and identity["authPolicyId"] == policy["id"] and identity["isAdmin"] is True
     done = ziti("edge", "create", "identity", "x-missing-policy", "-P", "no-such-policy")
     assert done.returncode == 1 and one_error(done) == "error: no auth-policies found with id or name no-such-policy"
-
-
-_ = base64
