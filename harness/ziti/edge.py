@@ -107,7 +107,7 @@ def create_identity(args, client) -> int:
         if not enrollment.get("jwt"):
             raise CliError("enrollment JWT not present for new identity", FAILED)
         _write_private(args.jwt_output_file, enrollment["jwt"])
-        if enrollment.get("expiresAt"):
+        if not username and enrollment.get("expiresAt"):
             print(f"Enrollment expires at {enrollment['expiresAt']}")
     return 0
 

@@ -397,3 +397,14 @@ def test_create_identity_with_external_id_and_auth_policy_by_name(ziti, quicksta
     assert identity["name"] == "ext-user" and identity["authPolicyId"] == policy["id"] and identity["isAdmin"] is True
     done = ziti("edge", "create", "identity", "x-missing-policy", "-P", "no-such-policy")
     assert done.returncode == 1 and one_error(done) == "error: no auth-policies found with id or name no-such-policy"
+
+
+def test_updb_identity_enrolls_with_a_password_then_logs_in(ziti, quickstart, tmp_path):
+    out = ziti.edge("create", "identity", "cmd-updb", "--updb", "cmd-user", "-o", tmp_path / "u.jwt")
+    assert out.strip().startswith("New identity cmd-updb created with id: ") and "Enrollment expires" not in out
+    assert pyjwt.decode((tmp_path / "u.jwt").read_text(), options={"verify_signature": False})["em"] == "updb"
+    ziti.edge("enroll", tmp_path / "u.jwt", "--password", "Cmd-pass-123")
+    user = Ziti(tmp_path / "user-home")
+    user.edge("login", f"127.0.0.1:{quickstart.ctrl_port}", "-u", "cmd-user", "-p", "Cmd-pass-123", "-y")
+    denied = user("edge", "list", "identities")  # not an admin: the management API refuses the session
+    assert denied.returncode == 3 and "UNAUTHORIZED" in one_error(denied)

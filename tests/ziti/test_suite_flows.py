@@ -124,13 +124,17 @@ def test_quickstart_without_home_removes_its_temporary_home_on_sigint(tmp_path):
 def test_configure_and_exit_sets_up_then_exits_and_a_rerun_keeps_the_network(tmp_path):
     ziti = Ziti(tmp_path / "user-home")
     home = tmp_path / "qs"
-    first = QuickstartProcess(ziti, "--home", str(home), "--configure-and-exit")
+    admin = ("-u", "qs-admin", "-p", "qs-Secret-1")
+    first = QuickstartProcess(ziti, "--home", str(home), "--configure-and-exit", *admin)
     assert first.proc.wait(60) == 0, first.output
     first.terminate()
     assert "configure-and-exit set to true, closing router and controller" in first.output
     assert "controller and router started." in first.output
 
-    again = QuickstartProcess(ziti, "--home", str(home), "--no-router")
+    login = json.loads((ziti.home / ".config" / "ziti" / "ziti-cli.json").read_text())["edgeIdentities"]["default"]
+    assert login["username"] == "qs-admin"
+
+    again = QuickstartProcess(ziti, "--home", str(home), "--no-router", *admin)
     try:
         again.wait_ready()
         policies = json.loads(ziti.edge("list", "edge-router-policies", "-j"))["data"]
