@@ -522,19 +522,30 @@ def update_ext_jwt_signer(args, client) -> int:
 
 
 def cmd_delete(args) -> int:
+    """``delete KIND ID|NAME...`` or ``delete KIND where FILTER``; one ``delete of <kind> with id <id>: OK`` line each."""
     kind = kind_of(args.kind)
     collection = KINDS[kind][0]
     with saved_client(args.cli_identity, args.timeout) as client:
         if args.names and args.names[0] == "where":
             if len(args.names) < 2:
                 raise CliError("delete ... where needs a filter, e.g. 'name contains \"test\"'", USAGE)
-            targets = [e["id"] for e in client.mgmt_ok("GET", f"/{collection}", params={"filter": args.names[1]})]
+            response = send(client, "GET", f"/{collection}", params={"filter": " ".join(args.names[1:])})
+            found = response.json()
+            targets = [e["id"] for e in found.get("data") or []]
+            print("filter returned " + table.paging_line(found.get("meta"), len(targets)))
         else:
             if not args.names:
                 raise CliError(f"delete {args.kind} needs one or more ids or names", USAGE)
-            targets = [resolve(client, collection, name) for name in args.names]
+            by_id = kind in ("terminator", "api-session", "session", "authenticator", "enrollment")
+            targets = args.names if by_id else [resolve(client, collection, name) for name in args.names]
+        singular = collection[:-3] + "y" if collection.endswith("ies") else collection[:-1]
         for entity_id in targets:
-            send(client, "DELETE", f"/{collection}/{entity_id}")
+            try:
+                send(client, "DELETE", f"/{collection}/{entity_id}")
+            except Exception:
+                print(f"delete of {singular} with id {entity_id}: FAIL")
+                raise
+            print(f"delete of {singular} with id {entity_id}: OK")
     return 0
 
 

@@ -147,8 +147,11 @@ def test_edge_router_with_jwt_tunneler_and_attributes(ziti, quickstart, tmp_path
 def test_delete_by_name_and_where(ziti, quickstart):
     for name in ("zz-del-1", "zz-del-2", "zz-del-3"):
         ziti.edge("create", "identity", name)
-    assert ziti.edge("delete", "identity", "zz-del-1") == ""
-    ziti.edge("delete", "identities", "where", 'name contains "zz-del-"')
+    first = json.loads(ziti.edge("list", "identities", 'name = "zz-del-1"', "-j"))["data"][0]["id"]
+    assert ziti.edge("delete", "identity", "zz-del-1") == f"delete of identity with id {first}: OK\n"
+    out = ziti.edge("delete", "identities", "where", 'name contains "zz-del-"').splitlines()
+    assert out[0] == "filter returned results: 1-2 of 2" and len(out) == 3
+    assert all(line.startswith("delete of identity with id ") and line.endswith(": OK") for line in out[1:])
     assert ziti.edge("list", "identities", 'name contains "zz-del-"').rstrip().endswith("results: none")
 
 
