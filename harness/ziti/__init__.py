@@ -86,10 +86,13 @@ def parser():
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv == ["version"]:  # what suites call first and most: no parser, no HTTP client to import
+        print(VERSION)
+        return 0
     from harness.ziti.common import normalize_bools
 
-    top = parser()
-    args = top.parse_args(normalize_bools(list(sys.argv[1:] if argv is None else argv)))
+    args = parser().parse_args(normalize_bools(argv))
     return run(lambda: args.func(args), debug=args.debug, translators=(_errors,))
 
 
