@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -60,11 +61,18 @@ def cmd_quickstart(args) -> int:
     try:
         return _run(args, home, temporary)
     finally:
-        if temporary and not args.configure_and_exit:
-            print(f"Removing temp directory at: {home}", flush=True)
+        remove = temporary and not args.configure_and_exit
+        if remove:  # before the last line: a reader that already went away must not keep the folder
             shutil.rmtree(home, ignore_errors=True)
-        else:
-            print(f"Environment left intact at: {home}", flush=True)
+        _say(f"Removing temp directory at: {home}" if remove else f"Environment left intact at: {home}")
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:  # the suite stopped reading our output: the rest goes nowhere, quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 def _run(args, home: Path, temporary: bool) -> int:
@@ -127,7 +135,7 @@ def _run(args, home: Path, temporary: bool) -> int:
             print("configure-and-exit set to true, closing router and controller", flush=True)
         else:
             wait_for_stop(stop, app.controller.api_sessions.sweep)
-            print("Signal to shutdown received", flush=True)
+            _say("Signal to shutdown received")
     finally:
         group.stop()
         app.controller.close()

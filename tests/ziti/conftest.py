@@ -105,7 +105,8 @@ class QuickstartProcess:
 
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
-        while not self.ready.wait(0.1):
+        # the ready line, then the details block printed with it (up to "instance pid")
+        while not (self.ready.wait(0.1) and any("instance pid" in line for line in list(self.lines))):
             assert self.proc.poll() is None, f"quickstart exited early ({self.proc.returncode}):\n{self.output}"
             assert time.monotonic() < deadline, f"quickstart not ready in {timeout}s:\n{self.output}"
 

@@ -155,3 +155,33 @@ def test_a_busy_port_is_one_line_and_exit_code_4(tmp_path):
     assert done.returncode == 4, done.stdout + done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and str(port) in errors[0]
+
+
+def test_a_reader_that_went_away_does_not_stop_a_clean_exit(tmp_path):
+    """Suites read the quickstart's output from a daemon thread; after it stops reading, SIGTERM still ends cleanly."""
+    from tests.ziti.conftest import ROOT, env_for, free_port
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.ziti", "edge", "quickstart", "--ctrl-port", str(free_port()), "--no-router"],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        temporary = None
+        for line in proc.stdout:  # bounded: the process prints these lines, or ends and the loop ends
+            if "config dir located at" in line:
+                temporary = Path(line.split(": ", 1)[1].strip())
+            if "instance pid" in line:
+                break
+        assert temporary is not None and temporary.is_dir()
+        proc.stdout.close()  # nobody reads the pipe any more
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    assert not temporary.exists()
