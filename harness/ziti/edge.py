@@ -87,8 +87,10 @@ def _set(body: dict, key: str, value) -> None:
 
 
 def create_identity(args, client) -> int:
+    if len(args.names) > 2 or (len(args.names) == 2 and args.names[0] not in ("device", "user", "service")):
+        raise CliError(f"create identity takes one name, got {len(args.names)}: {' '.join(args.names)}", USAGE)
     name = args.names[-1]
-    kind = args.names[0].title() if len(args.names) == 2 else args.type
+    kind = args.names[0].title() if len(args.names) == 2 else args.type  # the older `identity user NAME` form
     body = {"name": name, "type": kind, "isAdmin": bool(args.admin)}
     username = (args.updb or "").strip()
     body["enrollment"] = {"updb": username} if username else {"ott": True}

@@ -210,6 +210,8 @@ def test_errors_are_one_line_with_the_documented_exit_code(ziti, quickstart, tmp
     assert done.returncode == 1 and "INVALID_FILTER" in one_error(done)
     done = ziti("edge", "create", "identity", "x", "--no-such-flag")
     assert done.returncode == 2 and "--no-such-flag" in one_error(done)
+    done = ziti("edge", "create", "identity", "two", "names")
+    assert done.returncode == 2 and "takes one name" in one_error(done)
     done = ziti("edge", "update", "service", "cmd-dup")
     assert done.returncode == 2 and "no values changed" in one_error(done)
 
