@@ -1,0 +1,5 @@
+"""``python -m harness.ziti``: the ``ziti`` drop-in."""
+
+from harness.ziti import entry
+
+entry()

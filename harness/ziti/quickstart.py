@@ -1,0 +1,192 @@
+"""``ziti edge quickstart``: a controller and its edge router in this process, as the real quickstart.
+
+It prints the real command's lines (a suite waits for ``controller and router
+started``), creates the two quickstart policies (``all-endpoints-public-routers``,
+``all-routers-all-services``) over the HTTPS API, logs the command in (the
+saved login later ``ziti edge ...`` calls use), and on SIGTERM/SIGINT stops
+the listeners and removes a temporary home (``--home`` is kept).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from controller.config import is_loopback
+from harness.client import ZitiClient
+from harness.ziti import session
+from harness.ziti.common import bool_flag
+
+RULE = "=" * 87
+QUICKSTART_POLICIES = (
+    (
+        "/edge-router-policies",
+        {
+            "name": "all-endpoints-public-routers",
+            "edgeRouterRoles": ["#public"],
+            "identityRoles": ["#all"],
+            "semantic": "AllOf",
+        },
+    ),
+    (
+        "/service-edge-router-policies",
+        {
+            "name": "all-routers-all-services",
+            "edgeRouterRoles": ["#all"],
+            "serviceRoles": ["#all"],
+            "semantic": "AllOf",
+        },
+    ),
+)
+
+
+def _port(value: int) -> int:
+    from harness.server import free_port
+
+    return value if value else free_port()
+
+
+def cmd_quickstart(args) -> int:
+    if args.home:
+        home, temporary = Path(os.path.expanduser(args.home)), False
+        print(f"permanent --home '{home}' will not be removed on exit", flush=True)
+    else:
+        home, temporary = Path(tempfile.mkdtemp(prefix="quickstart")), True
+        print(f"temporary --home '{home}'", flush=True)
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run(args, home, temporary)
+    finally:
+        remove = temporary and not args.configure_and_exit
+        if remove:  # before the last line: a reader that already went away must not keep the folder
+            shutil.rmtree(home, ignore_errors=True)
+        _say(f"Removing temp directory at: {home}" if remove else f"Environment left intact at: {home}")
+
+
+def _say(line: str) -> None:
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:  # the suite stopped reading our output: the rest goes nowhere, quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _run(args, home: Path, temporary: bool) -> int:
+    from controller.app import create_app
+    from controller.config import Config
+    from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
+    from controller.server.serve import listeners
+
+    address = args.ctrl_address or "127.0.0.1"
+    router_address = args.router_address or address
+    bind = address if _is_ip(address) and is_loopback(address) else ("127.0.0.1" if is_loopback(address) else "0.0.0.0")
+    ctrl_port = _port(args.ctrl_port)
+    router_port = None if args.no_router else _port(args.router_port)
+    username, password = args.username or "admin", args.password or "admin"
+    config = Config(
+        data_dir=home / "db",
+        host=bind,
+        api_address=f"{address}:{ctrl_port}",
+        hostnames=tuple(dict.fromkeys(("localhost", address, router_address))),
+        admin_username=username,
+        admin_password=password,
+        trust_domain="quickstart",
+    )
+    built: list = []
+    group = Listeners(
+        bind,
+        listeners(
+            lambda: built[0],
+            bind,
+            port=ctrl_port,
+            http_port=0,
+            router_port=router_port,
+            router_advertise=router_address,
+        ),
+    )
+    stop = threading.Event()
+    stop_on_signals(stop)
+    group.check()
+    print("Starting controller...", flush=True)
+    built.append(app := create_app(config))
+    try:
+        group.start()
+        print("Controller running...", flush=True)
+        url = f"https://{address}:{ctrl_port}"
+        ca_file = str(config.data_dir / "pki" / "root-ca.cert.pem")
+        path = _login_and_configure(url, ca_file, username, password, args.cli_identity)
+        print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
+        if router_port is not None:
+            print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
+        print(flush=True)
+        print(RULE)
+        print("controller and router started.")
+        print(f"    controller located at  : {address}:{ctrl_port}")
+        print(f"    router located at      : {router_address}:{group.port('router') or args.router_port}")
+        print(f"    config dir located at  : {home}")
+        print("    configured trust domain: quickstart")
+        print(f"    instance pid           : {os.getpid()}")
+        print(RULE, flush=True)
+        if args.configure_and_exit:
+            print("configure-and-exit set to true, closing router and controller", flush=True)
+        else:
+            wait_for_stop(stop, app.controller.api_sessions.sweep)
+            _say("Signal to shutdown received")
+    finally:
+        group.stop()
+        app.controller.close()
+    return 0
+
+
+def _is_ip(text: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _login_and_configure(url: str, ca_file: str, username: str, password: str, cli_identity) -> Path:
+    """Log in as the admin over HTTPS, save the login, create the quickstart policies when missing."""
+    with ZitiClient.connect(url, ca=ca_file, timeout=30.0) as client:
+        token = client.management.call(
+            "authenticate", method="password", body={"username": username, "password": password}
+        )["token"]
+        client.token = token
+        for path, body in QUICKSTART_POLICIES:
+            literal = '"' + body["name"] + '"'
+            if not client.mgmt_ok("GET", path, params={"filter": f"name = {literal}"}):
+                client.mgmt_ok("POST", path, json=body)
+    from urllib.parse import urlsplit
+
+    cached = session.cache_ca(urlsplit(url).hostname, Path(ca_file).read_text())
+    return session.save_login(url + session.MANAGEMENT_PATH, username, token, str(cached), cli_identity=cli_identity)
+
+
+def register(edge_sub) -> None:
+    p = edge_sub.add_parser(
+        "quickstart",
+        help="runs a Controller and Router in quickstart mode",
+        description="runs a Controller and Router in quickstart mode with a temporary directory; "
+        "suitable for testing and development",
+    )
+    p.add_argument("-u", "--username", default=None, help="admin username, default: admin")
+    p.add_argument("-p", "--password", default=None, help="admin password, default: admin")
+    p.add_argument("--home", default=None, help="permanent directory (default: a temporary one, removed on exit)")
+    p.add_argument("--ctrl-address", default=None, help="the advertised address of the API (default 127.0.0.1)")
+    p.add_argument("--ctrl-port", type=int, default=1280, help="the port of the API (default 1280; 0 = any free)")
+    p.add_argument("--router-address", default=None, help="the advertised address of the router (default ctrl-address)")
+    p.add_argument("--router-port", type=int, default=3022, help="the port of the router (default 3022; 0 = any free)")
+    bool_flag(p, "--no-router", dest="no_router", help="specifies the quickstart should not start a router")
+    bool_flag(p, "--configure-and-exit", dest="configure_and_exit", help="Configures everything and then exits")
+    p.add_argument("--trust-domain", default=None, help="accepted for compatibility (always quickstart)")
+    p.add_argument("--instance-id", default=None, help="accepted for compatibility")
+    bool_flag(p, "--verbose", dest="verbose", help="Show additional output.")
+    p.add_argument("-i", "--cli-identity", default=None, help="the saved login to write (default: default)")
+    p.set_defaults(func=cmd_quickstart)
