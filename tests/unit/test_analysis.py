@@ -115,7 +115,8 @@ def test_explain_names_a_missing_shared_router_and_how_to_add_one():
     ex = analysis.explain("alice", "web")
     assert ex.allowed and not ex.can_connect and ex.outcome == (400, "NO_EDGE_ROUTERS_AVAILABLE")
     assert ex.headline() == "alice CANNOT dial web: allowed, but no edge router is shared"
-    assert ex.suggestion == "add attribute(s) ['ops'] to identity alice (policy ops-b links a router)"
+    # naming alice in the policy, not giving her the #ops attribute (which says who she is)
+    assert ex.suggestion == "add @alice to ops-b's identity roles"
     assert analysis.with_change(ex.fix).routers_for("alice", "web") == ["er-b"]
     assert analysis.advice("alice", "web") == {
         "isDialAllowed": True,
