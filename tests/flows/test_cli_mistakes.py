@@ -255,3 +255,20 @@ def test_show_delete_and_export_names_with_non_ascii_characters(served):
         deleted = harness("delete", "identity", name, "--url", url)
         assert deleted.returncode == 0, deleted.stderr
         assert deleted.stdout.strip() == f"deleted identities/{name}"
+
+
+def test_a_second_controller_is_told_to_pick_its_own_router_port(tmp_path):
+    from tests.flows.test_cli_errors import cli
+
+    with __import__("socket").socket() as taken:  # the first controller's router port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli(
+            "-m", "controller", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--http-port", "0",
+            "--router-port", str(port),
+        )  # fmt: skip
+    assert result.returncode == 4
+    line = one_line(result)
+    assert f"port {port} on 127.0.0.1 is in use" in line and "--router-port PORT" in line
+    assert not (tmp_path / "data").exists()

@@ -128,7 +128,7 @@ def test_an_outside_project_uses_the_plugin_in_a_few_lines(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text()
-    snippet = re.search(r"```text\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
+    snippet = re.search(r"```python\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
     (tmp_path / "test_my_sdk.py").write_text(snippet)
     env = {**os.environ, "PYTHONPATH": str(root)}
     result = subprocess.run(
