@@ -9,7 +9,10 @@ a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
 * ``--controller-mode=inprocess`` (the default: each test runs once, without
   sockets), ``http`` (a real socket) or ``both`` (each test runs in both);
 * ``--controller-url URL`` attaches to an external controller instead (tests
-  that need the clock or the app are skipped there).
+  that need the clock or the app are skipped there; a URL where no controller
+  answers is one usage error line). There what the factories and ``ziti_network``
+  create is deleted after each test (``ziti_cleanup``) and ``ziti_unique`` names
+  carry a per-run mark, so a project's tests run again against the same controller.
 
 Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
 (logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
