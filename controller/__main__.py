@@ -11,7 +11,18 @@ import threading
 from pathlib import Path
 
 from controller.config import VERSION, Config, is_loopback
-from controller.console import EXIT_CODES, USAGE, CliError, exit_process, run
+from controller.console import (
+    EXIT_CODES,
+    USAGE,
+    CliError,
+    OneLineParser,
+    check_data_folder,
+    check_host,
+    exit_process,
+    port_number,
+    positive_minutes,
+    run,
+)
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -21,7 +32,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="ziti-controller",
         description="Run a Python edge controller.",
         epilog=EXIT_CODES,
@@ -36,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--temp", action="store_true", help="use a fresh temporary data folder, removed on exit")
     add("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    add("--port", type=int, default=1280, help="HTTPS port for both APIs (default 1280)")
-    add("--http-port", type=int, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
+    add("--port", type=port_number, default=1280, help="HTTPS port for both APIs (default 1280)")
+    add("--http-port", type=port_number, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
     add("--advertise", default=None, help="public host:port clients use (default host:port)")
     add(
         "--hostname",
@@ -56,7 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("ZITI_CTRL_ADMIN_PASSWORD"),
         help="password of the default admin (default 'admin', allowed on loopback only; env ZITI_CTRL_ADMIN_PASSWORD)",
     )
-    add("--session-timeout", type=int, default=30, help="API session inactivity timeout in minutes (default 30)")
+    add(
+        "--session-timeout",
+        type=positive_minutes,
+        default=30,
+        help="API session inactivity timeout in whole minutes, at least 1 (default 30)",
+    )
     add(
         "--server-key",
         choices=("rsa", "ec"),
@@ -79,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--simulation", action="store_true", help="expose clock and fault control endpoints (default off)")
     add(
         "--router-port",
-        type=int,
+        type=port_number,
         default=3022,
         help="TLS port of the edge router SDKs dial and bind through (default 3022; 0 = any free port)",
     )
@@ -113,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def build_config(args, data_dir: Path) -> Config:
+def build_config(args, data_dir: Path | None) -> Config:
     """The Config the options describe; CliError when they contradict each other."""
     password = args.admin_password
     if password is None:
@@ -124,6 +140,8 @@ def build_config(args, data_dir: Path) -> Config:
                 USAGE,
             )
         password = "admin"
+    else:
+        check_admin_password(password)
     console = Path(args.console) if args.console else None
     if console is not None and not (console / "index.html").is_file():
         raise CliError(f"--console {args.console}: no index.html there; give the folder of a console build", USAGE)
@@ -144,13 +162,29 @@ def build_config(args, data_dir: Path) -> Config:
     )
 
 
+def check_admin_password(password: str) -> None:
+    """CliError (usage) when ``password`` breaks the default authentication policy's password rules."""
+    from controller.auth.passwords import check_rules
+    from controller.model.auth_policy import DEFAULT_POLICY
+
+    reason = check_rules(password, DEFAULT_POLICY["primary"]["updb"])
+    if reason:
+        raise CliError(f"--admin-password: the {reason} (the controller's password rules); choose another", USAGE)
+
+
 def serve(args) -> int:
     from controller.server.lifecycle import stop_on_signals
     from controller.server.serve import run as run_server
 
+    config = build_config(args, None)  # every option is checked before anything is written
+    check_host(args.host)
+    if not args.temp:
+        check_data_folder(Path(args.data))
     data_dir = Path(tempfile.mkdtemp(prefix="ziti-controller-")) if args.temp else Path(args.data)
     try:
-        config = build_config(args, data_dir)
+        config.data_dir = data_dir
+        if (data_dir / "db").exists():  # the default admin was made then: its password is not ours to print
+            config.extra["admin_login"] = f"{config.admin_username} / the password given when this folder was made"
         stop = threading.Event()
         stop_on_signals(stop)
         return run_server(

@@ -8,11 +8,15 @@ a closed pipe (``... | head``) ends quietly.
 
 from __future__ import annotations
 
+import argparse
+import errno
 import os
+import socket
 import sys
 import threading
 import traceback
-from typing import Callable
+from pathlib import Path
+from typing import Callable, NoReturn
 
 #: exit codes, documented in --help and the README
 OK, FAILED, USAGE, UNREACHABLE, LOCAL, INTERRUPTED = 0, 1, 2, 3, 4, 130
@@ -36,13 +40,110 @@ class CliError(Exception):
 Translator = Callable[[BaseException], "CliError | None"]
 
 
+# -- options: checked while parsing, so a bad value is a usage error (2) before anything runs ----------
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line (``error: ...``) and exit code 2, as every other mistake."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(USAGE, f"error: {self.prog}: {message} ({self.prog} --help lists the options)\n")
+
+
+def port_number(text: str) -> int:
+    """An ``type=`` for port options: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0-65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number: give 0 (any free port) to 65535")
+    return port
+
+
+def positive_minutes(text: str) -> int:
+    """An ``type=`` for durations in whole minutes, at least 1."""
+    try:
+        minutes = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of minutes") from None
+    if minutes < 1:
+        raise argparse.ArgumentTypeError(f"{minutes} minutes: give a whole number of minutes, at least 1")
+    return minutes
+
+
+def controller_url(text: str) -> str:
+    """An ``type=`` for controller URLs: ``http://`` or ``https://`` with a host."""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest.strip("/"):
+        hint = f" (did you mean http://{text} or https://{text}?)" if not sep and text else ""
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a controller URL: write http://HOST:PORT or https://...{hint}"
+        )
+    return text
+
+
+def check_host(host: str) -> None:
+    """CliError unless ``host`` is an address of this machine that a listener can bind."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as ex:
+        raise CliError(
+            f"--host {host}: no such address ({getattr(ex, 'strerror', None) or ex}); give an address of this "
+            "machine, e.g. 127.0.0.1 (loopback only) or 0.0.0.0 (every interface)",
+            USAGE,
+        ) from ex
+    family, _, _, _, address = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((address[0], 0))
+        except OSError as ex:
+            raise CliError(
+                f"--host {host}: this machine cannot listen on that address ({ex.strerror or ex}); give an address "
+                "of this machine, e.g. 127.0.0.1 (loopback only) or 0.0.0.0 (every interface)",
+                USAGE,
+            ) from ex
+
+
+def check_data_folder(path: Path, option: str = "--data") -> None:
+    """CliError when ``path`` cannot become a data folder; writes nothing (ports are checked after this)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise CliError(f"{option} {path} is a file, not a folder: give a folder path (it is made if missing)", USAGE)
+    existing = path
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if existing.exists() and not existing.is_dir():
+        raise CliError(
+            f"{option} {path}: {existing} is a file, so no folder can be made there; give another folder path", USAGE
+        )
+    if existing.exists() and not os.access(existing, os.W_OK | os.X_OK):
+        raise CliError(
+            f"{option} {path}: {existing} cannot be written by this user (or its file system is read-only); "
+            f"give {option} a writable folder",
+            LOCAL,
+        )
+
+
+# -- failures: what each kind of exception means to a person ----------------------------------------
+
+
 def controller_errors(ex: BaseException) -> CliError | None:
-    """Failures of the controller's own start: ports and the data folder."""
+    """Failures of the controller's own start: ports, the data folder, the PKI, this machine."""
+    from controller.pki.files import DamagedFile
     from controller.server.lifecycle import ListenerError
     from controller.store.journal import StoreCorruptError, StoreFormatError, StoreInUseError
 
     if isinstance(ex, ListenerError):
         return CliError(str(ex), LOCAL)
+    if isinstance(ex, DamagedFile):
+        return CliError(
+            f"the PKI file {ex.path} is damaged ({ex.reason}): restore it from a backup of the data folder, "
+            f"or move {ex.path.parent} away to make a new PKI (clients must then trust the new CA)",
+            LOCAL,
+        )
     if isinstance(ex, StoreInUseError):
         return CliError(
             f"another controller is using this data folder ({ex}); stop it, "
@@ -55,6 +156,38 @@ def controller_errors(ex: BaseException) -> CliError | None:
         )
     if isinstance(ex, StoreFormatError):
         return CliError(f"{ex}; or point --data at another folder", LOCAL)
+    return system_errors(ex)
+
+
+#: errno -> (exit code, what to do) for failures of files and folders this machine refused
+_REFUSED = {
+    errno.EROFS: "its file system is read-only: choose a folder on a writable one",
+    errno.EACCES: "this user may not write there: choose a folder this user owns",
+    errno.EPERM: "the system does not allow it there: choose an ordinary folder",
+    errno.ENOSPC: "the disk is full: free some space or choose a folder on another disk",
+    errno.EDQUOT: "the disk quota is used up: free some space or choose a folder on another disk",
+}
+
+
+def system_errors(ex: BaseException) -> CliError | None:
+    """Files, folders and numbers a person gave that this machine cannot use (both command lines)."""
+    if isinstance(ex, OverflowError) and "port" in str(ex):
+        return CliError(f"{ex}: give a port number from 0 (any free port) to 65535", USAGE)
+    if not isinstance(ex, OSError) or ex.filename is None:
+        return None
+    name = ex.filename
+    if isinstance(ex, IsADirectoryError):
+        return CliError(f"{name} is a folder, not a file: give the path of the file itself", USAGE)
+    if isinstance(ex, (NotADirectoryError, FileExistsError)):
+        return CliError(
+            f"{name}: a file stands where a folder is needed; give a folder path (e.g. --data DIR) that is "
+            "not inside a file",
+            USAGE,
+        )
+    if isinstance(ex, FileNotFoundError):
+        return CliError(f"no such file or folder: {name}; check the path", USAGE)
+    if ex.errno in _REFUSED:
+        return CliError(f"cannot write {name}: {_REFUSED[ex.errno]}", LOCAL)
     return None
 
 

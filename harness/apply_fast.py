@@ -105,9 +105,12 @@ def _import(client, creates: list[Create], tick) -> dict[str, str] | None:
         items += [{"op": op, "body": _as_refs(body)} for op, body in create.after]
     http, saved = client.http, client.http.timeout
     http.timeout = httpx.Timeout(IMPORT_TIMEOUT)  # one transaction for everything: no per-request deadline fits
+    interrupted = None
     try:
         body = orjson.dumps({"items": items}, option=orjson.OPT_NON_STR_KEYS)  # ~20x faster than json=
-        reply = client.management.call("importEntities", content=body, headers={"Content-Type": "application/json"})
+        reply, interrupted = _answer_of(
+            lambda: client.management.call("importEntities", content=body, headers={"Content-Type": "application/json"})
+        )
     except ApiError as ex:
         if ex.status not in (404, 405):
             raise
@@ -115,7 +118,43 @@ def _import(client, creates: list[Create], tick) -> dict[str, str] | None:
     finally:
         http.timeout = saved
     tick(len(creates))
+    if interrupted is not None:  # the controller applied it all: say so, then stop as asked
+        raise interrupted
     return reply["created"]
+
+
+def _answer_of(send: Callable[[], Any]) -> tuple[Any, KeyboardInterrupt | None]:
+    """``send()``'s answer and the Ctrl-C that came while waiting for it, if one did.
+
+    The import is one all-or-nothing transaction on the controller: once sent, it
+    is applied whether or not this process waits. So a first Ctrl-C waits for the
+    answer (to report what the controller did); a second stops waiting.
+    """
+    import sys
+
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import")
+    future = pool.submit(send)
+    pool.shutdown(wait=False)
+    try:
+        return future.result(), None
+    except KeyboardInterrupt as first:
+        print(
+            "interrupted: waiting for the controller's answer to the import it is applying (Ctrl-C again to stop "
+            "waiting)",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            return future.result(), first
+        except KeyboardInterrupt:
+            raise ImportUnanswered() from first
+
+
+class ImportUnanswered(KeyboardInterrupt):
+    """Ctrl-C twice during an import: the controller may still apply all of it."""
+
+    def __str__(self) -> str:
+        return "the controller may still apply the whole import (all or nothing): ziti-harness diff shows where it is"
 
 
 def _create_concurrently(client, creates: list[Create], workers: int, tick) -> dict[str, str]:

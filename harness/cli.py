@@ -30,8 +30,12 @@ from controller.console import (
     UNREACHABLE,
     USAGE,
     CliError,
+    OneLineParser,
+    check_data_folder,
     controller_errors,
+    controller_url,
     exit_process,
+    port_number,
     run,
 )
 from harness.client import ApiError, ZitiClient
@@ -54,6 +58,12 @@ def connect(args) -> ZitiClient:
         client.login(args.user, args.password)
     except ApiError as ex:
         client.close()
+        if ex.code is None:  # not the controller's error envelope: another server, or HTTP sent to the HTTPS port
+            raise CliError(
+                f"{args.url} answered {ex.status} without a controller's error envelope: is it a controller's "
+                f"address? (the HTTPS port needs https://, the plain HTTP port http://)",
+                UNREACHABLE,
+            ) from ex
         reason = ex.code if ex.status == 401 else (ex.cause or {}).get("reason", ex.message)
         raise CliError(
             f"the controller at {args.url} refused the login of {args.user!r} ({reason}): check --user and --password",
@@ -71,6 +81,14 @@ def harness_errors(ex: BaseException) -> CliError | None:
 
     if isinstance(ex, httpx.ConnectError):
         return _connect_error(ex)
+    if isinstance(ex, httpx.RemoteProtocolError):
+        return CliError(
+            f"{_url(ex)} did not answer in HTTP: if it is the controller's HTTPS port, write https:// "
+            "(the plain HTTP port is 1281 by default)",
+            UNREACHABLE,
+        )
+    if isinstance(ex, httpx.UnsupportedProtocol):
+        return CliError(f"{ex}: write the URL with http:// or https://", USAGE)
     if isinstance(ex, httpx.TimeoutException):
         return CliError(
             f"the controller at {_url(ex)} did not answer in time; is it overloaded or stopped?", UNREACHABLE
@@ -140,9 +158,13 @@ def cmd_up(args) -> int:
         print(f"reading {args.network}", file=sys.stderr, flush=True)
     network = check_file(args.network) if args.network else None
     temporary = args.data is None
+    if not temporary:
+        check_data_folder(Path(args.data))
     data = Path(tempfile.mkdtemp(prefix="ziti-harness-")) if temporary else Path(args.data)
     https_port = args.port or free_port()  # the JWTs name the HTTPS address: chosen before the app is built
     config = Config(data_dir=data, api_address=f"127.0.0.1:{https_port}", simulation=args.simulation)
+    if (data / "db").exists():  # made earlier: the admin keeps the password it was made with
+        config.extra["admin_login"] = f"{config.admin_username} / the password given when this folder was made"
     try:
         return _serve_up(args, config, network, https_port, args.http_port or free_port(), temporary)
     finally:
@@ -220,7 +242,7 @@ def cmd_apply(args) -> int:
                 file=sys.stderr,
             )
             return 1
-    for step in steps:
+    for step in [] if args.quiet else steps:
         print(("plan   " if args.dry_run else "") + str(step))
     print(f"{len(steps)} change(s){' planned' if args.dry_run else ''}")
     return 0
@@ -298,7 +320,9 @@ def cmd_scenario(args) -> int:
 def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, with_url: bool = True) -> None:
     """The options that reach a controller."""
     if with_url:
-        parser.add_argument("--url", default=url, help=f"controller URL (default {url or 'in-process'})")
+        parser.add_argument(
+            "--url", default=url, type=controller_url, help=f"controller URL (default {url or 'in-process'})"
+        )
     parser.add_argument("--user", default="admin", help="admin username (default admin)")
     parser.add_argument("--password", default="admin", help="admin password (default admin)")
     parser.add_argument("--ca", default=None, help="CA bundle (PEM file) to trust for HTTPS (default the system's)")
@@ -309,12 +333,14 @@ def register_core(sub, common) -> None:
     up = sub.add_parser("up", parents=[common], help="start a controller with a network applied")
     up.add_argument("network", nargs="?", help="network file to apply first (default none)")
     up.add_argument("--data", default=None, help="data folder to keep (default a temporary one, removed on exit)")
-    up.add_argument("--port", type=int, default=1280, help="HTTPS port (default 1280; 0 picks a free one)")
-    up.add_argument("--http-port", type=int, default=1281, help="plain HTTP port (default 1281; 0 picks a free one)")
+    up.add_argument("--port", type=port_number, default=1280, help="HTTPS port (default 1280; 0 picks a free one)")
+    up.add_argument(
+        "--http-port", type=port_number, default=1281, help="plain HTTP port (default 1281; 0 picks a free one)"
+    )
     up.add_argument("--out", default=None, help="where enrollment JWTs are written (default DATA/identities)")
     up.add_argument("--simulation", action="store_true", help="expose clock and fault control endpoints")
     up.add_argument(
-        "--router-port", type=int, default=3022, help="edge router TLS port (default 3022; 0 = any free port)"
+        "--router-port", type=port_number, default=3022, help="edge router TLS port (default 3022; 0 = any free port)"
     )
     up.add_argument("--no-router", action="store_true", help="do not start the edge router (default: started)")
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
@@ -324,7 +350,7 @@ def register_core(sub, common) -> None:
     ap.add_argument("network", help="network file (YAML)")
     ap.add_argument("--prune", action="store_true", help="delete what the file does not name (never system entities)")
     ap.add_argument("--dry-run", action="store_true", help="check and plan only; nothing is written")
-    ap.add_argument("--quiet", action="store_true", help="no progress output")
+    ap.add_argument("--quiet", action="store_true", help="no progress output and no step list: the summary only")
     ap.add_argument("--force", action="store_true", help="apply even if the file's access tests fail")
     remote(ap)
     ap.set_defaults(func=cmd_apply)
@@ -367,14 +393,14 @@ SUBCOMMANDS = [register_core, _register_queries]
 
 
 def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+    common = OneLineParser(add_help=False)
     common.add_argument(
         "--debug",
         action="store_true",
         default=argparse.SUPPRESS,
         help="show the traceback of a failure instead of one line",
     )
-    top = argparse.ArgumentParser(
+    top = OneLineParser(
         prog="ziti-harness",
         description=__doc__.split("\n")[0],
         epilog=EXIT_CODES,

@@ -14,6 +14,7 @@ import sys
 
 from controller.console import FAILED, USAGE, CliError
 from controller.entities import kebab
+from harness.filters import name_is
 from harness.kinds import KINDS, Kind
 
 #: ``ziti edge`` spellings: identities, service-policies, edge-routers, ...
@@ -39,7 +40,7 @@ def kind_named(text: str) -> Kind:
 
 
 def _find(client, kind: Kind, name: str) -> dict:
-    found = list(client.management.iterate(kind.list_op, filter=f"name = {json.dumps(name)}"))
+    found = list(client.management.iterate(kind.list_op, filter=name_is(name)))
     if not found:
         raise CliError(f"no {kind.key} named {name!r} (ziti-harness list {_spelling(kind)} lists them)", FAILED)
     return found[0]

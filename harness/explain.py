@@ -240,6 +240,10 @@ def _attrs(analysis: "Analysis", kind: str, name: str) -> set[str]:
 
 
 NEW_POLICY_COST = 2.5  # a new policy per pair grants nothing else, but adds an entity to look after
+#: an identity's attributes say who someone is (#staff, #contractors): changing them to reach one service
+#: costs more than naming them in a policy, so a policy edit wins whenever one exists
+IDENTITY_ATTRIBUTE_COST = 2.0
+ONLY_ATTRIBUTE = " (only an attribute change works here: no policy edit would grant it)"
 
 
 def _grant(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
@@ -264,8 +268,20 @@ def _grant(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
             },
         )
     )
+    return _cheapest(options)
+
+
+def _cheapest(options: list[tuple[float, str, dict | None]]) -> tuple[str, dict | None]:
+    """The cheapest option's advice and change; when it changes an identity's attributes and no option
+    leaves the identity as it is, the advice says so."""
     _, text, fix = min(options, key=lambda o: (o[0], o[1]))
+    if _changes_identity(fix) and all(_changes_identity(change) for _, _, change in options):
+        text += ONLY_ATTRIBUTE
     return text, fix
+
+
+def _changes_identity(change: dict | None) -> bool:
+    return bool(change) and any("roleAttributes" in item for item in change.get("identities", []))
 
 
 def _grant_options(analysis: "Analysis", ex: Explanation, check: PolicyCheck) -> list[tuple[float, str, dict | None]]:
@@ -287,14 +303,15 @@ def _side_options(analysis: "Analysis", ex: Explanation, check: PolicyCheck, sid
     if role_check.matched:
         return [(0.0, "", {})]
     target, kind = (ex.identity, "identities") if side == "identity" else (ex.service, "services")
-    extra = 0.0 if side == "identity" else 0.1  # NOTE: on a tie, prefer editing the identity
+    extra = 0.0 if side == "identity" else 0.1  # NOTE: on a tie, prefer naming the identity in the policy
     out = []
     if role_check.missing:
         attrs = sorted(_attrs(analysis, kind, target) | set(role_check.missing))
         effects = _side_effects(analysis, ex, side, attrs=attrs)
+        who = IDENTITY_ATTRIBUTE_COST if side == "identity" else 0.0
         out.append(
             (
-                len(role_check.missing) + effects + extra,
+                len(role_check.missing) + effects + extra + who,
                 f"add attribute(s) {role_check.missing} to {side} {target}",
                 {kind: [{"name": target, "roleAttributes": attrs}]},
             )
@@ -412,8 +429,7 @@ def _route(analysis: "Analysis", ex: Explanation) -> tuple[str, dict | None]:
                 ],
             },
         )
-    _, text, fix = min(options, key=lambda o: (o[0], o[1]))
-    return text, fix
+    return _cheapest(options)
 
 
 def _router_options(analysis: "Analysis", kind: str, side: str, target: str, wanted: set[str], weight: float) -> list:
@@ -428,21 +444,21 @@ def _router_options(analysis: "Analysis", kind: str, side: str, target: str, wan
         if check.matched:
             continue
         if check.missing:
+            who = IDENTITY_ATTRIBUTE_COST if side == "identity" else 0.0
             options.append(
                 (
-                    weight * len(check.missing),
+                    weight * len(check.missing) + who,
                     f"add attribute(s) {check.missing} to {side} {target} (policy {policy.name} links a router)",
                     {KINDS_OF_SIDE[side]: [{"name": target, "roleAttributes": sorted(attrs | set(check.missing))}]},
                 )
             )
-        else:
-            options.append(
-                (
-                    weight * 1.2,
-                    f"add @{target} to {policy.name}'s {side} roles",
-                    {kind: [{"name": policy.name, wire: sorted({*policy.roles[wire], "@" + target})}]},
-                )
+        options.append(  # naming the entity always matches (@name wins over any semantic)
+            (
+                weight * 1.2,
+                f"add @{target} to {policy.name}'s {side} roles",
+                {kind: [{"name": policy.name, wire: sorted({*policy.roles[wire], "@" + target})}]},
             )
+        )
     return options
 
 

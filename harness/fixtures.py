@@ -40,9 +40,9 @@ def resolve_roles(client, body: dict) -> dict:
 def _role_id(client, list_op: str, role: str) -> str:
     if not role.startswith("@"):
         return role
-    import json
+    from harness.filters import name_is
 
-    found = list(client.management.iterate(list_op, filter=f"name = {json.dumps(role[1:])}"))
+    found = list(client.management.iterate(list_op, filter=name_is(role[1:])))
     return f"@{found[0]['id']}" if found else role  # not a name: an id already
 
 
@@ -61,11 +61,11 @@ def _fixture(client: str, build):
     import inspect
 
     def factory(**fixtures):
-        return build(fixtures[client], fixtures["ziti_unique"])
+        return build(fixtures[client], fixtures["ziti_unique"], fixtures["ziti_cleanup"].add)
 
-    factory.__signature__ = inspect.Signature(
-        [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY) for name in dict.fromkeys(["ziti_unique", client])]
-    )
+    # NOTE(cli): ziti_cleanup comes after the client, so it is torn down (deleting) before the client closes
+    names = dict.fromkeys(["ziti_unique", client, "ziti_cleanup"])
+    factory.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in names])
     return pytest.fixture(factory)
 
 
@@ -78,12 +78,13 @@ def identity_factory(client: str = "ziti_admin", *, returns: str = "detail"):
     """
     _check_returns(returns)
 
-    def build(admin, ziti_unique):
+    def build(admin, ziti_unique, cleanup):
         def make(name=None, *, password=None, username=None, attrs=None, is_admin=False, **fields):
             body = {"name": name or ziti_unique("identity"), "type": "User", "isAdmin": is_admin, **fields}
             if attrs is not None:
                 body["roleAttributes"] = list(attrs)
             created = admin.management.create_identity(body=body)
+            cleanup("deleteIdentity", created["id"])
             if password:
                 admin.management.create_authenticator(
                     body={
@@ -104,7 +105,7 @@ def service_factory(client: str = "ziti_admin", *, returns: str = "detail"):
     """A fixture: ``make(name=None, *, attrs=(), configs=(), **fields)`` creating a service."""
     _check_returns(returns)
 
-    def build(admin, ziti_unique):
+    def build(admin, ziti_unique, cleanup):
         def make(name=None, *, attrs=(), configs=(), **fields):
             body = {
                 "name": name or ziti_unique("service"),
@@ -114,6 +115,7 @@ def service_factory(client: str = "ziti_admin", *, returns: str = "detail"):
                 **fields,
             }
             created = admin.management.create_service(body=body)
+            cleanup("deleteService", created["id"])
             return created["id"] if returns == "id" else admin.management.detail_service(created["id"])
 
         return make
@@ -125,7 +127,7 @@ def service_policy_factory(client: str = "ziti_admin", *, returns: str = "detail
     """A fixture: ``make(identity_roles=("#all",), service_roles=("#all",), *, type="Dial", name=None, **fields)``."""
     _check_returns(returns)
 
-    def build(admin, ziti_unique):
+    def build(admin, ziti_unique, cleanup):
         def make(identity_roles=("#all",), service_roles=("#all",), *, type="Dial", name=None, **fields):
             body = resolve_roles(
                 admin,
@@ -139,6 +141,7 @@ def service_policy_factory(client: str = "ziti_admin", *, returns: str = "detail
                 },
             )
             created = admin.management.create_service_policy(body=body)
+            cleanup("deleteServicePolicy", created["id"])
             return created["id"] if returns == "id" else admin.management.detail_service_policy(created["id"])
 
         return make

@@ -5,13 +5,14 @@ request sequence: login, current identity and routers, service listings,
 session creation on dial); every request it sends is reported to Locust.
 Run it alone, or as one master and any number of workers on other machines::
 
-    locust -f harness/locustfile.py --headless -u 200 -r 20 -t 60s \\
-        --host http://127.0.0.1:1281 --ziti-username vu- --ziti-users 200 --ziti-password pw
+    locust -f harness/locustfile.py --headless -u 200 -r 20 -t 60s --host http://127.0.0.1:1281 \\
+        --ziti-username vu- --ziti-users 200 --ziti-password vu-pass --ziti-create-users
     locust -f harness/locustfile.py --master ...        # then, per machine:
     locust -f harness/locustfile.py --worker --master-host MASTER
 
-The identities (``vu-0`` ... ``vu-199`` above) must exist with that password;
-``--ziti-users 0`` makes every user log in as ``--ziti-username`` itself.
+The identities (``vu-0`` ... ``vu-199`` above) log in with that password (at least 5 characters, the
+controller's rule); ``--ziti-create-users`` makes the missing ones first, as ``--ziti-admin`` (on the
+master, before any user starts). ``--ziti-users 0`` makes every user log in as ``--ziti-username`` itself.
 This module imports Locust (which patches the standard library for gevent):
 load it only in Locust processes.
 """
@@ -51,6 +52,49 @@ def _options(parser) -> None:
     group.add_argument(
         "--ziti-dial-probability", type=float, default=0.5, help="chance that a step also dials a service (default 0.5)"
     )
+    group.add_argument(
+        "--ziti-create-users",
+        action="store_true",
+        help="create the identities that do not exist yet, with --ziti-password, before the test (default off)",
+    )
+    group.add_argument(
+        "--ziti-admin", default="admin:admin", help="USER:PASSWORD that creates them (default admin:admin)"
+    )
+
+
+def user_names(options) -> list[str]:
+    """The usernames the users log in as."""
+    if options.ziti_users:
+        return [f"{options.ziti_username}{number}" for number in range(options.ziti_users)]
+    return [options.ziti_username]
+
+
+@events.test_start.add_listener
+def _create_users(environment, **_kwargs) -> None:
+    """With ``--ziti-create-users``: make the missing identities (on the master or a lone process, not workers)."""
+    from locust.runners import WorkerRunner
+
+    options = environment.parsed_options
+    if not options or not options.ziti_create_users or isinstance(environment.runner, WorkerRunner):
+        return
+    from harness.client import ZitiClient
+    from harness.filters import name_is
+
+    username, _, password = options.ziti_admin.partition(":")
+    with ZitiClient.connect(environment.host) as admin:
+        admin.login(username, password)
+        for name in user_names(options):
+            if list(admin.management.iterate("listIdentities", filter=name_is(name))):
+                continue
+            created = admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False})
+            admin.management.create_authenticator(
+                body={
+                    "identityId": created["id"],
+                    "method": "updb",
+                    "username": name,
+                    "password": options.ziti_password,
+                }
+            )
 
 
 class ReportingClient(VirtualClient):
@@ -88,9 +132,8 @@ class VirtualSdkUser(User):
     def on_start(self) -> None:
         options = self.environment.parsed_options
         number = next(self._numbers)
-        username = options.ziti_username
-        if options.ziti_users:
-            username = f"{username}{number % options.ziti_users}"
+        names = user_names(options)
+        username = names[number % len(names)]
         self.http = httpx.Client(base_url=self.host, timeout=30)
         self.sdk = ReportingClient(
             self.environment.events.request.fire,

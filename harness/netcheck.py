@@ -269,6 +269,9 @@ class ApplyInterrupted(NetworkError):
 
     def __init__(self, done: int, total: int, cause: BaseException):
         self.done, self.total, self.cause = done, total, cause
+        if isinstance(cause, KeyboardInterrupt) and str(cause):  # stopped waiting: the count is not known
+            super().__init__(f"interrupted before the controller answered: {cause}; re-run to finish (idempotent)")
+            return
         reason = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"{type(cause).__name__}: {cause}"
         super().__init__(f"{done} of {total} entities applied, then {reason}; re-run to finish (apply is idempotent)")
 

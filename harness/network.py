@@ -104,7 +104,7 @@ class Network:
 
     def to_yaml(self) -> str:
         tests = {"tests": copy.deepcopy(self.tests)} if self.tests else {}
-        return yaml.safe_dump({**self.to_dict(), **tests}, sort_keys=False)
+        return yaml.safe_dump({**self.to_dict(), **tests}, sort_keys=False, allow_unicode=True)
 
     def names(self, key: str) -> list[str]:
         return [item["name"] for item in self.entities.get(key, [])]

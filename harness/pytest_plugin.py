@@ -9,7 +9,10 @@ a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
 * ``--controller-mode=inprocess`` (the default: each test runs once, without
   sockets), ``http`` (a real socket) or ``both`` (each test runs in both);
 * ``--controller-url URL`` attaches to an external controller instead (tests
-  that need the clock or the app are skipped there).
+  that need the clock or the app are skipped there; a URL where no controller
+  answers is one usage error line). There what the factories and ``ziti_network``
+  create is deleted after each test (``ziti_cleanup``) and ``ziti_unique`` names
+  carry a per-run mark, so a project's tests run again against the same controller.
 
 Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
 (logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
@@ -24,6 +27,7 @@ binder identity files) on one session-wide ``ziti_quickstart_controller``.
 from __future__ import annotations
 
 import itertools
+import secrets
 from pathlib import Path
 
 import pytest
@@ -37,6 +41,8 @@ from harness.fixtures import identity_factory, service_factory, service_policy_f
 from harness.transport import SwappableApp
 
 _counter = itertools.count()
+#: this run's mark in generated names: a second run against one external controller never meets the first's
+_RUN = secrets.token_hex(3)
 
 
 def pytest_addoption(parser):
@@ -59,6 +65,24 @@ def pytest_addoption(parser):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "network(path): apply this network file before the test")
+    url = config.getoption("controller_url", None)
+    if url and not hasattr(config, "workerinput"):  # checked once, by the main process
+        _check_reachable(url)
+
+
+def _check_reachable(url: str) -> None:
+    """A usage error (one line, pytest's exit code 4) when nothing answers at ``--controller-url``."""
+    import httpx
+
+    try:
+        with httpx.Client(verify=False, timeout=10) as http:
+            http.get(url.rstrip("/") + "/edge/client/v1/version")
+    except (httpx.TransportError, httpx.InvalidURL, httpx.UnsupportedProtocol) as ex:
+        reason = str(ex).splitlines()[0] if str(ex) else type(ex).__name__
+        raise pytest.UsageError(
+            f"--controller-url {url}: no controller answers there ({reason}); start one (ziti-controller) "
+            "or fix the URL"
+        ) from None
 
 
 def pytest_generate_tests(metafunc):
@@ -141,14 +165,58 @@ def ziti_admin(request, ziti, ziti_auth_style):
 
 
 @pytest.fixture
-def ziti_unique():
-    """Unique name prefixes for this test (fresh fixtures, filter by prefix)."""
-    return lambda stem="x": f"{stem}-{next(_counter):05d}"
+def ziti_unique(request):
+    """Unique names for this test (fresh fixtures, filter by prefix).
+
+    Against ``--controller-url`` the names also carry this run's mark, so they never meet an earlier run's.
+    """
+    run = f"{_RUN}-" if _external(request) else ""
+    return lambda stem="x": f"{stem}-{run}{next(_counter):05d}"
+
+
+class Cleanup:
+    """What a test created on an external controller, deleted (newest first) when the test ends."""
+
+    def __init__(self, url: str | None, admin: str):
+        self.url, self.admin = url, admin
+        self.created: list[tuple[str, str]] = []  # (delete operation, id)
+
+    def add(self, delete_op: str, entity_id: str) -> None:
+        if self.url:
+            self.created.append((delete_op, entity_id))
+
+    def run(self) -> None:
+        if not self.created:
+            return
+        from harness.client import ApiError
+
+        username, _, password = self.admin.partition(":")
+        with ZitiClient.connect(self.url, verify=False) as admin:  # its own session: the test's may have changed
+            admin.login(username, password)
+            for delete_op, entity_id in reversed(self.created):
+                try:
+                    admin.management.call(delete_op, entity_id)
+                except ApiError as ex:
+                    if ex.status != 404:  # already gone (the test deleted it): fine
+                        raise
+        self.created.clear()
 
 
 @pytest.fixture
-def ziti_network(request, ziti_admin):
-    """Apply the network file named by ``@pytest.mark.network(path)``; return the Network."""
+def ziti_cleanup(request):
+    """Against ``--controller-url``: ``add(delete_op, id)`` to delete an entity after the test (factories do)."""
+    cleanup = Cleanup(_external(request), request.config.getoption("controller_admin"))
+    yield cleanup
+    cleanup.run()
+
+
+@pytest.fixture
+def ziti_network(request, ziti_admin, ziti_cleanup):
+    """Apply the network file named by ``@pytest.mark.network(path)``; return the Network.
+
+    Against ``--controller-url`` what the apply created is deleted after the test.
+    """
+    from harness.kinds import BY_KEY
     from harness.network import Network, apply
 
     marker = request.node.get_closest_marker("network")
@@ -158,7 +226,15 @@ def ziti_network(request, ziti_admin):
     if not path.is_absolute():
         path = Path(request.node.fspath).parent / path
     loaded = Network.from_yaml(path)
-    apply(ziti_admin, loaded)
+    steps = apply(ziti_admin, loaded)
+    if _external(request):
+        from harness.filters import name_is
+
+        for step in steps:
+            if step.action == "create":
+                kind = BY_KEY[step.kind]
+                for record in ziti_admin.management.iterate(kind.list_op, filter=name_is(step.name)):
+                    ziti_cleanup.add(kind.delete_op, record["id"])
     return loaded
 
 

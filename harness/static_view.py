@@ -21,6 +21,7 @@ class StaticView:
 
     widget: Any
     _handle: Any = None
+    _shown_in: int | None = None  # the execution count of the cell that displayed the copy
     _static_class: str = ""
 
     def static_html(self) -> str:
@@ -42,14 +43,30 @@ class StaticView:
         from IPython.display import display
 
         self._handle = display(self.static_bundle(), raw=True, display_id=True)
+        self._shown_in = _execution_count()
         bundle = dict(self.widget._repr_mimebundle_() or {})
         bundle["text/plain"] = ""  # the copy above stands in for the widget where it cannot render
         display(bundle, raw=True)
 
     def _update_static(self) -> None:
-        """Keep the displayed copy in step with the widget (so a saved notebook shows the last state)."""
-        if self._handle is not None:
+        """Keep the displayed copy in step with the widget while the cell that displayed it runs.
+
+        A later cell that changes the widget leaves the copy alone: each cell's copy shows the
+        state that cell left (a saved notebook reads top to bottom as it ran). Clicks in the live
+        widget change nothing the copy shows wherever the widget renders, as it is hidden there.
+        """
+        if self._handle is not None and _execution_count() == self._shown_in:
             self._handle.update(self.static_bundle(), raw=True)
+
+
+def _execution_count() -> int | None:
+    """The number of the cell running now (None outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - the notebooks extra installs IPython
+        return None
+    shell = get_ipython()
+    return getattr(shell, "execution_count", None)
 
 
 def controls_html(lines: Iterable[str]) -> str:

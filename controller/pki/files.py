@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator
 
 from cryptography import x509
+from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 
 try:
@@ -48,12 +49,28 @@ def write_cert(path: Path, cert: x509.Certificate) -> None:
     _atomic_write(path, cert.public_bytes(serialization.Encoding.PEM), 0o600)
 
 
+class DamagedFile(ValueError):
+    """A PKI file that cannot be read as what it should hold; names the file."""
+
+    def __init__(self, path: Path, reason: str):
+        self.path, self.reason = Path(path), reason
+        super().__init__(f"{path}: {reason}")
+
+
+def _parse(path: Path, what: str, parse):
+    data = path.read_bytes()
+    try:
+        return parse(data)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as ex:
+        raise DamagedFile(path, f"not a PEM {what}: {ex}") from ex
+
+
 def read_key(path: Path):
-    return serialization.load_pem_private_key(path.read_bytes(), password=None)
+    return _parse(path, "private key", lambda data: serialization.load_pem_private_key(data, password=None))
 
 
 def read_cert(path: Path) -> x509.Certificate:
-    return x509.load_pem_x509_certificate(path.read_bytes())
+    return _parse(path, "certificate", x509.load_pem_x509_certificate)
 
 
 def key_matches(cert: x509.Certificate, key) -> bool:

@@ -177,7 +177,10 @@ def banner(
         lines.append(f"  CA bundle: {Path(config.data_dir) / 'pki' / 'root-ca.cert.pem'}  (clients: --ca FILE)")
     for path in identities or []:
         lines.append(f"  identity: {path}")
-    lines.append(f"  admin login: {config.admin_username} / {config.admin_password}")
+    # NOTE(cli): a folder made earlier keeps the password it was made with: the caller says so in ``admin_login``
+    lines.append(
+        f"  admin login: {config.extra.get('admin_login') or f'{config.admin_username} / {config.admin_password}'}"
+    )
     lines.append("  Ctrl-C stops it.")
     return "\n".join(lines)
 

@@ -128,7 +128,7 @@ def test_an_outside_project_uses_the_plugin_in_a_few_lines(tmp_path):
 
     root = Path(__file__).resolve().parents[2]
     readme = (root / "README.md").read_text()
-    snippet = re.search(r"```text\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
+    snippet = re.search(r"```python\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
     (tmp_path / "test_my_sdk.py").write_text(snippet)
     env = {**os.environ, "PYTHONPATH": str(root)}
     result = subprocess.run(
@@ -141,3 +141,63 @@ def test_an_outside_project_uses_the_plugin_in_a_few_lines(tmp_path):
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def _readme_plugin_example() -> str:
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    return re.search(r"```python\n(# test_my_sdk.py.*?)```", readme, flags=re.S).group(1)
+
+
+def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess:
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *args, str(folder)],
+        cwd=folder,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_project_runs_twice_against_one_external_controller_and_leaves_nothing_behind(tmp_path):
+    from controller.app import create_app
+    from controller.server.serve import ThreadedServer
+    from harness.client import ZitiClient
+
+    (tmp_path / "test_my_sdk.py").write_text(
+        _readme_plugin_example()
+        + """
+
+def test_generated_names(ziti_make_identity, ziti_make_service):
+    assert ziti_make_identity()["name"] and ziti_make_service()["name"]
+"""
+    )
+    app = create_app()
+    with ThreadedServer(app) as server, ZitiClient.in_process(app) as admin:
+        admin.login("admin", "admin")
+        before = {kind: len(admin.management.call(op)) for kind, op in _LISTINGS}
+        for _ in range(2):
+            result = _pytest(tmp_path, f"--controller-url={server.url}")
+            assert result.returncode == 0, result.stdout + result.stderr
+            assert "2 passed" in result.stdout
+        after = {kind: len(admin.management.call(op)) for kind, op in _LISTINGS}
+    app.controller.close()
+    assert after == before
+
+
+_LISTINGS = [("identities", "listIdentities"), ("services", "listServices"), ("policies", "listServicePolicies")]
+
+
+def test_a_dead_controller_url_is_one_line(tmp_path):
+    from harness.server import free_port
+
+    (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n")
+    url = f"http://127.0.0.1:{free_port()}"
+    result = _pytest(tmp_path, f"--controller-url={url}")
+    assert result.returncode == 4  # pytest's usage error
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"--controller-url {url}: no controller answers there" in lines[0]

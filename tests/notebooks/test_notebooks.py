@@ -90,3 +90,7 @@ def test_notebook_runs_top_to_bottom(path, kernel):
                   and (o.get("data", {}).get("text/html") or o.get("data", {}).get("image/png"))]
         assert static, cell.source
     assert bool(widget_cells) == (path.stem in WIDGET_NOTEBOOKS)
+    if path.stem.startswith("02"):  # the explorer's copy shows its own cell's choice, not a later cell's
+        shown = next(cell for cell in widget_cells if "PolicyExplorer.from_analysis" in cell.source)
+        copy = next(o["data"]["text/html"] for o in shown.outputs if "text/html" in o.get("data", {}))
+        assert "ben.sales" in copy and "eve.contractor" not in copy

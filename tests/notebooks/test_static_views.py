@@ -72,3 +72,24 @@ def test_posture_checks_sit_on_the_path_of_the_policies_that_require_them(compan
     labels = {t.get_text() for t in ax.texts}
     assert {"supported-os (FAILS)", "corp-domain (passes)"} <= labels
     assert ax.get_title(loc="left") == "ben.sales CANNOT dial crm: allowed, but posture checks fail"
+
+
+def test_a_later_cell_leaves_an_earlier_cells_copy_as_that_cell_left_it(company):
+    """The 02 notebook displays the explorer on ben.sales, then a later cell picks eve.contractor."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.display import display
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    explorer = PolicyExplorer(company, posture=POSTURE)
+    updates = []
+    with capture_output():
+        explorer.identity.value, explorer.service.value = "ben.sales", "crm"
+        display(explorer)
+        explorer._handle.update = lambda bundle, raw: updates.append(bundle["text/html"])
+        explorer.type.value = "Bind"  # the same cell: the copy follows
+        assert len(updates) == 1 and "ben.sales CANNOT bind crm" in updates[-1]
+        explorer.type.value = "Dial"
+        shell.execution_count += 1  # the next cell
+        explorer.identity.value = "eve.contractor"
+    assert len(updates) == 2 and "eve.contractor" not in updates[-1]

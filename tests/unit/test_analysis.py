@@ -115,7 +115,8 @@ def test_explain_names_a_missing_shared_router_and_how_to_add_one():
     ex = analysis.explain("alice", "web")
     assert ex.allowed and not ex.can_connect and ex.outcome == (400, "NO_EDGE_ROUTERS_AVAILABLE")
     assert ex.headline() == "alice CANNOT dial web: allowed, but no edge router is shared"
-    assert ex.suggestion == "add attribute(s) ['ops'] to identity alice (policy ops-b links a router)"
+    # naming alice in the policy, not giving her the #ops attribute (which says who she is)
+    assert ex.suggestion == "add @alice to ops-b's identity roles"
     assert analysis.with_change(ex.fix).routers_for("alice", "web") == ["er-b"]
     assert analysis.advice("alice", "web") == {
         "isDialAllowed": True,
@@ -213,3 +214,39 @@ def test_the_analysis_benchmark_runs():
 
     figures = main(quick=True)  # figures are printed by `python -m benchmarks`, never asserted
     assert {"matrix total s", "explain p50 ms", "explain AllOf, no #all p50 ms"} <= set(figures)
+
+
+def test_the_smallest_change_names_an_employee_in_a_policy_rather_than_making_them_a_contractor():
+    network = {
+        "identities": [
+            {"name": "emp", "roleAttributes": ["staff"]},
+            {"name": "con", "roleAttributes": ["contractors"]},
+        ],
+        "services": [{"name": "ledger", "roleAttributes": ["finance"]}],
+        "edgeRouters": [{"name": "er-c", "roleAttributes": ["public"]}],
+        "servicePolicies": [
+            {"name": "staff-ledger", "type": "Dial", "identityRoles": ["#staff"], "serviceRoles": ["#finance"]}
+        ],
+        "edgeRouterPolicies": [
+            {"name": "contractors-public", "identityRoles": ["#contractors"], "edgeRouterRoles": ["#public"]}
+        ],
+        "serviceEdgeRouterPolicies": [{"name": "all", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}],
+    }
+    analysis = Analysis(network)
+    ex = analysis.explain("emp", "ledger")
+    assert ex.allowed and not ex.can_connect
+    assert ex.suggestion == "add @emp to contractors-public's identity roles"
+    assert "contractors" not in str(ex.fix.get("identities", ""))
+    after = analysis.with_change(ex.fix)
+    assert after.routers_for("emp", "ledger") == ["er-c"]
+    assert after.explain("emp", "ledger").can_connect
+
+
+def test_advice_says_when_only_an_attribute_change_works():
+    from harness.explain import ONLY_ATTRIBUTE, _cheapest
+
+    attr = {"identities": [{"name": "emp", "roleAttributes": ["ops"]}]}
+    policy = {"servicePolicies": [{"name": "p", "identityRoles": ["@emp"]}]}
+    assert _cheapest([(1.0, "add attribute(s) ['ops'] to identity emp", attr)])[0].endswith(ONLY_ATTRIBUTE)
+    text, fix = _cheapest([(1.0, "add attribute(s) ['ops'] to identity emp", attr), (3.0, "add @emp to p", policy)])
+    assert fix is attr and not text.endswith(ONLY_ATTRIBUTE)

@@ -1,0 +1,274 @@
+"""A new user's mistakes on both command lines: one line saying what to do, the README's exit code.
+
+2 usage (a bad option, file or network definition), 3 cannot reach, 4 this machine. Each case runs
+the real command line as a subprocess; nothing here may end in a raw exception name or exit 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from controller.app import create_app
+from controller.config import Config
+from controller.server.serve import ThreadedServer
+from harness.client import ZitiClient
+from harness.server import free_port
+from tests.flows.test_cli_errors import ROOT, TIMEOUT, _start, _stopped, controller, harness, one_line
+
+
+def no_exception_name(line: str) -> None:
+    for name in ("Error:", "OverflowError", "Protocol", "Exception"):
+        assert name not in line, line
+
+
+def up(*args: str, **kwargs):
+    return harness("up", "--port", "0", "--http-port", "0", "--no-router", "--exit-after-start", *args, **kwargs)
+
+
+def made_folder(path: Path, password: str = "admin") -> Path:
+    """A data folder made by a controller (store and PKI), then closed."""
+    app = create_app(Config(data_dir=path, admin_password=password))
+    app.controller.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def served():
+    app = create_app(Config(simulation=True))
+    with ThreadedServer(app) as server:
+        yield server.url, app
+    app.controller.close()
+
+
+# -- the data folder ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["controller", "up"])
+def test_data_that_is_a_file_is_a_usage_error_naming_it(command, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("not a folder")
+    for data in (afile, afile / "sub"):
+        result = controller("--data", str(data), "--port", "0") if command == "controller" else up("--data", str(data))
+        assert result.returncode == 2, result.stderr
+        line = one_line(result)
+        no_exception_name(line)
+        assert str(afile) in line and "is a file" in line and "folder" in line
+
+
+@pytest.mark.parametrize("command", ["controller", "up"])
+def test_data_where_the_system_refuses_writes_is_this_machine(command):
+    data = "/sys/ziti-data"  # sysfs: even root may not make a folder there
+    result = controller("--data", data, "--port", "0") if command == "controller" else up("--data", data)
+    assert result.returncode == 4, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert line.startswith(f"error: cannot write {data}") and "choose" in line
+
+
+@pytest.mark.parametrize(
+    "number, words",
+    [(errno.EROFS, "read-only"), (errno.EACCES, "this user may not write"), (errno.ENOSPC, "disk is full")],
+)
+def test_a_refused_write_maps_to_this_machine_with_what_to_do(number, words):
+    from controller.console import LOCAL, USAGE, controller_errors
+
+    error = controller_errors(OSError(number, "refused", "/mnt/ro/data/db"))
+    assert error.code == LOCAL and "/mnt/ro/data/db" in str(error) and words in str(error)
+    for kind in (NotADirectoryError, FileExistsError):
+        assert controller_errors(kind(errno.EEXIST, "x", "/tmp/afile/db")).code == USAGE
+    assert controller_errors(IsADirectoryError(errno.EISDIR, "x", "/tmp/net")).code == USAGE
+
+
+@pytest.mark.parametrize("command", ["controller", "up"])
+def test_a_damaged_pki_file_is_named(command, tmp_path):
+    data = made_folder(tmp_path / "data")
+    damaged = data / "pki" / "root-ca.cert.pem"
+    damaged.write_text("-----BEGIN CERTIFICATE-----\nnot base64 !\n-----END CERTIFICATE-----\n")
+    result = controller("--data", str(data), "--port", "0") if command == "controller" else up("--data", str(data))
+    assert result.returncode == 4, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert f"the PKI file {damaged} is damaged" in line and "restore it from a backup" in line
+
+
+# -- options -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["controller", "up"])
+@pytest.mark.parametrize("option", ["--port", "--http-port", "--router-port"])
+def test_a_port_out_of_range_is_a_usage_error(command, option, tmp_path):
+    args = ("--data", str(tmp_path / "data"), option, "99999")
+    result = controller(*args) if command == "controller" else harness("up", *args, "--exit-after-start")
+    assert result.returncode == 2, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert f"argument {option}: 99999 is not a port number" in line and "0 (any free port) to 65535" in line
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_host_that_cannot_be_bound_names_the_host_not_the_port(tmp_path):
+    for host in ("192.0.2.77", "no-such-host.invalid"):  # TEST-NET-1: on no interface of this machine
+        result = controller(
+            "--data", str(tmp_path / "data"), "--host", host, "--admin-password", "Long-Pass-1", "--port", "0"
+        )
+        assert result.returncode == 2, result.stderr
+        line = one_line(result)
+        assert line.startswith(f"error: --host {host}:") and "port" not in line.split(";")[0]
+        assert "127.0.0.1" in line
+    assert not (tmp_path / "data").exists()
+
+
+def test_a_negative_session_timeout_is_refused(tmp_path):
+    result = controller("--data", str(tmp_path / "data"), "--session-timeout", "-5")
+    assert result.returncode == 2
+    assert "argument --session-timeout: -5 minutes" in one_line(result) and "at least 1" in result.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def test_argument_mistakes_are_one_line_on_both_command_lines():
+    for result in (controller("--port", "eighty"), harness("list", "identities", "--bogus")):
+        assert result.returncode == 2
+        line = one_line(result)
+        assert line.startswith("error: ") and "--help lists the options" in line
+
+
+def test_a_weak_admin_password_is_refused_before_anything_is_written(tmp_path):
+    result = controller("--data", str(tmp_path / "data"), "--port", "0", "--admin-password", "abc")
+    assert result.returncode == 2
+    line = one_line(result)
+    no_exception_name(line)
+    assert "--admin-password" in line and "at least 5 characters" in line
+    assert not (tmp_path / "data").exists()
+
+
+# -- reaching a controller -----------------------------------------------------------------------
+
+
+def test_http_to_the_https_port_says_to_write_https():
+    from controller.pki.loader import load_pki
+    from controller.server.tls import TLSServer
+
+    app = create_app()
+    with TLSServer(app, "127.0.0.1", 0, load_pki(app.controller.config)) as server:
+        result = harness("list", "identities", "--url", f"http://127.0.0.1:{server.port}")
+    app.controller.close()
+    assert result.returncode == 3, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert "https://" in line
+
+
+def test_a_url_without_a_scheme_is_a_usage_error():
+    result = harness("export", "--url", "127.0.0.1:1281")
+    assert result.returncode == 2
+    line = one_line(result)
+    no_exception_name(line)
+    assert "http://127.0.0.1:1281" in line
+
+
+@pytest.mark.parametrize("command", ["apply", "up"])
+def test_a_folder_given_as_the_network_file(command, served, tmp_path):
+    folder = tmp_path / "nets"
+    folder.mkdir()
+    if command == "apply":
+        result = harness("apply", str(folder), "--url", served[0], "--quiet")
+    else:
+        result = up(str(folder))
+    assert result.returncode == 2, result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert "Traceback" not in result.stderr
+    no_exception_name(line)
+    assert str(folder) in line and "is a folder, not a file" in line
+
+
+# -- telling the truth ---------------------------------------------------------------------------
+
+
+def test_the_banner_never_guesses_the_password_of_a_folder_made_earlier(tmp_path):
+    data = made_folder(tmp_path / "data", password="Made-With-This-1")
+    proc, banner = _start(data)
+    try:
+        login = next(line for line in banner if "admin login:" in line)
+    finally:
+        _stopped(proc, signal.SIGTERM)
+    assert "admin / admin" not in login and "Made-With-This-1" not in login
+    assert login.strip() == "admin login: admin / the password given when this folder was made"
+
+
+def test_apply_quiet_prints_the_summary_only(served, tmp_path):
+    net = tmp_path / "net.yaml"
+    net.write_text(yaml.safe_dump({"identities": [{"name": f"quiet-{i}"} for i in range(5)]}))
+    result = harness("apply", str(net), "--url", served[0], "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["5 change(s)"] and result.stderr == ""
+
+
+def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp_path):
+    url, app = served
+    net = tmp_path / "net.yaml"
+    names = [f"sigint-{i}" for i in range(6)]
+    net.write_text(yaml.safe_dump({"identities": [{"name": name} for name in names]}))
+    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=1500, count=1)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "apply", str(net), "--url", url, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + TIMEOUT
+    while fault.hits == 0 and proc.poll() is None and time.monotonic() < deadline:  # the import has reached it
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, err
+    assert "6 of 6 entities applied, then interrupted" in err and "0 of 6" not in err
+    with ZitiClient.in_process(app) as admin:
+        admin.login("admin", "admin")
+        assert len(list(admin.management.iterate("listIdentities", filter='name contains "sigint-"'))) == 6
+
+
+def test_show_delete_and_export_names_with_non_ascii_characters(served):
+    url, app = served
+    names = ["josé.müller", 'quote"and\\slash', "日本-service"]
+    with ZitiClient.in_process(app) as admin:
+        admin.login("admin", "admin")
+        for name in names:
+            admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False})
+    exported = harness("export", "--url", url)
+    assert exported.returncode == 0, exported.stderr
+    assert "josé.müller" in exported.stdout and "日本-service" in exported.stdout and "\\u" not in exported.stdout
+    for name in names:
+        shown = harness("show", "identity", name, "--url", url, "-j")
+        assert shown.returncode == 0, shown.stderr
+        assert f'"name": {__import__("json").dumps(name)}' in shown.stdout
+        deleted = harness("delete", "identity", name, "--url", url)
+        assert deleted.returncode == 0, deleted.stderr
+        assert deleted.stdout.strip() == f"deleted identities/{name}"
+
+
+def test_a_second_controller_is_told_to_pick_its_own_router_port(tmp_path):
+    from tests.flows.test_cli_errors import cli
+
+    with __import__("socket").socket() as taken:  # the first controller's router port
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = cli(
+            "-m", "controller", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--http-port", "0",
+            "--router-port", str(port),
+        )  # fmt: skip
+    assert result.returncode == 4
+    line = one_line(result)
+    assert f"port {port} on 127.0.0.1 is in use" in line and "--router-port PORT" in line
+    assert not (tmp_path / "data").exists()
