@@ -78,4 +78,6 @@ def router_link(ctl: Controller, name: str = DEFAULT_ROUTER_NAME, hostnames: tup
         terminators=ctl.terminators,
         router_presence=ctl.router_presence,
         instance_id=ctl.instance_id,
+        fabric=ctl.fabric,
+        clock=ctl.clock,
     )
