@@ -34,6 +34,8 @@ from router.wire import Flag, Header, Message, boolean, i32, read_message, u32
 
 HELLO_BODY = b"ziti-harness"
 INVALID_SESSION = "Invalid Session"
+#: the Bind's Precedence header byte, as the SDKs encode it
+PRECEDENCES = ("default", "required", "failed")
 REPLY_TIMEOUT = 10.0
 
 
@@ -315,20 +317,25 @@ class DataPlane:
             self._sessions.pop((service, kind), None)
             return await attempt(*await self._session(service, kind))
 
-    async def bind(self, service: str, handler: Handler) -> int:
-        """Host ``service``: ``await handler(conn)`` runs for each dial. Returns the bind conn id."""
-        return await self._with_session(service, "Bind", lambda session, detail: self._bind(session, detail, handler))
+    async def bind(self, service: str, handler: Handler, *, cost: int = 0, precedence: str = "default") -> int:
+        """Host ``service``: ``await handler(conn)`` runs for each dial. Returns the bind conn id.
 
-    async def _bind(self, session: dict, detail: dict, handler: Handler) -> int:
+        ``cost`` (0..65535) and ``precedence`` (``default``, ``required``, ``failed``) go in the Bind as the SDKs
+        send them; the controller's terminator strategy reads them.
+        """
+        headers = {Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)}
+        if cost:
+            headers[Header.COST] = cost.to_bytes(2, "little")
+        if precedence != "default":
+            headers[Header.PRECEDENCE] = bytes([PRECEDENCES.index(precedence)])
+        return await self._with_session(
+            service, "Bind", lambda session, detail: self._bind(session, detail, handler, headers)
+        )
+
+    async def _bind(self, session: dict, detail: dict, handler: Handler, headers: dict) -> int:
         crypto = _Crypto() if detail.get("encryptionRequired") else None
         binding = _Binding(session["token"].encode(), crypto, handler)
-        channel, conn_id, _ = await self._request(
-            session,
-            CT.BIND,
-            binding,
-            crypto,
-            {Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)},
-        )
+        channel, conn_id, _ = await self._request(session, CT.BIND, binding, crypto, dict(headers))
         # the terminator exists once the router says BindSuccess (it creates it after replying)
         await asyncio.wait_for(binding.ready.wait(), REPLY_TIMEOUT)
         return conn_id

@@ -119,11 +119,7 @@ class Circuits:
     """Every circuit on this router; forwarding, closing and backpressure."""
 
     def __init__(
-        self,
-        on_gone: Callable[[Circuit, str], None],
-        *,
-        buffer: int = CIRCUIT_BUFFER,
-        stall_timeout: float = 5.0,
+        self, on_gone: Callable[[Circuit, str], None], *, buffer: int = CIRCUIT_BUFFER, stall_timeout: float = 5.0
     ):
         #: circuit id -> circuit
         self.by_id: dict[str, Circuit] = {}
