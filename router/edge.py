@@ -371,7 +371,7 @@ class Edge:
         conn_id = message.conn_id
         circuit = channel.conns.get(conn_id)
         if type(circuit) is not Circuit:
-            if conn_id is not None and circuit is None:
+            if conn_id is not None and circuit is None and not channel.congested():
                 channel.send_nowait(closed(conn_id, "unknown connection"))
             return None
         source = circuit.dialer if circuit.dialer.channel is channel and circuit.dialer.key == conn_id else circuit.host
