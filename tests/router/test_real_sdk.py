@@ -90,3 +90,28 @@ def test_the_real_sdk_enrolls_itself_then_binds_for_a_real_sdk_dialer(ziti_quick
     assert admin.management.detail_identity(created["id"])["authenticators"]["cert"]
     out = run_sdk("both", tmp_path / "self.json", ziti_quickstart.dialer, service, "self-enrolled")
     assert "ECHO self-enrolled" in out
+
+
+def test_real_sdk_dialer_on_one_router_reaches_a_real_sdk_binder_on_another(net):
+    """Multi-hop with libziti on both ends: the binder may use only router a, the dialer only router b."""
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("sdk-hop")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    host = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "bind", str(binder), service],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
+    )
+    try:
+        created = net.timeline.wait("terminator", "created", timeout=30)[0]
+        assert created["router_id"] == net.id("a")
+        assert "ECHO across the link" in run_sdk("dial", dialer, service, "across the link")
+        circuit = net.timeline.wait("circuit", "created")[0]
+        assert circuit["path"]["nodes"] == [net.id("b"), net.id("a")]
+    finally:
+        host.kill()
+        host.communicate(timeout=10)
