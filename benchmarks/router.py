@@ -218,6 +218,19 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
 
     direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
     writer.close()
+    # the same echo through a bare asyncio TLS relay in its own process: the floor for any router process
+    # (four process-to-process deliveries per round trip, where the direct echo has none)
+    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+    relay = multiprocessing.get_context("spawn").Process(
+        target=run_relay, args=(relay_port, echo_server.sockets[0].getsockname()[1], files, ready), daemon=True
+    )
+    relay.start()
+    ready.wait(30)
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
+    await round_trips(send, reader.readexactly, 20)  # warm up
+    relayed = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
+    writer.close()
+    relay.terminate()
     await conn.close()
     figures.update(
         {
@@ -227,6 +240,10 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "echo p99 via router (ms)": routed[1],
             "echo p99 direct TLS (ms)": direct[1],
             "echo p99 ratio": routed[1] / direct[1],
+            "echo p50 via a bare TLS relay process (ms)": relayed[0],
+            "echo p99 via a bare TLS relay process (ms)": relayed[1],
+            "echo p50 ratio router / bare relay": routed[0] / relayed[0],
+            "echo p99 ratio router / bare relay": routed[1] / relayed[1],
         }
     )
 
