@@ -9,6 +9,7 @@ import pytest
 
 from harness.dataplane import DataPlane
 from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.timeline import event_rows
 
 
 def named_echo(name: bytes):
@@ -50,6 +51,8 @@ def test_a_dialer_on_one_router_reaches_a_binder_on_another_across_the_link(net)
         created = net.timeline.wait("circuit", "created", circuit_id=circuit.id)[0]
         deleted = net.timeline.wait("circuit", "deleted", circuit_id=circuit.id)[0]
     assert created["path"] == {"nodes": [net.id("b"), net.id("a")], "links": [link.id]}
+    names = {net.id(short): net.name(short) for short in "ab"}
+    assert event_rows([created], names)[0]["path"] == f"{net.name('b')} > {net.name('a')}"  # the events timeline
     assert created["router_id"] == net.id("b")
     assert min(deleted["bytes_from_dialer"], deleted["bytes_from_host"]) > len(payload)  # plus e2ee overhead
     assert net.fabric.circuit(circuit.id) is None
