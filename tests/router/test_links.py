@@ -156,3 +156,24 @@ def test_a_router_that_goes_ends_its_circuits_and_the_next_dial_goes_through_ano
         net.start("a")  # a restarted router links again
         net.wait_links(3)
         assert any(link.touches(gone) for link in net.fabric.links())
+
+
+def test_when_the_controller_says_a_router_went_its_peers_drop_their_links_and_circuits_at_once(net):
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("said")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo)
+        with guest.dial(service) as conn:
+            conn.sendall(b"hi")
+            assert conn.recv_exactly(2) == b"hi"
+            link = net.link_between("a", "b")
+            net.links["a"].offline()  # router a's process still runs; the controller marks it gone
+            assert conn.recv() == b""  # b dropped its link to a: the circuit across it ended
+        net.timeline.wait("link", "disconnected", link_id=link.id)
+    gone = net.id("a")
+    assert [x for x in net.fabric.links() if x.touches(gone)] == []
+    assert [c for c in net.fabric.circuits() if gone in c.path_routers] == []
+    assert net.routers["b"].stats()["links"] == 0
