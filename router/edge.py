@@ -268,6 +268,8 @@ class Edge:
             return await self._refuse(channel, message, grant, f"dial failed: {ex}")
         if channel.closed:  # the dialer left while the host was accepting
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
+        if circuit.closed:  # over before this coroutine resumed: nothing to record
+            return None
         circuit.first = True
         circuit.info = {
             "circuit_id": circuit.id,
