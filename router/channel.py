@@ -22,8 +22,20 @@ import ssl
 from collections import OrderedDict, deque
 from typing import Awaitable, Callable, Mapping
 
+from router.wire import (
+    MAGIC,
+    MAX_BODY,
+    MAX_HEADERS,
+    PREFIX,
+    FrameError,
+    Header,
+    Message,
+    boolean,
+    i32,
+    parse_headers,
+    read_message,
+)
 from router.wire import ContentType as CT
-from router.wire import FrameError, Header, Message, boolean, i32, read_message
 
 log = logging.getLogger("router")
 VERSION = b"v1.6.0-py|pyrouter|2026-11-21|linux|amd64"
@@ -106,6 +118,8 @@ class Channel:
         self._waiters: dict[int, asyncio.Future] = {}
         self._queued: OrderedDict[Outlet, None] = OrderedDict()
         self._flusher: asyncio.Task | None = None
+        #: the frame parser once the read loop runs (see :meth:`_loop`)
+        self._frames: _Frames | None = None
         self.closed = False
         if self.transport is not None:
             self.transport.set_write_buffer_limits(high=CHANNEL_HIGH, low=CHANNEL_LOW)
@@ -138,11 +152,16 @@ class Channel:
 
     async def drain(self) -> None:
         """Wait while the peer reads slower than we write (backpressure)."""
-        if not self.closed:
-            try:
-                await self.writer.drain()
-            except (ConnectionError, ssl.SSLError):
-                self.close()
+        if self.closed:
+            return
+        if self._frames is not None:
+            while self.congested() and not self.closed:
+                await self._frames.writable()
+            return
+        try:
+            await self.writer.drain()
+        except (ConnectionError, ssl.SSLError):
+            self.close()
 
     def reply(self, request: Message, content_type: int, body: bytes = b"", **headers: bytes) -> Message:
         out = Message(content_type, body, {Header.REPLY_FOR: i32(request.seq)})
@@ -241,28 +260,36 @@ class Channel:
             self.close()
 
     async def _loop(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
-        reader, waiters = self.reader, self._waiters
-        while not self.closed:
-            message = await read_message(reader)
-            content_type = message.content_type
-            if content_type == CT.LATENCY:
-                out = self.reply(message, CT.RESULT, result_success=boolean(True))
-                if Header.REFLECTED in message.headers:
-                    out.headers[Header.REFLECTED] = message.headers[Header.REFLECTED]
-                self.send_nowait(out)
-                continue
-            if waiters and Header.REPLY_FOR in message.headers:
-                waiter = waiters.get(message.reply_for)
-                if waiter is not None:
-                    if not waiter.done():
-                        if waiter.on_reply is not None:
-                            waiter.on_reply(message)
-                        waiter.set_result(message)
-                    continue
-            handler = handlers.get(content_type, unknown)
-            pending = handler(self, message)
-            if pending is not None:
-                await pending
+        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame."""
+        reader = self.reader
+        leftover = bytes(reader._buffer)
+        reader._buffer.clear()
+        frames = self._frames = _Frames(self, handlers, unknown, leftover)
+        self.transport.set_protocol(frames)
+        if not self.transport.is_reading():
+            self.transport.resume_reading()
+        frames.parse()
+        await frames.done
+
+    def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler):
+        """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable)."""
+        content_type = message.content_type
+        if content_type == CT.LATENCY:
+            out = self.reply(message, CT.RESULT, result_success=boolean(True))
+            if Header.REFLECTED in message.headers:
+                out.headers[Header.REFLECTED] = message.headers[Header.REFLECTED]
+            self.send_nowait(out)
+            return None
+        waiters = self._waiters
+        if waiters and Header.REPLY_FOR in message.headers:
+            waiter = waiters.get(message.reply_for)
+            if waiter is not None:
+                if not waiter.done():
+                    if waiter.on_reply is not None:
+                        waiter.on_reply(message)
+                    waiter.set_result(message)
+                return None
+        return handlers.get(content_type, unknown)(self, message)
 
     def fingerprint(self) -> str:
         leaf = self.writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
@@ -279,3 +306,101 @@ class Channel:
             outlet.progressed()
         self._queued.clear()
         self.writer.close()
+        if self._frames is not None:
+            self._frames.finish()
+
+
+class _Frames(asyncio.Protocol):
+    """A channel's frames, parsed in ``data_received``; a handler's awaitable pauses reading until it is done."""
+
+    def __init__(self, channel: Channel, handlers: Mapping[int, Handler], unknown: Handler, leftover: bytes):
+        self.channel, self.handlers, self.unknown = channel, handlers, unknown
+        self.buffer = bytearray(leftover)
+        self.blocked = False
+        loop = asyncio.get_running_loop()
+        self.done = loop.create_future()
+        self._resumed: asyncio.Future | None = None
+
+    # -- reading ----------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.blocked:
+            self.parse()
+
+    def parse(self) -> None:
+        channel, buffer, offset = self.channel, self.buffer, 0
+        try:
+            while len(buffer) - offset >= PREFIX.size and not channel.closed:
+                magic, content_type, seq, header_len, body_len = PREFIX.unpack_from(buffer, offset)
+                if magic != MAGIC:
+                    raise FrameError(f"bad magic {magic.hex()}")
+                if header_len > MAX_HEADERS or body_len > MAX_BODY:
+                    raise FrameError(f"oversized frame (headers {header_len}, body {body_len} bytes)")
+                start = offset + PREFIX.size
+                end = start + header_len + body_len
+                if len(buffer) < end:
+                    break
+                headers = parse_headers(bytes(buffer[start : start + header_len])) if header_len else {}
+                message = Message(content_type, bytes(buffer[start + header_len : end]), headers, seq)
+                offset = end
+                pending = channel.dispatch(message, self.handlers, self.unknown)
+                if pending is not None:
+                    self.blocked = True
+                    channel.transport.pause_reading()
+                    asyncio.get_running_loop().create_task(self._after(pending))
+                    break
+        except FrameError as ex:
+            log.warning("router: %s %s: %s, closing", channel.id, channel.peer, ex)
+            channel.close()
+        except (ConnectionError, ssl.SSLError):
+            channel.close()  # the peer went away: nothing to tell
+        except Exception:  # noqa: BLE001 - one channel's bug must not stop the router
+            log.exception("router: %s %s failed, closing", channel.id, channel.peer)
+            channel.close()
+        finally:
+            del buffer[:offset]
+
+    async def _after(self, pending) -> None:
+        channel = self.channel
+        try:
+            await pending
+        except asyncio.CancelledError:
+            channel.close()
+            raise
+        except (ConnectionError, ssl.SSLError):
+            channel.close()
+        except Exception:  # noqa: BLE001 - as in parse
+            log.exception("router: %s %s failed, closing", channel.id, channel.peer)
+            channel.close()
+        self.blocked = False
+        if not channel.closed:
+            channel.transport.resume_reading()
+            self.parse()
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.channel.close()
+
+    def finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+        self._wake()
+
+    # -- writing ----------------------------------------------------------------------
+    def pause_writing(self) -> None:
+        pass  # congestion is read from the transport's buffer (Channel.congested)
+
+    def resume_writing(self) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._resumed is not None and not self._resumed.done():
+            self._resumed.set_result(None)
+        self._resumed = None
+
+    async def writable(self) -> None:
+        if self._resumed is None:
+            self._resumed = asyncio.get_running_loop().create_future()
+        await self._resumed
