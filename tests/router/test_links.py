@@ -177,3 +177,22 @@ def test_when_the_controller_says_a_router_went_its_peers_drop_their_links_and_c
     assert [x for x in net.fabric.links() if x.touches(gone)] == []
     assert [c for c in net.fabric.circuits() if gone in c.path_routers] == []
     assert net.routers["b"].stats()["links"] == 0
+
+
+def test_a_binder_bound_on_two_routers_stays_reachable_when_one_goes(net):
+    for short in "abc":
+        net.start(short)
+    net.wait_links(3)
+    service = net.service("both")
+    binder = net.identity("binder", service, "Bind", ["a", "c"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo, every_router=True)
+        service_id = net.ctl.services.find_by_name(service)["id"]
+        on = {t["router_id"] for t in net.ctl.terminators.of_service(service_id)}
+        assert on == {net.id("a"), net.id("c")}
+        assert ask(guest, service) == b"hello"
+        used = net.timeline.wait("circuit", "created")[0]["path"]["nodes"][-1]
+        net.stop({net.id("a"): "a", net.id("c"): "c"}[used])
+        assert ask(guest, service) == b"hello"
+        assert net.timeline.matching("circuit", "created")[-1]["path"]["nodes"][-1] != used
