@@ -64,7 +64,7 @@ def test_a_stopped_reader_does_not_stall_another_circuit_of_its_host(net, router
                 for _ in range(20):
                     conn.sendall(b"still echoing")
                     assert conn.recv_exactly(13) == b"still echoing"
-                assert time.monotonic() - started < 5
+                assert time.monotonic() - started < 10  # a bound, not a speed: without the fix it never ends
             finally:
                 channel.close()
                 sender.join(10)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -116,10 +115,14 @@ def test_a_peer_that_stops_answering_loses_its_link(net, router_log):
     net.start("b", probe_interval=0.1, probe_timeout=0.5)
     net.wait_links(1)
     link = net.link_between("a", "b")
-    frozen = threading.Event()
-    net.routers["a"].loop.call_soon_threadsafe(lambda: (frozen.set(), time.sleep(2)))  # a hangs, as if stopped
+    frozen, release = threading.Event(), threading.Event()
+    # a hangs (as if stopped) until b has given up on it
+    net.routers["a"].loop.call_soon_threadsafe(lambda: (frozen.set(), release.wait(30)))
     assert frozen.wait(10)
-    net.timeline.wait("link", "disconnected", link_id=link.id)
+    try:
+        net.timeline.wait("link", "disconnected", link_id=link.id)
+    finally:
+        release.set()
     lines = router_log.wait()
     assert [line for line in lines if "stopped answering" in line] == [lines[0]]
     net.wait_links(1)  # b dials again once a answers: a new link
