@@ -5,7 +5,10 @@ as ``python -m controller`` in a subprocess (so its RSS is the router's process)
 the harness's data plane is the SDK. Each figure is printed beside an anchor
 measured in the same run on the same loopback:
 
-* echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo;
+* echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo, vs the same echo through a
+  bare asyncio TLS relay in its own process (the floor for any router process: four process-to-process
+  deliveries per round trip, where the direct echo has none), and with two bare frame-speaking ends (the
+  router's own share, without the SDK's e2ee and queues);
 * one connection's bulk MB/s (unencrypted service) vs a bare asyncio TLS relay
   (its own process) in front of the same sink;
 * dials per second (Connect until StateConnected, session cached) vs TLS connects per second;
@@ -32,12 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import flows
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.dataplane import DataPlane
 from harness.quickstart import enroll_identity, new_quickstart
 from harness.sync_dataplane import load_identity_file
-from router.wire import ContentType, Header, Message, read_message
+from router.wire import ContentType, Header, Message, i32, read_message, u32
 
 CHUNK = 64 * 1024
 #: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
@@ -179,12 +183,65 @@ async def hold_channels(router: tuple[str, int], context: ssl.SSLContext, token:
     return held
 
 
+async def _raw_channel(port: int, identity_file: Path, folder: Path):
+    client, identity = load_identity_file(identity_file)
+    context = ssl.create_default_context(cadata=identity.ca_pem)
+    context.load_cert_chain(*identity.cert_key().write(folder, identity_file.stem))
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, limit=LIMIT)
+    writer.write(Message(ContentType.HELLO, b"bench", {Header.SESSION_TOKEN: client.token.encode()}, seq=1).encode())
+    await read_message(reader)
+    return client, reader, writer
+
+
+async def raw_round_trips(qs, port: int, folder: Path, count: int) -> list[float]:
+    """Echo round trips between a dialer and a host that speak bare frames (Bind, Connect, Data)."""
+    host_client, host_reader, host_writer = await _raw_channel(port, qs.binder, folder)
+    token = (await asyncio.to_thread(flows.dial, host_client, qs.service, "Bind"))["token"].encode()
+    bind = {Header.CONN_ID: u32(1), Header.SUPPORTS_BIND_SUCCESS: b"\x01"}
+    host_writer.write(Message(ContentType.BIND, token, bind, seq=2).encode())
+    await read_message(host_reader), await read_message(host_reader)  # StateConnected, BindSuccess
+    guest_client, guest_reader, guest_writer = await _raw_channel(port, qs.dialer, folder)
+    token = (await asyncio.to_thread(flows.dial, guest_client, qs.service, "Dial"))["token"].encode()
+    guest_writer.write(Message(ContentType.CONNECT, token, {Header.CONN_ID: u32(1)}, seq=2).encode())
+    dial = await read_message(host_reader)
+    host_conn = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
+    accepted = {Header.CONN_ID: u32(1), Header.REPLY_FOR: i32(dial.seq)}
+    host_writer.write(Message(ContentType.DIAL_SUCCESS, u32(host_conn), accepted, seq=3).encode())
+    assert (await read_message(guest_reader)).content_type == ContentType.STATE_CONNECTED
+
+    async def host():
+        while True:
+            message = await read_message(host_reader)
+            if message.content_type == ContentType.DATA:
+                host_writer.write(Message(ContentType.DATA, message.body, {Header.CONN_ID: u32(host_conn)}).encode())
+
+    serving = asyncio.get_running_loop().create_task(host())
+    data = Message(ContentType.DATA, b"x" * 64, {Header.CONN_ID: u32(1)}).encode()
+
+    async def send(_):
+        guest_writer.write(data)
+
+    async def recv(_):
+        while (await read_message(guest_reader)).content_type != ContentType.DATA:
+            pass
+
+    await round_trips(send, recv, 20)  # warm up
+    out = await round_trips(send, recv, count)
+    serving.cancel()
+    for writer in (host_writer, guest_writer):
+        writer.close()
+    for client in (host_client, guest_client):
+        client.close()
+    return out
+
+
 async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
     admin.login("admin", "admin")
     urls = {"controller_url": f"https://127.0.0.1:{ports['https']}", "router_url": f"tls://127.0.0.1:{ports['router']}"}
     echo_qs = new_quickstart(admin, folder / "echo", "bench-echo", **urls)
     bulk_qs = new_quickstart(admin, folder / "bulk", "bench-bulk", encrypted=False, **urls)
+    raw_qs = new_quickstart(admin, folder / "raw", "bench-raw", encrypted=False, **urls)
     server_ctx, client_ctx, files = anchor_tls(folder)
     figures = {}
 
@@ -244,6 +301,16 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "echo p99 via a bare TLS relay process (ms)": relayed[1],
             "echo p50 ratio router / bare relay": routed[0] / relayed[0],
             "echo p99 ratio router / bare relay": routed[1] / relayed[1],
+        }
+    )
+
+    # the router's own share: the same echo with two minimal frame-speaking ends (no e2ee, no SDK queues)
+    raw = percentiles(await raw_round_trips(raw_qs, ports["router"], folder, shape["round_trips"]))
+    figures.update(
+        {
+            "echo p50 via router, raw frames (ms)": raw[0],
+            "echo p99 via router, raw frames (ms)": raw[1],
+            "echo p50 ratio raw frames / bare relay": raw[0] / relayed[0],
         }
     )
 
