@@ -9,11 +9,14 @@ is the same for all: a Data (edge) or LinkPayload (link) frame for the other end
 Backpressure, per circuit: when an end's queue passes the router's circuit buffer,
 * if the data came over a link, the router asks the link peer to pause that circuit (LinkPause) and to
   resume it (LinkResume) once the queue drained; the link itself is never stalled;
-* if it came from an SDK channel, that channel's reading waits for the queue to drain. An SDK channel
-  carries many circuits and its protocol has no per-connection flow control, so when other circuits
-  share the channel the wait is bounded: a reader that makes no progress for ``stall_timeout`` loses its
-  circuit (both ends are told, "circuit stalled") and the channel reads on. Alone on its channel, a slow
-  circuit just slows its sender down (bulk transfers to slow readers keep working).
+* if it came from an SDK channel alone on it, that channel's reading waits for the queue to drain: a slow
+  reader slows its sender down (bulk transfers to slow readers keep working);
+* if it came from an SDK channel that carries other circuits too (the edge protocol has no per-connection
+  flow control), the channel keeps being read: the circuit's queue may grow to four times the buffer
+  before the channel waits, and a reader that makes no progress for ``stall_timeout`` meanwhile loses its
+  circuit (both ends are told "circuit stalled: the reader stopped reading") and the channel reads on.
+  So a stopped reader holds its sender's other circuits for at most ``stall_timeout``, and only once its
+  queue is full.
 """
 
 from __future__ import annotations
@@ -107,6 +110,8 @@ class Circuit:
     queued: list[tuple[End, Message]] = field(default_factory=list)
     moved: dict[str, int] = field(default_factory=lambda: {"dialer": 0, "host": 0})
     info: dict = field(default_factory=dict)
+    #: closes the circuit if its reader makes no progress (see the module text)
+    watchdog: asyncio.Task | None = None
 
     def other(self, end: End) -> End:
         return self.host if end is self.dialer else self.dialer
@@ -167,7 +172,19 @@ class Circuits:
                 target.outlet.on_writable = lambda: None if circuit.closed else source.control(CT.LINK_RESUME)
             return None
         shared = sum(1 for entry in source.channel.conns.values() if isinstance(entry, Circuit)) > 1
-        return self._wait(circuit, target, self.stall_timeout if shared else None)
+        if not shared:
+            return self._wait(circuit, target, None)
+        if circuit.watchdog is None:
+            circuit.watchdog = asyncio.get_running_loop().create_task(self._watch(circuit, target))
+        if target.outlet.pending_bytes > 4 * self.buffer:
+            return self._wait(circuit, target, self.stall_timeout)
+        return None
+
+    async def _watch(self, circuit: Circuit, target: End) -> None:
+        try:
+            await self._wait(circuit, target, self.stall_timeout)
+        finally:
+            circuit.watchdog = None
 
     async def _wait(self, circuit: Circuit, target: End, timeout: float | None) -> None:
         outlet = target.outlet
@@ -175,6 +192,8 @@ class Circuits:
             try:
                 await asyncio.wait_for(outlet.wait_progress(), timeout)
             except asyncio.TimeoutError:
+                if circuit.closed:
+                    return
                 log.warning("router: circuit %s stalled (its reader stopped), closing it", circuit.id)
                 self.close(circuit, None, "circuit stalled: the reader stopped reading")
                 return
