@@ -329,6 +329,7 @@ class _Frames(asyncio.Protocol):
 
     def parse(self) -> None:
         channel, buffer, offset = self.channel, self.buffer, 0
+        view = memoryview(buffer)
         try:
             while len(buffer) - offset >= PREFIX.size and not channel.closed:
                 magic, content_type, seq, header_len, body_len = PREFIX.unpack_from(buffer, offset)
@@ -340,8 +341,8 @@ class _Frames(asyncio.Protocol):
                 end = start + header_len + body_len
                 if len(buffer) < end:
                     break
-                headers = parse_headers(bytes(buffer[start : start + header_len])) if header_len else {}
-                message = Message(content_type, bytes(buffer[start + header_len : end]), headers, seq)
+                headers = parse_headers(bytes(view[start : start + header_len])) if header_len else {}
+                message = Message(content_type, bytes(view[start + header_len : end]), headers, seq)
                 offset = end
                 pending = channel.dispatch(message, self.handlers, self.unknown)
                 if pending is not None:
@@ -358,7 +359,11 @@ class _Frames(asyncio.Protocol):
             log.exception("router: %s %s failed, closing", channel.id, channel.peer)
             channel.close()
         finally:
-            del buffer[:offset]
+            view.release()
+            if offset == len(buffer):
+                buffer.clear()
+            elif offset:
+                del buffer[:offset]
 
     async def _after(self, pending) -> None:
         channel = self.channel
