@@ -5,17 +5,25 @@ as ``python -m controller`` in a subprocess (so its RSS is the router's process)
 the harness's data plane is the SDK. Each figure is printed beside an anchor
 measured in the same run on the same loopback:
 
-* echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo;
+* echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo, vs the same echo through a
+  bare asyncio TLS relay in its own process (the floor for any router process: four process-to-process
+  deliveries per round trip, where the direct echo has none), and with two bare frame-speaking ends (the
+  router's own share, without the SDK's e2ee and queues);
 * one connection's bulk MB/s (unencrypted service) vs a bare asyncio TLS relay
   (its own process) in front of the same sink;
 * dials per second (Connect until StateConnected, session cached) vs TLS connects per second;
-* the process RSS with idle channels plus active circuits held.
+* the process RSS with idle channels plus active circuits held, and with 1,000 circuits open;
+* over a network of two in-process routers joined by a link (``--serve-network``, its own process):
+  echo round trip and one connection's bulk MB/s over two hops (dialer on one router, binder on the
+  other) beside one hop (both on the same router) and a direct TLS echo, and dials per second across
+  the link beside dials on one router.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import multiprocessing
 import os
 import socket
@@ -27,12 +35,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import flows
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.dataplane import DataPlane
-from harness.quickstart import new_quickstart
+from harness.quickstart import enroll_identity, new_quickstart
 from harness.sync_dataplane import load_identity_file
-from router.wire import ContentType, Header, Message, read_message
+from router.wire import ContentType, Header, Message, i32, read_message, u32
 
 CHUNK = 64 * 1024
 #: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
@@ -176,12 +185,65 @@ async def hold_channels(router: tuple[str, int], context: ssl.SSLContext, token:
     return held
 
 
+async def _raw_channel(port: int, identity_file: Path, folder: Path):
+    client, identity = load_identity_file(identity_file)
+    context = ssl.create_default_context(cadata=identity.ca_pem)
+    context.load_cert_chain(*identity.cert_key().write(folder, identity_file.stem))
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context, limit=LIMIT)
+    writer.write(Message(ContentType.HELLO, b"bench", {Header.SESSION_TOKEN: client.token.encode()}, seq=1).encode())
+    await read_message(reader)
+    return client, reader, writer
+
+
+async def raw_round_trips(qs, port: int, folder: Path, count: int) -> list[float]:
+    """Echo round trips between a dialer and a host that speak bare frames (Bind, Connect, Data)."""
+    host_client, host_reader, host_writer = await _raw_channel(port, qs.binder, folder)
+    token = (await asyncio.to_thread(flows.dial, host_client, qs.service, "Bind"))["token"].encode()
+    bind = {Header.CONN_ID: u32(1), Header.SUPPORTS_BIND_SUCCESS: b"\x01"}
+    host_writer.write(Message(ContentType.BIND, token, bind, seq=2).encode())
+    await read_message(host_reader), await read_message(host_reader)  # StateConnected, BindSuccess
+    guest_client, guest_reader, guest_writer = await _raw_channel(port, qs.dialer, folder)
+    token = (await asyncio.to_thread(flows.dial, guest_client, qs.service, "Dial"))["token"].encode()
+    guest_writer.write(Message(ContentType.CONNECT, token, {Header.CONN_ID: u32(1)}, seq=2).encode())
+    dial = await read_message(host_reader)
+    host_conn = dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)
+    accepted = {Header.CONN_ID: u32(1), Header.REPLY_FOR: i32(dial.seq)}
+    host_writer.write(Message(ContentType.DIAL_SUCCESS, u32(host_conn), accepted, seq=3).encode())
+    assert (await read_message(guest_reader)).content_type == ContentType.STATE_CONNECTED
+
+    async def host():
+        while True:
+            message = await read_message(host_reader)
+            if message.content_type == ContentType.DATA:
+                host_writer.write(Message(ContentType.DATA, message.body, {Header.CONN_ID: u32(host_conn)}).encode())
+
+    serving = asyncio.get_running_loop().create_task(host())
+    data = Message(ContentType.DATA, b"x" * 64, {Header.CONN_ID: u32(1)}).encode()
+
+    async def send(_):
+        guest_writer.write(data)
+
+    async def recv(_):
+        while (await read_message(guest_reader)).content_type != ContentType.DATA:
+            pass
+
+    await round_trips(send, recv, 20)  # warm up
+    out = await round_trips(send, recv, count)
+    serving.cancel()
+    for writer in (host_writer, guest_writer):
+        writer.close()
+    for client in (host_client, guest_client):
+        client.close()
+    return out
+
+
 async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
     admin.login("admin", "admin")
     urls = {"controller_url": f"https://127.0.0.1:{ports['https']}", "router_url": f"tls://127.0.0.1:{ports['router']}"}
     echo_qs = new_quickstart(admin, folder / "echo", "bench-echo", **urls)
     bulk_qs = new_quickstart(admin, folder / "bulk", "bench-bulk", encrypted=False, **urls)
+    raw_qs = new_quickstart(admin, folder / "raw", "bench-raw", encrypted=False, **urls)
     server_ctx, client_ctx, files = anchor_tls(folder)
     figures = {}
 
@@ -215,6 +277,19 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
 
     direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
     writer.close()
+    # the same echo through a bare asyncio TLS relay in its own process: the floor for any router process
+    # (four process-to-process deliveries per round trip, where the direct echo has none)
+    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+    relay = multiprocessing.get_context("spawn").Process(
+        target=run_relay, args=(relay_port, echo_server.sockets[0].getsockname()[1], files, ready), daemon=True
+    )
+    relay.start()
+    ready.wait(30)
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
+    await round_trips(send, reader.readexactly, 20)  # warm up
+    relayed = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
+    writer.close()
+    relay.terminate()
     await conn.close()
     figures.update(
         {
@@ -224,6 +299,20 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "echo p99 via router (ms)": routed[1],
             "echo p99 direct TLS (ms)": direct[1],
             "echo p99 ratio": routed[1] / direct[1],
+            "echo p50 via a bare TLS relay process (ms)": relayed[0],
+            "echo p99 via a bare TLS relay process (ms)": relayed[1],
+            "echo p50 ratio router / bare relay": routed[0] / relayed[0],
+            "echo p99 ratio router / bare relay": routed[1] / relayed[1],
+        }
+    )
+
+    # the router's own share: the same echo with two minimal frame-speaking ends (no e2ee, no SDK queues)
+    raw = percentiles(await raw_round_trips(raw_qs, ports["router"], folder, shape["round_trips"]))
+    figures.update(
+        {
+            "echo p50 via router, raw frames (ms)": raw[0],
+            "echo p99 via router, raw frames (ms)": raw[1],
+            "echo p50 ratio raw frames / bare relay": raw[0] / relayed[0],
         }
     )
 
@@ -271,9 +360,11 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     await asyncio.gather(*(c.send(b"ping") for c in active))
     await asyncio.gather(*(c.recv_exactly(4) for c in active))
     held = rss_mib(pid)
+    circuits = [await echo_guest.dial("bench-echo") for _ in range(shape["circuits"])]
+    with_circuits = rss_mib(pid)
     for writer in idle:
         writer.close()
-    for conn in active:
+    for conn in active + circuits:
         await conn.close()
     for plane in planes:
         await plane.close()
@@ -282,29 +373,161 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "process RSS idle router (MiB)": baseline,
             f"process RSS {shape['idle']} idle + {shape['active']} active (MiB)": held,
             "KiB per held connection": (held - baseline) * 1024 / (shape["idle"] + shape["active"]),
+            f"process RSS with {shape['circuits']} circuits (MiB)": with_circuits,
+            "KiB per circuit (on top of those)": (with_circuits - held) * 1024 / shape["circuits"],
         }
     )
     return figures
 
 
+# -- two routers and a link -------------------------------------------------------------------
+def serve_network() -> None:
+    """``--serve-network``: a controller and routers a and b (in-process, linked); print the URLs, run until stdin closes."""
+    from controller.app import router_link
+    from harness.server import LocalController
+    from router import EdgeRouter
+
+    with LocalController() as local:
+        with ZitiClient.connect(local.url) as admin:
+            admin.login("admin", "admin")
+            admin.management.create_service_edge_router_policy(
+                body={"name": "all", "semantic": "AnyOf", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}
+            )
+            for name in ("a", "b"):
+                admin.management.create_edge_router(body={"name": f"bench-{name}", "roleAttributes": [name]})
+        routers = [EdgeRouter(router_link(local.controller, name=f"bench-{n}"), "127.0.0.1", 0).start() for n in "ab"]
+        deadline = time.monotonic() + 30
+        while not local.controller.fabric.links() and time.monotonic() < deadline:
+            time.sleep(0.05)  # a real process: poll its link with a bounded deadline
+        print(json.dumps({"url": local.url, "https": local.https_url, "routers": [r.url for r in routers]}), flush=True)
+        sys.stdin.read()
+        for router in routers:
+            router.stop()
+
+
+async def network_scenario(folder: Path, shape: dict) -> dict:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.router", "--serve-network"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        info = json.loads(process.stdout.readline())
+        return await _over_links(info, folder, shape, process.pid)
+    finally:
+        process.stdin.close()
+        process.wait(30)
+
+
+async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
+    admin = ZitiClient.connect(info["url"])
+    admin.login("admin", "admin")
+    folder.mkdir(parents=True, exist_ok=True)
+    for service, encrypted in (("net-echo", True), ("net-bulk", False)):
+        admin.management.create_service(
+            body={"name": service, "encryptionRequired": encrypted, "roleAttributes": [service]}
+        )
+    files = {}
+    for who, kind, router in (("host", "Bind", "a"), ("near", "Dial", "a"), ("far", "Dial", "b")):
+        name = f"net-{who}"
+        admin.management.create_service_policy(
+            body={
+                "name": name,
+                "type": kind,
+                "semantic": "AnyOf",
+                "identityRoles": [f"#{name}"],
+                "serviceRoles": ["#all"],
+            }
+        )
+        admin.management.create_edge_router_policy(
+            body={"name": name, "semantic": "AnyOf", "identityRoles": [f"#{name}"], "edgeRouterRoles": [f"#{router}"]}
+        )
+        files[who] = enroll_identity(admin, name, [name], folder / f"{name}.json")
+    host, near, far = (DataPlane(*load_identity_file(files[who])) for who in ("host", "near", "far"))
+
+    async def echo(conn):
+        while data := await conn.recv():
+            await conn.send(data)
+
+    async def sink(conn):
+        seen = 0
+        while seen < shape["bulk"] and (data := await conn.recv()):
+            seen += len(data)
+        await conn.send(b"done")
+
+    await host.bind("net-echo", echo)
+    await host.bind("net-bulk", sink)
+    figures = {}
+    for label, guest in (("one hop", near), ("two hops", far)):
+        conn = await guest.dial("net-echo")
+        await round_trips(conn.send, conn.recv_exactly, 20)  # warm up
+        p50, p99 = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
+        await conn.close()
+        conn = await guest.dial("net-bulk")
+        mb = await bulk(conn.send, conn.recv_exactly, shape["bulk"])
+        await conn.close()
+        started = time.perf_counter()
+        for _ in range(shape["dials"]):
+            await (await guest.dial("net-echo")).close()
+        dials = shape["dials"] / (time.perf_counter() - started)
+        figures[label] = (p50, p99, mb, dials)
+    for plane in (host, near, far):
+        await plane.close()
+    admin.close()
+    one, two = figures["one hop"], figures["two hops"]
+    return {
+        "echo p50 one hop, 2-router net (ms)": one[0],
+        "echo p50 two hops over a link (ms)": two[0],
+        "echo p99 one hop, 2-router net (ms)": one[1],
+        "echo p99 two hops over a link (ms)": two[1],
+        "bulk MB/s one hop, 2-router net": one[2],
+        "bulk MB/s two hops over a link": two[2],
+        "dials/s one hop, 2-router net": one[3],
+        "dials/s across a link": two[3],
+    }
+
+
 SHAPES = {
-    "quick": {"round_trips": 200, "bulk": 8 * 2**20, "dials": 50, "idle": 200, "active": 20},
-    "full": {"round_trips": 2000, "bulk": 64 * 2**20, "dials": 300, "idle": 1000, "active": 100},
+    "quick": {"round_trips": 200, "bulk": 8 * 2**20, "dials": 50, "idle": 200, "active": 20, "circuits": 200},
+    "full": {"round_trips": 2000, "bulk": 64 * 2**20, "dials": 300, "idle": 1000, "active": 100, "circuits": 1000},
 }
 
 
 def main(quick: bool = False) -> dict:
+    shape = SHAPES["quick" if quick else "full"]
     with tempfile.TemporaryDirectory(prefix="bench-router-") as tmp:
         process, ports = start_controller(Path(tmp) / "data")
         try:
-            return asyncio.run(scenario(ports, Path(tmp), process.pid, SHAPES["quick" if quick else "full"]))
+            figures = asyncio.run(scenario(ports, Path(tmp), process.pid, shape))
         finally:
             process.terminate()
             process.wait(30)
+        linked = asyncio.run(network_scenario(Path(tmp) / "net", shape))
+    direct = figures["echo p50 direct TLS (ms)"], figures["echo p99 direct TLS (ms)"]
+    figures.update(linked)
+    figures.update(
+        {
+            "echo p50 ratio two hops / direct TLS": linked["echo p50 two hops over a link (ms)"] / direct[0],
+            "echo p99 ratio two hops / direct TLS": linked["echo p99 two hops over a link (ms)"] / direct[1],
+            "echo p50 ratio two hops / one hop": linked["echo p50 two hops over a link (ms)"]
+            / linked["echo p50 one hop, 2-router net (ms)"],
+            "bulk ratio two hops / bare TLS relay": linked["bulk MB/s two hops over a link"]
+            / figures["bulk MB/s bare TLS relay"],
+            "dials ratio across a link / one hop": linked["dials/s across a link"]
+            / linked["dials/s one hop, 2-router net"],
+        }
+    )
+    return figures
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m benchmarks.router")
     parser.add_argument("--quick", action="store_true")
-    for key, value in main(parser.parse_args().quick).items():
-        print(f"  {key:<48} {value:,.3f}" if isinstance(value, float) else f"  {key:<48} {value}")
+    parser.add_argument("--serve-network", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_network:
+        serve_network()
+    else:
+        for key, value in main(args.quick).items():
+            print(f"  {key:<48} {value:,.3f}" if isinstance(value, float) else f"  {key:<48} {value}")

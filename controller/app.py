@@ -77,7 +77,6 @@ def router_link(
         name,
         hostnames,
         router_id=router_id,
-        fabric=ctl.fabric,
         pki=ctl.pki,
         store=ctl.store,
         events=ctl.events,
@@ -92,6 +91,8 @@ def router_link(
         terminators=ctl.terminators,
         router_presence=ctl.router_presence,
         instance_id=ctl.instance_id,
+        fabric=ctl.fabric,
+        clock=ctl.clock,
     )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import random
+from datetime import datetime, timezone
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -19,6 +21,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from controller.errors import ControllerError
+from controller.fabric.routing import pick, shortest_paths
+from controller.fabric.state import Circuit, Fabric, Link
 from controller.pki.certs import fingerprint
 
 DEFAULT_NAME = "quickstart-router"
@@ -45,6 +49,12 @@ def _csr(common_name: str, key, names: tuple[str, ...] = ()) -> x509.Certificate
     return builder.sign(key, hashes.SHA256())
 
 
+def _key_pem(key) -> str:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode("ascii")
+
+
 class RouterLink:
     """One edge router's view of this controller."""
 
@@ -67,15 +77,20 @@ class RouterLink:
         terminators,
         router_presence,
         instance_id: str,
-        fabric=None,
+        fabric: Fabric | None = None,
+        clock=None,
         router_id: str = "",
     ):
         self.name, self.pki, self.store, self.events, self.engine = name, pki, store, events, engine
         self.api_sessions, self.api_session_certificates = api_sessions, api_session_certificates
         self.authenticators, self.sessions, self.services = authenticators, sessions, services
         self.routers, self.edge_routers, self.terminators = routers, edge_routers, terminators
-        self.router_presence, self.instance_id, self.fabric = router_presence, instance_id, fabric
+        self.router_presence, self.instance_id = router_presence, instance_id
         self.hostnames = tuple(dict.fromkeys(("localhost", "127.0.0.1", *hostnames)))
+        self.fabric = fabric if fabric is not None else Fabric()
+        self._now = clock.now if clock is not None else lambda: datetime.now(timezone.utc)
+        #: the terminator strategies' dice (tests may seed it)
+        self.random = random.Random()
         #: set for an enrolled router (its control channel named it); the embedded one learns it in credentials()
         self.router_id = router_id
         self._unwatch: list = []
@@ -101,14 +116,14 @@ class RouterLink:
             self.routers.mark_enrolled(
                 self.router_id, self.pki.chain_pem(client), fingerprint(client), self.pki.chain_pem(server)
             )
-        key_pem = server_key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode("ascii")
         return {
             "router_id": self.router_id,
             "name": self.name,
             "cert_chain_pem": self.pki.chain_pem(server),
-            "key_pem": key_pem,
+            "key_pem": _key_pem(server_key),
+            "client_cert_chain_pem": self.pki.chain_pem(client),
+            "client_key_pem": _key_pem(client_key),
+            "ca_pem": self.pki.ca_bundle_pem(),
         }
 
     def trusted_cas(self) -> str:
@@ -199,6 +214,9 @@ class RouterLink:
             if event.get("event_type") == "deleted" and event.get("namespace") in kinds:
                 self._presented.pop(event["id"], None)
                 revoked(kinds[event["namespace"]], event["id"])
+            elif event.get("namespace") == "router" and event.get("event_type") == "offline":
+                if event.get("router_id") != self.router_id:
+                    revoked("router", event.get("router_id"))
 
         self._unwatch.append(self.events.subscribe(on_event))
 
@@ -239,9 +257,23 @@ class RouterLink:
         self.unwatch()
         self.router_presence.offline(self.router_id)
         self._drop_terminators()
-        if self.fabric is not None:
-            self.fabric.router_gone(self.router_id)
+        self.router_gone(self.router_id)
         self.emit("router", "offline", router_id=self.router_id)
+
+    def router_gone(self, router_id: str) -> None:
+        """``router_id`` went: its links and the circuits through it leave the fabric (with their events)."""
+        links, circuits = self.fabric.router_gone(router_id)
+        for link in links:
+            self._link_event("disconnected", link)
+        for circuit in circuits:
+            self.emit(
+                "circuit",
+                "deleted",
+                circuit_id=circuit.id,
+                service_id=circuit.service_id,
+                router_id=circuit.path_routers[0] if circuit.path_routers else "",
+                reason=f"router {router_id} went offline",
+            )
 
     def _drop_terminators(self) -> None:
         """Terminators of this router left by an earlier run: their binders are gone."""
@@ -261,3 +293,117 @@ class RouterLink:
 
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         self.events.emit(namespace, event_type, **fields)
+
+    # -- links and circuits (see router/link.py for the contract) --------------------------------
+    def link_listen(self, url: str) -> None:
+        self.fabric.listen(self.router_id, url)
+
+    def peers(self) -> list[dict]:
+        out = []
+        for router_id, url in sorted(self.fabric.listeners().items()):
+            if router_id != self.router_id and self.router_presence.is_online(router_id):
+                record = self.routers.find(router_id) or {}
+                out.append({"router_id": router_id, "name": record.get("name") or "", "url": url})
+        return out
+
+    def link_peer(self, router_id: str, client_fingerprint: str) -> dict:
+        record = self.routers.find(router_id) if router_id else None
+        if record is None or not record.get("is_verified"):
+            raise PermissionError(f"no enrolled router {router_id!r}")
+        if not client_fingerprint or record.get("fingerprint") != client_fingerprint:
+            raise PermissionError(f"the certificate is not the one enrolled for router {router_id}")
+        if record.get("disabled"):
+            raise PermissionError(f"router {router_id} is disabled")
+        return {"router_id": router_id, "name": record.get("name") or ""}
+
+    def link_up(self, link_id: str, dst_router_id: str) -> None:
+        link = Link(link_id, self.router_id, dst_router_id, self._now())
+        self.fabric.link_up(link)
+        self._link_event("connected", link)
+
+    def link_latency(self, link_id: str, latency_ns: int) -> None:
+        self.fabric.update_link(link_id, src_latency_ns=int(latency_ns), dst_latency_ns=int(latency_ns))
+
+    def link_down(self, link_id: str) -> None:
+        link = self.fabric.link_down(link_id)
+        if link is not None:
+            self._link_event("disconnected", link)
+
+    def _link_event(self, event_type: str, link: Link) -> None:
+        self.emit(
+            "link", event_type, link_id=link.id, src_router_id=link.src_router_id, dst_router_id=link.dst_router_id
+        )
+
+    def route(self, identity_id: str, service_id: str, instance_id: str = "") -> dict:
+        service = self.services.find(service_id)
+        if service is None:
+            raise LookupError("invalid service")
+        online = self.router_presence.is_online
+        terminators = [
+            t
+            for t in self.terminators.of_service(service_id)
+            if t.get("binding") == "edge"
+            and online(t.get("router_id"))
+            and (not instance_id or t.get("instance_id") == instance_id)
+        ]
+        paths = shortest_paths(self.router_id, self.fabric.links(), self._router_cost)
+        candidates = [(t, paths[t["router_id"]]) for t in terminators if t["router_id"] in paths]
+        chosen = pick(service.get("terminator_strategy") or "smartrouting", candidates, self.random)
+        if chosen is None:
+            suffix = f" for instanceId {instance_id}" if instance_id else ""
+            raise LookupError(f"service {service_id} has no terminators{suffix}")
+        terminator, path = chosen
+        return {
+            "circuit_id": self._circuit_id(),
+            "service_id": service_id,
+            "terminator_id": terminator["id"],
+            "router_id": terminator["router_id"],
+            "host_id": terminator.get("host_id") or "",
+            "path": list(path.routers),
+            "links": list(path.links),
+        }
+
+    def _circuit_id(self) -> str:
+        return "%032x" % self.random.getrandbits(128)
+
+    def _router_cost(self, router_id: str) -> int:
+        return int((self.routers.find(router_id) or {}).get("cost") or 0)
+
+    def circuit_up(self, circuit: dict) -> None:
+        record = Circuit(
+            circuit["circuit_id"],
+            circuit["service_id"],
+            circuit.get("identity_id", ""),
+            circuit.get("terminator_id", ""),
+            self._now(),
+            tuple(circuit.get("path") or (self.router_id,)),
+            tuple(circuit.get("links") or ()),
+        )
+        self.fabric.circuit_up(record)
+        self.emit(
+            "circuit",
+            "created",
+            circuit_id=record.id,
+            service_id=record.service_id,
+            identity_id=record.client_id,
+            host_id=circuit.get("host_id", ""),
+            terminator_id=record.terminator_id,
+            router_id=self.router_id,
+            path={"nodes": list(record.path_routers), "links": list(record.path_links)},
+        )
+
+    def circuit_down(self, circuit: dict) -> None:
+        record = self.fabric.circuit_down(circuit["circuit_id"])
+        if record is None:
+            return
+        self.emit(
+            "circuit",
+            "deleted",
+            circuit_id=record.id,
+            service_id=record.service_id,
+            router_id=self.router_id,
+            path={"nodes": list(record.path_routers), "links": list(record.path_links)},
+            bytes_from_dialer=int(circuit.get("bytes_from_dialer") or 0),
+            bytes_from_host=int(circuit.get("bytes_from_host") or 0),
+            reason=str(circuit.get("reason") or ""),
+        )

@@ -34,6 +34,8 @@ from router.wire import Flag, Header, Message, boolean, i32, read_message, u32
 
 HELLO_BODY = b"ziti-harness"
 INVALID_SESSION = "Invalid Session"
+#: the Bind's Precedence header byte, as the SDKs encode it
+PRECEDENCES = ("default", "required", "failed")
 REPLY_TIMEOUT = 10.0
 
 
@@ -275,12 +277,17 @@ class DataPlane:
         context.load_cert_chain(chain, key)
         return context
 
-    async def _channel(self, session: dict) -> _Channel:
+    @staticmethod
+    def _urls(session: dict) -> list[str]:
         urls = [r["supportedProtocols"].get("tls") for r in session["edgeRouters"] if r.get("supportedProtocols")]
-        if not urls or not urls[0]:
+        urls = [url for url in urls if url]
+        if not urls:
             raise DialError("no edge router with a tls listener serves this service")
-        url = urls[0]
-        if url in self._channels:
+        return urls
+
+    async def _channel(self, session: dict, url: str | None = None) -> _Channel:
+        url = url or self._urls(session)[0]
+        if url in self._channels and not self._channels[url].writer.is_closing():
             return self._channels[url]
         parts = urlsplit(url)
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=self._context())
@@ -315,20 +322,32 @@ class DataPlane:
             self._sessions.pop((service, kind), None)
             return await attempt(*await self._session(service, kind))
 
-    async def bind(self, service: str, handler: Handler) -> int:
-        """Host ``service``: ``await handler(conn)`` runs for each dial. Returns the bind conn id."""
-        return await self._with_session(service, "Bind", lambda session, detail: self._bind(session, detail, handler))
+    async def bind(
+        self, service: str, handler: Handler, *, cost: int = 0, precedence: str = "default", every_router: bool = False
+    ) -> int:
+        """Host ``service``: ``await handler(conn)`` runs for each dial. Returns the (first) bind conn id.
 
-    async def _bind(self, session: dict, detail: dict, handler: Handler) -> int:
+        ``cost`` (0..65535) and ``precedence`` (``default``, ``required``, ``failed``) go in the Bind as the SDKs
+        send them; the controller's terminator strategy reads them. ``every_router`` binds on each router the
+        session lists (as the C SDK does up to its ``max_bindings``), so the service outlives one router.
+        """
+        headers = {Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)}
+        if cost:
+            headers[Header.COST] = cost.to_bytes(2, "little")
+        if precedence != "default":
+            headers[Header.PRECEDENCE] = bytes([PRECEDENCES.index(precedence)])
+
+        async def attempt(session: dict, detail: dict) -> int:
+            urls = self._urls(session) if every_router else [None]
+            ids = [await self._bind(session, detail, handler, headers, url) for url in urls]
+            return ids[0]
+
+        return await self._with_session(service, "Bind", attempt)
+
+    async def _bind(self, session: dict, detail: dict, handler: Handler, headers: dict, url: str | None = None) -> int:
         crypto = _Crypto() if detail.get("encryptionRequired") else None
         binding = _Binding(session["token"].encode(), crypto, handler)
-        channel, conn_id, _ = await self._request(
-            session,
-            CT.BIND,
-            binding,
-            crypto,
-            {Header.ROUTER_PROVIDED_CONN_ID: boolean(True), Header.SUPPORTS_BIND_SUCCESS: boolean(True)},
-        )
+        channel, conn_id, _ = await self._request(session, CT.BIND, binding, crypto, dict(headers), url)
         # the terminator exists once the router says BindSuccess (it creates it after replying)
         await asyncio.wait_for(binding.ready.wait(), REPLY_TIMEOUT)
         return conn_id
@@ -349,9 +368,11 @@ class DataPlane:
                 conn._deliver(message)
         return conn
 
-    async def _request(self, session: dict, content_type: int, entry, crypto: _Crypto | None, headers: dict):
+    async def _request(
+        self, session: dict, content_type: int, entry, crypto: _Crypto | None, headers: dict, url: str | None = None
+    ):
         """Send Bind or Connect for ``entry`` on a new conn id; ``(channel, conn id, StateConnected)``."""
-        channel = await self._channel(session)
+        channel = await self._channel(session, url)
         conn_id = channel.next_conn_id()
         channel.conns[conn_id] = entry
         if isinstance(entry, Connection):  # replies may arrive before the request returns

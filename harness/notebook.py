@@ -590,12 +590,13 @@ class TimelineView(StaticView):
         rows = event_rows(events, self.result.names)[-12:]
         cells = "".join(
             f"<tr><td>{r['time']}</td><td>{r['namespace']}</td><td>{r['type']}</td>"
-            f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td></tr>"
+            f"<td>{html.escape(r['entity'])}</td><td>{html.escape(r['identity'])}</td>"
+            f"<td>{html.escape(r['path'])}</td></tr>"
             for r in rows
         )
         self.table.value = (
             f"<b>{len(events)} events</b> (latest {len(rows)})<table><tr><th>time</th><th>namespace</th>"
-            f"<th>type</th><th>entity</th><th>identity</th></tr>{cells}</table>"
+            f"<th>type</th><th>entity</th><th>identity</th><th>path</th></tr>{cells}</table>"
         )
         _show(self.output, self.figure)
         self._update_static()

@@ -98,13 +98,21 @@ class SyncDataPlane:
         except asyncio.CancelledError:
             raise ConnectionError("the data plane is closed") from None
 
-    def bind(self, service: str, handler: Callable[[SyncConnection], None]) -> None:
-        """Host ``service``: ``handler(conn)`` runs in a thread for each dial."""
+    def bind(
+        self,
+        service: str,
+        handler: Callable[[SyncConnection], None],
+        *,
+        cost: int = 0,
+        precedence: str = "default",
+        every_router: bool = False,
+    ) -> None:
+        """Host ``service``: ``handler(conn)`` runs in a thread for each dial (see :meth:`DataPlane.bind`)."""
 
         async def run(conn: Connection) -> None:
             await asyncio.to_thread(handler, SyncConnection(conn, self))
 
-        self._call(self._plane.bind(service, run))
+        self._call(self._plane.bind(service, run, cost=cost, precedence=precedence, every_router=every_router))
 
     def dial(self, service: str) -> SyncConnection:
         """Dial ``service``; raises :class:`DialError` with the router's reason."""

@@ -49,9 +49,16 @@ def event_rows(events: Iterable[dict], names: dict[str, str] | None = None) -> l
                 "type": event.get("event_type") or event.get("eventType") or "",
                 "entity": f"{entity}/{names.get(event.get('entityId'), event.get('entityId'))}" if entity else "",
                 "identity": names.get(identity, identity) or "",
+                "path": path_of(event, names),
             }
         )
     return rows
+
+
+def path_of(event: dict, names: dict[str, str] | None = None) -> str:
+    """A circuit event's routers, dialer's side first (``a > b``, by name when known); "" for other events."""
+    nodes = (event.get("path") or {}).get("nodes") if isinstance(event.get("path"), dict) else None
+    return " > ".join((names or {}).get(node, node) for node in nodes) if nodes else ""
 
 
 def timeline_frame(events: Iterable[dict], names: dict[str, str] | None = None):

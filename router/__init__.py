@@ -1,7 +1,9 @@
-"""An OpenZiti edge router for SDKs: channel V2 over TLS, dial, bind, relay.
+"""An OpenZiti edge router for SDKs: channel V2 over TLS, dial, bind, relay; links to other routers.
 
 It reaches the controller only through :class:`~router.link.ControllerLink`,
-which the controller side supplies (``controller/router_link.py``).
+which the controller side supplies (``controller/router_link.py``). Circuits
+cross links between routers (``router/links.py``) along the path the
+controller picks; ``docs/architecture.md`` draws the parts.
 """
 
 from router.link import Caller, ControllerLink, Credentials, Grant, Terminator

@@ -50,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="address SDKs reach this router at (default 127.0.0.1:0, any free port at each start)",
     )
     enroll.add_argument(
-        "--link-advertise", default=None, metavar="HOST:PORT", help="address other routers link to (default none)"
+        "--link-advertise",
+        default=None,
+        metavar="HOST:PORT",
+        help="address other routers link to (default: the --advertise host on a free port)",
     )
     enroll.add_argument(
         "--ctrl",
@@ -140,7 +143,8 @@ def run_command(args) -> int:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    router = EdgeRouter(link, listen, port, advertise=host)
+    link_host, link_port = split_address(config["linkAdvertise"]) if config.get("linkAdvertise") else (host, 0)
+    router = EdgeRouter(link, listen, port, advertise=host, link_port=link_port, link_advertise=link_host)
     try:
         router.start()
     except OSError as ex:

@@ -1,10 +1,15 @@
-"""One SDK's TLS channel: hello, latency probes, replies, and the edge messages.
+"""One framed TLS connection (an SDK's channel or a link to a peer router): reads, replies, writes.
 
-A channel reads frames in its own task. Hello must come first and within the
-hello timeout; after it, latency probes are answered here, replies to the
-router's own requests (Dial) resolve their waiters, and everything else goes
-to the router's :class:`~router.edge.Edge`. Any protocol violation closes this
-channel only, with one log line.
+A channel reads frames in its own task. Its first frame goes to the ``hello`` it is served with (within the
+hello timeout); after it, latency probes are answered here, replies to this side's own requests (Dial, a
+link route) resolve their waiters, and every other frame goes to the handler its content type names in the
+``handlers`` table; a content type missing from the table goes to ``unknown``. The channel knows nothing
+else: references point one way (router -> channel -> handlers).
+
+Writes keep their order. Circuit data leaves through an :class:`Outlet` per circuit end: straight onto the
+socket while the channel keeps up, queued on that outlet (per circuit, bounded by the router) while the
+peer reads slower than the router writes. A flusher per channel then moves queued frames round-robin, so
+one circuit's backlog never holds another circuit's frames.
 """
 
 from __future__ import annotations
@@ -14,40 +19,124 @@ import hashlib
 import itertools
 import logging
 import ssl
+from collections import OrderedDict, deque
+from typing import Awaitable, Callable, Mapping
 
-from router.link import Caller
+from router.wire import (
+    MAGIC,
+    MAX_BODY,
+    MAX_HEADERS,
+    PREFIX,
+    FrameError,
+    Header,
+    Message,
+    boolean,
+    i32,
+    parse_headers,
+    read_message,
+)
 from router.wire import ContentType as CT
-from router.wire import FrameError, Header, Message, boolean, i32, read_message
 
 log = logging.getLogger("router")
 VERSION = b"v1.6.0-py|pyrouter|2026-11-21|linux|amd64"
 #: router-provided conn ids start at 2^31, SDK-chosen ones stay below (the real router's split)
 ROUTER_CONN_IDS = 2**31
+#: the socket's own write buffer: above HIGH a channel counts as congested and outlets queue
+CHANNEL_HIGH, CHANNEL_LOW = 256 * 1024, 64 * 1024
 _channel_ids = itertools.count(1)
+
+Handler = Callable[["Channel", Message], "Awaitable[None] | None"]
 
 
 class ChannelClosed(Exception):
     """The channel went away while a request waited for its reply."""
 
 
-class Channel:
-    """The router's end of one SDK connection."""
+class Outlet:
+    """One circuit end's way out of a channel, with its own bounded queue (see the module text)."""
 
-    def __init__(self, router, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.router, self.reader, self.writer = router, reader, writer
-        self.id = f"ch{next(_channel_ids)}"
+    __slots__ = ("channel", "pending", "pending_bytes", "paused", "_progress", "on_writable")
+
+    def __init__(self, channel: "Channel"):
+        self.channel = channel
+        self.pending: deque[bytes] = deque()
+        self.pending_bytes = 0
+        #: a link peer asked this circuit to wait (LinkPause): frames queue until it resumes
+        self.paused = False
+        self._progress: asyncio.Event | None = None
+        #: called once the queue fell below the channel's low mark (e.g. to tell a link peer to resume)
+        self.on_writable: Callable[[], None] | None = None
+
+    def put(self, data: bytes) -> None:
+        channel = self.channel
+        if channel.closed:
+            return
+        if self.pending or self.paused or channel.congested():
+            self.pending.append(data)
+            self.pending_bytes += len(data)
+            if not self.paused:
+                channel.schedule(self)
+        else:
+            channel.write(data)
+
+    def resume(self) -> None:
+        self.paused = False
+        if self.pending:
+            self.channel.schedule(self)
+
+    def progressed(self) -> None:
+        if self._progress is not None:
+            self._progress.set()
+        if self.on_writable is not None and self.pending_bytes <= CHANNEL_LOW:
+            callback, self.on_writable = self.on_writable, None
+            callback()
+
+    async def wait_progress(self) -> None:
+        if self._progress is None:
+            self._progress = asyncio.Event()
+        self._progress.clear()
+        await self._progress.wait()
+
+
+class Channel:
+    """The router's end of one TLS connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, kind: str = "ch"):
+        self.reader, self.writer = reader, writer
+        self.transport = writer.transport
+        self.id = f"{kind}{next(_channel_ids)}"
         peer = writer.get_extra_info("peername") or ("?", 0)
         self.peer = f"{peer[0]}:{peer[1]}"
-        self.caller: Caller | None = None
-        self.conns: dict[int, object] = {}
+        #: set by the hello: the SDK's API session (edge) or the peer router (link)
+        self.caller = None
+        #: a link's id (link channels only)
+        self.link_id: str | None = None
+        #: conn id (edge) or circuit id (link) -> what it names (a binding or a circuit)
+        self.conns: dict = {}
         self._seq = itertools.count(1)
         self._conn_ids = itertools.count(ROUTER_CONN_IDS)
         self._waiters: dict[int, asyncio.Future] = {}
+        self._queued: OrderedDict[Outlet, None] = OrderedDict()
+        self._flusher: asyncio.Task | None = None
+        #: the frame parser once the read loop runs (see :meth:`_loop`)
+        self._frames: _Frames | None = None
         self.closed = False
+        if self.transport is not None:
+            self.transport.set_write_buffer_limits(high=CHANNEL_HIGH, low=CHANNEL_LOW)
 
     # -- sending ------------------------------------------------------------------
     def next_conn_id(self) -> int:
         return next(self._conn_ids)
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def write(self, data: bytes) -> None:
+        if not self.closed:
+            self.writer.write(data)
+
+    def congested(self) -> bool:
+        return self.transport.get_write_buffer_size() > CHANNEL_HIGH
 
     def send_nowait(self, message: Message) -> None:
         """Queue ``message`` on the socket (order kept); a closed channel drops it."""
@@ -63,11 +152,16 @@ class Channel:
 
     async def drain(self) -> None:
         """Wait while the peer reads slower than we write (backpressure)."""
-        if not self.closed:
-            try:
-                await self.writer.drain()
-            except (ConnectionError, ssl.SSLError):
-                self.close()
+        if self.closed:
+            return
+        if self._frames is not None:
+            while self.congested() and not self.closed:
+                await self._frames.writable()
+            return
+        try:
+            await self.writer.drain()
+        except (ConnectionError, ssl.SSLError):
+            self.close()
 
     def reply(self, request: Message, content_type: int, body: bytes = b"", **headers: bytes) -> Message:
         out = Message(content_type, body, {Header.REPLY_FOR: i32(request.seq)})
@@ -91,16 +185,71 @@ class Channel:
         finally:
             self._waiters.pop(message.seq, None)
 
-    # -- the read loop -------------------------------------------------------------
-    async def serve(self) -> None:
+    # -- per-circuit queues ----------------------------------------------------------
+    def schedule(self, outlet: Outlet) -> None:
+        self._queued[outlet] = None
+        if self._flusher is None and not self.closed:
+            self._flusher = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        """Move queued frames round-robin, one per outlet per turn, whenever the socket takes more."""
         try:
-            hello = await asyncio.wait_for(read_message(self.reader), self.router.hello_timeout)
-            if await self._hello(hello):
-                await self._loop()
+            while self._queued and not self.closed:
+                await self.drain()
+                while self._queued and not self.closed and not self.congested():
+                    for outlet in list(self._queued):
+                        if outlet.paused or not outlet.pending:
+                            del self._queued[outlet]
+                            continue
+                        data = outlet.pending.popleft()
+                        outlet.pending_bytes -= len(data)
+                        self.write(data)
+                        if not outlet.pending:
+                            del self._queued[outlet]
+                        outlet.progressed()
+                        if self.congested():
+                            break
+        finally:
+            self._flusher = None
+
+    # -- the read loop -------------------------------------------------------------
+    async def serve(
+        self,
+        hello: Callable[["Channel", Message], Awaitable[bool]],
+        handlers: Mapping[int, Handler],
+        unknown: Handler,
+        hello_timeout: float,
+    ) -> None:
+        """Read until the peer goes or a handler closes the channel; one log line for anything hostile."""
+
+        async def run():
+            try:
+                first = await asyncio.wait_for(read_message(self.reader), hello_timeout)
+            except asyncio.TimeoutError:
+                log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
+                return
+            if first.content_type != CT.HELLO:
+                raise FrameError(f"expected hello, got content type {first.content_type}")
+            if await hello(self, first):
+                await self._loop(handlers, unknown)
+
+        await self._guarded(run())
+
+    async def serve_after_hello(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
+        """Read on a channel whose hello this side sent (a link it dialed)."""
+        await self._guarded(self._loop(handlers, unknown))
+
+    async def request_first(self, hello: Message) -> Message:
+        """Send this side's hello and read its answer (before any read loop runs)."""
+        hello.seq = hello.seq or next(self._seq)
+        await self.send(hello)
+        return await read_message(self.reader)
+
+    async def _guarded(self, work) -> None:
+        try:
+            await work
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             pass  # the peer went away: nothing to tell
-        except asyncio.TimeoutError:
-            log.warning("router: %s sent no hello in %g s, closing", self.peer, self.router.hello_timeout)
         except FrameError as ex:
             log.warning("router: %s %s: %s, closing", self.id, self.peer, ex)
         except asyncio.CancelledError:
@@ -109,52 +258,42 @@ class Channel:
             log.exception("router: %s %s failed, closing", self.id, self.peer)
         finally:
             self.close()
-            await self.router.edge.channel_closed(self)
 
-    async def _hello(self, hello: Message) -> bool:
-        if hello.content_type != CT.HELLO:
-            raise FrameError(f"expected hello, got content type {hello.content_type}")
-        token = hello.str_header(Header.SESSION_TOKEN) or ""
-        try:
-            self.caller = Caller(**await asyncio.to_thread(self.router.link.hello, token, self.fingerprint()))
-        except PermissionError as ex:
-            log.warning("router: %s %s refused: %s", self.id, self.peer, ex)
-            await self.send(self.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
-            return False
-        await self.send(
-            self.reply(
-                hello,
-                CT.RESULT,
-                result_success=boolean(True),
-                connection_id=self.id.encode(),
-                router_id=self.router.router_id.encode(),
-                hello_version=VERSION,
-                supports_bind_success=boolean(True),
-            )
-        )
-        self.router.channel_opened(self)
-        return True
+    async def _loop(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
+        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame."""
+        reader = self.reader
+        leftover = bytes(reader._buffer)
+        reader._buffer.clear()
+        frames = self._frames = _Frames(self, handlers, unknown, leftover)
+        self.transport.set_protocol(frames)
+        if not self.transport.is_reading():
+            self.transport.resume_reading()
+        frames.parse()
+        await frames.done
 
-    def fingerprint(self) -> str:
-        leaf = self.writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
-        return hashlib.sha1(leaf).hexdigest() if leaf else ""
-
-    async def _loop(self) -> None:
-        while not self.closed:
-            message = await read_message(self.reader)
-            waiter = self._waiters.get(message.reply_for) if message.reply_for is not None else None
-            if waiter is not None and message.content_type != CT.LATENCY:
+    def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler):
+        """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable)."""
+        content_type = message.content_type
+        if content_type == CT.LATENCY:
+            out = self.reply(message, CT.RESULT, result_success=boolean(True))
+            if Header.REFLECTED in message.headers:
+                out.headers[Header.REFLECTED] = message.headers[Header.REFLECTED]
+            self.send_nowait(out)
+            return None
+        waiters = self._waiters
+        if waiters and Header.REPLY_FOR in message.headers:
+            waiter = waiters.get(message.reply_for)
+            if waiter is not None:
                 if not waiter.done():
                     if waiter.on_reply is not None:
                         waiter.on_reply(message)
                     waiter.set_result(message)
-            elif message.content_type == CT.LATENCY:
-                out = self.reply(message, CT.RESULT, result_success=boolean(True))
-                if Header.REFLECTED in message.headers:
-                    out.headers[Header.REFLECTED] = message.headers[Header.REFLECTED]
-                await self.send(out)
-            else:
-                await self.router.edge.handle(self, message)
+                return None
+        return handlers.get(content_type, unknown)(self, message)
+
+    def fingerprint(self) -> str:
+        leaf = self.writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
+        return hashlib.sha1(leaf).hexdigest() if leaf else ""
 
     def close(self) -> None:
         if self.closed:
@@ -163,4 +302,110 @@ class Channel:
         for future in self._waiters.values():
             if not future.done():
                 future.set_exception(ChannelClosed(self.id))
+        for outlet in self._queued:
+            outlet.progressed()
+        self._queued.clear()
         self.writer.close()
+        if self._frames is not None:
+            self._frames.finish()
+
+
+class _Frames(asyncio.Protocol):
+    """A channel's frames, parsed in ``data_received``; a handler's awaitable pauses reading until it is done."""
+
+    def __init__(self, channel: Channel, handlers: Mapping[int, Handler], unknown: Handler, leftover: bytes):
+        self.channel, self.handlers, self.unknown = channel, handlers, unknown
+        self.buffer = bytearray(leftover)
+        self.blocked = False
+        loop = asyncio.get_running_loop()
+        self.done = loop.create_future()
+        self._resumed: asyncio.Future | None = None
+
+    # -- reading ----------------------------------------------------------------------
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.blocked:
+            self.parse()
+
+    def parse(self) -> None:
+        channel, buffer, offset = self.channel, self.buffer, 0
+        view = memoryview(buffer)
+        try:
+            while len(buffer) - offset >= PREFIX.size and not channel.closed:
+                magic, content_type, seq, header_len, body_len = PREFIX.unpack_from(buffer, offset)
+                if magic != MAGIC:
+                    raise FrameError(f"bad magic {magic.hex()}")
+                if header_len > MAX_HEADERS or body_len > MAX_BODY:
+                    raise FrameError(f"oversized frame (headers {header_len}, body {body_len} bytes)")
+                start = offset + PREFIX.size
+                end = start + header_len + body_len
+                if len(buffer) < end:
+                    break
+                headers = parse_headers(bytes(view[start : start + header_len])) if header_len else {}
+                message = Message(content_type, bytes(view[start + header_len : end]), headers, seq)
+                offset = end
+                pending = channel.dispatch(message, self.handlers, self.unknown)
+                if pending is not None:
+                    self.blocked = True
+                    channel.transport.pause_reading()
+                    asyncio.get_running_loop().create_task(self._after(pending))
+                    break
+        except FrameError as ex:
+            log.warning("router: %s %s: %s, closing", channel.id, channel.peer, ex)
+            channel.close()
+        except (ConnectionError, ssl.SSLError):
+            channel.close()  # the peer went away: nothing to tell
+        except Exception:  # noqa: BLE001 - one channel's bug must not stop the router
+            log.exception("router: %s %s failed, closing", channel.id, channel.peer)
+            channel.close()
+        finally:
+            view.release()
+            if offset == len(buffer):
+                buffer.clear()
+            elif offset:
+                del buffer[:offset]
+
+    async def _after(self, pending) -> None:
+        channel = self.channel
+        try:
+            await pending
+        except asyncio.CancelledError:
+            channel.close()
+            raise
+        except (ConnectionError, ssl.SSLError):
+            channel.close()
+        except Exception:  # noqa: BLE001 - as in parse
+            log.exception("router: %s %s failed, closing", channel.id, channel.peer)
+            channel.close()
+        self.blocked = False
+        if not channel.closed:
+            channel.transport.resume_reading()
+            self.parse()
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.channel.close()
+
+    def finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+        self._wake()
+
+    # -- writing ----------------------------------------------------------------------
+    def pause_writing(self) -> None:
+        pass  # congestion is read from the transport's buffer (Channel.congested)
+
+    def resume_writing(self) -> None:
+        self._wake()
+
+    def _wake(self) -> None:
+        if self._resumed is not None and not self._resumed.done():
+            self._resumed.set_result(None)
+        self._resumed = None
+
+    async def writable(self) -> None:
+        if self._resumed is None:
+            self._resumed = asyncio.get_running_loop().create_future()
+        await self._resumed

@@ -25,6 +25,7 @@ from typing import Any, Callable
 import orjson
 
 from router.link import Caller, Terminator
+from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
 #: the control channel protocol version this router speaks
@@ -69,8 +70,7 @@ def client_context(cert_pem: str, key_pem: str, ca_pem: str) -> ssl.SSLContext:
     import tempfile
     from pathlib import Path
 
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context = new_context(ssl.PROTOCOL_TLS_CLIENT)
     with tempfile.TemporaryDirectory(prefix="ziti-router-ctrl-") as folder:
         cert, key = Path(folder) / "cert.pem", Path(folder) / "key.pem"
         cert.write_text(cert_pem)
@@ -98,6 +98,8 @@ class RemoteControllerLink:
         self.host, self.port = parse_address(address)
         self.address = address
         self.server_cert_pem, self.key_pem, self.request_timeout = server_cert_pem, key_pem, request_timeout
+        #: the enrolled client certificate and the controller CA also carry links to other routers
+        self.cert_pem, self.ca_pem = cert_pem, ca_pem
         self._context = client_context(cert_pem, key_pem, ca_pem)
         self.router_id = self.name = ""
         self.heartbeat_seconds = 1.0
@@ -264,6 +266,8 @@ class RemoteControllerLink:
             return reply.get("result")
         if error.get("code") == "REFUSED":
             raise PermissionError(error.get("message") or "refused")
+        if error.get("code") == "NO_ROUTE":
+            raise LookupError(error.get("message") or "no route")
         raise RuntimeError(error.get("message") or "the controller failed")
 
     def _call(self, name: str, **args) -> Any:
@@ -292,6 +296,9 @@ class RemoteControllerLink:
             "name": self.name,
             "cert_chain_pem": self.server_cert_pem,
             "key_pem": self.key_pem,
+            "client_cert_chain_pem": self.cert_pem,
+            "client_key_pem": self.key_pem,
+            "ca_pem": self.ca_pem,
         }
 
     def trusted_cas(self) -> str:
@@ -343,6 +350,34 @@ class RemoteControllerLink:
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         fields = {key: value for key, value in fields.items() if key != "router_id"}
         self._notify("emit", namespace=namespace, eventType=event_type, fields=fields)
+
+    # -- links and circuits ---------------------------------------------------------------
+    def link_listen(self, url: str) -> None:
+        self._call("linkListen", url=url)
+
+    def peers(self) -> list[dict]:
+        return self._call("peers")
+
+    def link_peer(self, router_id: str, fingerprint: str) -> dict:
+        return self._checked("linkPeer", routerId=router_id, fingerprint=fingerprint)
+
+    def link_up(self, link_id: str, dst_router_id: str) -> None:
+        self._call("linkUp", linkId=link_id, dstRouterId=dst_router_id)
+
+    def link_latency(self, link_id: str, latency_ns: int) -> None:
+        self._notify("linkLatency", linkId=link_id, latencyNs=int(latency_ns))
+
+    def link_down(self, link_id: str) -> None:
+        self._notify("linkDown", linkId=link_id)
+
+    def route(self, identity_id: str, service_id: str, instance_id: str = "") -> dict:
+        return self._checked("route", identityId=identity_id, serviceId=service_id, instanceId=instance_id or "")
+
+    def circuit_up(self, circuit: dict) -> None:
+        self._notify("circuitUp", circuit=dict(circuit))
+
+    def circuit_down(self, circuit: dict) -> None:
+        self._notify("circuitDown", circuit=dict(circuit))
 
 
 def _terminator_args(terminator: Terminator) -> dict:

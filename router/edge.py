@@ -1,29 +1,36 @@
-"""Edge messages: Bind/Unbind make terminators, Connect dials a host, Data is relayed.
+"""Edge messages: Bind/Unbind make terminators, Connect dials a host (here or across links), Data is relayed.
 
-All state lives in the router's event loop (one thread), so no locks: a
-:class:`Binding` per hosted service and bind conn, a :class:`Circuit` per dial
-with its two ends. Host data that arrives before the dialer's StateConnected
-is queued, so the dialer never sees bytes before the connection exists.
+:class:`Edge` serves SDK channels. Its :attr:`Edge.handlers` table maps each content type an SDK may send
+to one method; anything else closes the channel with one log line. All state lives in the router's event
+loop (one thread), so no locks: a :class:`Binding` per hosted service and bind conn, circuits in
+:class:`~router.circuits.Circuits`.
+
+A Connect asks the controller for a route (``ControllerLink.route``): the terminator it picked by the
+service's strategy, and the path of routers and links to it. A terminator here is dialed directly; one on
+another router is reached by a LinkRoute over the path's first link (``router/links.py``), and the
+circuit's data crosses that link. Host data that arrives before the dialer's StateConnected is queued, so
+the dialer never sees bytes before the connection exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from router.channel import Channel, ChannelClosed
-from router.link import Caller, Grant, Terminator
+from router.channel import VERSION, Channel, ChannelClosed
+from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
+from router.link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean, i32, u32
 
 log = logging.getLogger("router")
 INVALID_SESSION = "Invalid Session"
 PRECEDENCES = {0: "default", 1: "required", 2: "failed"}
-PRECEDENCE_ORDER = {"required": 0, "default": 1, "failed": 2}
 #: headers the router copies from Connect into Dial (never CryptoMethod: Go and C encode it differently)
-DIAL_COPIES = (Header.PUBLIC_KEY, Header.CONNECTION_MARKER, Header.APP_DATA)
+DIAL_COPIES = (Header.PUBLIC_KEY, Header.CONNECTION_MARKER, Header.APP_DATA, Header.CALLER_ID)
 #: content types SDKs may send that this router does not act on (anything else closes the channel)
 IGNORED = frozenset(
     {
@@ -54,18 +61,8 @@ class Binding:
     terminator: Terminator
 
 
-@dataclass(eq=False)
-class Circuit:
-    id: str
-    service_id: str
-    dialer: tuple[Channel, int]
-    host: tuple[Channel, int]
-    open: bool = False
-    queued: list[tuple[Channel, Message]] = field(default_factory=list)
-    moved: dict[str, int] = field(default_factory=lambda: {"dialer": 0, "host": 0})
-
-    def other(self, channel: Channel, conn_id: int) -> tuple[Channel, int]:
-        return self.host if (channel, conn_id) == self.dialer else self.dialer
+class DialFailed(Exception):
+    """A dial did not reach its host; ``str()`` is what the dialer is told."""
 
 
 def closed(conn_id: int, reason: str, request: Message | None = None) -> Message:
@@ -76,36 +73,61 @@ def closed(conn_id: int, reason: str, request: Message | None = None) -> Message
 
 
 class Edge:
-    """The router's bindings and circuits."""
+    """The router's SDK side: hellos, bindings and dials."""
 
-    def __init__(self, router):
-        self.router = router
-        self.link = router.link
+    def __init__(
+        self,
+        link: ControllerLink,
+        circuits: Circuits,
+        links: dict[str, Channel],
+        *,
+        router_id: str,
+        spawn,
+        dial_timeout: float = 5.0,
+    ):
+        self.link, self.circuits, self.links = link, circuits, links
+        self.router_id, self.spawn, self.dial_timeout = router_id, spawn, dial_timeout
         self.bindings: dict[str, Binding] = {}
-        self.circuits: dict[str, Circuit] = {}
+        self.channels: set[Channel] = set()
+        self.handlers = {
+            CT.DATA: self.data,
+            CT.CONNECT: lambda channel, message: self.spawn(self.connect(channel, message)),
+            CT.BIND: lambda channel, message: self.spawn(self.bind(channel, message)),
+            CT.STATE_CLOSED: self.state_closed,
+            CT.UNBIND: self.unbind,
+            CT.UPDATE_TOKEN: lambda channel, message: self.spawn(self.update_token(channel, message)),
+            **{content_type: ignore for content_type in IGNORED},
+        }
 
-    # -- dispatch ----------------------------------------------------------------
-    async def handle(self, channel: Channel, message: Message) -> None:
-        ct = message.content_type
-        if ct == CT.DATA:
-            await self._data(channel, message)
-        elif ct == CT.CONNECT:
-            self._spawn(self._connect(channel, message))
-        elif ct == CT.BIND:
-            self._spawn(self._bind(channel, message))
-        elif ct == CT.STATE_CLOSED:
-            await self._closed(channel, message)
-        elif ct == CT.UNBIND:
-            await self._unbind(channel, message)
-        elif ct == CT.UPDATE_TOKEN:
-            self._spawn(self._update_token(channel, message))
-        elif ct in IGNORED:
-            pass  # late replies and optional features: accepted, not acted on
-        else:
-            log.warning("router: %s sent unknown content type %d, closing", channel.id, ct)
-            channel.close()
+    # -- hello -------------------------------------------------------------------------
+    async def hello(self, channel: Channel, hello: Message) -> bool:
+        token = hello.str_header(Header.SESSION_TOKEN) or ""
+        try:
+            channel.caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+        except PermissionError as ex:
+            log.warning("router: %s %s refused: %s", channel.id, channel.peer, ex)
+            await channel.send(channel.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
+            return False
+        await channel.send(
+            channel.reply(
+                hello,
+                CT.RESULT,
+                result_success=boolean(True),
+                connection_id=channel.id.encode(),
+                router_id=self.router_id.encode(),
+                hello_version=VERSION,
+                supports_bind_success=boolean(True),
+            )
+        )
+        self.channels.add(channel)
+        self.link.connection_changed(channel.caller.identity_id, True)
+        return True
 
-    async def _update_token(self, channel: Channel, message: Message) -> None:
+    def unknown(self, channel: Channel, message: Message) -> None:
+        log.warning("router: %s sent unknown content type %d, closing", channel.id, message.content_type)
+        channel.close()
+
+    async def update_token(self, channel: Channel, message: Message) -> None:
         """An SDK's refreshed API session token (OIDC): accepted if it names the same identity."""
         token = message.body.decode("utf-8", "replace")
         try:
@@ -116,11 +138,6 @@ class Edge:
             return await channel.send(channel.reply(message, CT.UPDATE_TOKEN_FAILURE, str(ex).encode()))
         channel.caller = caller
         await channel.send(channel.reply(message, CT.UPDATE_TOKEN_SUCCESS))
-
-    def _spawn(self, coro) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self.router.tasks.add(task)
-        task.add_done_callback(self.router.tasks.discard)
 
     async def _grant(self, channel: Channel, message: Message, kind: str) -> Grant | None:
         conn_id = message.conn_id
@@ -137,13 +154,13 @@ class Edge:
                 "circuit" if kind == "Dial" else "terminator",
                 "failed",
                 identity_id=channel.caller.identity_id,
-                router_id=self.router.router_id,
+                router_id=self.router_id,
                 reason=reason,
             )
             return None
 
     # -- bind ------------------------------------------------------------------------
-    async def _bind(self, channel: Channel, message: Message) -> None:
+    async def bind(self, channel: Channel, message: Message) -> None:
         grant = await self._grant(channel, message, "Bind")
         if grant is None or channel.closed:
             return
@@ -186,20 +203,22 @@ class Edge:
             terminator_id=terminator.terminator_id,
             service_id=grant.service_id,
             identity_id=terminator.identity_id,
-            router_id=self.router.router_id,
+            router_id=self.router_id,
         )
         if binding.terminator.terminator_id not in self.bindings:  # unbound while the controller was writing
             await asyncio.to_thread(self.link.remove_terminator, terminator.terminator_id)
         elif message.bool_header(Header.SUPPORTS_BIND_SUCCESS):
             await channel.send(Message(CT.BIND_SUCCESS, b"", {Header.CONN_ID: u32(binding.conn_id)}))
 
-    async def _unbind(self, channel: Channel, message: Message) -> None:
+    def unbind(self, channel: Channel, message: Message):
         binding = channel.conns.get(message.conn_id)
         if isinstance(binding, Binding):
-            await self._drop_binding(binding)
+            return self._drop_binding(binding)
+        return None
 
     async def _drop_binding(self, binding: Binding) -> None:
-        binding.channel.conns.pop(binding.conn_id, None)
+        if binding.channel.conns.get(binding.conn_id) is binding:
+            del binding.channel.conns[binding.conn_id]
         if self.bindings.pop(binding.terminator.terminator_id, None) is None:
             return
         await asyncio.to_thread(self.link.remove_terminator, binding.terminator.terminator_id)
@@ -209,22 +228,11 @@ class Edge:
             terminator_id=binding.terminator.terminator_id,
             service_id=binding.grant.service_id,
             identity_id=binding.terminator.identity_id,
-            router_id=self.router.router_id,
+            router_id=self.router_id,
         )
 
     # -- connect ----------------------------------------------------------------------
-    def pick(self, service_id: str, instance: str | None) -> Binding | None:
-        found = [
-            b
-            for b in self.bindings.values()
-            if b.grant.service_id == service_id
-            and not b.channel.closed
-            and (not instance or b.terminator.instance_id == instance)
-        ]
-        found.sort(key=lambda b: (PRECEDENCE_ORDER[b.terminator.precedence], b.terminator.cost))
-        return found[0] if found else None
-
-    async def _connect(self, channel: Channel, message: Message) -> None:
+    async def connect(self, channel: Channel, message: Message) -> None:
         grant = await self._grant(channel, message, "Dial")
         if grant is None or channel.closed:
             return
@@ -233,80 +241,121 @@ class Edge:
             return await self._refuse(
                 channel, message, grant, "encryption required on service, initiator did not send public header"
             )
-        instance = message.str_header(Header.TERMINATOR_IDENTITY)
-        binding = self.pick(grant.service_id, instance)
-        if binding is None:
-            suffix = f" for instanceId {instance}" if instance else ""
-            return await self._refuse(channel, message, grant, f"service {grant.service_id} has no terminators{suffix}")
-        host = binding.channel
-        circuit = Circuit(str(uuid.uuid4()), grant.service_id, (channel, conn_id), (host, host.next_conn_id()))
-        channel.conns[conn_id] = host.conns[circuit.host[1]] = circuit
-        self.circuits[circuit.id] = circuit
-        reply = await self._dial_host(circuit, binding, message)
-        if reply is None or reply.content_type != CT.DIAL_SUCCESS:
-            reason = "dial failed: " + (reply.body.decode("utf-8", "replace") if reply else "no answer from the host")
-            self._forget(circuit)
-            return await self._refuse(channel, message, grant, reason)
-        if channel.closed:  # the dialer left while the host was accepting
-            self._forget(circuit)
-            return await host.send(closed(circuit.host[1], "peer closed"))
-        out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
-        if binding.terminator.host_public_key:
-            out.headers[Header.PUBLIC_KEY] = binding.terminator.host_public_key
-        # StateConnected goes out before any queued host data, and nothing awaits in between
-        channel.send_nowait(out)
-        circuit.open = True
-        for source, queued in circuit.queued:
-            self._forward_nowait(circuit, source, queued)
-        circuit.queued.clear()
-        await channel.drain()
-        self.link.emit(
-            "circuit",
-            "created",
-            circuit_id=circuit.id,
-            service_id=grant.service_id,
-            identity_id=channel.caller.identity_id,
-            host_id=binding.terminator.identity_id,
-            terminator_id=binding.terminator.terminator_id,
-            router_id=self.router.router_id,
-        )
+        instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
+        try:
+            route = await asyncio.to_thread(self.link.route, channel.caller.identity_id, grant.service_id, instance)
+        except (PermissionError, LookupError) as ex:
+            return await self._refuse(channel, message, grant, str(ex).strip("'\""))
+        caller = channel.caller
+        dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
+        dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
+        dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()
+        dialer = EdgeEnd(channel, conn_id)
 
-    async def _dial_host(self, circuit: Circuit, binding: Binding, connect: Message) -> Message | None:
-        caller = connect.headers.get(Header.CALLER_ID, b"")
+        def connected(host_key: bytes | None, circuit: Circuit) -> None:
+            """In the read loop that got the host's answer: StateConnected goes out before any host data."""
+            if channel.closed:
+                return
+            out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
+            if host_key:
+                out.headers[Header.PUBLIC_KEY] = host_key
+            channel.send_nowait(out)
+            self.circuits.start(circuit)
+
+        try:
+            circuit = await self.dial(route, grant.service_id, dialer, dial, connected)
+        except DialFailed as ex:
+            return await self._refuse(channel, message, grant, f"dial failed: {ex}")
+        if channel.closed:  # the dialer left while the host was accepting
+            return self.circuits.close(circuit, circuit.dialer, "peer closed")
+        if circuit.closed:  # over before this coroutine resumed: nothing to record
+            return None
+        circuit.first = True
+        circuit.info = {
+            "circuit_id": circuit.id,
+            "service_id": grant.service_id,
+            "identity_id": caller.identity_id,
+            "host_id": route.get("host_id", ""),
+            "terminator_id": route["terminator_id"],
+            "path": list(route["path"]),
+            "links": list(route["links"]),
+        }
+        self.link.circuit_up(circuit.info)
+
+    async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
+        """Reach the route's terminator from here: its host on this router, or the next router over a link.
+
+        ``connected(host_key, circuit)`` runs in the read loop that received the answer, before any data.
+        """
+        path, hop = route["path"], route["path"].index(self.router_id)
+        if hop == len(path) - 1:
+            binding = self.bindings.get(route["terminator_id"])
+            if binding is None or binding.channel.closed:
+                raise DialFailed(f"terminator {route['terminator_id']} is not bound on this router")
+            host = binding.channel
+            circuit = Circuit(route["circuit_id"], service_id, dialer, EdgeEnd(host, host.next_conn_id()))
+            self.circuits.add(circuit)
+            reply = await self._dial_host(circuit, binding, headers, connected)
+            if reply is None or reply.content_type != CT.DIAL_SUCCESS:
+                self.circuits.forget(circuit)
+                raise DialFailed(reply.body.decode("utf-8", "replace") if reply else "no answer from the host")
+            return circuit
+        next_link = self.links.get(route["links"][hop])
+        if next_link is None or next_link.closed:
+            raise DialFailed(f"link {route['links'][hop]} is down")
+        circuit = Circuit(route["circuit_id"], service_id, dialer, LinkEnd(next_link, route["circuit_id"]))
+        self.circuits.add(circuit)
+        request = Message(CT.LINK_ROUTE, json.dumps(route).encode(), dict(headers))
+
+        def answered(reply: Message) -> None:
+            if reply.bool_header(Header.RESULT_SUCCESS) and not circuit.closed:
+                connected(reply.headers.get(Header.PUBLIC_KEY), circuit)
+
+        try:
+            remaining = len(path) - 1 - hop
+            reply = await next_link.request(request, self.dial_timeout + remaining, on_reply=answered)
+        except (asyncio.TimeoutError, ChannelClosed):
+            reply = None
+        if reply is None or not reply.bool_header(Header.RESULT_SUCCESS):
+            self.circuits.close(circuit, circuit.dialer, "dial failed")
+            raise DialFailed(reply.body.decode("utf-8", "replace") if reply else "no answer over the link")
+        return circuit
+
+    async def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected) -> Message | None:
         dial = Message(
             CT.DIAL,
             binding.token,
             {
                 Header.CONN_ID: u32(binding.conn_id),
-                Header.ROUTER_PROVIDED_CONN_ID: u32(circuit.host[1]),
+                Header.ROUTER_PROVIDED_CONN_ID: u32(circuit.host.key),
                 Header.CIRCUIT_ID: circuit.id.encode(),
-                Header.CALLER_ID: caller,
-                Header.DIALER_IDENTITY_ID: circuit.dialer[0].caller.identity_id.encode(),
-                Header.DIALER_IDENTITY_NAME: circuit.dialer[0].caller.identity_name.encode(),
+                Header.CALLER_ID: b"",
+                **headers,
             },
         )
-        for key in DIAL_COPIES:
-            if key in connect.headers:
-                dial.headers[key] = connect.headers[key]
+
+        def answered(reply: Message) -> None:
+            if reply.content_type == CT.DIAL_SUCCESS:
+                self._host_conn_id(circuit, reply)
+                connected(binding.terminator.host_public_key, circuit)
+
         try:
-            return await binding.channel.request(
-                dial, self.router.dial_timeout, on_reply=lambda reply: self._host_conn_id(circuit, reply)
-            )
+            return await binding.channel.request(dial, self.dial_timeout, on_reply=answered)
         except (asyncio.TimeoutError, ChannelClosed):
             return None
 
     def _host_conn_id(self, circuit: Circuit, reply: Message) -> None:
         """Older SDKs ignore the router-provided id and name their own in DialSuccess: use theirs."""
-        host, provided = circuit.host
-        if reply.content_type != CT.DIAL_SUCCESS or len(reply.body) != 4:
+        host = circuit.host
+        if len(reply.body) != 4:
             return
         chosen = int.from_bytes(reply.body, "little")
-        if chosen != provided:
-            if host.conns.get(provided) is circuit:
-                del host.conns[provided]
-            circuit.host = (host, chosen)
-            host.conns[chosen] = circuit
-            host.send_nowait(host.reply(reply, CT.STATE_CONNECTED, conn_id=u32(chosen)))
+        if chosen != host.key:
+            if host.channel.conns.get(host.key) is circuit:
+                del host.channel.conns[host.key]
+            host.rekey(chosen)
+            host.channel.conns[chosen] = circuit
+            host.channel.send_nowait(host.channel.reply(reply, CT.STATE_CONNECTED, conn_id=u32(chosen)))
 
     async def _refuse(self, channel: Channel, message: Message, grant: Grant, reason: str) -> None:
         await channel.send(closed(message.conn_id, reason, message))
@@ -315,79 +364,93 @@ class Edge:
             "failed",
             service_id=grant.service_id,
             identity_id=channel.caller.identity_id,
-            router_id=self.router.router_id,
+            router_id=self.router_id,
             reason=reason,
         )
 
     # -- data and closes -------------------------------------------------------------------
-    async def _data(self, channel: Channel, message: Message) -> None:
-        circuit = channel.conns.get(message.conn_id)
-        if not isinstance(circuit, Circuit):
-            if message.conn_id is not None and circuit is None:
-                await channel.send(closed(message.conn_id, "unknown connection"))
-            return
-        if not circuit.open:
-            circuit.queued.append((channel, message))
-            return
-        await self._forward(circuit, channel, message)
+    def data(self, channel: Channel, message: Message):
+        conn_id = message.conn_id
+        circuit = channel.conns.get(conn_id)
+        if type(circuit) is not Circuit:
+            if conn_id is not None and circuit is None and not channel.congested():
+                channel.send_nowait(closed(conn_id, "unknown connection"))
+            return None
+        source = circuit.dialer if circuit.dialer.channel is channel and circuit.dialer.key == conn_id else circuit.host
+        return self.circuits.forward(circuit, source, message)
 
-    def _forward_nowait(self, circuit: Circuit, channel: Channel, message: Message) -> Channel:
-        peer, peer_conn = circuit.other(channel, message.conn_id)
-        circuit.moved["host" if (channel, message.conn_id) == circuit.host else "dialer"] += len(message.body)
-        headers = {
-            key: value for key, value in message.headers.items() if key in (Header.FLAGS, Header.UUID, Header.SEQ)
-        }
-        headers[Header.CONN_ID] = u32(peer_conn)
-        peer.send_nowait(Message(CT.DATA, message.body, headers))
-        return peer
-
-    async def _forward(self, circuit: Circuit, channel: Channel, message: Message) -> None:
-        await self._forward_nowait(circuit, channel, message).drain()
-
-    async def _closed(self, channel: Channel, message: Message) -> None:
+    def state_closed(self, channel: Channel, message: Message):
         entry = channel.conns.get(message.conn_id)
         if isinstance(entry, Binding):
-            await self._drop_binding(entry)
-        elif isinstance(entry, Circuit):
-            peer, peer_conn = entry.other(channel, message.conn_id)
-            self._forget(entry, "closed")
-            await peer.send(closed(peer_conn, message.body.decode("utf-8", "replace")))
-
-    def _forget(self, circuit: Circuit, event: str | None = None) -> None:
-        for channel, conn_id in (circuit.dialer, circuit.host):
-            if channel.conns.get(conn_id) is circuit:
-                del channel.conns[conn_id]
-        if self.circuits.pop(circuit.id, None) is not None and event and circuit.open:
-            self.link.emit(
-                "circuit",
-                "deleted",
-                circuit_id=circuit.id,
-                service_id=circuit.service_id,
-                router_id=self.router.router_id,
-                bytes_from_dialer=circuit.moved["dialer"],
-                bytes_from_host=circuit.moved["host"],
-            )
+            return self._drop_binding(entry)
+        if isinstance(entry, Circuit):
+            self.circuits.close(entry, self.circuits.end_of(entry, channel, message.conn_id), message.body.decode())
+        return None
 
     def revoke(self, kind: str, revoked_id: str) -> None:
         """A session went: its bindings end. An API session went: its channels close."""
         if kind == "apiSession":
-            for channel in list(self.router.channels):
+            for channel in list(self.channels):
                 if channel.caller and channel.caller.api_session_id == revoked_id:
                     log.info("router: %s closed, its api session was removed", channel.id)
                     channel.close()
             return
         for binding in [b for b in self.bindings.values() if b.grant.session_id == revoked_id]:
             binding.channel.send_nowait(closed(binding.conn_id, "session removed"))
-            self._spawn(self._drop_binding(binding))
+            self.spawn(self._drop_binding(binding))
 
     async def channel_closed(self, channel: Channel) -> None:
         """The SDK went away: close its circuits' other ends, drop its bindings."""
-        for conn_id, entry in list(channel.conns.items()):
-            if isinstance(entry, Circuit):
-                peer, peer_conn = entry.other(channel, conn_id)
-                self._forget(entry, "closed")
-                await peer.send(closed(peer_conn, "peer closed"))
-            elif isinstance(entry, Binding):
+        self.circuits.channel_gone(channel, "peer closed")
+        for entry in list(channel.conns.values()):
+            if isinstance(entry, Binding):
                 await self._drop_binding(entry)
         channel.conns.clear()
-        self.router.channel_gone(channel)
+        if channel in self.channels:
+            self.channels.discard(channel)
+            self.link.connection_changed(channel.caller.identity_id, False)
+
+    # -- the far end of a link route --------------------------------------------------------
+    async def route_in(self, link: Channel, message: Message) -> None:
+        """A LinkRoute from the previous router: dial onwards (host here, or the next link), then answer."""
+        try:
+            route = json.loads(message.body)
+            circuit_id, service_id = str(route["circuit_id"]), str(route.get("service_id", ""))
+        except (ValueError, KeyError, TypeError):
+            log.warning("router: %s %s sent a malformed route, closing", link.id, link.peer)
+            return link.close()
+        headers = {key: value for key, value in message.headers.items() if key in DIAL_COPIES}
+        for key in (Header.DIALER_IDENTITY_ID, Header.DIALER_IDENTITY_NAME):
+            if key in message.headers:
+                headers[key] = message.headers[key]
+
+        def connected(host_key: bytes | None, circuit: Circuit) -> None:
+            out = link.reply(message, CT.RESULT, result_success=boolean(True))
+            if host_key:
+                out.headers[Header.PUBLIC_KEY] = host_key
+            link.send_nowait(out)
+            self.circuits.start(circuit)
+
+        try:
+            if self.router_id not in route.get("path", []):
+                raise DialFailed("this router is not on the route")
+            await self.dial(route, service_id, LinkEnd(link, circuit_id), headers, connected)
+        except DialFailed as ex:
+            link.send_nowait(link.reply(message, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
+
+    def link_payload(self, link: Channel, message: Message):
+        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
+        if type(circuit) is not Circuit:
+            return None
+        source = circuit.dialer if circuit.dialer.channel is link else circuit.host
+        return self.circuits.forward(circuit, source, message)
+
+    def link_close(self, link: Channel, message: Message) -> None:
+        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
+        if isinstance(circuit, Circuit):
+            source = circuit.dialer if circuit.dialer.channel is link else circuit.host
+            self.circuits.close(circuit, source, message.body.decode("utf-8", "replace") or "closed")
+
+
+def ignore(channel: Channel, message: Message) -> None:
+    """Late replies and optional features: accepted, not acted on."""

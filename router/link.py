@@ -49,12 +49,19 @@ class Terminator:
 
 @dataclass(frozen=True)
 class Credentials:
-    """The router's id, name and TLS server certificate (chain and key as PEM)."""
+    """The router's id, name and TLS server certificate (chain and key as PEM).
+
+    For links (``router/links.py``) also its client certificate and key, and the controller's own CA
+    bundle (the only trust root for links); without them the router opens no link listener.
+    """
 
     router_id: str
     name: str
     cert_chain_pem: str
     key_pem: str
+    client_cert_chain_pem: str = ""
+    client_key_pem: str = ""
+    ca_pem: str = ""
 
 
 class ControllerLink(Protocol):
@@ -85,7 +92,11 @@ class ControllerLink(Protocol):
         """The router stopped."""
 
     def watch(self, revoked: Callable[[str, str], None]) -> None:
-        """From now on call ``revoked(kind, id)`` (kind ``session`` or ``apiSession``) when one goes; quick, any thread."""
+        """From now on call ``revoked(kind, id)`` when one goes; quick, any thread.
+
+        ``kind`` is ``session`` or ``apiSession`` (its bindings or channels end), or ``router``: that router
+        went offline, so this router's links to it close at once.
+        """
 
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         """From now on call ``changed(pem)`` with the new bundle when the trusted CAs change; quick, any thread."""
@@ -95,3 +106,42 @@ class ControllerLink(Protocol):
 
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         """Put an event on the controller's timeline."""
+
+    # -- links and circuits (router/links.py, router/edge.py). Plain JSON values in and out. ----------------
+    def link_listen(self, url: str) -> None:
+        """This router accepts links at ``url`` (``tls://host:port``); peers learn it from :meth:`peers`."""
+
+    def peers(self) -> list[Mapping[str, Any]]:
+        """Other online routers that accept links: ``[{"router_id", "name", "url"}]``."""
+
+    def link_peer(self, router_id: str, fingerprint: str) -> Mapping[str, Any]:
+        """Is ``fingerprint`` (SHA-1 of a link client's leaf) the certificate enrolled for ``router_id``?
+
+        Returns ``{"router_id", "name"}``; ``PermissionError`` with the reason when it is not.
+        """
+
+    def link_up(self, link_id: str, dst_router_id: str) -> None:
+        """This router dialed ``dst_router_id`` and the link ``link_id`` works."""
+
+    def link_latency(self, link_id: str, latency_ns: int) -> None:
+        """The link's measured round trip (its path cost follows it)."""
+
+    def link_down(self, link_id: str) -> None:
+        """The link closed (either end may say so; gone already is fine)."""
+
+    def route(self, identity_id: str, service_id: str, instance_id: str) -> Mapping[str, Any]:
+        """Where a dial of ``service_id`` arriving at this router goes.
+
+        The controller picks a terminator by the service's ``terminatorStrategy`` among terminators on
+        online routers it can reach (precedence required > default > failed, then cost), and the cheapest
+        path of live links to it. Returns ``{"circuit_id", "service_id", "terminator_id", "router_id",
+        "host_id", "path": [router ids, this router first], "links": [link ids between them]}``;
+        ``LookupError`` with the text the dialer is told when there is no terminator.
+        """
+
+    def circuit_up(self, circuit: Mapping[str, Any]) -> None:
+        """A circuit this router took the dial for is connected: ``{"circuit_id", "service_id", "identity_id",
+        "host_id", "terminator_id", "path", "links"}`` (recorded and put on the timeline); quick."""
+
+    def circuit_down(self, circuit: Mapping[str, Any]) -> None:
+        """That circuit ended: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host", "reason"}``; quick."""

@@ -17,36 +17,45 @@ import tempfile
 import threading
 from pathlib import Path
 
+from router import links as links_tls
 from router.channel import Channel
+from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
 from router.edge import Edge
 from router.link import ControllerLink, Credentials
+from router.links import Links
+from router.tls_policy import new_context
+from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
 
-#: APPSEC(tls-policy): Mozilla "intermediate" without DHE, as the controller's HTTPS listener
-#: (``controller.server.tls.TLS12_CIPHERS``; the router never imports the controller, a test keeps them equal)
-TLS12_CIPHERS = (
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
-    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
-    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305"
-)
+
+def _pem_files(folder: str, chain_pem: str, key_pem: str, stem: str) -> tuple[str, str]:
+    chain, key = Path(folder) / f"{stem}.chain.pem", Path(folder) / f"{stem}.key.pem"
+    chain.write_text(chain_pem)
+    key.touch(mode=0o600)
+    key.write_text(key_pem)
+    return str(chain), str(key)
 
 
 def server_context(creds: Credentials, trusted_cas: str) -> ssl.SSLContext:
-    """TLS server context with the router cert, requiring client certs from the trusted CAs."""
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_ciphers(TLS12_CIPHERS)
+    """The SDK listener's TLS context: the router's certificate, client certificates from the trusted CAs."""
+    context = new_context(ssl.PROTOCOL_TLS_SERVER)
     with tempfile.TemporaryDirectory(prefix="ziti-router-") as folder:
-        chain, key = Path(folder) / "chain.pem", Path(folder) / "key.pem"
-        chain.write_text(creds.cert_chain_pem)
-        key.touch(mode=0o600)
-        key.write_text(creds.key_pem)
-        context.load_cert_chain(chain, key)
+        context.load_cert_chain(*_pem_files(folder, creds.cert_chain_pem, creds.key_pem, "server"))
     context.load_verify_locations(cadata=trusted_cas)
     context.verify_mode = ssl.CERT_REQUIRED
     context.set_alpn_protocols(["ziti-edge"])
     return context
+
+
+def link_contexts(creds: Credentials) -> tuple[ssl.SSLContext, ssl.SSLContext] | None:
+    """The link listener's and dialer's contexts (None without link credentials): the controller CA only."""
+    if not (creds.client_cert_chain_pem and creds.client_key_pem and creds.ca_pem):
+        return None
+    with tempfile.TemporaryDirectory(prefix="ziti-router-") as folder:
+        files = _pem_files(folder, creds.cert_chain_pem, creds.key_pem, "server")
+        client_files = _pem_files(folder, creds.client_cert_chain_pem, creds.client_key_pem, "client")
+        return links_tls.server_context(*files, creds.ca_pem), links_tls.client_context(*client_files, creds.ca_pem)
 
 
 #: TLS read buffer per channel: asyncio allocates 256 KiB per connection; a TLS record is at most 16 KiB
@@ -63,7 +72,12 @@ def _shrink_read_buffer(writer: asyncio.StreamWriter) -> None:
 
 
 class EdgeRouter:
-    """An edge router SDKs dial and bind through, reaching the controller only via ``link``."""
+    """An edge router SDKs dial and bind through, reaching the controller only via ``link``.
+
+    It owns its parts and they point one way: the router holds the :class:`~router.edge.Edge` (SDK
+    messages), the :class:`~router.links.Links` (peer routers) and the :class:`~router.circuits.Circuits`;
+    each channel is served with its handler table and knows nothing of the router.
+    """
 
     def __init__(
         self,
@@ -74,18 +88,29 @@ class EdgeRouter:
         advertise: str | None = None,
         hello_timeout: float = 10.0,
         dial_timeout: float = 5.0,
+        link_port: int | None = 0,
+        link_advertise: str | None = None,
+        circuit_buffer: int = CIRCUIT_BUFFER,
+        stall_timeout: float = 5.0,
+        probe_interval: float = 5.0,
+        probe_timeout: float = 10.0,
     ):
         self.link, self.host, self.port = link, host, port
         self.advertise = advertise
         self.hello_timeout, self.dial_timeout = hello_timeout, dial_timeout
-        self.edge = Edge(self)
-        self.channels: set[Channel] = set()
+        self.link_port, self.link_advertise = link_port, link_advertise
+        self.probe_interval, self.probe_timeout = probe_interval, probe_timeout
+        self.circuits = Circuits(self._circuit_gone, buffer=circuit_buffer, stall_timeout=stall_timeout)
+        self.link_channels: dict[str, Channel] = {}
+        self.edge: Edge | None = None
+        self.links: Links | None = None
         #: work spawned by channels (dials, binds) and the channels' own read tasks
         self.tasks: set[asyncio.Task] = set()
         self.channel_tasks: set[asyncio.Task] = set()
         self.router_id = ""
         self.loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.AbstractServer | None = None
+        self._link_server: asyncio.AbstractServer | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.error: BaseException | None = None
@@ -94,11 +119,49 @@ class EdgeRouter:
     def url(self) -> str:
         return f"tls://{self.advertise or self.host}:{self.port}"
 
+    @property
+    def link_url(self) -> str | None:
+        if self._link_server is None:
+            return None
+        return f"tls://{self.link_advertise or self.advertise or self.host}:{self.link_port}"
+
+    @property
+    def channels(self) -> set[Channel]:
+        return self.edge.channels if self.edge is not None else set()
+
     # -- lifecycle ------------------------------------------------------------------
     def start(self) -> "EdgeRouter":
-        self._creds = Credentials(**self.link.credentials())
-        self.router_id = self._creds.router_id
-        context = server_context(self._creds, self.link.trusted_cas())
+        self._creds = creds = Credentials(**self.link.credentials())
+        self.router_id = creds.router_id
+        context, link_tls = server_context(creds, self.link.trusted_cas()), link_contexts(creds)
+        self.edge = Edge(
+            self.link,
+            self.circuits,
+            self.link_channels,
+            router_id=self.router_id,
+            spawn=self.spawn,
+            dial_timeout=self.dial_timeout,
+        )
+        if link_tls is not None and self.link_port is not None:
+            self.links = Links(
+                self.link,
+                router_id=self.router_id,
+                server_context=link_tls[0],
+                client_context=link_tls[1],
+                handlers={
+                    CT.LINK_ROUTE: lambda channel, message: self.spawn(self.edge.route_in(channel, message)),
+                    CT.LINK_PAYLOAD: self.edge.link_payload,
+                    CT.LINK_CLOSE: self.edge.link_close,
+                    CT.LINK_PAUSE: self.circuits.pause,
+                    CT.LINK_RESUME: self.circuits.resume,
+                },
+                on_closed=self._link_closed,
+                spawn=self.spawn,
+                hello_timeout=self.hello_timeout,
+                probe_interval=self.probe_interval,
+                probe_timeout=self.probe_timeout,
+            )
+            self.link_channels = self.edge.links = self.links.by_id
         self._thread = threading.Thread(target=self._run, args=(context,), name="edge-router", daemon=True)
         self._thread.start()
         self._ready.wait(30)
@@ -107,6 +170,9 @@ class EdgeRouter:
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.online(self.url)
+        if self.links is not None:
+            self.link.link_listen(self.link_url)
+            self.loop.call_soon_threadsafe(self.links.dial_peers)
         log.info("router: listening at %s", self.url)
         return self
 
@@ -118,6 +184,11 @@ class EdgeRouter:
                 asyncio.start_server(self._accept, self.host, self.port, limit=2**20)
             )
             self.port = self._server.sockets[0].getsockname()[1]
+            if self.links is not None:
+                self._link_server = self.loop.run_until_complete(
+                    asyncio.start_server(self._accept_link, self.host, self.link_port, limit=2**20)
+                )
+                self.link_port = self._link_server.sockets[0].getsockname()[1]
         except OSError as ex:
             self.error = OSError(
                 ex.errno,
@@ -146,8 +217,12 @@ class EdgeRouter:
         self.link.offline()
 
     async def _shutdown(self) -> None:
-        """Close every channel and let each clean up (terminators go), then cancel what is left."""
+        """Close every channel and link and let each clean up (terminators go), then cancel what is left."""
         self._server.close()
+        if self._link_server is not None:
+            self._link_server.close()
+        if self.links is not None:
+            self.links.close_all()
         for channel in list(self.channels):
             channel.close()
         if self.channel_tasks:
@@ -163,15 +238,38 @@ class EdgeRouter:
     def __exit__(self, *exc):
         self.stop()
 
+    def spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     # -- channels -------------------------------------------------------------------
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self.channel_tasks.add(task)
         try:
             if await self._handshake(writer):
-                await Channel(self, reader, writer).serve()
+                channel = Channel(reader, writer)
+                edge = self.edge
+                try:
+                    await channel.serve(edge.hello, edge.handlers, edge.unknown, self.hello_timeout)
+                finally:
+                    await edge.channel_closed(channel)
         finally:
             self.channel_tasks.discard(task)
+
+    async def _accept_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self.channel_tasks.add(task)
+        try:
+            await self.links.accept(reader, writer)
+        finally:
+            self.channel_tasks.discard(task)
+
+    def _link_closed(self, channel: Channel) -> None:
+        if not self.links.stopping:
+            log.info("router: link %s to %s closed", channel.link_id, channel.caller)
+        self.circuits.channel_gone(channel, "link down")
 
     async def _handshake(self, writer: asyncio.StreamWriter) -> bool:
         """TLS here rather than in the listener, so a refused client certificate is logged once."""
@@ -188,7 +286,12 @@ class EdgeRouter:
 
     def _revoked(self, kind: str, revoked_id: str) -> None:
         """Called from a controller thread: hand over to the loop."""
-        if self.loop is not None and self.loop.is_running():
+        if self.loop is None or not self.loop.is_running():
+            return
+        if kind == "router":
+            if self.links is not None and revoked_id != self.router_id:
+                self.loop.call_soon_threadsafe(self.links.router_gone, revoked_id)
+        else:
             self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
 
     def _trusted_cas_changed(self, pem: str) -> None:
@@ -204,19 +307,23 @@ class EdgeRouter:
             return
         log.info("router: trusted CAs reloaded")
 
-    def channel_opened(self, channel: Channel) -> None:
-        self.channels.add(channel)
-        self.link.connection_changed(channel.caller.identity_id, True)
-
-    def channel_gone(self, channel: Channel) -> None:
-        if channel in self.channels:
-            self.channels.discard(channel)
-            self.link.connection_changed(channel.caller.identity_id, False)
+    def _circuit_gone(self, circuit: Circuit, reason: str) -> None:
+        if circuit.first and circuit.info:
+            self.link.circuit_down(
+                {
+                    "circuit_id": circuit.id,
+                    "service_id": circuit.service_id,
+                    "bytes_from_dialer": circuit.moved["dialer"],
+                    "bytes_from_host": circuit.moved["host"],
+                    "reason": reason,
+                }
+            )
 
     def stats(self) -> dict:
-        """Channels, bindings and circuits held right now (read from any thread)."""
+        """Channels, bindings, circuits and links held right now (read from any thread)."""
         return {
             "channels": len(self.channels),
-            "bindings": len(self.edge.bindings),
-            "circuits": len(self.edge.circuits),
+            "bindings": len(self.edge.bindings) if self.edge else 0,
+            "circuits": len(self.circuits.by_id),
+            "links": len(self.link_channels),
         }

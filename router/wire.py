@@ -31,6 +31,8 @@ class ContentType:
     UPDATE_TOKEN_SUCCESS, UPDATE_TOKEN_FAILURE, UPDATE_TOKEN = 60801, 60802, 60803
     INSPECT_RESPONSE = 60805
     POSTURE_RESPONSE = 10800
+    #: router-to-router link messages (this project's own, never seen by an SDK; ``router/links.py``)
+    LINK_ROUTE, LINK_PAYLOAD, LINK_CLOSE, LINK_PAUSE, LINK_RESUME = 1050, 1100, 1102, 1104, 1105
 
 
 class Header:
@@ -44,6 +46,8 @@ class Header:
     ERROR_CODE, LISTENER_ID, SUPPORTS_BIND_SUCCESS = 1014, 1021, 1024
     CONNECTION_MARKER, CIRCUIT_ID = 1025, 1026
     DIALER_IDENTITY_ID, DIALER_IDENTITY_NAME = 1034, 1035
+    #: link headers (router to router only)
+    LINK_ID = 2000
 
 
 class Flag:
@@ -89,6 +93,12 @@ class Message:
         parts = [HEADER.pack(key, len(value)) + value for key, value in self.headers.items()]
         packed = b"".join(parts)
         return PREFIX.pack(MAGIC, self.content_type, self.seq, len(packed), len(self.body)) + packed + self.body
+
+
+def frame(content_type: int, headers: dict[int, bytes], body: bytes = b"", seq: int = 0) -> bytes:
+    """One encoded frame, without building a :class:`Message` (the data path's fast lane)."""
+    packed = b"".join([HEADER.pack(key, len(value)) + value for key, value in headers.items()])
+    return PREFIX.pack(MAGIC, content_type, seq, len(packed), len(body)) + packed + body
 
 
 def u32(value: int) -> bytes:

@@ -99,7 +99,7 @@ def _terminator(args: dict) -> Terminator:
 def _url(url: str) -> str:
     parts = urlsplit(url)
     if parts.scheme != "tls" or not parts.hostname or not parts.port:
-        raise InvalidArgs("online: url must be tls://host:port")
+        raise InvalidArgs("url must be tls://host:port")
     return url
 
 
@@ -144,6 +144,32 @@ ENTRIES = (
         lambda link, a, r: link.connection_changed(a["identityId"], a["connected"]),
     ),
     Entry("emit", {"namespace": (str,), "eventType": (str,), "fields": (dict,)}, _emit),
+    # links and circuits (router/links.py, router/edge.py)
+    Entry("linkListen", {"url": (str,)}, lambda link, a, r: link.link_listen(_url(a["url"]))),
+    Entry("peers", {}, lambda link, a, r: link.peers()),
+    Entry(
+        "linkPeer",
+        {"routerId": (str,), "fingerprint": (str,)},
+        lambda link, a, r: link.link_peer(a["routerId"], a["fingerprint"]),
+    ),
+    Entry(
+        "linkUp",
+        {"linkId": (str,), "dstRouterId": (str,)},
+        lambda link, a, r: link.link_up(a["linkId"], a["dstRouterId"]),
+    ),
+    Entry(
+        "linkLatency",
+        {"linkId": (str,), "latencyNs": (int,)},
+        lambda link, a, r: link.link_latency(a["linkId"], max(0, a["latencyNs"])),
+    ),
+    Entry("linkDown", {"linkId": (str,)}, lambda link, a, r: link.link_down(a["linkId"])),
+    Entry(
+        "route",
+        {"identityId": (str,), "serviceId": (str,), "instanceId": (str,)},
+        lambda link, a, r: link.route(a["identityId"], a["serviceId"], a["instanceId"]),
+    ),
+    Entry("circuitUp", {"circuit": (dict,)}, lambda link, a, r: link.circuit_up(a["circuit"])),
+    Entry("circuitDown", {"circuit": (dict,)}, lambda link, a, r: link.circuit_down(a["circuit"])),
 )
 
 MESSAGES: dict[str, Entry] = {entry.name: entry for entry in ENTRIES}

@@ -150,6 +150,12 @@ class RouterSession:
             log.warning("ctrl: %s: %s, closing", self.label, ex)
             self.send({"type": "error", "id": request_id, "code": "INVALID_ARGS", "message": str(ex)})
             return self.close()
+        except LookupError as ex:
+            if not isinstance(ex, KeyError):  # the dialer is told why (no terminator, no path); a KeyError is a bug
+                reply["error"] = {"code": "NO_ROUTE", "message": str(ex)}
+            else:
+                log.warning("ctrl: %s: %s failed: %r", self.label, entry.name, ex)
+                reply["error"] = {"code": "FAILED", "message": "the controller failed"}
         except Exception as ex:  # noqa: BLE001 - e.g. the service went meanwhile: that request fails, nothing else
             log.warning("ctrl: %s: %s failed: %s", self.label, entry.name, ex)
             reply["error"] = {"code": "FAILED", "message": str(ex) or type(ex).__name__}

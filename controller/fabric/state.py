@@ -57,6 +57,17 @@ class Fabric:
         self._lock = threading.Lock()
         self._links: dict[str, Link] = {}
         self._circuits: dict[str, Circuit] = {}
+        #: router id -> the URL its link listener advertised (``tls://host:port``)
+        self._listeners: dict[str, str] = {}
+
+    # -- link listeners -------------------------------------------------------------------
+    def listen(self, router_id: str, url: str) -> None:
+        with self._lock:
+            self._listeners[router_id] = url
+
+    def listeners(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._listeners)
 
     # -- links --------------------------------------------------------------------------
     def link_up(self, link: Link) -> None:
@@ -79,6 +90,10 @@ class Fabric:
     def link(self, link_id: str) -> Link | None:
         return self._links.get(link_id)
 
+    def links_of(self, router_id: str) -> list[Link]:
+        with self._lock:
+            return [link for link in self._links.values() if link.touches(router_id)]
+
     # -- circuits -----------------------------------------------------------------------
     def circuit_up(self, circuit: Circuit) -> None:
         with self._lock:
@@ -99,6 +114,7 @@ class Fabric:
     def router_gone(self, router_id: str) -> tuple[list[Link], list[Circuit]]:
         """Drop the links and circuits through ``router_id``; return what was dropped."""
         with self._lock:
+            self._listeners.pop(router_id, None)
             links = [link for link in self._links.values() if link.touches(router_id)]
             circuits = [c for c in self._circuits.values() if router_id in c.path_routers]
             for link in links:

@@ -24,7 +24,7 @@ SESSION_ID_CONTEXT = b"ziti-edge-controller"
 
 #: APPSEC(tls-policy): Mozilla "intermediate" without DHE: TLS 1.2 offers only ECDHE key exchange with AEAD
 #: ciphers (no static RSA, no CBC, no SHA-1 MACs); TLS 1.3 suites are all AEAD and stay OpenSSL's.
-#: The router's listener uses the same string (``router.server.TLS12_CIPHERS``; a test keeps them equal).
+#: The router's listener uses the same string (``router.tls_policy.TLS12_CIPHERS``; a test keeps them equal).
 TLS12_CIPHERS = (
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"

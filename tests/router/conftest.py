@@ -1,4 +1,4 @@
-"""Router tests wait for the controller's events (never for time)."""
+"""Router tests wait for the controller's events (never for time); `net` starts routers on a shared controller."""
 
 from __future__ import annotations
 
@@ -6,6 +6,10 @@ import logging
 import threading
 
 import pytest
+
+from harness.client import ZitiClient
+from harness.server import LocalController
+from tests.router.network import Net
 
 
 class Timeline:
@@ -76,3 +80,26 @@ def router_log():
     logger.addHandler(handler)
     yield handler
     logger.removeHandler(handler)
+
+
+@pytest.fixture(scope="module")
+def network_controller():
+    with LocalController() as local:
+        with ZitiClient.connect(local.url) as admin:
+            admin.login("admin", "admin")
+            admin.management.create_service_edge_router_policy(
+                body={"name": "all-all", "semantic": "AnyOf", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}
+            )
+        yield local
+
+
+@pytest.fixture
+def net(network_controller, tmp_path, ziti_unique):
+    admin = ZitiClient.connect(network_controller.url)
+    admin.login("admin", "admin")
+    timeline = Timeline(network_controller.controller.events)
+    network = Net(network_controller, admin, timeline, tmp_path, ziti_unique("net"))
+    yield network
+    network.close()
+    timeline.close()
+    admin.close()

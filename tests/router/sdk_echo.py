@@ -4,6 +4,9 @@
 ``python sdk_echo.py dial DIALER SERVICE MESSAGE``: dial, send, print the reply
 (``dial-fin``: half-close after sending, read until the host closes).
 ``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
+``python sdk_echo.py serve BINDER SERVICE NAME``: bind and answer ``NAME:data`` on every connection until killed.
+``python sdk_echo.py dial-each DIALER SERVICE``: one SDK context; for each line on stdin, dial, send it, print
+the reply (``ECHO ...`` or ``FAILED ...``).
 ``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
 """
 
@@ -48,12 +51,51 @@ def dial(identity: str, service: str, message: bytes, half_close: bool = False) 
     print("ECHO", reply.decode(), flush=True)
 
 
+def serve(identity: str, service: str, name: str) -> None:
+    server = openziti.load(identity).bind(service)
+    server.listen(5)
+    print("BOUND", flush=True)
+
+    def answer(conn):
+        while data := conn.recv(65536):
+            conn.sendall(name.encode() + b":" + data)
+        conn.close()
+
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=answer, args=(conn,), daemon=True).start()
+
+
+def dial_each(identity: str, service: str) -> None:
+    context = openziti.load(identity)
+    for line in sys.stdin:
+        message = line.strip().encode()
+        try:
+            fd = zitilib.ziti_socket(socket.SOCK_STREAM)
+            zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd) as conn:
+                conn.sendall(message)
+                reply = b""
+                while not reply.endswith(message):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    reply += chunk
+            print("ECHO", reply.decode(), flush=True)
+        except Exception as ex:  # noqa: BLE001 - the test reads the outcome
+            print("FAILED", ex, flush=True)
+
+
 def main(mode: str, *args: str) -> None:
     if mode == "enroll":
         with open(args[1], "w") as out:
             out.write(openziti.enroll(args[0]))
     elif mode == "bind":
         bind(*args).join(60)
+    elif mode == "serve":
+        serve(*args)
+    elif mode == "dial-each":
+        dial_each(*args)
     elif mode in ("dial", "dial-fin"):
         dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")
     else:

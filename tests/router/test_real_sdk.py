@@ -90,3 +90,93 @@ def test_the_real_sdk_enrolls_itself_then_binds_for_a_real_sdk_dialer(ziti_quick
     assert admin.management.detail_identity(created["id"])["authenticators"]["cert"]
     out = run_sdk("both", tmp_path / "self.json", ziti_quickstart.dialer, service, "self-enrolled")
     assert "ECHO self-enrolled" in out
+
+
+def test_real_sdk_dialer_on_one_router_reaches_a_real_sdk_binder_on_another(net):
+    """Multi-hop with libziti on both ends: the binder may use only router a, the dialer only router b."""
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("sdk-hop")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    host = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "bind", str(binder), service],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
+    )
+    try:
+        created = net.timeline.wait("terminator", "created", timeout=30)[0]
+        assert created["router_id"] == net.id("a")
+        assert "ECHO across the link" in run_sdk("dial", dialer, service, "across the link")
+        circuit = net.timeline.wait("circuit", "created")[0]
+        assert circuit["path"]["nodes"] == [net.id("b"), net.id("a")]
+    finally:
+        host.kill()
+        host.communicate(timeout=10)
+
+
+def test_a_real_sdk_dialer_fails_over_when_its_router_goes(net):
+    """libziti connects to every router it may use; when the one carrying its circuit goes, the circuit ends
+    and the next dial goes through another router.
+
+    NOTE: libziti 0.29 (openziti 0.6.0) keeps redialing the stopped router and its process sometimes ends
+    right after ("connection refused", no crash report); the dial is then made by a fresh SDK process.
+    """
+    for short in "abc":
+        net.start(short)
+    net.wait_links(3)
+    service = net.service("sdk-failover")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b", "c"])
+    host = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "serve", str(binder), service, "host"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=ENV,
+    )
+    guests = []
+
+    def start_guest():
+        guests.append(
+            subprocess.Popen(
+                [sys.executable, str(SCRIPT), "dial-each", str(dialer), service],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=ENV,
+            )
+        )
+
+    def ask(message: str) -> str | None:
+        guest = guests[-1]
+        try:
+            guest.stdin.write(message + "\n")
+            guest.stdin.flush()
+        except BrokenPipeError:
+            return None
+        for line in guest.stdout:
+            if line.startswith(("ECHO", "FAILED")):
+                return line.strip()
+        return None  # the SDK process ended
+
+    try:
+        start_guest()
+        net.timeline.wait("terminator", "created", timeout=30)
+        assert ask("first") == "ECHO host:first"
+        entry = net.timeline.wait("circuit", "created")[0]["path"]["nodes"][0]
+        net.stop({net.id(short): short for short in "bc"}[entry])
+        answer = ask("again")
+        if answer is None:
+            start_guest()
+            answer = ask("again")
+        assert answer == "ECHO host:again"
+        last = net.timeline.matching("circuit", "created")[-1]["path"]["nodes"]
+        assert last[0] != entry and last[-1] == net.id("a")
+    finally:
+        for process in (*guests, host):
+            process.kill()
+            process.communicate(timeout=10)

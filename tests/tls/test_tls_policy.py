@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-import router.server
+import router.tls_policy
 from controller.pki import ControllerPKI
 from controller.server import tls
 from controller.server.tls import TLSServer
@@ -80,7 +80,7 @@ def test_https_serves_tls_1_3(server):
 
 
 def test_the_router_and_the_controller_share_one_policy():
-    assert router.server.TLS12_CIPHERS == tls.TLS12_CIPHERS
+    assert router.tls_policy.TLS12_CIPHERS == tls.TLS12_CIPHERS
 
 
 def router_handshake(qs, cipher: str | None, version: ssl.TLSVersion) -> str:

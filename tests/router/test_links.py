@@ -1,0 +1,198 @@
+"""Routers linked to each other: multi-hop circuits, terminator strategies across routers, failover."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+
+import pytest
+
+from harness.dataplane import DataPlane
+from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.timeline import event_rows
+
+
+def named_echo(name: bytes):
+    def handler(conn):
+        while data := conn.recv():
+            conn.sendall(name + b":" + data)
+
+    return handler
+
+
+def ask(plane: SyncDataPlane, service: str, data: bytes = b"hello") -> bytes:
+    with plane.dial(service) as conn:
+        conn.sendall(data)
+        out = b""
+        while not out.endswith(data):
+            chunk = conn.recv()
+            assert chunk, f"closed after {out!r}"
+            out += chunk
+        return out
+
+
+def test_a_dialer_on_one_router_reaches_a_binder_on_another_across_the_link(net):
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("echo")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo)
+        with guest.dial(service) as conn:
+            payload = bytes(range(256)) * 512
+            conn.sendall(payload)
+            assert conn.recv_exactly(len(payload)) == payload
+            [circuit] = [
+                c for c in net.fabric.circuits() if c.service_id == net.ctl.services.find_by_name(service)["id"]
+            ]
+            link = net.link_between("a", "b")
+            assert circuit.path_routers == (net.id("b"), net.id("a")) and circuit.path_links == (link.id,)
+        created = net.timeline.wait("circuit", "created", circuit_id=circuit.id)[0]
+        deleted = net.timeline.wait("circuit", "deleted", circuit_id=circuit.id)[0]
+    assert created["path"] == {"nodes": [net.id("b"), net.id("a")], "links": [link.id]}
+    names = {net.id(short): net.name(short) for short in "ab"}
+    assert event_rows([created], names)[0]["path"] == f"{net.name('b')} > {net.name('a')}"  # the events timeline
+    assert created["router_id"] == net.id("b")
+    assert min(deleted["bytes_from_dialer"], deleted["bytes_from_host"]) > len(payload)  # plus e2ee overhead
+    assert net.fabric.circuit(circuit.id) is None
+
+
+def test_two_hops_when_the_direct_link_costs_more_and_the_async_plane_echoes_many(net):
+    for short in "abc":
+        net.start(short)
+    net.wait_links(3)
+    net.fabric.update_link(net.link_between("b", "c").id, static_cost=1000)
+    service = net.service("far")
+    binder = net.identity("binder", service, "Bind", ["c"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+
+    async def scenario():
+        async def handler(conn):
+            while data := await conn.recv():
+                await conn.send(data)
+
+        async with DataPlane(*load_identity_file(binder)) as host, DataPlane(*load_identity_file(dialer)) as guest:
+            await host.bind(service, handler)
+            conns = [await guest.dial(service) for _ in range(3)]
+            for index, conn in enumerate(conns):
+                await conn.send(b"%d" % index * 1000)
+            return [await conn.recv_exactly(1000) for conn in conns]
+
+    assert asyncio.run(scenario()) == [b"0" * 1000, b"1" * 1000, b"2" * 1000]
+    paths = [e["path"]["nodes"] for e in net.timeline.matching("circuit", "created")]
+    assert paths == [[net.id("b"), net.id("a"), net.id("c")]] * 3
+
+
+@pytest.mark.parametrize(
+    ("on_a", "on_c", "answers"),
+    [
+        ({"cost": 500}, {}, b"c"),  # smartrouting: the lower cost across routers
+        ({}, {"cost": 500}, b"a"),
+        ({"cost": 500, "precedence": "required"}, {}, b"a"),  # required beats any cost
+        ({"precedence": "failed"}, {"cost": 900}, b"c"),  # failed only when nothing else is there
+    ],
+)
+def test_terminator_cost_and_precedence_decide_across_routers(net, on_a, on_c, answers):
+    net.start("a"), net.start("b"), net.start("c")
+    net.wait_links(3)
+    service = net.service("pick")
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    binder_a = net.identity("on-a", service, "Bind", ["a"])
+    binder_c = net.identity("on-c", service, "Bind", ["c"])
+    with (
+        SyncDataPlane.from_identity_file(binder_a) as host_a,
+        SyncDataPlane.from_identity_file(binder_c) as host_c,
+        SyncDataPlane.from_identity_file(dialer) as guest,
+    ):
+        host_a.bind(service, named_echo(b"a"), **on_a)
+        host_c.bind(service, named_echo(b"c"), **on_c)
+        assert {ask(guest, service) for _ in range(4)} == {answers + b":hello"}
+
+
+@pytest.mark.parametrize("strategy", ["random", "weighted"])
+def test_random_and_weighted_strategies_use_every_terminator(net, strategy):
+    net.start("a"), net.start("b"), net.start("c")
+    net.wait_links(3)
+    service = net.service("spread", strategy=strategy)
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    on_a = net.identity("on-a", service, "Bind", ["a"])
+    on_c = net.identity("on-c", service, "Bind", ["c"])
+    net.links["b"].random.seed(7)
+    with (
+        SyncDataPlane.from_identity_file(on_a) as host_a,
+        SyncDataPlane.from_identity_file(on_c) as host_c,
+        SyncDataPlane.from_identity_file(dialer) as guest,
+    ):
+        host_a.bind(service, named_echo(b"a"))
+        host_c.bind(service, named_echo(b"c"))
+        seen = collections.Counter(ask(guest, service) for _ in range(16))
+    assert set(seen) == {b"a:hello", b"c:hello"}
+
+
+def test_a_router_that_goes_ends_its_circuits_and_the_next_dial_goes_through_another(net):
+    net.start("a"), net.start("b"), net.start("c")
+    net.wait_links(3)
+    service = net.service("failover")
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    binder = net.identity("binder", service, "Bind", ["a"])
+    on_c = net.identity("on-c", service, "Bind", ["c"])
+    gone = net.id("a")
+    with (
+        SyncDataPlane.from_identity_file(binder) as host_a,
+        SyncDataPlane.from_identity_file(on_c) as host_c,
+        SyncDataPlane.from_identity_file(dialer) as guest,
+    ):
+        host_a.bind(service, named_echo(b"a"))
+        host_c.bind(service, named_echo(b"c"), cost=100)
+        with guest.dial(service) as conn:
+            conn.sendall(b"one")
+            assert conn.recv_exactly(5) == b"a:one"
+            net.stop("a")
+            assert conn.recv() == b""  # the circuit through a ended: the dialer reads end of stream
+        assert [link for link in net.fabric.links() if link.touches(gone)] == []
+        assert [c for c in net.fabric.circuits() if gone in c.path_routers] == []
+        assert ask(guest, service) == b"c:hello"
+        net.start("a")  # a restarted router links again
+        net.wait_links(3)
+        assert any(link.touches(gone) for link in net.fabric.links())
+
+
+def test_when_the_controller_says_a_router_went_its_peers_drop_their_links_and_circuits_at_once(net):
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("said")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo)
+        with guest.dial(service) as conn:
+            conn.sendall(b"hi")
+            assert conn.recv_exactly(2) == b"hi"
+            link = net.link_between("a", "b")
+            net.links["a"].offline()  # router a's process still runs; the controller marks it gone
+            assert conn.recv() == b""  # b dropped its link to a: the circuit across it ended
+        net.timeline.wait("link", "disconnected", link_id=link.id)
+    gone = net.id("a")
+    assert [x for x in net.fabric.links() if x.touches(gone)] == []
+    assert [c for c in net.fabric.circuits() if gone in c.path_routers] == []
+    assert net.routers["b"].stats()["links"] == 0
+
+
+def test_a_binder_bound_on_two_routers_stays_reachable_when_one_goes(net):
+    for short in "abc":
+        net.start(short)
+    net.wait_links(3)
+    service = net.service("both")
+    binder = net.identity("binder", service, "Bind", ["a", "c"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo, every_router=True)
+        service_id = net.ctl.services.find_by_name(service)["id"]
+        on = {t["router_id"] for t in net.ctl.terminators.of_service(service_id)}
+        assert on == {net.id("a"), net.id("c")}
+        assert ask(guest, service) == b"hello"
+        used = net.timeline.wait("circuit", "created")[0]["path"]["nodes"][-1]
+        net.stop({net.id("a"): "a", net.id("c"): "c"}[used])
+        assert ask(guest, service) == b"hello"
+        assert net.timeline.matching("circuit", "created")[-1]["path"]["nodes"][-1] != used
