@@ -1,0 +1,106 @@
+"""A network of an embedded router and a process router enrolled from a JWT: they link, and a real SDK
+dialing through one reaches a real SDK bound on the other (the circuit crosses the link)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.quickstart import new_quickstart
+from harness.sync_dataplane import SyncDataPlane, echo
+from tests.ctrl.support import terminators_on, wait_until
+
+SDK_SCRIPT = Path(__file__).parents[1] / "router" / "sdk_echo.py"
+SDK_ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
+
+
+def embedded_router(admin) -> dict:
+    return admin.mgmt_ok("GET", "/edge-routers", params={"filter": 'name = "quickstart-router"'})[0]
+
+
+def linked(admin, a: str, b: str) -> list[dict]:
+    return [
+        link
+        for link in admin.fabric.list_links()
+        if {link["sourceRouter"]["id"], link["destRouter"]["id"]} == {a, b} and link["state"] == "Connected"
+    ]
+
+
+def split_routers(admin, stem: str, binder_router: str, dialer_router: str) -> None:
+    """The binder may use only ``binder_router``, the dialer only ``dialer_router``; the service both."""
+    for who, router_id in (("binder", binder_router), ("dialer", dialer_router)):
+        admin.create(
+            "edge-router-policies",
+            {
+                "name": f"{stem}-{who}-routers",
+                "semantic": "AnyOf",
+                "identityRoles": [f"#{stem}-{who}"],
+                "edgeRouterRoles": [f"@{router_id}"],
+            },
+        )
+    admin.create(
+        "service-edge-router-policies",
+        {
+            "name": f"{stem}-routers",
+            "semantic": "AnyOf",
+            "serviceRoles": [f"#{stem}"],
+            "edgeRouterRoles": [f"@{binder_router}", f"@{dialer_router}"],
+        },
+    )
+
+
+def test_a_process_router_links_to_the_embedded_one_and_a_dial_crosses_the_link(
+    network, admin, make_router, tmp_path, ziti_unique
+):
+    process, embedded = make_router(), embedded_router(admin)
+    wait_until(lambda: linked(admin, process.id, embedded["id"]), what="a link between the two routers")
+    stem = ziti_unique("hop")
+    qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
+    split_routers(admin, stem, binder_router=embedded["id"], dialer_router=process.id)
+
+    with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+        host.bind(qs.service, echo)
+        wait_until(lambda: terminators_on(admin, embedded["id"]), what="a terminator on the embedded router")
+        with guest.dial(qs.service) as conn:
+            conn.sendall(b"across the link")
+            assert conn.recv_exactly(15) == b"across the link"
+
+    [service] = admin.mgmt_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
+    [created] = network.controller.events.query("circuit", event_type="created", service_id=service["id"])
+    assert created["path"]["nodes"] == [process.id, embedded["id"]]
+
+
+def test_a_real_sdk_on_the_process_router_reaches_a_real_sdk_bound_on_the_embedded_router(
+    network, admin, make_router, tmp_path, ziti_unique
+):
+    pytest.importorskip("openziti")
+    process, embedded = make_router(), embedded_router(admin)
+    wait_until(lambda: linked(admin, process.id, embedded["id"]), what="a link between the two routers")
+    stem = ziti_unique("sdkhop")
+    qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
+    split_routers(admin, stem, binder_router=embedded["id"], dialer_router=process.id)
+
+    host = subprocess.Popen(
+        [sys.executable, str(SDK_SCRIPT), "bind", str(qs.binder), qs.service],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=SDK_ENV,
+    )
+    try:
+        wait_until(lambda: terminators_on(admin, embedded["id"]), timeout=30, what="the SDK's terminator")
+        done = subprocess.run(
+            [sys.executable, str(SDK_SCRIPT), "dial", str(qs.dialer), qs.service, "two routers"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=SDK_ENV,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "ECHO two routers" in done.stdout
+    finally:
+        host.kill()
+        host.communicate(timeout=10)
