@@ -144,6 +144,10 @@ class RemoteControllerLink:
 
     def _stop_loop(self) -> None:
         if self.loop is not None and self.loop.is_running():
+            try:  # end the reader and the reconnect loop first: no "Task was destroyed but it is pending" at exit
+                asyncio.run_coroutine_threadsafe(_cancel_other_tasks(), self.loop).result(5)
+            except (TimeoutError, RuntimeError):
+                pass
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(5)
 
@@ -378,6 +382,13 @@ class RemoteControllerLink:
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))
+
+
+async def _cancel_other_tasks() -> None:
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _terminator_args(terminator: Terminator) -> dict:
