@@ -5,12 +5,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable
 
-from falcon.routing import CompiledRouter
-
-from controller.api import ops_simulation
-from controller.api.openapi import document
-from controller.api.operations import RouteTable
-from controller.api.routes import shared_routing
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
@@ -133,8 +127,6 @@ class Controller:
     traces: TraceManager
     request_guard: RequestGuard
     faults: FaultInjector
-    routes: RouteTable
-    falcon_router: CompiledRouter
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
@@ -227,8 +219,6 @@ class Controller:
         self._build_ops()
         self._register_cascades()
         self.faults = FaultInjector(ids)
-        self.routes, self.falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
-        self._openapi: dict[str, dict] = {}
 
     def _build_identity_managers(self, core: Core) -> None:
         config = self.config
@@ -370,17 +360,6 @@ class Controller:
             register(
                 target.key, role_cascade(self.forget_in_policies, kind, target.flag), f"forget_in_policies({kind})"
             )
-
-    # -- hooks the later feature areas fill in ---------------------------------
-    def before_request(self, req, resp) -> None:
-        """Per-request hook (fault injection, rate limits)."""
-        self.request_guard.before_request(req, resp)
-        self.faults.apply(req)
-
-    def openapi(self, api: str) -> dict:
-        if api not in self._openapi:
-            self._openapi[api] = document(self.routes, api)
-        return self._openapi[api]
 
     def close(self) -> None:
         self.integrity.close()
