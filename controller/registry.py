@@ -134,14 +134,20 @@ class Controller:
         self.core = core = Core(store, clock, ids, self.cascades)
         self.instance_id = ids.short()
         self.started_at = rfc3339(clock.now())
-        self.events = Events(self)
+        # cycle: traces emit events, and events carry the trace of their identity
+        self.events = Events(
+            config=config,
+            clock=clock,
+            ids=ids,
+            instance_id=self.instance_id,
+            trace_id_of=lambda identity_id: self.traces.trace_id_of(identity_id),
+        )
         self.pki = load_pki(config)
         self.router_presence = RouterPresence()
         self.fabric = Fabric()
         self.policy = PolicySync(store)
         self.engine = self.policy.engine
         self.service_updates = ServiceUpdates(clock)
-        self.engine.add_listener(self.service_updates.bump)
         self.network = Network(store, self.engine)
         self._build_identity_managers(core)
         self._build_network_managers(core)
@@ -218,6 +224,7 @@ class Controller:
         )
         self._build_ops()
         self._register_cascades()
+        self._register_listeners()
         self.faults = FaultInjector(ids)
 
     def _build_identity_managers(self, core: Core) -> None:
@@ -302,7 +309,6 @@ class Controller:
         )
         self.sessions = SessionManager(
             core,
-            engine=self.engine,
             network=network,
             identities=self.identities,
             api_sessions=self.api_sessions,
@@ -318,7 +324,6 @@ class Controller:
             service_configs=self.service_configs,
             service_updates=self.service_updates,
         )
-        store.add_listener(self.service_update_markers.on_changes)
 
     def _build_ops(self) -> None:
         config, store, clock = self.config, self.store, self.clock
@@ -344,6 +349,24 @@ class Controller:
 
     def _entity_managers(self) -> list[EntityManager]:
         return [value for value in vars(self).values() if isinstance(value, EntityManager)]
+
+    def _register_listeners(self) -> None:
+        """Every listener, in the order it runs after a commit.
+
+        Derived state registers itself as it is built, first, so that every listener below
+        reads it up to date: the cascades' reference index (``Cascades``), the policy engine
+        (``PolicySync``: it applies the commit, then calls the engine listeners below), and
+        each manager's indexes (``controller/store/indexes.py``). No listener writes: one
+        that must (a cascade) schedules the write with ``store.after_commit``, which runs
+        once every listener of the commit has run, as a transaction of its own.
+        """
+        engine, store = self.engine, self.store
+        # the policy engine's, with the identities whose policies changed:
+        engine.add_listener(self.service_updates.bump)  # their service lists' lastChangeAt
+        engine.add_listener(self.sessions.on_policy_change)  # their sessions lost access: after_commit
+        # the store's, with the commit's changes:
+        store.add_listener(self.service_update_markers.on_changes)  # services' data changed
+        store.add_listener(self.events.on_changes)  # entity change and session events, last
 
     def _register_cascades(self) -> None:
         """Cascades that do more than the declared references' rules (``controller/entities.py``)."""
