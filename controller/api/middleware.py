@@ -8,6 +8,7 @@ import falcon
 
 from controller import errors
 from controller.api import envelope
+from controller.api.challenges import www_authenticate
 from controller.api.dispatch import write_json
 from controller.api.status import status_of
 from controller.config import VERSION
@@ -58,8 +59,8 @@ class RequestMiddleware:
 def install_error_handlers(app, ids) -> None:
     def on_controller_error(req, resp, ex, params):
         status = status_of(ex)
-        if isinstance(ex, errors.Unauthorized) and ex.www_authenticate:
-            resp.set_header("WWW-Authenticate", ex.www_authenticate)
+        if isinstance(ex, errors.Unauthorized) and ex.challenges:
+            resp.set_header("WWW-Authenticate", www_authenticate(ex.challenges))
         request_id = getattr(req.context, "request_id", "")
         write_json(resp, envelope.error(ex.code, ex.message, request_id, ex.cause), status)
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from controller import errors
 from controller.api.call import Call
+from controller.api.challenges import www_authenticate
 from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import listing
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.api.schemas import authenticator as auth_schemas
+from controller.errors import Challenge
 from controller.model import schema as s
 from controller.model.api_session import go_time
 from controller.store.query import Listing
@@ -39,10 +41,10 @@ def authenticate(call: Call, *, api_session_view, auth) -> dict:
     return view
 
 
-def _challenge(call: Call, value: str | None) -> None:
+def _challenge(call: Call, challenge: Challenge | None) -> None:
     """Name a missing secondary ext-jwt signer, on the operations the real controller does."""
-    if value:
-        call.set_header("WWW-Authenticate", value)
+    if challenge is not None:
+        call.set_header("WWW-Authenticate", www_authenticate((challenge,)))
 
 
 def current_api_session(call: Call, *, oidc_session_view, api_session_view, api_sessions) -> dict:

@@ -18,6 +18,7 @@ import orjson
 
 from controller import errors
 from controller.api.call import change_of
+from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
 from controller.api.status import status_of
 from controller.auth.ext_jwt import bearer_tokens
@@ -139,8 +140,8 @@ def guarded(handler):
         except OAuthError as ex:
             write(resp, {"error": ex.error, "error_description": ex.description}, ex.status)
         except errors.ControllerError as ex:
-            if isinstance(ex, errors.Unauthorized) and ex.www_authenticate:
-                resp.set_header("WWW-Authenticate", ex.www_authenticate)
+            if isinstance(ex, errors.Unauthorized) and ex.challenges:
+                resp.set_header("WWW-Authenticate", www_authenticate(ex.challenges))
             body = {"code": ex.code, "message": ex.message}
             if ex.cause:
                 body["cause"] = ex.cause
