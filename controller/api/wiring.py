@@ -37,7 +37,6 @@ from controller.api.mappers import (
     authenticator,
     ca,
     config,
-    controller,
     enrollment,
     external_jwt_signer,
     identity,
@@ -53,6 +52,7 @@ from controller.api.mappers import (
     settings,
     terminator,
 )
+from controller.api.mappers import controller as controller_mapper
 from controller.api.openapi import document
 from controller.api.operations import Operation, RouteTable
 
@@ -63,7 +63,7 @@ MAPPER_MODULES = (
     authenticator,
     ca,
     config,
-    controller,
+    controller_mapper,
     enrollment,
     external_jwt_signer,
     identity,
