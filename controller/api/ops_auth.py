@@ -9,6 +9,7 @@ from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import listing
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.api.schemas import authenticator as auth_schemas
+from controller.auth.primary import METHOD_NAMES
 from controller.errors import Challenge
 from controller.model import schema as s
 from controller.model.api_session import go_time
@@ -23,13 +24,13 @@ AUTHENTICATE = s.obj(
         "password": s.PASSWORD,
     }
 )
-METHOD_QUERY = {"method": {"type": "string", "enum": ["password", "cert", "ext-jwt"]}}
+METHOD_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}}
 
 
 def authenticate(call: Call, *, api_session_view, auth) -> dict:
     method = call.query("method")
-    if method not in ("password", "cert", "ext-jwt"):
-        raise errors.FieldError("method", "method in query should be one of [password cert ext-jwt]", method)
+    if method not in METHOD_NAMES:
+        raise errors.FieldError("method", f"method in query should be one of [{' '.join(METHOD_NAMES)}]", method)
     result = auth.authenticate(call.auth_request(method))
     view = api_session_view(result.api_session, current=True, auth_queries=result.auth_queries)
     call.set_header("zt-session", result.api_session["token"])

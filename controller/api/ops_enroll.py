@@ -15,6 +15,7 @@ from controller.api.dispatch import write_json
 from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
+from controller.enroll.methods import METHOD_NAMES
 from controller.enroll.registry import EnrollRequest, EnrollResult
 from controller.model import schema as s
 
@@ -45,10 +46,7 @@ TOKEN = s.obj({"clientCsr": s.string()})
 ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
 CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
-ENROLL_QUERY = {
-    "method": {"type": "string", "enum": ["ott", "ottca", "updb", "ca", "erott", "trott", "token"]},
-    **TOKEN_QUERY,
-}
+ENROLL_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}, **TOKEN_QUERY}
 
 
 def enroll_request(call: Call, method: str | None, token: str | None = None, **extra) -> EnrollRequest:
