@@ -26,8 +26,7 @@ def test_the_authentication_registry_serves_exactly_the_declared_methods(app):
 
 
 @pytest.mark.parametrize(
-    "op_id, names",
-    [("enroll", enroll_methods.METHOD_NAMES), ("authenticate", primary.METHOD_NAMES)],
+    "op_id, names", [("enroll", enroll_methods.METHOD_NAMES), ("authenticate", primary.METHOD_NAMES)]
 )
 def test_the_method_query_enums_are_the_declared_names(app, op_id, names):
     op = next(op for op in app.routes if op.op_id == op_id)
