@@ -26,58 +26,21 @@ service name (or mapper function). Nothing else in ``controller/api`` reads the 
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from functools import lru_cache, partial
 from typing import Any, Callable, Mapping
 
-from controller.api.mappers import (
-    api_session,
-    api_session_certificate,
-    auth_policy,
-    authenticator,
-    ca,
-    config,
-    enrollment,
-    external_jwt_signer,
-    identity,
-    mfa,
-    policies,
-    posture_check,
-    posture_data,
-    revocation,
-    router,
-    service,
-    service_config,
-    session,
-    settings,
-    terminator,
-)
-from controller.api.mappers import controller as controller_mapper
+import controller.api.mappers as mappers_package
 from controller.api.openapi import document
 from controller.api.operations import Operation, RouteTable
 
-MAPPER_MODULES = (
-    api_session,
-    api_session_certificate,
-    auth_policy,
-    authenticator,
-    ca,
-    config,
-    controller_mapper,
-    enrollment,
-    external_jwt_signer,
-    identity,
-    mfa,
-    policies,
-    posture_check,
-    posture_data,
-    revocation,
-    router,
-    service,
-    service_config,
-    session,
-    settings,
-    terminator,
+#: every module of ``controller/api/mappers`` (a new one is found without being listed)
+MAPPER_MODULES = tuple(
+    importlib.import_module(f"{mappers_package.__name__}.{info.name}")
+    for info in sorted(pkgutil.iter_modules(mappers_package.__path__), key=lambda info: info.name)
+    if info.name != "entity"
 )
 
 #: a value to inject: a service's name or a mapper function
