@@ -6,10 +6,16 @@ from pathlib import Path
 
 import falcon
 
+from controller.api import ops_simulation
 from controller.api.access_log import AccessLogMiddleware
 from controller.api.cors import CorsMiddleware
+from controller.api.guards import GuardMiddleware, on_dropped
 from controller.api.middleware import RequestMiddleware, install_error_handlers
+from controller.api.operations import MANAGEMENT, PREFIXES, RouteTable
+from controller.api.ops_import import IMPORT_PATH, MAX_IMPORT_BODY
+from controller.api.routes import shared_routing
 from controller.api.spa import ROUTE, SinglePageApp
+from controller.api.wiring import BoundApi
 from controller.bootstrap import bootstrap
 from controller.clock import Clock
 from controller.config import Config
@@ -18,14 +24,26 @@ from controller.private_files import prepare_data_folder
 from controller.registry import Controller
 from controller.router_link import DEFAULT_NAME as DEFAULT_ROUTER_NAME
 from controller.router_link import RouterLink
-from controller.simulation import DroppedConnection, SimulatedClock, on_dropped
+from controller.simulation import DroppedConnection, SimulatedClock
 from controller.store.db import Store
 
 
 class ControllerApp(falcon.App):
-    """The WSGI app; ``app.controller`` reaches the services behind it."""
+    """The WSGI app; ``app.controller`` reaches the domain services behind it, ``app.api`` the bound operations."""
 
     controller: Controller
+    api: BoundApi
+
+    #: paths taking bodies larger than the default, with their limit (the server enforces them)
+    large_bodies = ((PREFIXES[MANAGEMENT] + IMPORT_PATH, MAX_IMPORT_BODY),)
+
+    @property
+    def routes(self) -> RouteTable:
+        return self.api.routes
+
+    def admin_presented(self, zt_session: str | None, bearer_tokens: tuple[str, ...]) -> bool:
+        """Whether these credentials are a live admin session: the server's gate for ``large_bodies``."""
+        return self.controller.session_tokens.admin_presented(zt_session, bearer_tokens)
 
 
 def create_app(
@@ -50,19 +68,31 @@ def create_app(
         identities=ctl.identities,
         authenticators=ctl.authenticators,
     )
+    routes, falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
+    api = BoundApi(routes, services_of(ctl))
     app = ControllerApp(
-        middleware=[CorsMiddleware(), RequestMiddleware(ctl), AccessLogMiddleware()],
+        middleware=[
+            CorsMiddleware(),
+            RequestMiddleware(ids=ids, instance_id=ctl.instance_id, api=api),
+            GuardMiddleware(ctl.request_guard, ctl.faults),
+            AccessLogMiddleware(),
+        ],
         cors_enable=False,
-        router=ctl.falcon_router,
+        router=falcon_router,
     )
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.auto_parse_qs_csv = False
-    install_error_handlers(app, ctl)
+    install_error_handlers(app, ids)
     app.add_error_handler(DroppedConnection, on_dropped)
     if config.console_dir is not None:
         app.add_sink(SinglePageApp(config.console_dir), ROUTE)
-    app.controller = ctl
+    app.controller, app.api = ctl, api
     return app
+
+
+def services_of(ctl: Controller) -> dict:
+    """The controller's services by name: every attribute ``Controller`` declares (what handlers may name)."""
+    return {name: getattr(ctl, name) for name in Controller.__annotations__}
 
 
 def router_link(

@@ -16,6 +16,7 @@ Adding an entity starts here: one :class:`Entity` in :data:`ENTITIES`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 #: what deleting the target does to a record referencing it
 CASCADE = "cascade"  # the referencing record is deleted too (its own cascades run)
@@ -274,3 +275,87 @@ ROLE_TARGETS: dict[str, Entity] = {target.kind: target for _, _, target in role_
 def role_lists_of(key: str) -> tuple[tuple[str, str], ...]:
     """A policy entity's role lists as ``(wire name, engine kind)``, in declared order."""
     return tuple((wire, ENTITIES[target].kind) for wire, target in ENTITIES[key].roles.items())
+
+
+@dataclass(frozen=True)
+class Relation:
+    """Records of ``target`` the policy engine relates to one record of ``owner``: ``/<owner>/{id}/<target>``."""
+
+    op_id: str
+    owner: str
+    target: str
+    #: the engine's answer: ``query(engine, owner_id, policy_type)`` -> ids (policy_type: "Dial"/"Bind"/None)
+    query: Callable
+    summary: str
+    #: honours ``policyType=dial|bind``
+    policy_type: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"/{ENTITIES[self.owner].collection}/{{id}}/{ENTITIES[self.target].collection}"
+
+
+def _policies_of(owner: str, policies: str) -> Callable:
+    owner_kind, policy_kind = ENTITIES[owner].kind, ENTITIES[policies].kind
+    return lambda engine, owner_id, _: engine.policies_of(owner_kind, owner_id, policy_kind)
+
+
+def _policies_relation(op_id: str, owner: str, policies: str, label: str) -> Relation:
+    summary = f"List the {ENTITIES[policies].collection.replace('-', ' ')} matching {label}"
+    return Relation(op_id, owner, policies, _policies_of(owner, policies), summary)
+
+
+#: every engine-backed relation by operationId (``controller/api/relations.py`` serves them)
+RELATIONS: dict[str, Relation] = {
+    r.op_id: r
+    for r in (
+        _policies_relation("listIdentitysEdgeRouterPolicies", "identities", "edge_router_policies", "an identity"),
+        _policies_relation("listIdentityServicePolicies", "identities", "service_policies", "an identity"),
+        _policies_relation(
+            "listEdgeRouterEdgeRouterPolicies", "edge_routers", "edge_router_policies", "an edge router"
+        ),
+        _policies_relation(
+            "listEdgeRouterServiceEdgeRouterPolicies", "edge_routers", "service_edge_router_policies", "an edge router"
+        ),
+        _policies_relation(
+            "listServiceServiceEdgeRouterPolicies", "services", "service_edge_router_policies", "a service"
+        ),
+        _policies_relation("listServiceServicePolicies", "services", "service_policies", "a service"),
+        Relation(
+            "listIdentityEdgeRouters",
+            "identities",
+            "edge_routers",
+            lambda engine, owner_id, _: engine.edge_routers_for_identity(owner_id),
+            "List the edge routers an identity may use (edge router policies)",
+        ),
+        Relation(
+            "listServiceEdgeRouters",
+            "services",
+            "edge_routers",
+            lambda engine, owner_id, _: engine.edge_routers_for_service(owner_id),
+            "List the edge routers serving a service (service edge router policies)",
+        ),
+        Relation(
+            "listServiceIdentities",
+            "services",
+            "identities",
+            lambda engine, owner_id, policy_type: engine.identities_for_service(owner_id, policy_type),
+            "List the identities that may dial or bind a service",
+            policy_type=True,
+        ),
+        Relation(
+            "listEdgeRouterIdentities",
+            "edge_routers",
+            "identities",
+            lambda engine, owner_id, _: engine.identities_for_edge_router(owner_id),
+            "List the identities that may use an edge router",
+        ),
+        Relation(
+            "listEdgeRouterServices",
+            "edge_routers",
+            "services",
+            lambda engine, owner_id, _: engine.services_for_edge_router(owner_id),
+            "List the services an edge router serves",
+        ),
+    )
+}

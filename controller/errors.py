@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 
@@ -235,15 +236,47 @@ class ReferenceExists(Conflict):
         super().__init__(self.code, message, {"field": field, "reason": "referenced", "value": ",".join(ids)})
 
 
+class Realm(str, Enum):
+    """Where refused credentials belong (the real controller's ``WWW-Authenticate`` realms)."""
+
+    ZT_SESSION = "zt-session"
+    OIDC = "openziti-oidc"
+    EXT_JWT_PRIMARY = "openziti-primary-ext-jwt"
+    EXT_JWT_SECONDARY = "openziti-secondary-ext-jwt"
+
+
+class Reason(str, Enum):
+    """Why credentials of a realm were refused."""
+
+    MISSING = "missing"
+    INVALID = "invalid"
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True)
+class Challenge:
+    """One refusal, as the domain knows it; the API layer renders it as ``WWW-Authenticate``
+    (``controller/api/challenges.py``)."""
+
+    realm: Realm
+    reason: Reason
+    #: the ``(id, issuer)`` of each signer an external-JWT challenge names (None: none named)
+    signers: tuple[tuple[str, str], ...] | None = None
+
+
 class Unauthorized(ControllerError):
-    """No valid session, or not allowed to do this (401 ``UNAUTHORIZED``)."""
+    """No valid session, or not allowed to do this (401 ``UNAUTHORIZED``).
+
+    ``challenges``: why the presented credentials were refused (the API answers them in
+    ``WWW-Authenticate``); empty when there is nothing to say.
+    """
 
     code = UNAUTHORIZED
 
     def __init__(
-        self, code: str | None = None, message: str | None = None, cause=None, www_authenticate: str | None = None
+        self, code: str | None = None, message: str | None = None, cause=None, challenges: tuple[Challenge, ...] = ()
     ):
-        self.www_authenticate = www_authenticate
+        self.challenges = tuple(challenges)
         super().__init__(code, message, cause)
 
 

@@ -30,8 +30,10 @@ from typing import Any, Callable
 
 import orjson
 
-from controller.clock import parse_rfc3339, rfc3339
+from controller.clock import Clock, parse_rfc3339, rfc3339
+from controller.config import Config
 from controller.event_file import RotatingFile
+from controller.ids import Ids
 
 log = logging.getLogger("controller.events")
 
@@ -104,37 +106,41 @@ def _metadata(context) -> dict:
 class Events:
     """Emits, keeps, writes and publishes events; a store listener feeds entity changes."""
 
-    def __init__(self, ctl):
-        self.ctl = ctl
+    def __init__(
+        self,
+        *,
+        config: Config,
+        clock: Clock,
+        ids: Ids,
+        instance_id: str,
+        trace_id_of: Callable[[str], str | None] = lambda identity_id: None,
+    ):
+        """``trace_id_of(identity_id)``: the trace an identity's events carry (``TraceManager``), or None.
+
+        The registry registers ``on_changes`` as a store listener.
+        """
+        self.clock, self.ids, self.instance_id, self._trace_id_of = clock, ids, instance_id, trace_id_of
         self._lock = threading.RLock()
-        self._buffer: deque[dict] = deque(maxlen=int(ctl.config.extra.get("event_buffer", DEFAULT_BUFFER)))
+        self._buffer: deque[dict] = deque(maxlen=int(config.extra.get("event_buffer", DEFAULT_BUFFER)))
         self._subscribers: list[Subscriber] = []
         self._file_failed_at: datetime | None = None  # when the last write failed; None while writing
         self._file_missed = 0  # events kept only in memory since then
-        self.path = ctl.config.data_dir / EVENTS_FILE if ctl.config.data_dir else None
-        self._file = (
-            RotatingFile(self.path, ctl.config.events_max_bytes, ctl.config.events_keep_files) if self.path else None
-        )
-        ctl.store.add_listener(self.on_changes)
+        self.path = config.data_dir / EVENTS_FILE if config.data_dir else None
+        self._file = RotatingFile(self.path, config.events_max_bytes, config.events_keep_files) if self.path else None
 
     # -- emitting ------------------------------------------------------------
     def emit(self, namespace: str, event_type: str | None = None, **fields) -> dict:
         """Record one event stamped with the controller clock; return it."""
-        event = {
-            "namespace": namespace,
-            "event_src_id": self.ctl.instance_id,
-            "timestamp": rfc3339(self.ctl.clock.now()),
-        }
+        event = {"namespace": namespace, "event_src_id": self.instance_id, "timestamp": rfc3339(self.clock.now())}
         if event_type is not None:
             event["event_type"] = event_type
         event.update(fields)
         return self._publish(event)
 
     def _publish(self, event: dict) -> dict:
-        traces = getattr(self.ctl, "traces", None)
         identity_id = event.get("identity_id")
-        if traces is not None and identity_id:
-            trace_id = traces.trace_id_of(identity_id)
+        if identity_id:
+            trace_id = self._trace_id_of(identity_id)
             if trace_id:
                 event["trace_id"] = trace_id
         event = redact(event)
@@ -153,7 +159,7 @@ class Events:
         if self._file is None:
             return
         failed_at = self._file_failed_at
-        if failed_at is not None and (self.ctl.clock.now() - failed_at).total_seconds() < FILE_RETRY_SECONDS:
+        if failed_at is not None and (self.clock.now() - failed_at).total_seconds() < FILE_RETRY_SECONDS:
             self._file_missed += 1
             return
         try:
@@ -168,7 +174,7 @@ class Events:
                     FILE_RETRY_SECONDS,
                     ex.strerror,
                 )
-            self._file_failed_at = self.ctl.clock.now()
+            self._file_failed_at = self.clock.now()
             self._file_missed += 1
             return
         if failed_at is not None:
@@ -237,9 +243,9 @@ class Events:
             kind = "created" if change.old is None else "deleted" if change.new is None else "updated"
             event = {
                 "namespace": "entityChange",
-                "event_src_id": self.ctl.instance_id,
-                "timestamp": rfc3339(self.ctl.clock.now()),
-                "eventId": self.ctl.ids.uuid(),
+                "event_src_id": self.instance_id,
+                "timestamp": rfc3339(self.clock.now()),
+                "eventId": self.ids.uuid(),
                 "eventType": kind,
                 "entityType": entity_type(change.table),
                 "entityId": change.key,

@@ -5,12 +5,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable
 
-from falcon.routing import CompiledRouter
-
-from controller.api import ops_simulation
-from controller.api.openapi import document
-from controller.api.operations import RouteTable
-from controller.api.routes import shared_routing
 from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
@@ -133,8 +127,6 @@ class Controller:
     traces: TraceManager
     request_guard: RequestGuard
     faults: FaultInjector
-    routes: RouteTable
-    falcon_router: CompiledRouter
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
@@ -142,14 +134,20 @@ class Controller:
         self.core = core = Core(store, clock, ids, self.cascades)
         self.instance_id = ids.short()
         self.started_at = rfc3339(clock.now())
-        self.events = Events(self)
+        # cycle: traces emit events, and events carry the trace of their identity
+        self.events = Events(
+            config=config,
+            clock=clock,
+            ids=ids,
+            instance_id=self.instance_id,
+            trace_id_of=lambda identity_id: self.traces.trace_id_of(identity_id),
+        )
         self.pki = load_pki(config)
         self.router_presence = RouterPresence()
         self.fabric = Fabric()
         self.policy = PolicySync(store)
         self.engine = self.policy.engine
         self.service_updates = ServiceUpdates(clock)
-        self.engine.add_listener(self.service_updates.bump)
         self.network = Network(store, self.engine)
         self._build_identity_managers(core)
         self._build_network_managers(core)
@@ -226,9 +224,8 @@ class Controller:
         )
         self._build_ops()
         self._register_cascades()
+        self._register_listeners()
         self.faults = FaultInjector(ids)
-        self.routes, self.falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
-        self._openapi: dict[str, dict] = {}
 
     def _build_identity_managers(self, core: Core) -> None:
         config = self.config
@@ -312,7 +309,6 @@ class Controller:
         )
         self.sessions = SessionManager(
             core,
-            engine=self.engine,
             network=network,
             identities=self.identities,
             api_sessions=self.api_sessions,
@@ -328,7 +324,6 @@ class Controller:
             service_configs=self.service_configs,
             service_updates=self.service_updates,
         )
-        store.add_listener(self.service_update_markers.on_changes)
 
     def _build_ops(self) -> None:
         config, store, clock = self.config, self.store, self.clock
@@ -355,6 +350,24 @@ class Controller:
     def _entity_managers(self) -> list[EntityManager]:
         return [value for value in vars(self).values() if isinstance(value, EntityManager)]
 
+    def _register_listeners(self) -> None:
+        """Every listener, in the order it runs after a commit.
+
+        Derived state registers itself as it is built, first, so that every listener below
+        reads it up to date: the cascades' reference index (``Cascades``), the policy engine
+        (``PolicySync``: it applies the commit, then calls the engine listeners below), and
+        each manager's indexes (``controller/store/indexes.py``). No listener writes: one
+        that must (a cascade) schedules the write with ``store.after_commit``, which runs
+        once every listener of the commit has run, as a transaction of its own.
+        """
+        engine, store = self.engine, self.store
+        # the policy engine's, with the identities whose policies changed:
+        engine.add_listener(self.service_updates.bump)  # their service lists' lastChangeAt
+        engine.add_listener(self.sessions.on_policy_change)  # their sessions lost access: after_commit
+        # the store's, with the commit's changes:
+        store.add_listener(self.service_update_markers.on_changes)  # services' data changed
+        store.add_listener(self.events.on_changes)  # entity change and session events, last
+
     def _register_cascades(self) -> None:
         """Cascades that do more than the declared references' rules (``controller/entities.py``)."""
         register = self.cascades.register
@@ -370,17 +383,6 @@ class Controller:
             register(
                 target.key, role_cascade(self.forget_in_policies, kind, target.flag), f"forget_in_policies({kind})"
             )
-
-    # -- hooks the later feature areas fill in ---------------------------------
-    def before_request(self, req, resp) -> None:
-        """Per-request hook (fault injection, rate limits)."""
-        self.request_guard.before_request(req, resp)
-        self.faults.apply(req)
-
-    def openapi(self, api: str) -> dict:
-        if api not in self._openapi:
-            self._openapi[api] = document(self.routes, api)
-        return self._openapi[api]
 
     def close(self) -> None:
         self.integrity.close()

@@ -17,8 +17,6 @@ from datetime import datetime, timedelta, timezone
 from controller import errors
 from controller.clock import Clock
 
-DROP_ENV_KEY = "controller.drop_connection"
-
 
 class SimulatedClock(Clock):
     """Real time plus an offset that only moves forward."""
@@ -117,17 +115,16 @@ class FaultInjector:
                     return fault
         return None
 
-    def apply(self, req) -> None:
-        """Sleep, raise an error envelope, or mark the connection to be dropped."""
-        if not self._faults or "/simulation/" in req.path:
+    def apply(self, method: str, path: str) -> None:
+        """Sleep, raise an error envelope, or raise ``DroppedConnection`` (the API layer drops the connection)."""
+        if not self._faults or "/simulation/" in path:
             return
-        fault = self._take(req.method, req.path)
+        fault = self._take(method, path)
         if fault is None:
             return
         if fault.latency_ms:
             self._sleep(fault.latency_ms / 1000)
         if fault.drop:
-            req.env[DROP_ENV_KEY] = True
             raise DroppedConnection()
         if fault.status:
             # The fault names a status; the error carries the catalogue's code for it and the edge maps it back.
@@ -140,11 +137,3 @@ class InjectedError(errors.ControllerError):
 
 class DroppedConnection(Exception):
     """The connection should end without a complete answer."""
-
-
-def on_dropped(req, resp, ex, params) -> None:
-    """Promise more body than is sent: the server closes, every HTTP client sees a broken connection."""
-    resp.status = 200
-    resp.content_type = "application/json"
-    resp.content_length = 4096
-    resp.stream = iter([b"{"])  # an iterator: the server cannot recompute the length

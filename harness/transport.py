@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 
+from controller.app import ControllerApp
+
 
 class PeerCertWSGI:
     """WSGI wrapper that hands a client certificate chain to the app in-process.
@@ -28,10 +30,17 @@ class SwappableApp:
     def __init__(self, app=None):
         self.app = app
 
+    #: the paths every controller app takes large bodies on (the listener is built before any app is mounted)
+    large_bodies = ControllerApp.large_bodies
+
     @property
     def controller(self):
-        """The mounted app's controller (the listener asks it who may send a large body)."""
+        """The mounted app's controller."""
         return getattr(self.app, "controller", None)
+
+    def admin_presented(self, zt_session: str | None, bearer_tokens: tuple[str, ...]) -> bool:
+        """The mounted app's answer (the listener asks who may send a large body)."""
+        return self.app is not None and self.app.admin_presented(zt_session, bearer_tokens)
 
     def __call__(self, environ, start_response):
         if self.app is None:

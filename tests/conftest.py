@@ -151,6 +151,12 @@ def cert_client_of(ziti_app, cert_mode, request):
 
 
 @pytest.fixture
+def cert_api(make_cert_api):
+    """Anonymous access on a certificate-capable connection (in-process peer chains or real TLS)."""
+    return make_cert_api()
+
+
+@pytest.fixture
 def cert_admin(make_cert_api):
     """The default admin's session on a certificate-capable connection (same mode as ``make_cert_api``)."""
     return make_cert_api().signed_in(*ADMIN)

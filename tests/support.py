@@ -1,16 +1,14 @@
 """Helpers shared by the test modules: setup steps return or raise; ``assert_error`` checks an error reply.
 
 Everything goes through the HTTP API, ``harness.flows`` and ``harness.pki`` (never ``controller.pki``).
-Fixtures live in ``tests/conftest.py`` and the harness plugin; the two here are imported by the
-certificate modules that want every client able to present a certificate.
+Helpers only: fixtures live in the harness plugin (``ziti_*``) and ``tests/conftest.py`` on top
+(``cert_api``/``cert_admin`` for clients able to present a certificate).
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 from urllib.parse import parse_qs, urlparse
-
-import pytest
 
 from harness import pki as hp
 from harness.client import data_of
@@ -205,17 +203,3 @@ def assert_error(response, status, code, field=None):
     if field is not None:
         assert error["cause"]["field"] == field
     return error
-
-
-# -- fixtures for the certificate modules (imported there) ---------------------------
-
-
-@pytest.fixture
-def api(make_cert_api):
-    """The test's API, in-process or over real TLS, able to present client certificates."""
-    return make_cert_api()
-
-
-@pytest.fixture
-def admin(cert_admin):
-    return cert_admin

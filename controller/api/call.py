@@ -28,10 +28,10 @@ def change_of(req) -> ChangeContext:
 class Call:
     """The request context handed to every operation handler."""
 
-    __slots__ = ("ctl", "op", "api", "req", "resp", "params", "body", "session", "identity", "request_id", "resolved")
+    __slots__ = ("op", "api", "req", "resp", "params", "body", "session", "identity", "request_id", "resolved")
 
-    def __init__(self, ctl, op, api: str, req, resp, params: dict):
-        self.ctl, self.op, self.api = ctl, op, api
+    def __init__(self, op, api: str, req, resp, params: dict):
+        self.op, self.api = op, api
         self.req, self.resp, self.params = req, resp, params
         self.body: Any = None
         self.session: dict | None = None

@@ -2,14 +2,13 @@
 
 ``crud(IdentityManager)`` yields the six operations listIdentities, createIdentity,
 detailIdentity, updateIdentity, patchIdentity and deleteIdentity on ``/identities``,
-wired to the manager named ``identities`` on the controller: every name comes from
+bound to the manager named ``identities`` (``Operation.uses``): every name comes from
 the manager's declaration (``controller/entities.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from functools import partial
 from typing import Callable
 
 from controller.api.call import Call, Created
@@ -35,8 +34,8 @@ def crud(
 ) -> list[Operation]:
     """Operations for the entity ``manager_cls.declaration`` declares, in the order of ``kinds``.
 
-    ``handlers`` replaces a kind's handler; ``overrides`` replaces other fields of a
-    kind's operation, e.g. ``{"list": {"query": ROLE_QUERY}}``. ``view(ctl, record)``
+    ``handlers`` replaces a kind's handler (a function, or ``{"handler", "uses"}``); ``overrides`` replaces other fields of a
+    kind's operation, e.g. ``{"list": {"query": ROLE_QUERY}}``. ``view(record)`` (a mapper)
     renders the list and detail answers (default: the declaration alone); ``schemas``
     holds the create, update and patch request bodies (``controller/api/schemas``).
     """
@@ -47,15 +46,22 @@ def crud(
     path = "/" + declared.collection
     item = path + "/{id}"
     tag = tag or singular
-    mgr = lambda call: getattr(call.ctl, attr)  # noqa: E731 - resolved per request
     view = view or generic(manager_cls)
+    uses = {"manager": attr, "view": view}
+
+    def handler(kind: str, default: Callable) -> dict:
+        """The kind's handler: the caller's own (its parameters name its services) or the generic one."""
+        if kind in handlers:
+            given = handlers[kind]
+            return dict(given) if isinstance(given, dict) else {"handler": given}
+        return {"handler": default, "uses": uses}
 
     table: dict[str, Operation] = {
         "list": Operation(
             names["list"],
             "GET",
             path,
-            handlers.get("list") or (lambda c: listing(mgr(c), c.list_args(), partial(view, c.ctl))),
+            **handler("list", lambda c, *, manager, view: listing(manager, c.list_args(), view)),
             apis=apis,
             auth=auth,
             reply="list",
@@ -67,7 +73,7 @@ def crud(
             names["create"],
             "POST",
             path,
-            handlers.get("create") or (lambda c: Created(declared.collection, mgr(c).create(c.body, context=c.change))),
+            **handler("create", lambda c, *, manager, view: Created(declared.collection, create(manager, c))),
             apis=apis,
             auth=auth,
             body=schemas.create,
@@ -80,7 +86,7 @@ def crud(
             names["detail"],
             "GET",
             item,
-            handlers.get("detail") or (lambda c: view(c.ctl, mgr(c).get(c.param()))),
+            **handler("detail", lambda c, *, manager, view: view(manager.get(c.param()))),
             apis=apis,
             auth=auth,
             tag=tag,
@@ -90,7 +96,7 @@ def crud(
             names["update"],
             "PUT",
             item,
-            handlers.get("update") or (lambda c: mgr(c).update(c.param(), c.body, context=c.change)),
+            **handler("update", lambda c, *, manager, view: manager.update(c.param(), c.body, context=c.change)),
             apis=apis,
             auth=auth,
             body=schemas.update,
@@ -102,7 +108,7 @@ def crud(
             names["patch"],
             "PATCH",
             item,
-            handlers.get("patch") or (lambda c: mgr(c).patch(c.param(), c.body, context=c.change)),
+            **handler("patch", lambda c, *, manager, view: manager.patch(c.param(), c.body, context=c.change)),
             apis=apis,
             auth=auth,
             body=schemas.patch,
@@ -114,7 +120,7 @@ def crud(
             names["delete"],
             "DELETE",
             item,
-            handlers.get("delete") or (lambda c: mgr(c).delete(c.param(), context=c.change)),
+            **handler("delete", lambda c, *, manager, view: manager.delete(c.param(), context=c.change)),
             apis=apis,
             auth=auth,
             reply="empty",
@@ -126,16 +132,21 @@ def crud(
     return [replace(table[kind], **overrides.get(kind, {})) for kind in kinds]
 
 
+def create(manager, call: Call) -> str:
+    return manager.create(call.body, context=call.change)
+
+
 def related(
     op_id: str,
     path: str,
-    fn: Callable[[Call], object],
+    fn: Callable[..., object],
     *,
     tag: str,
     summary: str,
     apis=(MANAGEMENT,),
     auth=ADMIN,
     query: dict | None = None,
+    uses: dict | None = None,
 ) -> Operation:
     """A list of related entities (``/identities/{id}/authenticators`` and the like)."""
     return Operation(
@@ -149,4 +160,5 @@ def related(
         tag=tag,
         summary=summary,
         query=query if query is not None else LIST_QUERY,
+        uses=uses,
     )

@@ -30,35 +30,36 @@ class PathResource:
 
     def _responder(self, op: Operation):
         def respond(req, resp, **params):
-            # the controller comes with the request (middleware), so one router serves every app
-            dispatch(req.context.ctl, op, self._api, req, resp, params)
+            # the app's bound handlers come with the request (middleware), so one router serves every app
+            dispatch(req.context.api, op, self._api, req, resp, params)
 
         respond.__name__ = op.op_id
         respond.__doc__ = op.summary
         return respond
 
 
-def dispatch(ctl, op: Operation, api: str, req, resp, params: dict) -> None:
-    call = Call(ctl, op, api, req, resp, params)
-    authorize(call)
+def dispatch(bound, op: Operation, api: str, req, resp, params: dict) -> None:
+    """Run ``op`` for one request with the handler ``bound`` (a ``wiring.BoundApi``) holds for it."""
+    call = Call(op, api, req, resp, params)
+    authorize(call, bound.session_tokens)
     req.context.identity = call.identity  # for the access log
     if op.body is not None or op.content_types:
         call.body = read_body(call)
-    result = op.handler(call)
+    result = bound.handlers[op](call)
     render(call, result)
 
 
-def authorize(call: Call) -> None:
+def authorize(call: Call, session_tokens) -> None:
     level = call.op.auth
     presented = call.presented()
     if level == PUBLIC:
-        if call.ctl.session_tokens.presents_any(presented):
+        if session_tokens.presents_any(presented):
             try:
-                attach(call, call.ctl.session_tokens.resolve(presented))
+                attach(call, session_tokens.resolve(presented))
             except errors.Unauthorized:
                 pass  # a public operation ignores a bad token
         return
-    attach(call, call.ctl.session_tokens.resolve(presented))
+    attach(call, session_tokens.resolve(presented))
     if level != PARTIAL and call.resolved.is_partial:
         raise errors.Unauthorized()
     if level == ADMIN and not call.is_admin:

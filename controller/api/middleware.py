@@ -8,6 +8,7 @@ import falcon
 
 from controller import errors
 from controller.api import envelope
+from controller.api.challenges import www_authenticate
 from controller.api.dispatch import write_json
 from controller.api.status import status_of
 from controller.config import VERSION
@@ -51,25 +52,26 @@ def alias_path(path: str) -> str:
 
 
 class RequestMiddleware:
-    def __init__(self, ctl):
-        self.ctl = ctl
+    """Names the request, aliases its path and hands it the app's bound operations (``wiring.BoundApi``)."""
+
+    def __init__(self, *, ids, instance_id: str, api):
+        self._ids, self._instance_id, self._api = ids, instance_id, api
 
     def process_request(self, req, resp):
-        req.context.request_id = self.ctl.ids.short()
-        req.context.ctl = self.ctl
+        req.context.request_id = self._ids.short()
+        req.context.api = self._api
         path = alias_path(clean_path(req.path))
         if path != req.path:
             req.path = path
-        resp.set_header("ziti-instance-id", self.ctl.instance_id)
+        resp.set_header("ziti-instance-id", self._instance_id)
         resp.set_header("server", f"ziti-controller/{VERSION}")
-        self.ctl.before_request(req, resp)
 
 
-def install_error_handlers(app, ctl) -> None:
+def install_error_handlers(app, ids) -> None:
     def on_controller_error(req, resp, ex, params):
         status = status_of(ex)
-        if isinstance(ex, errors.Unauthorized) and ex.www_authenticate:
-            resp.set_header("WWW-Authenticate", ex.www_authenticate)
+        if isinstance(ex, errors.Unauthorized) and ex.challenges:
+            resp.set_header("WWW-Authenticate", www_authenticate(ex.challenges))
         request_id = getattr(req.context, "request_id", "")
         write_json(resp, envelope.error(ex.code, ex.message, request_id, ex.cause), status)
 
@@ -82,7 +84,7 @@ def install_error_handlers(app, ctl) -> None:
 
     def on_http_error(req, resp, ex, params):
         code = _code_for_http_error(ex)
-        request_id = getattr(req.context, "request_id", "") or ctl.ids.short()
+        request_id = getattr(req.context, "request_id", "") or ids.short()
         cause = {"code": errors.UNHANDLED, "message": ex.description} if ex.description else None
         for name, value in (ex.headers or {}).items():
             resp.set_header(name, value)

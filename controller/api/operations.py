@@ -2,14 +2,15 @@
 
 An :class:`Operation` names the real operationId, its method and path (relative
 to the API prefix), which APIs serve it, the authorization it needs, its body
-schema and its handler. The same table builds the Falcon routes, the OpenAPI
+schema and its handler. A handler takes the request (``call``) and, after ``*``, the services
+it names (``controller/api/wiring.py`` binds them when the app is built). The same table builds the Falcon routes, the OpenAPI
 documents, the admin-access test matrix and the harness client.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 CLIENT = "client"
 MANAGEMENT = "management"
@@ -22,7 +23,7 @@ PREFIXES = {CLIENT: "/edge/client/v1", MANAGEMENT: "/edge/management/v1", FABRIC
 PUBLIC, PARTIAL, SESSION, ADMIN = "public", "partial", "session", "admin"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Operation:
     op_id: str
     method: str
@@ -44,6 +45,9 @@ class Operation:
     body_optional: bool = False
     #: largest accepted body in bytes (None: the default of 1 MiB)
     max_body: int | None = None
+    #: parameter -> service name or mapper, for a generic handler whose services are chosen here
+    #: (None: the handler's keyword-only parameters name them; ``controller/api/wiring.py``)
+    uses: Mapping[str, Any] | None = None
 
 
 class RouteTable:

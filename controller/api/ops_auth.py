@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller import errors
 from controller.api.call import Call
+from controller.api.challenges import www_authenticate
 from controller.api.crud import LIST_QUERY
-from controller.api.mappers.api_session import api_session_view, oidc_session_view
-from controller.api.mappers.authenticator import authenticator_view
 from controller.api.mappers.entity import listing
-from controller.api.mappers.identity import identity_view
 from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
 from controller.api.schemas import authenticator as auth_schemas
+from controller.auth.primary import METHOD_NAMES
+from controller.errors import Challenge
 from controller.model import schema as s
 from controller.model.api_session import go_time
 from controller.store.query import Listing
@@ -26,15 +24,15 @@ AUTHENTICATE = s.obj(
         "password": s.PASSWORD,
     }
 )
-METHOD_QUERY = {"method": {"type": "string", "enum": ["password", "cert", "ext-jwt"]}}
+METHOD_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}}
 
 
-def authenticate(call: Call) -> dict:
+def authenticate(call: Call, *, api_session_view, auth) -> dict:
     method = call.query("method")
-    if method not in ("password", "cert", "ext-jwt"):
-        raise errors.FieldError("method", "method in query should be one of [password cert ext-jwt]", method)
-    result = call.ctl.auth.authenticate(call.auth_request(method))
-    view = api_session_view(call.ctl, result.api_session, current=True, auth_queries=result.auth_queries)
+    if method not in METHOD_NAMES:
+        raise errors.FieldError("method", f"method in query should be one of [{' '.join(METHOD_NAMES)}]", method)
+    result = auth.authenticate(call.auth_request(method))
+    view = api_session_view(result.api_session, current=True, auth_queries=result.auth_queries)
     call.set_header("zt-session", result.api_session["token"])
     call.set_header("expiration-seconds", str(view["expirationSeconds"]))
     call.set_header("expires-at", go_time(result.expires_at))
@@ -44,51 +42,51 @@ def authenticate(call: Call) -> dict:
     return view
 
 
-def _challenge(call: Call, value: str | None) -> None:
+def _challenge(call: Call, challenge: Challenge | None) -> None:
     """Name a missing secondary ext-jwt signer, on the operations the real controller does."""
-    if value:
-        call.set_header("WWW-Authenticate", value)
+    if challenge is not None:
+        call.set_header("WWW-Authenticate", www_authenticate((challenge,)))
 
 
-def current_api_session(call: Call) -> dict:
+def current_api_session(call: Call, *, oidc_session_view, api_session_view, api_sessions) -> dict:
     resolved = call.resolved
     _challenge(call, resolved.pending.challenge)
     if resolved.is_oidc:
-        return oidc_session_view(call.ctl, resolved)
-    queries = call.ctl.api_sessions.render_queries(resolved.pending)
-    return api_session_view(call.ctl, call.session, current=True, auth_queries=queries)
+        return oidc_session_view(resolved)
+    queries = api_sessions.render_queries(resolved.pending)
+    return api_session_view(call.session, current=True, auth_queries=queries)
 
 
-def delete_current_api_session(call: Call) -> None:
+def delete_current_api_session(call: Call, *, oidc, api_sessions, events) -> None:
     _challenge(call, call.resolved.pending.challenge)
     if call.resolved.is_oidc:
-        call.ctl.oidc.sessions.end(call.resolved, context=call.change)
+        oidc.sessions.end(call.resolved, context=call.change)
     else:
-        call.ctl.api_sessions.close(call.session["id"], context=call.change)
-    call.ctl.events.logout(call.session, call.client_ip)
+        api_sessions.close(call.session["id"], context=call.change)
+    events.logout(call.session, call.client_ip)
 
 
-def current_identity(call: Call) -> dict:
-    return identity_view(call.ctl, call.identity)
+def current_identity(call: Call, *, identity_view) -> dict:
+    return identity_view(call.identity)
 
 
-def own_authenticators(call: Call) -> Listing:
-    mgr = call.ctl.authenticators
-    render = partial(authenticator_view, call.ctl)
+def own_authenticators(call: Call, *, authenticator_view, authenticators) -> Listing:
+    mgr = authenticators
+    render = authenticator_view
     return listing(mgr, call.list_args(), render, candidates=mgr.of_identity(call.identity["id"]))
 
 
-def own_authenticator(call: Call) -> dict:
-    mgr = call.ctl.authenticators
-    return authenticator_view(call.ctl, mgr.get_own(call.identity["id"], call.param()))
+def own_authenticator(call: Call, *, authenticator_view, authenticators) -> dict:
+    mgr = authenticators
+    return authenticator_view(mgr.get_own(call.identity["id"], call.param()))
 
 
-def update_own_authenticator(call: Call) -> None:
-    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=False, context=call.change)
+def update_own_authenticator(call: Call, *, authenticators) -> None:
+    authenticators.update_own(call.identity["id"], call.param(), call.body, partial=False, context=call.change)
 
 
-def patch_own_authenticator(call: Call) -> None:
-    call.ctl.authenticators.update_own(call.identity["id"], call.param(), call.body, partial=True, context=call.change)
+def patch_own_authenticator(call: Call, *, authenticators) -> None:
+    authenticators.update_own(call.identity["id"], call.param(), call.body, partial=True, context=call.change)
 
 
 def operations() -> list[Operation]:

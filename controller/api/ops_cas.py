@@ -13,15 +13,15 @@ from controller.enroll.jwt import sign_ca_jwt
 from controller.model.ca import CaManager
 
 
-def verify_ca(call: Call) -> None:
-    call.ctl.cas.verify(call.param(), call.body, context=call.change)
+def verify_ca(call: Call, *, cas) -> None:
+    cas.verify(call.param(), call.body, context=call.change)
 
 
-def ca_jwt(call: Call) -> None:
-    ca = call.ctl.cas.get(call.param())
+def ca_jwt(call: Call, *, cas, pki, config) -> None:
+    ca = cas.get(call.param())
     call.resp.status = falcon.HTTP_200
     call.resp.content_type = "application/jwt"
-    call.resp.text = sign_ca_jwt(call.ctl.pki, call.ctl.config.base_url, ca["id"])
+    call.resp.text = sign_ca_jwt(pki, config.base_url, ca["id"])
 
 
 def operations() -> list[Operation]:

@@ -3,11 +3,8 @@ and the ephemeral certificates of the current API session."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY
-from controller.api.mappers.api_session_certificate import certificate_view, created_view
 from controller.api.mappers.entity import listing
 from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.schemas import api_session_certificate as asc
@@ -15,47 +12,43 @@ from controller.api.schemas import authenticator as lifecycle
 from controller.store.query import Listing
 
 
-def extend_own(call: Call) -> dict:
-    return call.ctl.cert_lifecycle.extend(
+def extend_own(call: Call, *, cert_lifecycle) -> dict:
+    return cert_lifecycle.extend(
         call.identity["id"], call.param(), call.peer_certs, call.body["clientCertCsr"], context=call.change
     )
 
 
-def extend_verify_own(call: Call) -> None:
-    call.ctl.cert_lifecycle.verify_extend(
-        call.identity["id"], call.param(), call.body["clientCert"], context=call.change
-    )
+def extend_verify_own(call: Call, *, cert_lifecycle) -> None:
+    cert_lifecycle.verify_extend(call.identity["id"], call.param(), call.body["clientCert"], context=call.change)
 
 
-def request_extend(call: Call) -> None:
+def request_extend(call: Call, *, cert_lifecycle) -> None:
     roll_keys = bool((call.body or {}).get("rollKeys"))
-    call.ctl.cert_lifecycle.request_extend(call.param(), roll_keys, context=call.change)
+    cert_lifecycle.request_extend(call.param(), roll_keys, context=call.change)
 
 
-def re_enroll(call: Call) -> Created:
-    return Created(
-        "enrollments", call.ctl.cert_lifecycle.re_enroll(call.param(), call.body["expiresAt"], context=call.change)
-    )
+def re_enroll(call: Call, *, cert_lifecycle) -> Created:
+    return Created("enrollments", cert_lifecycle.re_enroll(call.param(), call.body["expiresAt"], context=call.change))
 
 
-def list_session_certs(call: Call) -> Listing:
-    mgr = call.ctl.api_session_certificates
-    render = partial(certificate_view, call.ctl)
+def list_session_certs(call: Call, *, certificate_view, api_session_certificates) -> Listing:
+    mgr = api_session_certificates
+    render = certificate_view
     return listing(mgr, call.list_args(), render, candidates=mgr.of_session(call.session["id"]))
 
 
-def create_session_cert(call: Call) -> dict:
-    mgr = call.ctl.api_session_certificates
-    return created_view(call.ctl, mgr.create_for(call.session, call.body["csr"], context=call.change))
+def create_session_cert(call: Call, *, certificate_created_view, api_session_certificates) -> dict:
+    mgr = api_session_certificates
+    return certificate_created_view(mgr.create_for(call.session, call.body["csr"], context=call.change))
 
 
-def detail_session_cert(call: Call) -> dict:
-    mgr = call.ctl.api_session_certificates
-    return certificate_view(call.ctl, mgr.get_own(call.session["id"], call.param()))
+def detail_session_cert(call: Call, *, certificate_view, api_session_certificates) -> dict:
+    mgr = api_session_certificates
+    return certificate_view(mgr.get_own(call.session["id"], call.param()))
 
 
-def delete_session_cert(call: Call) -> None:
-    call.ctl.api_session_certificates.delete_own(call.session["id"], call.param(), context=call.change)
+def delete_session_cert(call: Call, *, api_session_certificates) -> None:
+    api_session_certificates.delete_own(call.session["id"], call.param(), context=call.change)
 
 
 def operations() -> list[Operation]:

@@ -2,32 +2,27 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller.api.call import Call
 from controller.api.crud import crud, related
 from controller.api.mappers.config import config_type_view, config_view
 from controller.api.mappers.entity import listing
-from controller.api.mappers.service import plain_service_view
 from controller.api.schemas import config, config_type
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
 from controller.store.query import Listing
 
 
-def configs_of_type(call: Call) -> Listing:
-    ctl = call.ctl
-    config_type = ctl.config_types.get(call.param())
-    records = [ctl.configs.find(c) for c in ctl.configs.by_type.get(config_type["id"])]
-    return listing(ctl.configs, call.list_args(), partial(config_view, ctl), candidates=[r for r in records if r])
+def configs_of_type(call: Call, *, config_view, config_types, configs) -> Listing:
+    config_type = config_types.get(call.param())
+    records = [configs.find(c) for c in configs.by_type.get(config_type["id"])]
+    return listing(configs, call.list_args(), config_view, candidates=[r for r in records if r])
 
 
-def services_of_config(call: Call) -> Listing:
-    ctl = call.ctl
-    config = ctl.configs.get(call.param())
-    records = [ctl.services.find(s) for s in ctl.services.by_config.get(config["id"])]
-    render = partial(plain_service_view, ctl)
-    return listing(ctl.services, call.list_args(), render, candidates=[r for r in records if r])
+def services_of_config(call: Call, *, plain_service_view, configs, services) -> Listing:
+    config = configs.get(call.param())
+    records = [services.find(s) for s in services.by_config.get(config["id"])]
+    render = plain_service_view
+    return listing(services, call.list_args(), render, candidates=[r for r in records if r])
 
 
 def operations():

@@ -15,6 +15,7 @@ from controller.api.dispatch import write_json
 from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
+from controller.enroll.methods import METHOD_NAMES
 from controller.enroll.registry import EnrollRequest, EnrollResult
 from controller.model import schema as s
 
@@ -45,10 +46,7 @@ TOKEN = s.obj({"clientCsr": s.string()})
 ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
 CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
-ENROLL_QUERY = {
-    "method": {"type": "string", "enum": ["ott", "ottca", "updb", "ca", "erott", "trott", "token"]},
-    **TOKEN_QUERY,
-}
+ENROLL_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}, **TOKEN_QUERY}
 
 
 def enroll_request(call: Call, method: str | None, token: str | None = None, **extra) -> EnrollRequest:
@@ -90,53 +88,48 @@ def reply(call: Call, result: EnrollResult) -> None:
     write_json(call.resp, envelope.ok(result.data))
 
 
-def _run(call: Call, request: EnrollRequest) -> None:
-    reply(call, call.ctl.enroll_methods.enroll(request))
-
-
-def enroll(call: Call) -> None:
-    _run(call, enroll_request(call, call.query("method")))
+def enroll(call: Call, *, enroll_methods) -> None:
+    reply(call, enroll_methods.enroll(enroll_request(call, call.query("method"))))
 
 
 def explicit(method: str, **extra):
-    def handler(call: Call) -> None:
-        _run(call, enroll_request(call, method, **extra))
+    def handler(call: Call, *, enroll_methods) -> None:
+        reply(call, enroll_methods.enroll(enroll_request(call, method, **extra)))
 
     handler.__name__ = f"enroll_{method}"
     return handler
 
 
-def extend_router(call: Call) -> dict:
-    ctl, body = call.ctl, call.body
+def extend_router(call: Call, *, routers, pki, store) -> dict:
+    body = call.body
     return router.extend_router(
         call.peer_certs,
         body["certCsr"],
         body["serverCertCsr"],
-        routers=ctl.routers,
-        pki=ctl.pki,
-        store=ctl.store,
+        routers=routers,
+        pki=pki,
+        store=store,
         context=call.change,
     )
 
 
-def enrollment_jwks(call: Call) -> None:
-    write_json(call.resp, keys.jwks(call.ctl.pki))
+def enrollment_jwks(call: Call, *, pki) -> None:
+    write_json(call.resp, keys.jwks(pki))
 
 
-def enrollment_challenge(call: Call) -> None:
-    write_json(call.resp, keys.challenge(call.ctl.pki, call.body))
+def enrollment_challenge(call: Call, *, pki) -> None:
+    write_json(call.resp, keys.challenge(pki, call.body))
 
 
-def well_known_cas(call: Call) -> None:
+def well_known_cas(call: Call, *, pki) -> None:
     call.resp.status = falcon.HTTP_200
     call.resp.content_type = "application/pkcs7-mime"
     call.resp.set_header("Content-Transfer-Encoding", "base64")
-    call.resp.text = call.ctl.pki.cacerts_pkcs7_b64()
+    call.resp.text = pki.cacerts_pkcs7_b64()
 
 
-def network_jwts(call: Call) -> list:
-    ctl = call.ctl
-    return [{"name": "default", "token": sign_network_jwt(ctl.pki, ctl.config.base_url, ctl.ids.uuid())}]
+def network_jwts(call: Call, *, pki, config, ids) -> list:
+    return [{"name": "default", "token": sign_network_jwt(pki, config.base_url, ids.uuid())}]
 
 
 def operations() -> list[Operation]:

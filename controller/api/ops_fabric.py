@@ -13,7 +13,6 @@ import re
 import sys
 import traceback
 import warnings
-from functools import partial
 
 from controller import errors
 from controller.api.call import Call, Created
@@ -23,12 +22,10 @@ from controller.api.mappers.fabric import (
     CIRCUIT_FIELDS,
     LINK_FIELDS,
     circuit_record,
-    circuit_view,
+    fabric_router_view,
+    fabric_service_view,
     fabric_terminator_view,
     link_record,
-    link_view,
-    router_view,
-    service_view,
 )
 from controller.api.operations import FABRIC, Operation
 from controller.api.ops_operations import (
@@ -47,51 +44,49 @@ APIS = (FABRIC,)
 
 
 # -- routers ---------------------------------------------------------------------------
-def _check_fingerprint(call: Call, router_id: str | None) -> str | None:
+def _check_fingerprint(call: Call, routers, router_id: str | None) -> str | None:
     """The fingerprint a fabric body sets (``ziti fabric create router``), refused when another router has it."""
     fingerprint = (call.body or {}).get("fingerprint")
     if fingerprint:
-        holder = call.ctl.routers.find_by_fingerprint(fingerprint)
+        holder = routers.find_by_fingerprint(fingerprint)
         if holder is not None and holder["id"] != router_id:
             raise errors.FieldError("fingerprint", "another router has this fingerprint", fingerprint)
     return fingerprint
 
 
-def create_router(call: Call) -> Created:
-    routers = call.ctl.routers
-    fingerprint = _check_fingerprint(call, None)
+def create_router(call: Call, *, routers) -> Created:
+    fingerprint = _check_fingerprint(call, routers, None)
     router_id = routers.create(call.body, context=call.change)
     if fingerprint:
         routers.touch(router_id, context=call.change, fingerprint=fingerprint)
     return Created("routers", router_id)
 
 
-def _write_router(call: Call, write) -> None:
-    routers, router_id = call.ctl.routers, call.param()
+def _write_router(call: Call, routers, write) -> None:
+    router_id = call.param()
     routers.get(router_id)
-    fingerprint = _check_fingerprint(call, router_id)
+    fingerprint = _check_fingerprint(call, routers, router_id)
     write(router_id, call.body, context=call.change)
     if fingerprint:
         routers.touch(router_id, context=call.change, fingerprint=fingerprint)
 
 
-def update_router(call: Call) -> None:
-    _write_router(call, call.ctl.routers.update)
+def update_router(call: Call, *, routers) -> None:
+    _write_router(call, routers, routers.update)
 
 
-def patch_router(call: Call) -> None:
-    _write_router(call, call.ctl.routers.patch)
+def patch_router(call: Call, *, routers) -> None:
+    _write_router(call, routers, routers.patch)
 
 
-def router_terminators(call: Call) -> Listing:
-    ctl = call.ctl
-    router = ctl.routers.get(call.param())
-    records = [r for r in map(ctl.terminators.find, ctl.terminators.by_router.get(router["id"])) if r]
-    return listing(ctl.terminators, call.list_args(), partial(fabric_terminator_view, ctl), candidates=records)
+def router_terminators(call: Call, *, routers, terminators, fabric_terminator_view) -> Listing:
+    router = routers.get(call.param())
+    records = [r for r in map(terminators.find, terminators.by_router.get(router["id"])) if r]
+    return listing(terminators, call.list_args(), fabric_terminator_view, candidates=records)
 
 
 # -- services --------------------------------------------------------------------------
-def update_service(call: Call) -> None:
+def update_service(call: Call, *, services) -> None:
     """PUT replaces the fabric fields only: a service's edge fields (configs, role attributes) stay."""
     body = call.body
     fabric_fields = {
@@ -100,14 +95,13 @@ def update_service(call: Call) -> None:
         "maxIdleTimeMillis": body.get("maxIdleTimeMillis") or 0,
         "tags": body.get("tags") or {},
     }
-    call.ctl.services.patch(call.param(), fabric_fields, context=call.change)
+    services.patch(call.param(), fabric_fields, context=call.change)
 
 
-def service_terminators(call: Call) -> Listing:
-    ctl = call.ctl
-    service = ctl.services.get(call.param())
-    records = ctl.terminators.of_service(service["id"])
-    return listing(ctl.terminators, call.list_args(), partial(fabric_terminator_view, ctl), candidates=records)
+def service_terminators(call: Call, *, services, terminators, fabric_terminator_view) -> Listing:
+    service = services.get(call.param())
+    records = terminators.of_service(service["id"])
+    return listing(terminators, call.list_args(), fabric_terminator_view, candidates=records)
 
 
 # -- terminators -----------------------------------------------------------------------
@@ -121,76 +115,78 @@ def _edge_terminator_body(body: dict) -> dict:
     return out
 
 
-def update_terminator(call: Call) -> None:
+def update_terminator(call: Call, *, terminators) -> None:
     """PUT replaces what ``terminatorUpdate`` carries; the instance id and secret the router gave stay."""
-    existing = call.ctl.terminators.get(call.param())
+    existing = terminators.get(call.param())
     body = _edge_terminator_body(call.body)
     body.setdefault("identity", existing.get("identity"))
     body.setdefault("identitySecret", existing.get("identity_secret"))
-    call.ctl.terminators.update(call.param(), body, context=call.change)
+    terminators.update(call.param(), body, context=call.change)
 
 
-def create_terminator(call: Call) -> Created:
-    return Created("terminators", call.ctl.terminators.create(_edge_terminator_body(call.body), context=call.change))
+def create_terminator(call: Call, *, terminators) -> Created:
+    return Created("terminators", terminators.create(_edge_terminator_body(call.body), context=call.change))
+
+
+def patch_terminator(call: Call, *, terminators) -> None:
+    terminators.patch(call.param(), _edge_terminator_body(call.body), context=call.change)
 
 
 # -- links -----------------------------------------------------------------------------
-def list_links(call: Call) -> Listing:
-    ctl = call.ctl
-    page = list_page([link_record(link) for link in ctl.fabric.links()], LINK_FIELDS, **call.list_args())
-    return Listing([link_view(ctl, r) for r in page.items], page.pagination(), LINK_FIELDS.names())
+def list_links(call: Call, *, fabric, link_view) -> Listing:
+    page = list_page([link_record(link) for link in fabric.links()], LINK_FIELDS, **call.list_args())
+    return Listing([link_view(r) for r in page.items], page.pagination(), LINK_FIELDS.names())
 
 
-def _link(call: Call):
-    link = call.ctl.fabric.link(call.param())
+def _link(call: Call, fabric):
+    link = fabric.link(call.param())
     if link is None:
         raise errors.NotFound("link", call.param())
     return link
 
 
-def detail_link(call: Call) -> dict:
-    return link_view(call.ctl, link_record(_link(call)))
+def detail_link(call: Call, *, fabric, link_view) -> dict:
+    return link_view(link_record(_link(call, fabric)))
 
 
-def patch_link(call: Call) -> None:
+def patch_link(call: Call, *, fabric) -> None:
     """``down`` and ``staticCost`` as an operator sets them; path selection reads the new cost."""
-    _link(call)
+    _link(call, fabric)
     changes = {}
     if call.body.get("down") is not None:
         changes["down"] = bool(call.body["down"])
     if call.body.get("staticCost") is not None:
         changes["static_cost"] = call.body["staticCost"]
     if changes:
-        call.ctl.fabric.update_link(call.param(), **changes)
+        fabric.update_link(call.param(), **changes)
 
 
-def delete_link(call: Call) -> None:
-    _link(call)
-    call.ctl.fabric.link_down(call.param())
+def delete_link(call: Call, *, fabric) -> None:
+    _link(call, fabric)
+    fabric.link_down(call.param())
 
 
 # -- circuits --------------------------------------------------------------------------
-def list_circuits(call: Call) -> Listing:
-    ctl = call.ctl
-    records = [circuit_record(circuit) for circuit in ctl.fabric.circuits()]
+def list_circuits(call: Call, *, fabric, circuit_view) -> Listing:
+    records = [circuit_record(circuit) for circuit in fabric.circuits()]
     page = list_page(records, CIRCUIT_FIELDS, **call.list_args())
-    return Listing([circuit_view(ctl, r) for r in page.items], page.pagination(), CIRCUIT_FIELDS.names())
+    return Listing([circuit_view(r) for r in page.items], page.pagination(), CIRCUIT_FIELDS.names())
 
 
-def _circuit(call: Call):
-    circuit = call.ctl.fabric.circuit(call.param())
+def _circuit(call: Call, fabric):
+    circuit = fabric.circuit(call.param())
     if circuit is None:
         raise errors.NotFound("circuit", call.param())
     return circuit
 
 
-def detail_circuit(call: Call) -> dict:
-    return circuit_view(call.ctl, circuit_record(_circuit(call)))
+def detail_circuit(call: Call, *, fabric, circuit_view) -> dict:
+    return circuit_view(circuit_record(_circuit(call, fabric)))
 
 
-def delete_circuit(call: Call) -> None:
-    _circuit(call)
-    call.ctl.fabric.circuit_down(call.param())
+def delete_circuit(call: Call, *, fabric) -> None:
+    _circuit(call, fabric)
+    fabric.circuit_down(call.param())
 
 
 # -- inspections -----------------------------------------------------------------------
@@ -210,10 +206,10 @@ def app_pattern(text: str) -> re.Pattern:
         raise errors.FieldError("appRegex", f"not a regular expression: {ex}", text[:40]) from None
 
 
-def inspect(call: Call) -> dict:
+def inspect(call: Call, *, instance_id, fabric, link_view) -> dict:
     """Values of the apps whose id matches ``appRegex``: this controller (``stackdump``, ``links``)."""
     pattern = app_pattern(call.body["appRegex"])
-    app_id = call.ctl.instance_id
+    app_id = instance_id
     values, problems = [], []
     if pattern.search(app_id):
         for name in call.body["requestedValues"]:
@@ -221,7 +217,7 @@ def inspect(call: Call) -> dict:
             if key == "stackdump":
                 values.append({"appId": app_id, "name": name, "value": _stackdump()})
             elif key == "links":
-                links = [link_view(call.ctl, link_record(x)) for x in call.ctl.fabric.links()]
+                links = [link_view(link_record(x)) for x in fabric.links()]
                 values.append({"appId": app_id, "name": name, "value": links})
             else:
                 problems.append(f"{app_id}: no value named {name!r} (known: stackdump, links)")
@@ -241,7 +237,7 @@ def operations() -> list[Operation]:
         apis=APIS,
         schemas=schemas.ROUTER,
         tag="Router",
-        view=router_view,
+        view=fabric_router_view,
         handlers={"create": create_router, "update": update_router, "patch": patch_router},
     )
     ops += crud(
@@ -249,7 +245,7 @@ def operations() -> list[Operation]:
         apis=APIS,
         schemas=schemas.SERVICE,
         tag="Service",
-        view=service_view,
+        view=fabric_service_view,
         handlers={"update": update_service},
     )
     ops += crud(
@@ -258,11 +254,7 @@ def operations() -> list[Operation]:
         schemas=schemas.TERMINATOR,
         tag="Terminator",
         view=fabric_terminator_view,
-        handlers={
-            "create": create_terminator,
-            "update": update_terminator,
-            "patch": lambda c: c.ctl.terminators.patch(c.param(), _edge_terminator_body(c.body), context=c.change),
-        },
+        handlers={"create": create_terminator, "update": update_terminator, "patch": patch_terminator},
     )
     ops += [
         related(

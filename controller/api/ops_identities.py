@@ -3,8 +3,6 @@ authentication policies, API sessions and enrollments."""
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller.api.call import Call, Created
 from controller.api.crud import crud, related
 from controller.api.mappers.api_session import api_session_view
@@ -26,42 +24,35 @@ from controller.policy.kinds import IDENTITIES
 from controller.store.query import Listing
 
 
-def list_identities(call: Call) -> Listing:
-    """``roleFilter``/``roleSemantic`` are answered by the policy engine's attribute index."""
-    return role_filtered_listing(IDENTITIES, identity_view)(call)
+def identity_authenticators(call: Call, *, authenticator_view, identities, authenticators) -> Listing:
+    identities.get(call.param())
+    records = authenticators.of_identity(call.param())
+    return listing(authenticators, call.list_args(), authenticator_view, candidates=records)
 
 
-def identity_authenticators(call: Call) -> Listing:
-    ctl = call.ctl
-    ctl.identities.get(call.param())
-    records = ctl.authenticators.of_identity(call.param())
-    return listing(ctl.authenticators, call.list_args(), partial(authenticator_view, ctl), candidates=records)
+def identity_enrollments(call: Call, *, enrollment_view, identities, enrollments) -> Listing:
+    identities.get(call.param())
+    records = [enrollments.find(e) for e in enrollments.by_identity.get(call.param())]
+    return listing(enrollments, call.list_args(), enrollment_view, candidates=records)
 
 
-def identity_enrollments(call: Call) -> Listing:
-    ctl = call.ctl
-    ctl.identities.get(call.param())
-    records = [ctl.enrollments.find(e) for e in ctl.enrollments.by_identity.get(call.param())]
-    return listing(ctl.enrollments, call.list_args(), partial(enrollment_view, ctl), candidates=records)
-
-
-def list_api_sessions(call: Call) -> Listing:
+def list_api_sessions(call: Call, *, api_session_view, api_sessions) -> Listing:
     """Sessions idle past the timeout are swept first, so none is listed."""
-    call.ctl.api_sessions.sweep()
-    return listing(call.ctl.api_sessions, call.list_args(), partial(api_session_view, call.ctl))
+    api_sessions.sweep()
+    return listing(api_sessions, call.list_args(), api_session_view)
 
 
-def disable_identity(call: Call) -> None:
-    call.ctl.identities.get(call.param())
-    call.ctl.identities.disable(call.param(), call.body["durationMinutes"], context=call.change)
+def disable_identity(call: Call, *, identities) -> None:
+    identities.get(call.param())
+    identities.disable(call.param(), call.body["durationMinutes"], context=call.change)
 
 
-def enable_identity(call: Call) -> None:
-    call.ctl.identities.enable(call.param(), context=call.change)
+def enable_identity(call: Call, *, identities) -> None:
+    identities.enable(call.param(), context=call.change)
 
 
-def refresh_enrollment(call: Call) -> Created:
-    call.ctl.enrollments.refresh(call.param(), call.body["expiresAt"], context=call.change)
+def refresh_enrollment(call: Call, *, enrollments) -> Created:
+    enrollments.refresh(call.param(), call.body["expiresAt"], context=call.change)
     return Created("enrollments", call.param(), status=200)
 
 
@@ -70,7 +61,7 @@ def operations() -> list[Operation]:
     ops += crud(
         IdentityManager,
         schemas=identity.BODIES,
-        handlers={"list": list_identities},
+        handlers={"list": role_filtered_listing(IDENTITIES, identity_view)},
         overrides={"list": {"query": ROLE_QUERY}},
         view=identity_view,
     )

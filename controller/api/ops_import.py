@@ -39,13 +39,13 @@ ITEM = s.obj(
 IMPORT = s.obj({"items": {"type": "array", "items": ITEM}}, required=("items",))
 
 
-def import_entities(call: Call) -> dict:
-    creates = {op.op_id: op for op in call.ctl.routes.for_api(MANAGEMENT) if _importable(op)}
+def import_entities(call: Call, *, routes, handlers, store) -> dict:
+    creates = {op.op_id: op for op in routes.for_api(MANAGEMENT) if _importable(op)}
     created: dict[str, str] = {}
-    with gc_paused(), call.ctl.store.lock, call.ctl.store.transaction(call.change):  # GC paused: see gc_pause
+    with gc_paused(), store.lock, store.transaction(call.change):  # GC paused: see gc_pause
         for index, item in enumerate(call.body["items"]):
             try:
-                created_id = _run(call, creates, item, created)
+                created_id = _run(call, creates, handlers, item, created)
             except errors.ControllerError as ex:
                 raise _located(ex, index) from ex
             if item.get("ref"):
@@ -57,15 +57,15 @@ def _importable(op: Operation) -> bool:
     return op.method == "POST" and op.reply == "create" and op.auth == ADMIN and op.op_id != "importEntities"
 
 
-def _run(call: Call, creates: dict[str, Operation], item: dict, created: dict[str, str]) -> str:
+def _run(call: Call, creates: dict[str, Operation], handlers: dict, item: dict, created: dict[str, str]) -> str:
     op = creates.get(item["op"])
     if op is None:
         raise errors.FieldError("op", f"op must name a create operation, not {item['op']!r}", item["op"])
     body = _resolve(item["body"], created)
     validate(op.body, body)  # as dispatch does for the operation itself
-    inner = Call(call.ctl, op, MANAGEMENT, call.req, call.resp, {})
+    inner = Call(op, MANAGEMENT, call.req, call.resp, {})
     inner.body, inner.session, inner.identity = body, call.session, call.identity
-    return op.handler(inner).id
+    return handlers[op](inner).id
 
 
 def _resolve(value: Any, created: dict[str, str]) -> Any:

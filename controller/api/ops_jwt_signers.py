@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
 from controller.api.mappers.entity import listing
-from controller.api.mappers.external_jwt_signer import client_view, signer_view
+from controller.api.mappers.external_jwt_signer import signer_view
 from controller.api.operations import CLIENT, PUBLIC, Operation
 from controller.api.schemas import external_jwt_signer
 from controller.model.external_jwt_signer import ExternalJwtSignerManager
 from controller.store.query import Listing
 
 
-def list_client_external_jwt_signers(call: Call) -> Listing:
-    mgr = call.ctl.external_jwt_signers
-    return listing(mgr, call.list_args(), partial(client_view, call.ctl))
+def list_client_external_jwt_signers(call: Call, *, client_signer_view, external_jwt_signers) -> Listing:
+    mgr = external_jwt_signers
+    return listing(mgr, call.list_args(), client_signer_view)
 
 
 def operations() -> list[Operation]:

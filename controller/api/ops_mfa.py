@@ -8,56 +8,56 @@ from __future__ import annotations
 
 from controller import errors
 from controller.api.call import Call
-from controller.api.mappers.mfa import created_view, mfa_view, recovery_view
+from controller.api.mappers.mfa import mfa_created_view, recovery_view
 from controller.api.operations import BOTH, MANAGEMENT, PARTIAL, SESSION, Operation
 from controller.api.schemas import mfa as mfa_schemas
 
 CODE_HEADER = "mfa-validation-code"
 
 
-def enroll_mfa(call: Call) -> dict:
-    record = call.ctl.mfas.enroll(call.identity, context=call.change)
-    return created_view(record)
+def enroll_mfa(call: Call, *, mfas) -> dict:
+    record = mfas.enroll(call.identity, context=call.change)
+    return mfa_created_view(record)
 
 
-def detail_mfa(call: Call) -> dict:
-    return mfa_view(call.ctl, call.ctl.mfas.require(call.identity["id"]))
+def detail_mfa(call: Call, *, mfa_view, mfas) -> dict:
+    return mfa_view(mfas.require(call.identity["id"]))
 
 
-def detail_mfa_qr_code(call: Call) -> None:
-    record = call.ctl.mfas.require(call.identity["id"], verified=False)
+def detail_mfa_qr_code(call: Call, *, mfas) -> None:
+    record = mfas.require(call.identity["id"], verified=False)
     call.resp.content_type = "image/png"
-    call.resp.data = call.ctl.mfas.qr_png(record)
+    call.resp.data = mfas.qr_png(record)
 
 
-def verify_mfa(call: Call) -> None:
+def verify_mfa(call: Call, *, mfas) -> None:
     # An OIDC session has no record to mark: its token's amr says what was done at login.
     session = None if call.resolved.is_oidc else call.session
-    call.ctl.mfas.verify(call.identity["id"], call.body["code"], session, context=call.change)
+    mfas.verify(call.identity["id"], call.body["code"], session, context=call.change)
 
 
-def delete_mfa(call: Call) -> None:
-    call.ctl.mfas.remove_own(call.identity["id"], call.header(CODE_HEADER), context=call.change)
+def delete_mfa(call: Call, *, mfas) -> None:
+    mfas.remove_own(call.identity["id"], call.header(CODE_HEADER), context=call.change)
 
 
-def detail_mfa_recovery_codes(call: Call) -> dict:
+def detail_mfa_recovery_codes(call: Call, *, mfas) -> dict:
     body = call.body if isinstance(call.body, dict) else {}
     code = body.get("code") or call.header(CODE_HEADER)
-    record = call.ctl.mfas.recovery_codes(call.identity["id"], code)
+    record = mfas.recovery_codes(call.identity["id"], code)
     return recovery_view(record)
 
 
-def create_mfa_recovery_codes(call: Call) -> None:
-    call.ctl.mfas.regenerate(call.identity["id"], call.body["code"], context=call.change)
+def create_mfa_recovery_codes(call: Call, *, mfas) -> None:
+    mfas.regenerate(call.identity["id"], call.body["code"], context=call.change)
 
 
-def authenticate_mfa(call: Call) -> None:
+def authenticate_mfa(call: Call, *, mfas) -> None:
     if call.resolved.is_oidc:
         raise errors.BadRequest(
             errors.INVALID_BACKING_TOKEN_TYPE,
             "an OIDC session answers TOTP at /oidc/login/totp during login; this operation is for zt-session sessions",
         )
-    call.ctl.mfas.authenticate(call.session, call.body["code"], context=call.change)
+    mfas.authenticate(call.session, call.body["code"], context=call.change)
 
 
 def create_totp_token(call: Call) -> dict:
@@ -68,8 +68,8 @@ def create_totp_token(call: Call) -> dict:
     )
 
 
-def remove_identity_mfa(call: Call) -> None:
-    call.ctl.mfas.remove_by_admin(call.param(), context=call.change)
+def remove_identity_mfa(call: Call, *, mfas) -> None:
+    mfas.remove_by_admin(call.param(), context=call.change)
 
 
 def operations() -> list[Operation]:

@@ -18,8 +18,8 @@ import orjson
 
 from controller import errors
 from controller.api.call import change_of
+from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
-from controller.api.mappers.mfa import mfa_view
 from controller.api.status import status_of
 from controller.auth.ext_jwt import bearer_tokens
 from controller.auth.request import AuthRequest
@@ -129,19 +129,19 @@ def redirect(resp, location: str) -> None:
 
 
 def guarded(handler):
-    """Find the controller on the request; render domain errors as the OIDC endpoints do."""
+    """Find the OIDC service on the request (the app's bound API); render domain errors as the OIDC endpoints do."""
 
     def respond(self, req, resp, **params):
-        ctl = req.context.ctl
-        if ctl.oidc is None:
+        oidc = req.context.api.resolve("oidc")
+        if oidc is None:
             raise falcon.HTTPNotFound()
         try:
-            handler(self, ctl, req, resp, **params)
+            handler(self, oidc, req, resp, **params)
         except OAuthError as ex:
             write(resp, {"error": ex.error, "error_description": ex.description}, ex.status)
         except errors.ControllerError as ex:
-            if isinstance(ex, errors.Unauthorized) and ex.www_authenticate:
-                resp.set_header("WWW-Authenticate", ex.www_authenticate)
+            if isinstance(ex, errors.Unauthorized) and ex.challenges:
+                resp.set_header("WWW-Authenticate", www_authenticate(ex.challenges))
             body = {"code": ex.code, "message": ex.message}
             if ex.cause:
                 body["cause"] = ex.cause
@@ -152,13 +152,13 @@ def guarded(handler):
 
 
 class Endpoint:
-    """One ``/oidc`` path; one router serves every app, so responders get the request's controller."""
+    """One ``/oidc`` path; one router serves every app, so responders get the request's OIDC service."""
 
 
 class Discovery(Endpoint):
     @guarded
-    def on_get(self, ctl, req, resp):
-        write(resp, discovery(issuer_of(req), ctl.oidc.signer.alg))
+    def on_get(self, oidc, req, resp):
+        write(resp, discovery(issuer_of(req), oidc.signer.alg))
 
 
 def discovery(issuer: str, alg: str) -> dict:
@@ -202,23 +202,23 @@ def discovery(issuer: str, alg: str) -> dict:
 
 class Keys(Endpoint):
     @guarded
-    def on_get(self, ctl, req, resp):
-        write(resp, ctl.oidc.signer.jwks())
+    def on_get(self, oidc, req, resp):
+        write(resp, oidc.signer.jwks())
 
 
 class Authorize(Endpoint):
     """GET (sdk-golang) or POST with the parameters in the query (the C SDK): 302 to the login page."""
 
     @guarded
-    def on_get(self, ctl, req, resp):
-        self._start(ctl, req, resp, first_values(parse_qs(req.query_string or "", keep_blank_values=True)))
+    def on_get(self, oidc, req, resp):
+        self._start(oidc, req, resp, first_values(parse_qs(req.query_string or "", keep_blank_values=True)))
 
     @guarded
-    def on_post(self, ctl, req, resp):
-        self._start(ctl, req, resp, read_form(req))
+    def on_post(self, oidc, req, resp):
+        self._start(oidc, req, resp, read_form(req))
 
-    def _start(self, ctl, req, resp, params: dict) -> None:
-        _, location = ctl.oidc.flow.authorize(
+    def _start(self, oidc, req, resp, params: dict) -> None:
+        _, location = oidc.flow.authorize(
             params,
             issuer=issuer_of(req),
             peer_certs=req.env.get("controller.peer_certs") or [],
@@ -229,8 +229,8 @@ class Authorize(Endpoint):
 
 class Callback(Endpoint):
     @guarded
-    def on_get(self, ctl, req, resp):
-        redirect(resp, ctl.oidc.flow.callback(req.get_param("id"), context=change_of(req)))
+    def on_get(self, oidc, req, resp):
+        redirect(resp, oidc.flow.callback(req.get_param("id"), context=change_of(req)))
 
 
 class Login(Endpoint):
@@ -240,8 +240,8 @@ class Login(Endpoint):
         self.method = method
 
     @guarded
-    def on_get(self, ctl, req, resp):
-        request = ctl.oidc.requests.get(request_id_of(req, {}))
+    def on_get(self, oidc, req, resp):
+        request = oidc.requests.get(request_id_of(req, {}))
         resp.set_header("auth-request-id", request.id)
         if self.method in ("password", "username"):
             resp.content_type = "text/html"
@@ -254,7 +254,7 @@ class Login(Endpoint):
             resp.text = "please POST to this URL"
 
     @guarded
-    def on_post(self, ctl, req, resp):
+    def on_post(self, oidc, req, resp):
         body = read_login_body(req)
         auth = AuthRequest.of(
             LOGIN_METHODS[self.method],
@@ -264,13 +264,13 @@ class Login(Endpoint):
             remote_address=req.remote_addr or "",
             context=change_of(req),
         )
-        reply_outcome(ctl, resp, ctl.oidc.flow.login(request_id_of(req, body), auth))
+        reply_outcome(oidc, resp, oidc.flow.login(request_id_of(req, body), auth))
 
 
-def reply_outcome(ctl, resp, outcome: LoginOutcome) -> None:
+def reply_outcome(oidc, resp, outcome: LoginOutcome) -> None:
     """Done: 302 to the callback. Factors pending: 200 with the auth queries (and ``totp-required``)."""
     if outcome.complete:
-        redirect(resp, ctl.oidc.flow.callback_url(outcome.request))
+        redirect(resp, oidc.flow.callback_url(outcome.request))
         return
     if outcome.totp_pending:
         resp.set_header("totp-required", "true")
@@ -279,48 +279,52 @@ def reply_outcome(ctl, resp, outcome: LoginOutcome) -> None:
 
 class Totp(Endpoint):
     @guarded
-    def on_post(self, ctl, req, resp):
+    def on_post(self, oidc, req, resp):
         body = read_login_body(req)
-        reply_outcome(ctl, resp, ctl.oidc.flow.totp(request_id_of(req, body), body.get("code"), context=change_of(req)))
+        reply_outcome(oidc, resp, oidc.flow.totp(request_id_of(req, body), body.get("code"), context=change_of(req)))
 
 
 class TotpEnroll(Endpoint):
     @guarded
-    def on_post(self, ctl, req, resp):
+    def on_post(self, oidc, req, resp):
         body = read_login_body(req)
-        write(resp, mfa_view(ctl, ctl.oidc.flow.totp_enroll(request_id_of(req, body), context=change_of(req))), 201)
+        write(
+            resp,
+            req.context.api.resolve("mfa_view")(
+                oidc.flow.totp_enroll(request_id_of(req, body), context=change_of(req))
+            ),
+            201,
+        )
 
     @guarded
-    def on_delete(self, ctl, req, resp):
+    def on_delete(self, oidc, req, resp):
         body = read_login_body(req)
-        ctl.oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"), context=change_of(req))
+        oidc.flow.totp_enroll_discard(request_id_of(req, body), body.get("code"), context=change_of(req))
         write(resp, {})
 
 
 class TotpEnrollVerify(Endpoint):
     @guarded
-    def on_post(self, ctl, req, resp):
+    def on_post(self, oidc, req, resp):
         body = read_login_body(req)
         reply_outcome(
-            ctl,
-            resp,
-            ctl.oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code"), context=change_of(req)),
+            oidc, resp, oidc.flow.totp_enroll_verify(request_id_of(req, body), body.get("code"), context=change_of(req))
         )
 
 
 class AuthQueries(Endpoint):
     @guarded
-    def on_get(self, ctl, req, resp):
-        write(resp, {"authQueries": ctl.oidc.flow.pending_queries(request_id_of(req, {}), context=change_of(req))})
+    def on_get(self, oidc, req, resp):
+        write(resp, {"authQueries": oidc.flow.pending_queries(request_id_of(req, {}), context=change_of(req))})
 
 
 class Token(Endpoint):
     @guarded
-    def on_post(self, ctl, req, resp):
+    def on_post(self, oidc, req, resp):
         media = (req.content_type or "").split(";")[0].strip().lower()
         if media not in (FORM, ""):
             raise OAuthError("invalid_request", "the token request must be form encoded")
-        reply = ctl.oidc.grants.token(
+        reply = oidc.grants.token(
             read_form(req),
             basic_client=basic_client(req),
             issuer=issuer_of(req),

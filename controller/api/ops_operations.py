@@ -17,27 +17,27 @@ TRACE_SPEC = s.obj(
 )
 
 
-def create_database_snapshot(call: Call) -> None:
-    call.ctl.database.snapshot()
+def create_database_snapshot(call: Call, *, database) -> None:
+    database.snapshot()
 
 
-def check_data_integrity(call: Call) -> None:
-    call.ctl.integrity.start(fix=False)
+def check_data_integrity(call: Call, *, integrity) -> None:
+    integrity.start(fix=False)
 
 
-def fix_data_integrity(call: Call) -> None:
-    call.ctl.integrity.start(fix=True)
+def fix_data_integrity(call: Call, *, integrity) -> None:
+    integrity.start(fix=True)
 
 
-def data_integrity_results(call: Call) -> None:
-    state = call.ctl.integrity.view()
+def data_integrity_results(call: Call, *, integrity) -> None:
+    state = integrity.view()
     # NOTE: the real controller pages these results with limit -1.
     meta = {"pagination": {"limit": -1, "offset": 0, "totalCount": len(state["results"])}}
     write_json(call.resp, {"data": state, "meta": meta})
 
 
-def update_identity_tracing(call: Call) -> dict:
-    return call.ctl.traces.update(call.param(), call.body)
+def update_identity_tracing(call: Call, *, traces) -> dict:
+    return traces.update(call.param(), call.body)
 
 
 def operations() -> list[Operation]:

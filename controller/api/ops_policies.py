@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller.api.call import Call
 from controller.api.crud import crud, related
 from controller.api.mappers.entity import listing
@@ -19,7 +17,6 @@ from controller.api.mappers.service import plain_service_view
 from controller.api.operations import Operation
 from controller.api.role_queries import records_of
 from controller.api.schemas import policies
-from controller.entities import ROLE_TARGETS
 from controller.model.policies import EdgeRouterPolicyManager, ServiceEdgeRouterPolicyManager, ServicePolicyManager
 from controller.policy.kinds import EDGE_ROUTERS, IDENTITIES, POSTURE_CHECKS, SERVICES
 from controller.store.query import Listing
@@ -33,17 +30,13 @@ MEMBER_VIEWS = {
 }
 
 
-def members(policy_attr: str, kind: str):
+def members(kind: str):
     """Entities one role list of a policy matches, from the engine."""
-    attr, view = ROLE_TARGETS[kind].key, MEMBER_VIEWS[kind]
 
-    def handler(call: Call) -> Listing:
-        ctl = call.ctl
-        policies = getattr(ctl, policy_attr)
+    def handler(call: Call, *, policies, target, view) -> Listing:
         policy = policies.get(call.param())
-        target = getattr(ctl, attr)
         members = records_of(target, policies.members(policy["id"], kind))
-        return listing(target, call.list_args(), partial(view, ctl), candidates=members)
+        return listing(target, call.list_args(), view, candidates=members)
 
     return handler
 
@@ -55,9 +48,10 @@ def member_listings(manager_cls, tag: str) -> list[Operation]:
         related(
             f"list{policy.singular}{target.plural}",
             f"/{policy.collection}/{{id}}/{target.collection}",
-            members(policy.key, target.kind),
+            members(target.kind),
             tag=tag,
             summary=f"List the {target.collection.replace('-', ' ')} a policy matches",
+            uses={"policies": policy.key, "target": target.key, "view": MEMBER_VIEWS[target.kind]},
         )
         for target in policy.role_targets
     ]

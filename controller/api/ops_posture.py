@@ -5,7 +5,6 @@ from __future__ import annotations
 from controller.api.call import Call
 from controller.api.crud import crud
 from controller.api.mappers.posture_check import posture_check_type_view, posture_check_view
-from controller.api.mappers.posture_data import posture_data_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.role_queries import ROLE_QUERY, attribute_operation, role_filtered_listing
 from controller.api.schemas import posture_check
@@ -18,34 +17,34 @@ from controller.store.query import Listing
 TAG = "Posture Checks"
 
 
-def submit(call: Call, responses: list[dict]) -> dict:
-    ctl, identity_id = call.ctl, call.identity["id"]
+def submit(call: Call, responses: list[dict], posture, sessions) -> dict:
+    identity_id = call.identity["id"]
     services: dict[str, dict] = {}
     for response in responses:  # all or nothing: a bad response later in a bulk records none
         check_required(response)
     for response in responses:
-        for service in ctl.posture.submit(identity_id, call.session, response):
+        for service in posture.submit(identity_id, call.session, response):
             services.setdefault(service["id"], service)
-    ctl.sessions.enforce_posture(identity_id, context=call.change)
+    sessions.enforce_posture(identity_id, context=call.change)
     return {"services": list(services.values())}
 
 
-def posture_response(call: Call) -> dict:
-    return submit(call, [call.body])
+def posture_response(call: Call, *, posture, sessions) -> dict:
+    return submit(call, [call.body], posture, sessions)
 
 
-def posture_response_bulk(call: Call) -> dict:
-    return submit(call, call.body)
+def posture_response_bulk(call: Call, *, posture, sessions) -> dict:
+    return submit(call, call.body, posture, sessions)
 
 
-def identity_posture_data(call: Call) -> dict:
-    identity = call.ctl.identities.get(call.param())
-    return posture_data_view(call.ctl, identity["id"])
+def identity_posture_data(call: Call, *, posture_data_view, identities) -> dict:
+    identity = identities.get(call.param())
+    return posture_data_view(identity["id"])
 
 
-def identity_failed_requests(call: Call) -> Listing:
-    identity = call.ctl.identities.get(call.param())
-    entries = call.ctl.posture.failed_requests(identity["id"])
+def identity_failed_requests(call: Call, *, identities, posture) -> Listing:
+    identity = identities.get(call.param())
+    entries = posture.failed_requests(identity["id"])
     return Listing(entries, {"limit": len(entries), "offset": 0, "totalCount": len(entries)})
 
 

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from controller import errors
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud, related
-from controller.api.mappers.config import config_view
-from controller.api.mappers.entity import View, listing
-from controller.api.mappers.identity import identity_view
-from controller.api.mappers.policies import service_edge_router_policy_view, service_policy_view
-from controller.api.mappers.router import edge_router_view
-from controller.api.mappers.service import service_view
-from controller.api.mappers.session import session_edge_routers
+from controller.api.mappers.entity import listing
 from controller.api.mappers.terminator import terminator_view
 from controller.api.operations import BOTH, CLIENT, SESSION, Operation
-from controller.api.role_queries import (
-    ROLE_QUERY,
-    attribute_operation,
-    id_listing,
-    policy_type_query,
-    records_of,
-    role_candidates,
-)
+from controller.api.relations import relation
+from controller.api.role_queries import ROLE_QUERY, attribute_operation, id_listing, records_of, role_candidates
 from controller.api.schemas import service, terminator
 from controller.model.service import ServiceManager
 from controller.model.terminator import TerminatorManager
-from controller.policy.kinds import SERVICE_EDGE_ROUTER_POLICIES, SERVICE_POLICIES, SERVICES
+from controller.policy.kinds import SERVICES
 from controller.store.query import Listing
 
 TAG = "Service"
@@ -37,14 +23,14 @@ CLIENT_LIST_QUERY = {**ROLE_QUERY, **CONFIG_TYPES}
 
 
 # -- management ----------------------------------------------------------------------
-def list_services(call: Call) -> Listing:
+def list_services(call: Call, *, service_view, service_access, services, identities, engine) -> Listing:
     """All services (or ``asIdentity``'s), with permissions as the caller or ``asIdentity`` sees them."""
-    ctl, access = call.ctl, call.ctl.service_access
-    candidates = role_candidates(call, SERVICES, ctl.services)
+    access = service_access
+    candidates = role_candidates(call, SERVICES, services, engine)
     viewer, session = call.identity, call.session
     as_identity = call.query("asIdentity")
     if as_identity:
-        viewer = ctl.identities.find(as_identity) or ctl.identities.find_by_name(as_identity)
+        viewer = identities.find(as_identity) or identities.find_by_name(as_identity)
         if viewer is None:
             raise errors.NotFound("identity", as_identity)
         session = None
@@ -52,115 +38,83 @@ def list_services(call: Call) -> Listing:
         if candidates is None:
             types = access.config_types(call.query_list("configTypes"), call.session)
             return id_listing(
-                ctl.services,
+                services,
                 visible,
                 call.list_args(),
-                lambda r: service_view(ctl, r, viewer["id"], None, types, invalid=True),
+                lambda r: service_view(r, access.sight(r, viewer["id"], None, types), invalid=True),
             )
         candidates = [r for r in candidates if r["id"] in visible]
     types = access.config_types(call.query_list("configTypes"), call.session)
     return listing(
-        ctl.services,
+        services,
         call.list_args(),
-        lambda r: service_view(ctl, r, viewer["id"], session, types, invalid=True),
+        lambda r: service_view(r, access.sight(r, viewer["id"], session, types), invalid=True),
         candidates=candidates,
     )
 
 
-def detail_service(call: Call) -> dict:
-    ctl = call.ctl
-    record = ctl.services.get(call.param())
-    types = ctl.service_access.config_types([], call.session)
-    return service_view(ctl, record, call.identity["id"], call.session, types, invalid=True)
+def detail_service(call: Call, *, service_view, services, service_access) -> dict:
+    record = services.get(call.param())
+    types = service_access.config_types([], call.session)
+    return service_view(record, service_access.sight(record, call.identity["id"], call.session, types), invalid=True)
 
 
-def service_edge_routers(call: Call) -> Listing:
-    ctl = call.ctl
-    service = ctl.services.get(call.param())
-    ids = ctl.network.engine.edge_routers_for_service(service["id"])
-    routers = records_of(ctl.edge_routers, ids)
-    return listing(ctl.edge_routers, call.list_args(), partial(edge_router_view, ctl), candidates=routers)
+def service_configs(call: Call, *, config_view, services, configs) -> Listing:
+    service = services.get(call.param())
+    records = records_of(configs, service.get("configs") or [])
+    return listing(configs, call.list_args(), config_view, candidates=records)
 
 
-def service_identities(call: Call) -> Listing:
-    ctl = call.ctl
-    service = ctl.services.get(call.param())
-    ids = ctl.network.engine.identities_for_service(service["id"], policy_type_query(call))
-    identities = records_of(ctl.identities, ids)
-    return listing(ctl.identities, call.list_args(), partial(identity_view, ctl), candidates=identities)
-
-
-def service_policies_of(manager_attr: str, pkind: str, view: View):
-    def handler(call: Call) -> Listing:
-        ctl = call.ctl
-        service = ctl.services.get(call.param())
-        manager = getattr(ctl, manager_attr)
-        ids = ctl.network.engine.policies_of(SERVICES, service["id"], pkind)
-        return listing(manager, call.list_args(), partial(view, ctl), candidates=records_of(manager, ids))
-
-    return handler
-
-
-def service_configs(call: Call) -> Listing:
-    ctl = call.ctl
-    service = ctl.services.get(call.param())
-    configs = records_of(ctl.configs, service.get("configs") or [])
-    return listing(ctl.configs, call.list_args(), partial(config_view, ctl), candidates=configs)
-
-
-def service_terminators(call: Call) -> Listing:
-    ctl = call.ctl
-    service = ctl.services.get(call.param())
-    return _terminators(ctl, call, service)
+def service_terminators(call: Call, *, services, terminators, terminator_view) -> Listing:
+    service = services.get(call.param())
+    return _terminators(call, service, terminators, terminator_view)
 
 
 # -- client --------------------------------------------------------------------------
-def visible_service(call: Call) -> dict:
+def visible_service(call: Call, services, service_access) -> dict:
     """The service of the path if the caller may dial or bind it; 404 otherwise."""
-    ctl, service_id = call.ctl, call.param()
-    record = ctl.services.find(service_id)
-    if record is None or not ctl.service_access.permissions(call.identity["id"], service_id):
+    service_id = call.param()
+    record = services.find(service_id)
+    if record is None or not service_access.permissions(call.identity["id"], service_id):
         raise errors.NotFound("service", service_id)
     return record
 
 
-def client_list_services(call: Call) -> Listing:
-    ctl, access, identity_id = call.ctl, call.ctl.service_access, call.identity["id"]
+def client_list_services(call: Call, *, service_view, service_access, services, engine) -> Listing:
+    access, identity_id = service_access, call.identity["id"]
     visible = access.visible_ids(identity_id)
     types = access.config_types(call.query_list("configTypes"), call.session)
-    view = lambda r: service_view(ctl, r, identity_id, call.session, types)  # noqa: E731
-    candidates = role_candidates(call, SERVICES, ctl.services)
+    view = lambda r: service_view(r, access.sight(r, identity_id, call.session, types))  # noqa: E731
+    candidates = role_candidates(call, SERVICES, services, engine)
     if candidates is None:
-        return id_listing(ctl.services, visible, call.list_args(), view)
-    return listing(ctl.services, call.list_args(), view, candidates=[r for r in candidates if r["id"] in visible])
+        return id_listing(services, visible, call.list_args(), view)
+    return listing(services, call.list_args(), view, candidates=[r for r in candidates if r["id"] in visible])
 
 
-def client_detail_service(call: Call) -> dict:
-    ctl = call.ctl
-    types = ctl.service_access.config_types([], call.session)
-    return service_view(ctl, visible_service(call), call.identity["id"], call.session, types)
+def client_detail_service(call: Call, *, service_view, service_access, services) -> dict:
+    types = service_access.config_types([], call.session)
+    record = visible_service(call, services, service_access)
+    return service_view(record, service_access.sight(record, call.identity["id"], call.session, types))
 
 
-def client_service_edge_routers(call: Call) -> dict:
+def client_service_edge_routers(call: Call, *, session_edge_routers, sessions, services, service_access) -> dict:
     """``{"edgeRouters": [...]}``: routers shared by the caller's ERPs and the service's SERPs (at most 25)."""
-    ctl = call.ctl
-    service = visible_service(call)
+    service = visible_service(call, services, service_access)
     token = call.header("session-token")
     if token is not None:
-        session = ctl.sessions.find(token.strip())
+        session = sessions.find(token.strip())
         if session is None or session["api_session_id"] != call.session["id"]:
             raise errors.Unauthorized()
-    return {"edgeRouters": session_edge_routers(ctl, call.identity["id"], service["id"])}
+    return {"edgeRouters": session_edge_routers(call.identity["id"], service["id"])}
 
 
-def client_service_terminators(call: Call) -> Listing:
-    ctl = call.ctl
-    return _terminators(ctl, call, visible_service(call))
+def client_service_terminators(call: Call, *, services, service_access, terminators, terminator_view) -> Listing:
+    return _terminators(call, visible_service(call, services, service_access), terminators, terminator_view)
 
 
-def _terminators(ctl, call: Call, service: dict) -> Listing:
-    terminators = ctl.terminators.of_service(service["id"])
-    return listing(ctl.terminators, call.list_args(), partial(terminator_view, ctl), candidates=terminators)
+def _terminators(call: Call, service: dict, terminators, terminator_view) -> Listing:
+    records = terminators.of_service(service["id"])
+    return listing(terminators, call.list_args(), terminator_view, candidates=records)
 
 
 def operations() -> list[Operation]:
@@ -183,37 +137,10 @@ def operations() -> list[Operation]:
             tag=TAG,
             summary="List the configs of a service",
         ),
-        related(
-            "listServiceEdgeRouters",
-            "/services/{id}/edge-routers",
-            service_edge_routers,
-            tag=TAG,
-            summary="List the edge routers serving a service (service edge router policies)",
-        ),
-        related(
-            "listServiceIdentities",
-            "/services/{id}/identities",
-            service_identities,
-            tag=TAG,
-            summary="List the identities that may dial or bind a service",
-            query={**LIST_QUERY, "policyType": {"type": "string", "enum": ["dial", "bind"]}},
-        ),
-        related(
-            "listServiceServiceEdgeRouterPolicies",
-            "/services/{id}/service-edge-router-policies",
-            service_policies_of(
-                "service_edge_router_policies", SERVICE_EDGE_ROUTER_POLICIES, service_edge_router_policy_view
-            ),
-            tag=TAG,
-            summary="List the service edge router policies matching a service",
-        ),
-        related(
-            "listServiceServicePolicies",
-            "/services/{id}/service-policies",
-            service_policies_of("service_policies", SERVICE_POLICIES, service_policy_view),
-            tag=TAG,
-            summary="List the service policies matching a service",
-        ),
+        relation("listServiceEdgeRouters", tag=TAG),
+        relation("listServiceIdentities", tag=TAG),
+        relation("listServiceServiceEdgeRouterPolicies", tag=TAG),
+        relation("listServiceServicePolicies", tag=TAG),
         related(
             "listServiceTerminators",
             "/services/{id}/terminators",

@@ -7,7 +7,6 @@ from functools import partial
 from controller.api.call import Call
 from controller.api.crud import LIST_QUERY, crud
 from controller.api.mappers.entity import listing
-from controller.api.mappers.session import session_view
 from controller.api.operations import CLIENT, MANAGEMENT, SESSION, Operation
 from controller.api.schemas.session import CREATE
 from controller.model.session import SessionManager
@@ -16,44 +15,37 @@ from controller.store.query import Listing
 TAG = "Session"
 
 
-def client_list_sessions(call: Call) -> Listing:
-    sessions = call.ctl.sessions
-    render = partial(session_view, call.ctl)
-    return listing(sessions, call.list_args(), render, candidates=sessions.visible_to(call.identity))
+def client_list_sessions(call: Call, *, session_view, sessions) -> Listing:
+    return listing(sessions, call.list_args(), session_view, candidates=sessions.visible_to(call.identity))
 
 
-def create_session(call: Call) -> dict:
-    sessions = call.ctl.sessions
-    return session_view(call.ctl, sessions.create_for(call.identity, call.session, call.body, context=call.change))
+def create_session(call: Call, *, session_view, sessions) -> dict:
+    return session_view(sessions.create_for(call.identity, call.session, call.body, context=call.change))
 
 
-def client_detail_session(call: Call) -> dict:
-    sessions = call.ctl.sessions
-    return session_view(call.ctl, sessions.get_own(call.identity, call.param()))
+def client_detail_session(call: Call, *, session_view, sessions) -> dict:
+    return session_view(sessions.get_own(call.identity, call.param()))
 
 
-def client_delete_session(call: Call) -> None:
-    sessions = call.ctl.sessions
+def client_delete_session(call: Call, *, sessions) -> None:
     sessions.delete(sessions.get_own(call.identity, call.param())["id"], context=call.change)
 
 
-def list_sessions(call: Call) -> Listing:
-    sessions = call.ctl.sessions
-    return listing(sessions, call.list_args(), partial(session_view, call.ctl, management=True))
+def list_sessions(call: Call, *, session_view, sessions) -> Listing:
+    return listing(sessions, call.list_args(), partial(session_view, management=True))
 
 
-def detail_session(call: Call) -> dict:
-    sessions = call.ctl.sessions
-    return session_view(call.ctl, sessions.get(call.param()), management=True)
+def detail_session(call: Call, *, session_view, sessions) -> dict:
+    return session_view(sessions.get(call.param()), management=True)
 
 
-def session_route_path(call: Call) -> dict:
-    call.ctl.sessions.get(call.param())
+def session_route_path(call: Call, *, sessions) -> dict:
+    sessions.get(call.param())
     return {"routePath": []}
 
 
-def service_updates(call: Call) -> dict:
-    return {"lastChangeAt": call.ctl.service_updates.last_change(call.identity["id"])}
+def service_updates(call: Call, *, service_updates) -> dict:
+    return {"lastChangeAt": service_updates.last_change(call.identity["id"])}
 
 
 def operations() -> list[Operation]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from controller.api.call import Call
 from controller.api.crud import crud
-from controller.api.mappers.settings import effective_view, setting_view
+from controller.api.mappers.settings import setting_view
 from controller.api.operations import MANAGEMENT, Operation
 from controller.api.schemas import settings
 from controller.model.settings import ControllerSettingManager
@@ -16,8 +16,8 @@ from controller.model.settings import ControllerSettingManager
 EFFECTIVE = "/controller-settings/{id}/effective"
 
 
-def detail_effective(call: Call) -> dict:
-    return effective_view(call.ctl, call.param())
+def detail_effective(call: Call, *, effective_view) -> dict:
+    return effective_view(call.param())
 
 
 def operations() -> list[Operation]:

@@ -22,23 +22,23 @@ FAULT = s.obj(
 )
 
 
-def get_clock(call: Call) -> dict:
-    return {"now": rfc3339(call.ctl.clock.now())}
+def get_clock(call: Call, *, clock) -> dict:
+    return {"now": rfc3339(clock.now())}
 
 
-def advance_clock(call: Call) -> dict:
-    call.ctl.clock.advance(seconds=call.body["seconds"])
-    return {"now": rfc3339(call.ctl.clock.now())}
+def advance_clock(call: Call, *, clock) -> dict:
+    clock.advance(seconds=call.body["seconds"])
+    return {"now": rfc3339(clock.now())}
 
 
-def list_faults(call: Call) -> Listing:
-    items = [fault.view() for fault in call.ctl.faults.list()]
+def list_faults(call: Call, *, faults) -> Listing:
+    items = [fault.view() for fault in faults.list()]
     return Listing(items, {"limit": UNLIMITED, "offset": 0, "totalCount": len(items)})
 
 
-def create_fault(call: Call) -> Created:
+def create_fault(call: Call, *, faults) -> Created:
     body = call.body
-    fault = call.ctl.faults.add(
+    fault = faults.add(
         body.get("path") or ".*",
         method=body.get("method"),
         status=body.get("status"),
@@ -49,12 +49,12 @@ def create_fault(call: Call) -> Created:
     return Created("simulation/faults", fault.id)
 
 
-def delete_fault(call: Call) -> None:
-    call.ctl.faults.remove(call.param())
+def delete_fault(call: Call, *, faults) -> None:
+    faults.remove(call.param())
 
 
-def clear_faults(call: Call) -> None:
-    call.ctl.faults.remove()
+def clear_faults(call: Call, *, faults) -> None:
+    faults.remove()
 
 
 def operations() -> list[Operation]:

@@ -8,7 +8,6 @@ from controller import errors
 from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
-from controller.api.mappers.controller import controller_view
 from controller.api.openapi import SPEC_IDS, document
 from controller.api.operations import ADMIN, BOTH, CLIENT, FABRIC, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
 from controller.config import BUILD_DATE, REVISION, VERSION
@@ -41,14 +40,14 @@ SUMMARY_TABLES = {
 }
 
 
-def version_info(call: Call) -> dict:
-    base = call.ctl.config.base_url
+def version_info(call: Call, *, config, oidc) -> dict:
+    base = config.base_url
     client = {"v1": {"apiBaseUrls": [base + PREFIXES[CLIENT]], "path": PREFIXES[CLIENT], "version": "v1"}}
     management = {"v1": {"apiBaseUrls": [base + PREFIXES[MANAGEMENT]], "path": PREFIXES[MANAGEMENT], "version": "v1"}}
     fabric = {"v1": {"apiBaseUrls": [base + PREFIXES[FABRIC]], "path": PREFIXES[FABRIC], "version": "v1"}}
     apis = {"edge": client, "edge-client": client, "edge-management": management, "fabric": fabric}
     capabilities = []
-    if call.ctl.oidc is not None:
+    if oidc is not None:
         # SDKs choose OIDC when they see both the capability and the edge-oidc entry.
         # NOTE: OIDC_AUTH_WITH_CSR is not advertised: session certificates from a CSR are not served.
         capabilities.append("OIDC_AUTH")
@@ -67,12 +66,11 @@ def enumerated_capabilities(call: Call) -> list:
     return list(ENUMERATED_CAPABILITIES)
 
 
-def protocols(call: Call) -> dict:
-    return {"https": {"address": call.ctl.config.api_address}}
+def protocols(call: Call, *, config) -> dict:
+    return {"https": {"address": config.api_address}}
 
 
-def _spec_record(call: Call, spec_id: str) -> dict:
-    started = call.ctl.started_at
+def _spec_record(spec_id: str, started: str) -> dict:
     return {
         "_links": {"self": {"href": f"./specs/{spec_id}"}, "spec": {"href": f"./specs/{spec_id}/spec"}},
         "id": spec_id,
@@ -83,9 +81,9 @@ def _spec_record(call: Call, spec_id: str) -> dict:
     }
 
 
-def list_specs(call: Call) -> Listing:
+def list_specs(call: Call, *, started_at) -> Listing:
     # NOTE: the real controller lists only the client spec, on both APIs.
-    return Listing([_spec_record(call, "edge-client")], {"limit": UNLIMITED, "offset": 0, "totalCount": 1})
+    return Listing([_spec_record("edge-client", started_at)], {"limit": UNLIMITED, "offset": 0, "totalCount": 1})
 
 
 def _spec_api(spec_id: str) -> str:
@@ -95,18 +93,17 @@ def _spec_api(spec_id: str) -> str:
     raise errors.NotFound("spec", spec_id)
 
 
-def detail_spec(call: Call) -> dict:
+def detail_spec(call: Call, *, started_at) -> dict:
     _spec_api(call.param())
-    return _spec_record(call, call.param())
+    return _spec_record(call.param(), started_at)
 
 
-def spec_body(call: Call) -> None:
+def spec_body(call: Call, *, openapi) -> None:
     api = _spec_api(call.param())
-    write_json(call.resp, call.ctl.openapi(api))
+    write_json(call.resp, openapi.document(api))
 
 
-def summary(call: Call) -> dict:
-    store = call.ctl.store
+def summary(call: Call, *, store) -> dict:
     counts = {key: store.count(table) for key, table in SUMMARY_TABLES.items()}
     routers = store.all("routers")
     counts["routers"] = len(routers)
@@ -116,8 +113,8 @@ def summary(call: Call) -> dict:
     return dict(sorted(counts.items()))
 
 
-def list_controllers(call: Call) -> Listing:
-    items = [controller_view(call.ctl)]
+def list_controllers(call: Call, *, controller_view) -> Listing:
+    items = [controller_view()]
     return Listing(items, {"limit": UNLIMITED, "offset": 0, "totalCount": len(items)})
 
 

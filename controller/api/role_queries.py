@@ -7,7 +7,6 @@ the number of matches, not the number of entities.
 from __future__ import annotations
 
 import heapq
-from functools import partial
 from typing import Callable
 
 from controller.api.call import Call
@@ -26,33 +25,30 @@ ROLE_QUERY = {
 ATTRIBUTE_FIELDS = FieldSet((), tags=False)
 
 
-def role_candidates(call: Call, kind: str, manager) -> list[dict] | None:
+def role_candidates(call: Call, kind: str, manager, engine) -> list[dict] | None:
     """Records matching ``roleFilter`` under ``roleSemantic`` (None when no filter was given)."""
     roles = call.req.get_param_as_list("roleFilter") or []
     if not roles:
         return None
-    ids = call.ctl.network.engine.role_filter(kind, roles, call.query("roleSemantic") or "AllOf")
+    ids = engine.role_filter(kind, roles, call.query("roleSemantic") or "AllOf")
     return [record for record in map(manager.find, ids) if record is not None]
 
 
-def role_filtered_listing(kind: str, view: View):
-    """A list handler for the entities of engine ``kind`` honouring ``roleFilter``, rendered by ``view``."""
-    attr = ROLE_TARGETS[kind].key
+def role_filtered_listing(kind: str, view: View) -> dict:
+    """The handler (and its ``uses``) listing the entities of engine ``kind`` with ``roleFilter``, rendered by ``view``."""
 
-    def handler(call: Call) -> Listing:
-        manager = getattr(call.ctl, attr)
-        return listing(
-            manager, call.list_args(), partial(view, call.ctl), candidates=role_candidates(call, kind, manager)
-        )
+    def handler(call: Call, *, manager, engine, view) -> Listing:
+        candidates = role_candidates(call, kind, manager, engine)
+        return listing(manager, call.list_args(), view, candidates=candidates)
 
-    return handler
+    return {"handler": handler, "uses": {"manager": ROLE_TARGETS[kind].key, "engine": "engine", "view": view}}
 
 
 def attribute_listing(kind: str):
     """``data`` = attributes carried by at least one entity; only ``filter`` (on ``id``) applies."""
 
-    def handler(call: Call) -> Listing:
-        records = [{"id": attr} for attr in call.ctl.network.engine.attributes(kind)]
+    def handler(call: Call, *, engine) -> Listing:
+        records = [{"id": attr} for attr in engine.attributes(kind)]
         page = list_page(records, ATTRIBUTE_FIELDS, filter=call.query("filter"), limit=-1)
         return Listing([r["id"] for r in page.items], page.pagination(), ATTRIBUTE_FIELDS.names())
 

@@ -10,8 +10,8 @@
   be enabled, and its policy must allow ext-jwt and, when it lists signers,
   this signer.
 
-Failures are 401 ``UNAUTHORIZED`` with a ``WWW-Authenticate: Bearer`` header
-naming the realm, the error and the candidate signers.
+Failures are 401 ``UNAUTHORIZED`` carrying a ``Challenge`` (realm, reason, candidate
+signers), which the API layer answers as a ``WWW-Authenticate: Bearer`` header.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from controller.auth.jwt_keys import SignerKeys, algorithms_for
 from controller.auth.request import AuthRequest, Proof
 from controller.pki.jwt_signature import TokenRejected, verify_signature
 
-PRIMARY_REALM = "openziti-primary-ext-jwt"
-SECONDARY_REALM = "openziti-secondary-ext-jwt"
+PRIMARY_REALM = errors.Realm.EXT_JWT_PRIMARY
+SECONDARY_REALM = errors.Realm.EXT_JWT_SECONDARY
 MAX_CANDIDATES = 3
-DESCRIPTIONS = {"missing": "no matching token was provided", "expired": "token expired", "invalid": "token is invalid"}
 #: worst reason wins when several candidates fail
 SEVERITY = {"missing": 0, "invalid": 1, "expired": 2}
 
@@ -63,13 +62,10 @@ def claim_at(claims: dict, pointer: str):
     return value
 
 
-def challenge(realm: str, reason: str, signers: list[dict]) -> str:
-    ids = "|".join(s["id"] for s in signers)
-    issuers = "|".join(s.get("issuer") or "" for s in signers)
-    return (
-        f'Bearer realm="{realm}" error="{reason}" error_description="{DESCRIPTIONS[reason]}" '
-        f'id="{ids}" issuer="{issuers}"'
-    )
+def challenge(realm: errors.Realm, reason: str, signers: list[dict]) -> errors.Challenge:
+    """Why no token of ``signers`` was accepted (the API renders it as ``WWW-Authenticate``)."""
+    named = tuple((s["id"], s.get("issuer") or "") for s in signers)
+    return errors.Challenge(realm, errors.Reason(reason), named)
 
 
 class ExtJwtVerifier:
@@ -147,7 +143,7 @@ class ExtJwtMethod:
             identity = self.verifier.identity_of(verified)
             if identity is not None and self._allowed(identity, verified.signer):
                 return Proof(identity, f"extJwtId:{verified.signer['id']}")
-        raise errors.Unauthorized(www_authenticate=challenge(PRIMARY_REALM, worst, signers))
+        raise errors.Unauthorized(challenges=(challenge(PRIMARY_REALM, worst, signers),))
 
     def _allowed(self, identity: dict, signer: dict) -> bool:
         if self.identities.is_disabled(identity):

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from controller.errors import Challenge
 from controller.store.change_context import ChangeContext
 
 #: authenticate body keys, matched without regard to case like the real controller
@@ -70,8 +71,8 @@ class Pending:
     totp: bool = False
     #: EXT-JWT auth queries of a required secondary signer
     ext_jwt: list[dict] = field(default_factory=list)
-    #: ``WWW-Authenticate`` value naming the missing secondary signer, if any
-    challenge: str | None = None
+    #: why the secondary signer's token is missing (the API answers it in ``WWW-Authenticate``), if it is
+    challenge: Challenge | None = None
 
     @property
     def any(self) -> bool:
@@ -86,7 +87,7 @@ class AuthResult:
     identity: dict
     authenticator_id: str
     auth_queries: list[dict]
-    challenge: str | None
+    challenge: Challenge | None
     expires_at: datetime
     #: an admin asked this client to extend (or roll the key of) its certificate
     extend_requested: bool = False

@@ -3,8 +3,8 @@
 :meth:`SessionTokens.resolve` is what the API dispatch calls for every
 request that presents a token, and :meth:`SessionTokens.resolve_token` is the
 same for a single token (an edge router's hello carries one). Both answer a
-:class:`ResolvedSession` or raise ``Unauthorized`` with the real
-``WWW-Authenticate`` value.
+:class:`ResolvedSession` or raise ``Unauthorized`` with the challenges the API
+answers in ``WWW-Authenticate``.
 
 Selection (the real controller's): a ``zt-session`` value makes the request
 legacy, and bearer tokens are then only second factors. Otherwise the first
@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from controller import errors
 from controller.auth.request import Pending
 
+#: no token at all: neither a zt-session nor an OIDC bearer
 MISSING_TOKEN = (
-    'zt-session realm="zt-session" error="missing" error_description="no matching token was provided",'
-    'Bearer realm="openziti-oidc" error="missing" error_description="no matching token was provided"'
+    errors.Challenge(errors.Realm.ZT_SESSION, errors.Reason.MISSING),
+    errors.Challenge(errors.Realm.OIDC, errors.Reason.MISSING),
 )
 
 
@@ -75,7 +76,7 @@ class SessionTokens:
                 if self.oidc.is_access_token(token):
                     others = presented.bearer_tokens[:index] + presented.bearer_tokens[index + 1 :]
                     return self.oidc.resolve(token, presented, others)
-        raise errors.Unauthorized(www_authenticate=MISSING_TOKEN)
+        raise errors.Unauthorized(challenges=MISSING_TOKEN)
 
     def resolve_token(
         self, token: str, *, peer_certs=(), peer_fingerprint: str | None = None, remote_address: str = ""
@@ -121,7 +122,7 @@ class SessionTokens:
         identity = self.identities.find(session["identity_id"])
         if identity is None:
             self.api_sessions.close(session["id"])
-            raise errors.Unauthorized(www_authenticate=self.api_sessions.invalid_token)
+            raise errors.Unauthorized(challenges=(self.api_sessions.invalid_token,))
         if self.identities.is_disabled(identity):
             self.api_sessions.delete_for_identity(identity["id"])
             raise errors.Unauthorized()

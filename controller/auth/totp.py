@@ -62,7 +62,8 @@ def code_at(secret: str, when: datetime) -> str:
 
 
 def _key(secret: str) -> bytes:
-    # NOTE: pyotp refuses the real controller's 80-bit secrets, so RFC 4226 is done here.
+    # NOTE: RFC 4226 is done here (a few lines); the harness's devices use pyotp, an independent
+    # implementation (its default 112-bit minimum is lowered there for the real controller's 80-bit secrets).
     padded = secret.upper() + "=" * (-len(secret) % 8)
     return base64.b32decode(padded)
 

@@ -10,6 +10,11 @@ from controller.enroll.router import RouterMethod
 from controller.enroll.token import TokenMethod
 from controller.enroll.updb import UpdbMethod
 
+#: every enrollment method, in documentation order: adding one is its module and a line here (and below)
+METHODS = (OttMethod, OttCaMethod, UpdbMethod, CaMethod, RouterMethod, TokenMethod)
+#: every name ``?method=`` accepts (a method may answer to several: ``erott``/``trott``)
+METHOD_NAMES = tuple(name for method in METHODS for name in getattr(method, "names", (method.name,)))
+
 
 def enrollment_methods(
     *,

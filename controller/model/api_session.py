@@ -15,7 +15,8 @@ from controller.store.change_context import ChangeContext
 from controller.store.indexes import DueIndex, MultiIndex, UniqueIndex
 from controller.store.query import Field, dt_key
 
-INVALID_TOKEN = 'zt-session realm="zt-session" error="invalid" error_description="token is invalid"'
+#: a zt-session token that names no live session
+INVALID_TOKEN = errors.Challenge(errors.Realm.ZT_SESSION, errors.Reason.INVALID)
 #: how often a session's activity reaches the store (the real controller flushes every 90 s)
 ACTIVITY_FLUSH = timedelta(seconds=90)
 TOTP_QUERY = {
@@ -168,11 +169,11 @@ class ApiSessionManager(EntityManager):
         session_id = self.by_token.get(token)
         record = self.find(session_id) if session_id else None
         if record is None:
-            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
+            raise errors.Unauthorized(challenges=(INVALID_TOKEN,))
         now = self.clock.now()
         if self.is_expired(record, now):
             self.close(record["id"])
-            raise errors.Unauthorized(www_authenticate=INVALID_TOKEN)
+            raise errors.Unauthorized(challenges=(INVALID_TOKEN,))
         self._mark_activity(record, now)
         return self.find(record["id"]) or record
 

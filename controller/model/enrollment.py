@@ -15,7 +15,11 @@ from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
 
-METHODS = ("ott", "ottca", "updb")
+#: the enrollments an identity's create body may open: method -> the record field its value fills
+#: (None: the value is a flag). The create body's schema (``api/schemas/identity.py``) and
+#: ``create_for_identity_request`` both read this; it is also every method ``createEnrollment`` takes.
+IDENTITY_ENROLLMENTS = {"ott": None, "ottca": "caId", "updb": "username"}
+METHODS = tuple(IDENTITY_ENROLLMENTS)
 
 
 class EnrollmentManager(EntityManager):
@@ -63,27 +67,15 @@ class EnrollmentManager(EntityManager):
         return rfc3339(self.clock.now() + timedelta(minutes=max(5, minutes)))
 
     def create_for_identity_request(self, identity_id: str, request: dict) -> None:
-        """``POST /identities`` with ``enrollment {ott | ottca | updb}``."""
-        if request.get("ott"):
-            self.create({"method": "ott", "identityId": identity_id, "expiresAt": self.default_expiry()})
-        if request.get("ottca"):
-            self.create(
-                {
-                    "method": "ottca",
-                    "identityId": identity_id,
-                    "caId": request["ottca"],
-                    "expiresAt": self.default_expiry(),
-                }
-            )
-        if request.get("updb"):
-            self.create(
-                {
-                    "method": "updb",
-                    "identityId": identity_id,
-                    "username": request["updb"],
-                    "expiresAt": self.default_expiry(),
-                }
-            )
+        """``POST /identities`` with ``enrollment {ott | ottca | updb}`` (``IDENTITY_ENROLLMENTS``)."""
+        for method, field_name in IDENTITY_ENROLLMENTS.items():
+            value = request.get(method)
+            if not value:
+                continue
+            body = {"method": method, "identityId": identity_id}
+            if field_name is not None:
+                body[field_name] = value
+            self.create({**body, "expiresAt": self.default_expiry()})
 
     def create_for_router(self, router_id: str, method: str = "erott", expires_at: str | None = None) -> dict:
         """A router's one-time enrollment (``erott`` edge router, ``trott`` transit router); returns the record.

@@ -7,6 +7,8 @@ or an index read, so rendering a page costs the page, not the network.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from controller.model.config import ConfigManager
 from controller.model.config_type import ConfigTypeManager
 from controller.model.network import Network
@@ -14,6 +16,20 @@ from controller.model.posture_data import PostureData
 from controller.model.service import ServiceManager
 from controller.model.service_config import ServiceConfigs
 from controller.store.db import Store
+
+
+@dataclass(frozen=True)
+class ServiceSight:
+    """What one identity sees of one service: computed here, rendered by the API's ``service_view``."""
+
+    #: the viewer (None: a view without one: no permissions, no posture)
+    identity_id: str | None
+    #: "Dial"/"Bind" the viewer holds
+    permissions: list[str]
+    #: config type name -> config data for the requested types (identity overrides win)
+    config: dict
+    #: per linking service policy its checks' results (``policy_results``); None when no posture check exists
+    policy_results: list | None
 
 
 class ServiceAccess:
@@ -39,6 +55,15 @@ class ServiceAccess:
 
     def permissions(self, identity_id: str, service_id: str) -> list[str]:
         return self.network.engine.permissions(identity_id, service_id)
+
+    def sight(self, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str]) -> ServiceSight:
+        """What ``identity_id`` sees of ``service``: permissions, selected configs, posture results."""
+        permissions = self.permissions(identity_id, service["id"]) if identity_id else []
+        config = self.config_map(service, identity_id, type_ids)
+        results = None
+        if identity_id and self.posture_checks_exist():
+            results = self.policy_results(identity_id, session, service["id"])
+        return ServiceSight(identity_id, permissions, config, results)
 
     # -- configs --------------------------------------------------------------------
     def config_types(self, requested: list[str], session: dict | None) -> list[str]:

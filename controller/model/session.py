@@ -3,8 +3,8 @@
 ``create`` runs the real checks in the real order (model-semantics section 4) and
 returns the existing session for a repeated (API session, service, type). Sessions
 go with their service and API session (cascades) and when their identity loses the
-permission (an engine listener collects the identities, a store listener running
-after the engine's deletes what lost access once the commit is fully applied).
+permission (``on_policy_change``, the engine's listener, collects the identities and
+schedules ``enforce_dirty`` on the store, which runs it after the commit's listeners).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from controller.model.posture_data import PostureData
 from controller.model.router import EdgeRouterManager
 from controller.model.service import ServiceManager
 from controller.model.service_access import ServiceAccess
-from controller.policy.engine import PolicyEngine
 from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
@@ -44,7 +43,6 @@ class SessionManager(EntityManager):
         self,
         core: Core,
         *,
-        engine: PolicyEngine,
         network: Network,
         identities: IdentityManager,
         api_sessions: ApiSessionManager,
@@ -62,10 +60,8 @@ class SessionManager(EntityManager):
         self.by_purpose = UniqueIndex(
             self.store, self.table, lambda r: (r.get("api_session_id"), r.get("service_id"), r.get("type"))
         )
+        #: identities whose permissions changed since the last enforcement (``on_policy_change``)
         self._dirty: set[str] = set()
-        self._enforcing = False
-        engine.add_listener(self._dirty.update)
-        self.store.add_listener(self._after_commit)
 
     # -- creation -------------------------------------------------------------------
     def create_for(
@@ -150,17 +146,21 @@ class SessionManager(EntityManager):
         for session_id in list(self.by_api_session.get(api_session["id"])):
             self.store.delete(self.table, session_id)
 
-    def _after_commit(self, changes) -> None:
-        if self._enforcing or not self._dirty:
-            return
+    def on_policy_change(self, identity_ids) -> None:
+        """The engine's listener (registered by the registry): identities whose permissions changed.
+
+        Runs while the store notifies its listeners, so it only schedules the cascade:
+        the store runs ``enforce_dirty`` after the commit, as a transaction of its own.
+        """
+        self._dirty.update(identity_ids)
+        self.store.after_commit(self.enforce_dirty)
+
+    def enforce_dirty(self) -> None:
+        """Delete the sessions the changed identities no longer hold permission for."""
         dirty = self._dirty & set(self.by_identity.keys())
         self._dirty.clear()
         if dirty:
-            self._enforcing = True
-            try:
-                self.enforce_access(dirty)
-            finally:
-                self._enforcing = False
+            self.enforce_access(dirty)
 
     def enforce_access(self, identity_ids) -> None:
         """Delete sessions whose identity no longer holds their permission (admins keep theirs)."""

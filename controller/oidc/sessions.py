@@ -19,16 +19,10 @@ from controller.oidc.tokens import ACCESS, TokenRejected, unverified_claims
 from controller.pki.certs import fingerprint, is_expired
 from controller.store.change_context import ChangeContext
 
-REALM = "openziti-oidc"
-DESCRIPTIONS = {"expired": "token expired", "invalid": "token is invalid"}
-
-
-def bearer_challenge(reason: str) -> str:
-    return f'Bearer realm="{REALM}" error="{reason}" error_description="{DESCRIPTIONS[reason]}"'
-
 
 def rejected(reason: str) -> errors.Unauthorized:
-    return errors.Unauthorized(www_authenticate=bearer_challenge(reason))
+    """An OIDC access token refused for ``reason`` (``"expired"``, ``"invalid"``)."""
+    return errors.Unauthorized(challenges=(errors.Challenge(errors.Realm.OIDC, errors.Reason(reason)),))
 
 
 def holds_bound_cert(claims: dict, peer_certs, now: datetime, peer_fingerprint: str | None = None) -> bool:

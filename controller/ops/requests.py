@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict, deque
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from controller import errors
@@ -33,6 +34,15 @@ TOO_MANY_MESSAGE = (
 )
 
 
+@dataclass(frozen=True)
+class RequestInfo:
+    """What the guards see of a request: no HTTP object, just its facts (the API layer fills it in)."""
+
+    method: str
+    path: str
+    remote_address: str = ""
+
+
 class AuthRateLimiter:
     """A sliding-window limit on authentication requests."""
 
@@ -48,12 +58,12 @@ class AuthRateLimiter:
             return None
         return value
 
-    def check(self, req) -> None:
+    def check(self, request: RequestInfo) -> None:
         limit = self.settings()
-        if limit is None or req.method != "POST" or not req.path.endswith(AUTH_PATH_SUFFIXES):
+        if limit is None or request.method != "POST" or not request.path.endswith(AUTH_PATH_SUFFIXES):
             return
         window = timedelta(seconds=float(limit.get("window_seconds") or 1))
-        key = (req.remote_addr or "") if limit.get("per_ip") else "*"
+        key = request.remote_address if limit.get("per_ip") else "*"
         now = self.clock.now()
         with self._lock:
             hits = self._hits[key]
@@ -65,10 +75,10 @@ class AuthRateLimiter:
 
 
 class RequestGuard:
-    """What ``Controller.before_request`` runs for every request."""
+    """What runs before every request (the API layer's ``GuardMiddleware`` calls it)."""
 
     def __init__(self, *, auth_limiter: AuthRateLimiter):
         self.auth_limiter = auth_limiter
 
-    def before_request(self, req, resp) -> None:
-        self.auth_limiter.check(req)
+    def check(self, request: RequestInfo) -> None:
+        self.auth_limiter.check(request)

@@ -21,24 +21,21 @@ log = logging.getLogger("controller.server.serve")
 
 
 def controller_limits(app=None, **options) -> Limits:
-    """``Limits`` for the controller's listeners: the import extension takes a whole network as one body.
+    """``Limits`` for the controller's listeners: the app names the paths taking larger bodies (the import
+    extension takes a whole network as one body) as ``app.large_bodies``.
 
-    With ``app`` (its ``controller`` read per request, so a swapped app is followed), only a request carrying
-    an admin's session may send that large a body; any other is answered before a byte of it is buffered.
+    Only a request carrying an admin's session (``app.admin_presented``, asked per request) may send that large
+    a body; any other is answered before a byte of it is buffered.
     """
-    from controller.api.operations import MANAGEMENT, PREFIXES
-    from controller.api.ops_import import IMPORT_PATH, MAX_IMPORT_BODY
-
+    large = tuple(getattr(app, "large_bodies", ()))
     gate = None if app is None else partial(_admin_headers, app)
-    return Limits(
-        large_bodies=((PREFIXES[MANAGEMENT] + IMPORT_PATH, MAX_IMPORT_BODY),), large_body_gate=gate, **options
-    )
+    return Limits(large_bodies=large, large_body_gate=gate, **options)
 
 
 def _admin_headers(app, headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether raw request headers carry a live admin session (``zt-session`` or a bearer access token)."""
-    ctl = getattr(app, "controller", None)
-    if ctl is None:
+    admin_presented = getattr(app, "admin_presented", None)
+    if admin_presented is None:
         return False
     zt_session, bearer = None, []
     for name, value in headers:
@@ -47,7 +44,7 @@ def _admin_headers(app, headers: list[tuple[bytes, bytes]]) -> bool:
             zt_session = value.decode("latin-1").strip()
         elif name == b"authorization" and value[:7].lower() == b"bearer ":
             bearer.append(value[7:].decode("latin-1").strip())
-    return ctl.session_tokens.admin_presented(zt_session, tuple(bearer))
+    return admin_presented(zt_session, tuple(bearer))
 
 
 class ThreadedServer(HTTPServer):

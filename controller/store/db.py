@@ -58,6 +58,9 @@ class Store:
         self._depth = 0
         self._context: ChangeContext | None = None  # of the innermost open transaction
         self._listeners: list[Listener] = []
+        #: work listeners scheduled for after the commit (``after_commit``), and whether it is running
+        self._after_commit: list[Callable[[], None]] = []
+        self._draining = False
         self._closed = False
         self._compact_min = compact_min_bytes
         self._retry_at = 0  # journal size at which to retry after a failed compaction
@@ -171,6 +174,31 @@ class Store:
         with self.lock:
             self._listeners.append(fn)
 
+    def after_commit(self, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` once every listener of the current commit has run, still under the lock.
+
+        A listener must not write (the store is mid-notification); it schedules the write
+        here instead, and ``fn``'s writes are a transaction of their own (with their own
+        listeners, which may schedule more). Scheduling the same ``fn`` twice runs it once.
+        """
+        with self.lock:
+            if fn not in self._after_commit:
+                self._after_commit.append(fn)
+
+    def _run_after_commit(self) -> None:
+        if self._draining:
+            return  # a commit made by scheduled work: the loop below picks up what it schedules
+        self._draining = True
+        try:
+            while self._after_commit:
+                fn = self._after_commit.pop(0)
+                try:
+                    fn()
+                except Exception:
+                    log.exception("store: after-commit work %r failed", fn)
+        finally:
+            self._draining = False
+
     def _stage(self, change: Change) -> None:
         """Add a change to the open transaction, stamped with its context."""
         if self._context is not None:  # a constructor call: cheaper than dataclasses.replace
@@ -196,6 +224,7 @@ class Store:
                 fn(changes)
             except Exception:
                 log.exception("store: listener %r failed", fn)
+        self._run_after_commit()
         self._maybe_compact()
 
     def _await_durable(self, ticket: int) -> None:

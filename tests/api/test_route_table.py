@@ -34,7 +34,7 @@ OIDC_ROUTES = {
 
 def test_every_operation_is_mounted_and_nothing_else(ziti_app):
     expected: dict[str, set[str]] = dict(OIDC_ROUTES)
-    for op in ziti_app.controller.routes:
+    for op in ziti_app.routes:
         for api in op.apis:
             path = PREFIXES[api] + ("" if op.path == "/" else op.path)
             expected.setdefault(path, set()).add(op.method)
@@ -43,7 +43,7 @@ def test_every_operation_is_mounted_and_nothing_else(ziti_app):
 
 def test_operation_ids_are_unique_per_api(ziti_app):
     for api in (CLIENT, MANAGEMENT):
-        ids = [op.op_id for op in ziti_app.controller.routes.for_api(api)]
+        ids = [op.op_id for op in ziti_app.routes.for_api(api)]
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
 
@@ -58,7 +58,7 @@ def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
         for path, ops in doc["paths"].items()
         for method, body in ops.items()
     }
-    table = {(op.path, op.method): op.op_id for op in ziti_app.controller.routes.for_api(api_name)}
+    table = {(op.path, op.method): op.op_id for op in ziti_app.routes.for_api(api_name)}
     assert documented == table
 
 
@@ -70,7 +70,7 @@ def test_spec_listing_and_detail(admin):
 
 
 def test_documented_bodies_are_swagger_schemas(ziti_app):
-    for op in ziti_app.controller.routes:
+    for op in ziti_app.routes:
         if op.body is not None:
             text = repr(to_swagger_schema(op.body))
             assert "'null'" not in text, op.op_id

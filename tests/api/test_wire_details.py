@@ -62,7 +62,7 @@ def test_entity_reference_of_a_missing_entity_has_no_name(ziti_app):
         "entity": "identities",
         "id": "missing",
     }
-    assert "name" not in table_ref(ctl, "edge-routers", "missing")
+    assert "name" not in table_ref(ctl.store, "edge-routers", "missing")
 
 
 def test_ca_without_external_id_claim_omits_it(admin, ziti_clock, ziti_unique):

@@ -9,26 +9,28 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import CLIENT, admin, api, cert_login, enrolled, ok, session_of  # noqa: F401 - shared fixtures
+from tests.support import CLIENT, cert_login, enrolled, ok, session_of
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 443, "high": 443}]}
 
 
 @pytest.fixture
-def sdk(admin, api, make_cert_api, ziti_unique):
+def sdk(cert_admin, cert_api, make_cert_api, ziti_unique):
     """A logged-in certificate client with role attribute ``sdk-users``: ``(identity_id, ZitiClient)``."""
-    identity_id, client_cert = enrolled(admin, api, ziti_unique("sdk"), roleAttributes=["sdk-users"])
+    identity_id, client_cert = enrolled(cert_admin, cert_api, ziti_unique("sdk"), roleAttributes=["sdk-users"])
     conn = make_cert_api(client_cert)
     return identity_id, session_of(conn, cert_login(conn))
 
 
-def network(admin, unique, services: int = 30) -> list[str]:
+def network(cert_admin, unique, services: int = 30) -> list[str]:
     """``services`` dialable services with intercept configs, one shared edge router; returns the service ids."""
     ids = []
     for index in range(services):
-        config_id = admin.create("configs", {"name": unique("icpt"), "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
+        config_id = cert_admin.create(
+            "configs", {"name": unique("icpt"), "configTypeId": "g7cIWbcGg", "data": INTERCEPT}
+        )
         ids.append(
-            admin.create(
+            cert_admin.create(
                 "services",
                 {
                     "name": unique(f"web{index}"),
@@ -38,13 +40,13 @@ def network(admin, unique, services: int = 30) -> list[str]:
                 },
             )
         )
-    admin.create("edge-routers", {"name": unique("er"), "roleAttributes": ["sdk-routers"]})
+    cert_admin.create("edge-routers", {"name": unique("er"), "roleAttributes": ["sdk-routers"]})
     for collection, body in (
         ("service-policies", {"type": "Dial", "identityRoles": ["#sdk-users"], "serviceRoles": ["#sdk-services"]}),
         ("edge-router-policies", {"identityRoles": ["#sdk-users"], "edgeRouterRoles": ["#sdk-routers"]}),
         ("service-edge-router-policies", {"serviceRoles": ["#sdk-services"], "edgeRouterRoles": ["#sdk-routers"]}),
     ):
-        admin.create(collection, {"name": unique("p"), "semantic": "AnyOf", **body})
+        cert_admin.create(collection, {"name": unique("p"), "semantic": "AnyOf", **body})
     return ids
 
 
@@ -61,9 +63,9 @@ def services_pages(session) -> list[dict]:
             return out
 
 
-def test_after_login_sequence_lists_services_and_dials(admin, sdk, ziti_unique):
+def test_after_login_sequence_lists_services_and_dials(cert_admin, sdk, ziti_unique):
     identity_id, session = sdk
-    service_ids = network(admin, ziti_unique)
+    service_ids = network(cert_admin, ziti_unique)
     assert session.request("GET", CLIENT + "/.well-known/est/cacerts").status_code == 200
     assert ok(session.request("GET", CLIENT + "/current-identity"))["id"] == identity_id
     assert ok(session.request("GET", CLIENT + "/current-api-session"))["identityId"] == identity_id
@@ -84,14 +86,14 @@ def test_after_login_sequence_lists_services_and_dials(admin, sdk, ziti_unique):
     assert len(routers) == 1 and isinstance(routers[0]["urls"], dict)
 
 
-def test_refresh_fetches_services_only_when_last_change_moves(admin, sdk, ziti_unique, ziti_clock):
+def test_refresh_fetches_services_only_when_last_change_moves(cert_admin, sdk, ziti_unique, ziti_clock):
     _, session = sdk
-    service_ids = network(admin, ziti_unique, services=2)
+    service_ids = network(cert_admin, ziti_unique, services=2)
     marker = lambda: ok(session.request("GET", CLIENT + "/current-api-session/service-updates"))["lastChangeAt"]  # noqa: E731
     before = marker()
     ziti_clock.advance(seconds=30)
     assert marker() == before
-    admin.mgmt_ok("PATCH", f"/services/{service_ids[0]}", json={"roleAttributes": []})
+    cert_admin.mgmt_ok("PATCH", f"/services/{service_ids[0]}", json={"roleAttributes": []})
     after = marker()
     assert after > before
     assert [s["id"] for s in services_pages(session)] == [service_ids[1]]

@@ -63,7 +63,7 @@ def admin_api():
         yield admin, identity_id
 
 
-WRITE_OPS = [op for op in create_app().controller.routes for _ in [0] if op.method in ("POST", "PUT", "PATCH")]
+WRITE_OPS = [op for op in create_app().routes for _ in [0] if op.method in ("POST", "PUT", "PATCH")]
 
 
 def _path(op, identity_id):

@@ -35,7 +35,7 @@ RECORD = {
 
 
 def test_generic_view_renders_common_fields_links_and_public_attributes_in_order():
-    out = generic(Widget)(None, RECORD)
+    out = generic(Widget)(RECORD)
     assert list(out) == ["_links", "createdAt", "id", "tags", "updatedAt", "name", "roleAttributes"]
     assert out["_links"] == {"self": {"href": "./widgets/w1"}, "parts": {"href": "./widgets/w1/parts"}}
     assert out["tags"] == {"team": "a"} and out["name"] == "one" and out["roleAttributes"] == ["x"]

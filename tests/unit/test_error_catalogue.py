@@ -62,13 +62,10 @@ def test_messages_come_from_the_catalogue_unless_given():
     ],
 )
 def test_an_injected_fault_carries_the_default_code_of_its_status(status, code):
-    class Request:
-        method, path, env = "GET", "/edge/client/v1/version", {}
-
     faults = FaultInjector(ids=type("Ids", (), {"short": staticmethod(lambda: "f1")})())
     faults.add(status=status)
     with pytest.raises(InjectedError) as caught:
-        faults.apply(Request())
+        faults.apply("GET", "/edge/client/v1/version")
     assert caught.value.code == code and status_of(caught.value) == status
     assert not hasattr(caught.value, "status")
 

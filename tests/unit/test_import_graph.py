@@ -3,6 +3,12 @@
 A package is the first path part under ``controller/`` (``controller/model/x.py``
 is ``model``; ``controller/app.py`` is ``app``). Imports under ``if TYPE_CHECKING:``
 do not count; imports inside functions do (they still couple the packages).
+``from controller import errors`` and relative imports count as imports of what they name.
+
+Beyond imports: no domain function takes a Falcon request or response (a parameter
+named ``req``/``resp`` or annotated with a Falcon type) or writes a ``WWW-Authenticate``
+value; the harness reaches the controller only through the app, its clock, config and
+server (never a manager); the router never imports the controller.
 """
 
 from __future__ import annotations
@@ -34,7 +40,8 @@ def package(path: Path) -> str:
     return parts[0] if len(parts) > 1 else parts[0].removesuffix(".py")
 
 
-def imported_modules(tree: ast.AST):
+def imported_modules(tree: ast.AST, module: str = ""):
+    """Modules ``tree`` imports; ``module`` (dotted name of the file) resolves relative imports."""
     skipped = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
@@ -44,10 +51,22 @@ def imported_modules(tree: ast.AST):
             continue
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            if node.module == "controller":  # from controller import errors
-                yield from (f"controller.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from . import x, from ..store import db
+                anchor = module.split(".")[: -node.level] if module else []
+                base = ".".join([*anchor, *([base] if base else [])])
+            if not base:
+                continue
+            yield base
+            if base.count(".") == 0 or node.level:  # from controller import errors; from . import x
+                yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
+def dotted(path: Path) -> str:
+    """``controller/model/x.py`` -> ``controller.model.x`` (a package's ``__init__`` names the package)."""
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def import_edges() -> dict[tuple[str, str], list[str]]:
@@ -55,7 +74,7 @@ def import_edges() -> dict[tuple[str, str], list[str]]:
     edges: dict[tuple[str, str], list[str]] = {}
     for path in sorted(ROOT.rglob("*.py")):
         source = package(path)
-        for module in imported_modules(ast.parse(path.read_text())):
+        for module in imported_modules(ast.parse(path.read_text()), dotted(path)):
             parts = module.split(".")
             if parts[0] == "controller" and len(parts) > 1 and parts[1] != source:
                 files = edges.setdefault((source, parts[1]), [])
@@ -70,7 +89,7 @@ def http_imports() -> list[str]:
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         if package(path) in DOMAIN:
-            for module in imported_modules(ast.parse(path.read_text())):
+            for module in imported_modules(ast.parse(path.read_text()), dotted(path)):
                 if module.split(".")[0] == "falcon" or module.startswith("controller.api"):
                     found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
     return found
@@ -174,6 +193,67 @@ def cycle_edges(edges) -> list[str]:
     return sorted(f"{a} -> {b}" for a, b in edges if a in members and b in members)
 
 
+#: packages whose functions see requests only as plain values (RequestInfo, AuthRequest ...)
+NO_REQUEST_OBJECTS = DOMAIN | {"ops", "simulation", "events"}
+REQUEST_PARAMETERS = {"req", "resp"}
+#: what the harness may import of the controller: the app and what starts it, plain values and declarations
+HARNESS_ALLOWED = {
+    "controller",
+    "controller.app",
+    "controller.clock",
+    "controller.config",
+    "controller.console",  # the command line's error classes and exit codes
+    "controller.entities",  # entity names and collections (declarations, no manager)
+    "controller.gc_pause",
+    "controller.heap",
+    "controller.bootstrap",  # ensure_quickstart_policies when a command line starts a controller
+    "controller.api.routes",  # the route table's body schemas (netcheck validates offline)
+}
+HARNESS_ALLOWED_PACKAGES = ("controller.server",)
+
+
+def request_objects(tree: ast.AST) -> list[str]:
+    """Parameters named ``req``/``resp`` or annotated with a Falcon type, and ``WWW-Authenticate`` values built."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                annotation = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                if arg.arg in REQUEST_PARAMETERS or "falcon" in annotation.lower():
+                    found.append((node.lineno, f"takes {arg.arg}{': ' + annotation if annotation else ''}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and 'realm="' in node.value:
+            found.append((node.lineno, "builds a WWW-Authenticate value"))
+        elif isinstance(node, ast.JoinedStr) and 'realm="' in ast.unparse(node):
+            found.append((node.lineno, "builds a WWW-Authenticate value"))
+    return [f"line {line}: {what}" for line, what in sorted(set(found))]
+
+
+def domain_request_objects() -> list[str]:
+    return [
+        f"{path.relative_to(ROOT.parent)} {finding}"
+        for path in sorted(ROOT.rglob("*.py"))
+        if package(path) in NO_REQUEST_OBJECTS
+        for finding in request_objects(ast.parse(path.read_text()))
+    ]
+
+
+def foreign_imports(folder: str, allowed) -> list[str]:
+    """Imports of ``controller`` modules from ``folder`` (harness/, router/) that ``allowed(module)`` refuses."""
+    root = ROOT.parent / folder
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        module_name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+        for module in imported_modules(ast.parse(path.read_text()), module_name):
+            if module.split(".")[0] == "controller" and not allowed(module):
+                found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
+    return sorted(set(found))
+
+
+def harness_may_import(module: str) -> bool:
+    return module in HARNESS_ALLOWED or module.startswith(HARNESS_ALLOWED_PACKAGES)
+
+
 EDGES = import_edges()
 
 
@@ -230,3 +310,48 @@ def test_the_detectors_see_a_cycle_and_an_upward_arrow():
     edges = {("model", "api"): ["m.py"], ("api", "model"): ["a.py"], ("store", "pki"): ["s.py"]}
     assert cycles(edges) == [["api", "model"]]
     assert upward_edges(edges) == ["model -> api (m.py)"]
+
+
+def test_domain_code_takes_no_request_object_and_builds_no_header():
+    assert domain_request_objects() == []
+
+
+def test_the_harness_reaches_the_controller_only_through_the_app_and_what_starts_it():
+    """Managers, the registry, auth, the store ...: only through HTTP or the in-process app."""
+    assert foreign_imports("harness", harness_may_import) == []
+
+
+def test_the_router_never_imports_the_controller():
+    assert foreign_imports("router", lambda module: False) == []
+
+
+def test_the_request_object_detector_sees_names_annotations_and_headers():
+    source = (
+        "def a(req, resp): ...\n"
+        "def b(request: falcon.Request): ...\n"
+        "def c(*, thing: 'falcon.Response'): ...\n"
+        'X = \'Bearer realm="r" error="e"\'\n'
+        "def d(realm): return f'zt-session realm=\"{realm}\"'\n"
+    )
+    assert request_objects(ast.parse(source)) == [
+        "line 1: takes req",
+        "line 1: takes resp",
+        "line 2: takes request: falcon.Request",
+        "line 3: takes thing: 'falcon.Response'",
+        "line 4: builds a WWW-Authenticate value",
+        "line 5: builds a WWW-Authenticate value",
+    ]
+    assert request_objects(ast.parse("def e(request: AuthRequest, info: RequestInfo): ...")) == []
+
+
+def test_the_import_detector_sees_from_controller_and_relative_imports():
+    tree = ast.parse("from controller import errors, clock\nfrom . import sibling\nfrom ..store import db\n")
+    assert list(imported_modules(tree, "controller.model.x")) == [
+        "controller",
+        "controller.errors",
+        "controller.clock",
+        "controller.model",
+        "controller.model.sibling",
+        "controller.store",
+        "controller.store.db",
+    ]

@@ -13,10 +13,12 @@ FLAGS = (
 )
 
 
-def api_session_view(ctl, record: dict, current: bool = False, auth_queries: list[dict] | None = None) -> dict:
+def api_session_view(
+    record: dict, current: bool = False, auth_queries: list[dict] | None = None, *, api_sessions, identities
+) -> dict:
     """A stored API session; ``current`` adds its expiry (``/current-api-session``, ``authenticate``)."""
-    sessions = ctl.api_sessions
-    identity = ctl.identities.find(record["identity_id"]) or {"id": record["identity_id"]}
+    sessions = api_sessions
+    identity = identities.find(record["identity_id"]) or {"id": record["identity_id"]}
     if auth_queries is None:
         auth_queries = sessions.auth_queries(record, identity)
     last = sessions.last_activity(record)
@@ -31,7 +33,7 @@ def api_session_view(ctl, record: dict, current: bool = False, auth_queries: lis
         "tags": record.get("tags") or {},
         "token": record["token"],
         "identityId": record["identity_id"],
-        "identity": ref(ctl.identities, record["identity_id"]),
+        "identity": ref(identities, record["identity_id"]),
         "authenticatorId": record.get("authenticator_id"),
         "authQueries": auth_queries,
         "configTypes": record.get("config_types") or [],
@@ -52,12 +54,12 @@ def api_session_view(ctl, record: dict, current: bool = False, auth_queries: lis
     return out
 
 
-def oidc_session_view(ctl, resolved) -> dict:
+def oidc_session_view(resolved, *, api_session_view, api_sessions, clock, factors) -> dict:
     """``GET /current-api-session`` for an OIDC session (built from the token, as the real one)."""
-    sessions, record, claims = ctl.api_sessions, resolved.session, resolved.claims
-    now = ctl.clock.now()
-    enrolled = ctl.factors.mfa_enabled(resolved.identity["id"])
-    out = api_session_view(ctl, record, auth_queries=oidc_auth_queries(resolved.pending, enrolled))
+    sessions, record, claims = api_sessions, resolved.session, resolved.claims
+    now = clock.now()
+    enrolled = factors.mfa_enabled(resolved.identity["id"])
+    out = api_session_view(record, auth_queries=oidc_auth_queries(resolved.pending, enrolled))
     out.pop("cachedLastActivityAt", None)
     out["lastActivityAt"] = rfc3339(now)
     out["expiresAt"] = rfc3339(now + sessions.timeout)

@@ -5,18 +5,18 @@ from __future__ import annotations
 from controller.api.mappers.entity import links, render
 
 
-def created_view(ctl, record: dict) -> dict:
+def certificate_created_view(record: dict, *, api_session_certificates, pki) -> dict:
     """The 201 body of ``createCurrentApiSessionCertificate``: the certificate and the CA bundle."""
     return {
-        "_links": links(ctl.api_session_certificates.collection, record["id"]),
+        "_links": links(api_session_certificates.collection, record["id"]),
         "id": record["id"],
         "certificate": record["certificate"],
-        "cas": ctl.pki.ca_bundle_pem(),
+        "cas": pki.ca_bundle_pem(),
     }
 
 
-def certificate_view(ctl, record: dict) -> dict:
-    out = render(ctl.api_session_certificates, record)
+def certificate_view(record: dict, *, api_session_certificates) -> dict:
+    out = render(api_session_certificates, record)
     out.update(
         {
             "subject": record["subject"],

@@ -5,11 +5,11 @@ from __future__ import annotations
 from controller.api.mappers.entity import ref, render
 
 
-def authenticator_view(ctl, record: dict) -> dict:
-    out = render(ctl.authenticators, record)
+def authenticator_view(record: dict, *, authenticators, identities) -> dict:
+    out = render(authenticators, record)
     out.update(
         {
-            "identity": ref(ctl.identities, record["identity_id"]),
+            "identity": ref(identities, record["identity_id"]),
             "fingerprint": record.get("fingerprint"),
             "isIssuedByNetwork": bool(record.get("is_issued_by_network")),
             "isExtendRequested": bool(record.get("is_extend_requested")),
@@ -27,10 +27,10 @@ def authenticator_view(ctl, record: dict) -> dict:
     return out
 
 
-def authenticators_summary(ctl, identity_id: str) -> dict:
+def authenticators_summary(identity_id: str, *, authenticators) -> dict:
     """The identity view's ``authenticators`` map."""
     out: dict = {}
-    for record in ctl.authenticators.of_identity(identity_id):
+    for record in authenticators.of_identity(identity_id):
         if record["method"] == "updb":
             out["updb"] = {"id": record["id"], "username": record.get("username")}
         elif record["method"] == "cert":

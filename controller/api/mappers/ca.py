@@ -6,8 +6,8 @@ from controller.api.mappers.entity import render
 from controller.pki import claims
 
 
-def ca_view(ctl, record: dict) -> dict:
-    out = render(ctl.cas, record)
+def ca_view(record: dict, *, cas) -> dict:
+    out = render(cas, record)
     out.update(
         {
             "fingerprint": record.get("fingerprint"),

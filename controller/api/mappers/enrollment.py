@@ -5,9 +5,9 @@ from __future__ import annotations
 from controller.api.mappers.entity import entity_ref, render, table_ref
 
 
-def enrollment_view(ctl, record: dict) -> dict:
-    out = render(ctl.enrollments, record)
-    identity = ctl.identities.find(record.get("identity_id")) if record.get("identity_id") else None
+def enrollment_view(record: dict, *, store, enrollments, identities, routers) -> dict:
+    out = render(enrollments, record)
+    identity = identities.find(record.get("identity_id")) if record.get("identity_id") else None
     # NOTE(harden): the official documents require ``details``; the real controller's
     # enrollment model has no such field, so it is an empty object here.
     out.update({"jwt": record.get("jwt"), "details": {}})
@@ -19,20 +19,20 @@ def enrollment_view(ctl, record: dict) -> dict:
             "urlName": "identities",
         }
     if record.get("ca_id"):
-        out["ca"] = table_ref(ctl, "cas", record["ca_id"])
+        out["ca"] = table_ref(store, "cas", record["ca_id"])
     for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):
         router_id = record.get(kind + "_id")
         if router_id:
             wire = "edgeRouter" if kind == "edge_router" else "transitRouter"
             out[wire + "Id"] = router_id
-            router = ctl.routers.find(router_id)
+            router = routers.find(router_id)
             out[wire] = entity_ref(collection, router_id, router.get("name") if router else None)
     return out
 
 
-def enrollments_summary(ctl, identity_id: str) -> dict:
+def enrollments_summary(identity_id: str, *, store, enrollments) -> dict:
     """The identity view's ``enrollment`` map of pending enrollments."""
-    enrollments, out = ctl.enrollments, {}
+    enrollments, out = enrollments, {}
     for enrollment_id in sorted(enrollments.by_identity.get(identity_id)):
         record = enrollments.find(enrollment_id)
         entry = {
@@ -43,6 +43,6 @@ def enrollments_summary(ctl, identity_id: str) -> dict:
         }
         if record["method"] == "ottca":
             entry["caId"] = record["ca_id"]
-            entry["ca"] = table_ref(ctl, "cas", record["ca_id"])
+            entry["ca"] = table_ref(store, "cas", record["ca_id"])
         out[record["method"]] = entry
     return out

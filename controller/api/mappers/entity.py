@@ -12,7 +12,7 @@ from typing import Callable, Iterable
 
 from controller.store.query import Listing
 
-#: a mapper: the controller registry and a record in, the wire dict out
+#: a mapper: a record in, the wire dict out (its services bound by ``controller/api/wiring.py``)
 View = Callable[..., dict]
 
 
@@ -53,7 +53,7 @@ def render(manager, record: dict) -> dict:
 
 def generic(manager_cls) -> View:
     """The mapper of an entity without computed fields: its declaration alone."""
-    return lambda ctl, record: render(manager_cls, record)
+    return lambda record: render(manager_cls, record)
 
 
 def ref(manager, entity_id: str | None) -> dict | None:
@@ -64,11 +64,11 @@ def ref(manager, entity_id: str | None) -> dict | None:
     return entity_ref(manager.collection, entity_id, record.get("name") if record else None, manager.entity)
 
 
-def table_ref(ctl, table_or_collection: str, entity_id: str | None) -> dict | None:
+def table_ref(store, table_or_collection: str, entity_id: str | None) -> dict | None:
     """A reference by table or collection name (``cas``, ``api-sessions``), read from the store."""
     if entity_id is None:
         return None
-    record = ctl.store.get(table_or_collection.replace("-", "_"), entity_id)
+    record = store.get(table_or_collection.replace("-", "_"), entity_id)
     return entity_ref(table_or_collection.replace("_", "-"), entity_id, record.get("name") if record else None)
 
 

@@ -6,8 +6,8 @@ from controller.api.mappers.entity import render
 from controller.clock import ZERO_TIME
 
 
-def signer_view(ctl, record: dict) -> dict:
-    out = render(ctl.external_jwt_signers, record)
+def signer_view(record: dict, *, external_jwt_signers) -> dict:
+    out = render(external_jwt_signers, record)
     out.update(
         {
             "commonName": record.get("common_name") or "",
@@ -20,7 +20,7 @@ def signer_view(ctl, record: dict) -> dict:
     return out
 
 
-def client_view(ctl, record: dict) -> dict:
+def client_signer_view(record: dict) -> dict:
     """The client API's listing (no session needed): what an SDK needs to start a login."""
     issuer = (record.get("issuer") or "").rstrip("/")
     return {

@@ -10,7 +10,6 @@ from __future__ import annotations
 import platform
 
 from controller.api.mappers.entity import base_view, entity_ref, ref
-from controller.api.mappers.terminator import terminator_view
 from controller.clock import rfc3339
 from controller.config import BUILD_DATE, REVISION, VERSION
 from controller.fabric.state import Circuit, Link
@@ -21,7 +20,7 @@ ROUTER_LINKS = ("terminators",)
 SERVICE_LINKS = ("terminators",)
 
 
-def version_info() -> dict:
+def _version_info() -> dict:
     """The build a router of this project runs (every router here is this project's)."""
     return {
         "version": VERSION,
@@ -32,10 +31,10 @@ def version_info() -> dict:
     }
 
 
-def router_view(ctl, record: dict) -> dict:
+def fabric_router_view(record: dict, *, router_presence, fabric) -> dict:
     """A router of any kind (edge, transit, plain) as ``routerDetail``."""
     router_id = record["id"]
-    connected = ctl.router_presence.is_online(router_id)
+    connected = router_presence.is_online(router_id)
     out = base_view(record, "routers", ROUTER_LINKS)
     out.update(
         {
@@ -45,8 +44,8 @@ def router_view(ctl, record: dict) -> dict:
             "cost": record.get("cost") or 0,
             "noTraversal": bool(record.get("no_traversal")),
             "disabled": bool(record.get("disabled")),
-            "listenerAddresses": listener_addresses(ctl, router_id) if connected else [],
-            "versionInfo": version_info() if connected else None,
+            "listenerAddresses": _listener_addresses(fabric, router_id) if connected else [],
+            "versionInfo": _version_info() if connected else None,
             "interfaces": [],
             "ctrlChanListeners": record.get("ctrl_chan_listeners") or {},
             "configs": record.get("configs") or [],
@@ -55,16 +54,16 @@ def router_view(ctl, record: dict) -> dict:
     return out
 
 
-def listener_addresses(ctl, router_id: str) -> list[dict]:
-    """The addresses a connected router listens on for links (``{address: "tls:host:port", protocol}``).
+def _listener_addresses(fabric, router_id: str) -> list[dict]:
+    """The address a connected router listens on for links (``{address: "tls:host:port", protocol}``)."""
+    url = fabric.listeners().get(router_id)
+    if not url:
+        return []
+    scheme, _, rest = url.partition("://")
+    return [{"address": f"{scheme}:{rest}", "protocol": scheme}]
 
-    NOTE: router presence records the edge URL only; link listeners are not reported to the controller
-    yet, so this is empty until the router network reports them.
-    """
-    return []
 
-
-def service_view(ctl, record: dict) -> dict:
+def fabric_service_view(record: dict) -> dict:
     """A service as ``serviceDetail``: the fabric part only."""
     out = base_view(record, "services", SERVICE_LINKS)
     out.update(
@@ -77,10 +76,10 @@ def service_view(ctl, record: dict) -> dict:
     return out
 
 
-def fabric_terminator_view(ctl, record: dict) -> dict:
+def fabric_terminator_view(record: dict, *, terminator_view, routers) -> dict:
     """``terminatorDetail``: the edge view's fields, with the router as the fabric names it."""
-    out = terminator_view(ctl, record)
-    out["router"] = ref(ctl.routers, record["router_id"])
+    out = terminator_view(record)
+    out["router"] = ref(routers, record["router_id"])
     out["cost"] = record.get("cost") or 0
     out["instanceId"] = record.get("instance_id") or record.get("identity") or ""
     return out
@@ -111,19 +110,19 @@ LINK_FIELDS = FieldSet(
 )
 
 
-def router_ref(ctl, router_id: str) -> dict:
-    record = ctl.routers.find(router_id)
+def _router_ref(routers, router_id: str) -> dict:
+    record = routers.find(router_id)
     return entity_ref("routers", router_id, record.get("name") if record else None)
 
 
-def link_view(ctl, record: dict) -> dict:
+def link_view(record: dict, *, routers) -> dict:
     """``linkDetail``: latencies in nanoseconds, the cost the path selection uses."""
     link = _link(record)
     return {
         "id": link.id,
         "protocol": link.protocol,
-        "sourceRouter": router_ref(ctl, link.src_router_id),
-        "destRouter": router_ref(ctl, link.dst_router_id),
+        "sourceRouter": _router_ref(routers, link.src_router_id),
+        "destRouter": _router_ref(routers, link.dst_router_id),
         "state": link.state,
         "down": link.down,
         "staticCost": link.static_cost,
@@ -160,20 +159,20 @@ CIRCUIT_FIELDS = FieldSet(
 )
 
 
-def circuit_view(ctl, record: dict) -> dict:
+def circuit_view(record: dict, *, routers, services, terminators) -> dict:
     """``circuitDetail``: the service, the terminator and the path (routers, then the links between them)."""
     circuit = _circuit(record)
     out = base_view(record, "circuits")
-    terminator = ctl.terminators.find(circuit.terminator_id)
+    terminator = terminators.find(circuit.terminator_id)
     out.update(
         {
             "clientId": circuit.client_id,
-            "service": ref(ctl.services, circuit.service_id),
+            "service": ref(services, circuit.service_id),
             "terminator": entity_ref(
                 "terminators", circuit.terminator_id, terminator.get("name") if terminator else None
             ),
             "path": {
-                "nodes": [router_ref(ctl, router_id) for router_id in circuit.path_routers],
+                "nodes": [_router_ref(routers, router_id) for router_id in circuit.path_routers],
                 "links": [entity_ref("links", link_id, None) for link_id in circuit.path_links],
             },
         }

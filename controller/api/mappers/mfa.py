@@ -5,7 +5,7 @@ from __future__ import annotations
 SELF = "./current-identity/mfa"
 
 
-def mfa_view(ctl, record: dict) -> dict:
+def mfa_view(record: dict, *, mfas) -> dict:
     links = {"self": {"href": SELF}, "current-identity": {"href": "./current-identity"}}
     verified = bool(record.get("is_verified"))
     if verified:
@@ -17,7 +17,7 @@ def mfa_view(ctl, record: dict) -> dict:
     out["isVerified"] = verified
     if not verified:
         out["recoveryCodes"] = list(record.get("recovery_codes") or [])
-        out["provisioningUrl"] = ctl.mfas.provisioning_url(record)
+        out["provisioningUrl"] = mfas.provisioning_url(record)
     return out
 
 
@@ -27,7 +27,7 @@ def recovery_view(record: dict) -> dict:
     return out
 
 
-def created_view(record: dict) -> dict:
+def mfa_created_view(record: dict) -> dict:
     return {"_links": {"self": {"href": SELF}}, "id": record["mfa_id"]}
 
 

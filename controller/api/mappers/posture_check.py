@@ -7,9 +7,9 @@ from controller.model.base import snake
 from controller.model.posture_check import ALL_TYPE_FIELDS, TYPE_FIELDS, camel_keys
 
 
-def posture_check_view(ctl, record: dict) -> dict:
+def posture_check_view(record: dict, *, posture_checks) -> dict:
     """Only the fields of the check's own type, camelCased."""
-    out = render(ctl.posture_checks, record)
+    out = render(posture_checks, record)
     for name in ALL_TYPE_FIELDS:
         out.pop(name, None)
     for name in TYPE_FIELDS.get(record.get("type_id"), ()):
@@ -19,8 +19,8 @@ def posture_check_view(ctl, record: dict) -> dict:
     return out
 
 
-def posture_check_type_view(ctl, record: dict) -> dict:
-    out = render(ctl.posture_check_types, record)
+def posture_check_type_view(record: dict, *, posture_check_types) -> dict:
+    out = render(posture_check_types, record)
     out.update(
         {
             "name": record.get("name"),

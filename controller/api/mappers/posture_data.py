@@ -12,8 +12,8 @@ def _base(entry: dict | None) -> dict:
     }
 
 
-def posture_data_view(ctl, identity_id: str) -> dict:
-    posture = ctl.posture
+def posture_data_view(identity_id: str, *, api_session_posture_view, posture) -> dict:
+    posture = posture
     data = posture.of_identity(identity_id)
     os_entry, domain, mac = data.get("os") or {}, data.get("domain") or {}, data.get("mac") or {}
     processes = [
@@ -27,7 +27,7 @@ def posture_data_view(ctl, identity_id: str) -> dict:
         for per_check in (data.get("processes") or {}).values()
         for p in per_check.values()
     ]
-    sessions = {sid: _session_view(ctl, sid, state) for sid, state in posture.session_states(identity_id).items()}
+    sessions = {sid: api_session_posture_view(sid, state) for sid, state in posture.session_states(identity_id).items()}
     return {
         "os": {
             **_base(os_entry),
@@ -42,8 +42,8 @@ def posture_data_view(ctl, identity_id: str) -> dict:
     }
 
 
-def _session_view(ctl, session_id: str, state: dict) -> dict:
-    session = ctl.api_sessions.find(session_id) or {}
+def api_session_posture_view(session_id: str, state: dict, *, api_sessions, identities) -> dict:
+    session = api_sessions.find(session_id) or {}
     return {
         "endpointState": {"wokenAt": state.get("woken_at"), "unlockedAt": state.get("unlocked_at")},
         "mfa": {
@@ -53,5 +53,5 @@ def _session_view(ctl, session_id: str, state: dict) -> dict:
             "passedOnWake": False,
             "passedOnUnlock": False,
         },
-        "sdkInfo": (ctl.identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
+        "sdkInfo": (identities.find(state.get("identity_id")) or {}).get("sdk_info") or {},
     }

@@ -8,17 +8,17 @@ from controller.api.mappers.entity import base_view, render
 VERSION_INFO = {"os": "", "arch": "", "version": "", "revision": "", "buildDate": ""}
 
 
-def router_view(ctl, record: dict) -> dict:
-    return _with_router_fields(ctl, render(ctl.routers, record), record)
+def router_view(record: dict, *, router_fields, routers) -> dict:
+    return router_fields(render(routers, record), record)
 
 
-def transit_router_view(ctl, record: dict) -> dict:
-    return _with_router_fields(ctl, render(ctl.transit_routers, record), record)
+def transit_router_view(record: dict, *, router_fields, transit_routers) -> dict:
+    return router_fields(render(transit_routers, record), record)
 
 
-def edge_router_view(ctl, record: dict) -> dict:
-    out = _with_router_fields(ctl, render(ctl.edge_routers, record), record)
-    out.update(common_fields(ctl, record))
+def edge_router_view(record: dict, *, router_fields, common_fields, edge_routers) -> dict:
+    out = router_fields(render(edge_routers, record), record)
+    out.update(common_fields(record))
     out.update(
         {
             "isTunnelerEnabled": bool(record.get("is_tunneler_enabled")),
@@ -31,20 +31,20 @@ def edge_router_view(ctl, record: dict) -> dict:
     return out
 
 
-def edge_router_client_view(ctl, record: dict) -> dict:
+def edge_router_client_view(record: dict, *, common_fields, edge_routers) -> dict:
     """The client API's edge router: common fields only."""
-    return {**base_view(record, ctl.edge_routers.collection), **common_fields(ctl, record)}
+    return {**base_view(record, edge_routers.collection), **common_fields(record)}
 
 
-def edge_router_session_view(ctl, record: dict) -> dict:
+def edge_router_session_view(record: dict, *, common_fields) -> dict:
     """A session's edge router: common fields plus ``urls`` (the supported protocols)."""
-    common = common_fields(ctl, record)
+    common = common_fields(record)
     return {"id": record["id"], **common, "urls": dict(common["supportedProtocols"])}
 
 
-def common_fields(ctl, record: dict) -> dict:
+def common_fields(record: dict, *, router_presence) -> dict:
     """The edge router fields every view of one shares (presence from the router links)."""
-    presence, router_id = ctl.router_presence, record["id"]
+    presence, router_id = router_presence, record["id"]
     online = presence.is_online(router_id)
     return {
         "appData": record.get("app_data") or {},
@@ -59,9 +59,9 @@ def common_fields(ctl, record: dict) -> dict:
     }
 
 
-def _with_router_fields(ctl, out: dict, record: dict) -> dict:
+def router_fields(out: dict, record: dict, *, routers, router_presence) -> dict:
     """Fields of every router kind: its pending enrollment, verification, presence."""
-    enrollment = ctl.routers.enrollment_of(record["id"]) or {}
+    enrollment = routers.enrollment_of(record["id"]) or {}
     out.update(
         {
             "enrollmentToken": enrollment.get("token"),
@@ -74,7 +74,7 @@ def _with_router_fields(ctl, out: dict, record: dict) -> dict:
         {
             "fingerprint": record.get("fingerprint"),
             "isVerified": bool(record.get("is_verified")),
-            "isOnline": ctl.router_presence.is_online(record["id"]),
+            "isOnline": router_presence.is_online(record["id"]),
             "interfaces": [],
             "unverifiedCertPem": None,
             "unverifiedFingerprint": None,

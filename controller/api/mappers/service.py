@@ -3,45 +3,40 @@
 from __future__ import annotations
 
 from controller.api.mappers.entity import base_view, render
+from controller.model.service_access import ServiceSight
 
 INVALID = "Invalid"
 DUMMY_POLICY = "dummy {} policy: no posture checks defined"
 
 
-def plain_service_view(ctl, record: dict) -> dict:
+def plain_service_view(record: dict, *, services) -> dict:
     """The management view without a viewer: no permissions, no posture queries."""
-    out = render(ctl.services, record)
+    out = render(services, record)
     out.update({"config": {}, "permissions": [], "postureQueries": []})
     return out
 
 
-def service_view(
-    ctl, service: dict, identity_id: str | None, session: dict | None, type_ids: list[str], invalid: bool = False
-) -> dict:
-    """A service as ``identity_id`` sees it (``invalid``: ``["Invalid"]`` when it has no access)."""
-    access = ctl.service_access
-    out = plain_service_view(ctl, service)
-    permissions = access.permissions(identity_id, service["id"]) if identity_id else []
+def service_view(record: dict, sight: ServiceSight, invalid: bool = False, *, plain_service_view) -> dict:
+    """A service as ``sight`` (``ServiceAccess.sight``) shows it; ``invalid``: ``["Invalid"]`` without access."""
+    out = plain_service_view(record)
+    permissions = list(sight.permissions)
     if not permissions and invalid:
         permissions = [INVALID]
     out["permissions"] = permissions
-    out["config"] = access.config_map(service, identity_id, type_ids)
-    out["postureQueries"] = (
-        posture_queries(ctl, identity_id, session, service["id"], permissions) if identity_id else []
-    )
+    out["config"] = sight.config
+    out["postureQueries"] = posture_queries(sight, permissions) if sight.identity_id else []
     return out
 
 
-def posture_queries(ctl, identity_id: str, session: dict | None, service_id: str, permissions: list[str]) -> list[dict]:
+def posture_queries(sight: ServiceSight, permissions: list[str]) -> list[dict]:
     """Per linking service policy: its posture checks' results (a dummy policy per permission when none exist)."""
-    access = ctl.service_access
-    if not access.posture_checks_exist():
+    if sight.policy_results is None:
         return [
             {"policyId": DUMMY_POLICY.format(p.lower()), "policyType": p, "isPassing": True, "postureQueries": []}
             for p in permissions
         ]
     out = []
-    for policy, checks in access.policy_results(identity_id, session, service_id):
+    for policy, checks in sight.policy_results:
         queries = [query_view(check, result) for check, result in checks]
         out.append(
             {

@@ -17,15 +17,15 @@ def oidc_wire(record: dict | None) -> dict:
     }
 
 
-def setting_view(ctl, record: dict) -> dict:
-    return {**render(ctl.controller_settings, record), "oidc": oidc_wire(record.get("oidc"))}
+def setting_view(record: dict, *, controller_settings) -> dict:
+    return {**render(controller_settings, record), "oidc": oidc_wire(record.get("oidc"))}
 
 
-def effective_view(ctl, controller_id: str) -> dict:
+def effective_view(controller_id: str, *, controller_settings) -> dict:
     """``detailControllerSettingEffective``: the override's common fields, ``effective`` and ``instance``."""
-    instance, base, merged = ctl.controller_settings.effective(controller_id)
+    instance, base, merged = controller_settings.effective(controller_id)
     if instance:
-        out = render(ctl.controller_settings, instance)
+        out = render(controller_settings, instance)
     else:
         out = {
             "_links": links("controller-settings", controller_id),

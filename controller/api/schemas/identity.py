@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from controller.api.schemas import Bodies
 from controller.model import schema as s
+from controller.model.enrollment import IDENTITY_ENROLLMENTS
 from controller.model.identity import IDENTITY_TYPES, PERMISSIONS
 
 _COMMON = {
@@ -28,7 +29,10 @@ _COMMON = {
     "type": s.enum(*IDENTITY_TYPES),
 }
 ENROLLMENT_REQUEST = s.obj(
-    {"ott": {"type": ["boolean", "null"]}, "ottca": s.string(nullable=True), "updb": s.string(nullable=True)},
+    {
+        method: {"type": ["boolean", "null"]} if field_name is None else s.string(nullable=True)
+        for method, field_name in IDENTITY_ENROLLMENTS.items()
+    },
     nullable=True,
 )
 CREATE = s.obj({**_COMMON, "enrollment": ENROLLMENT_REQUEST}, required=("name", "type", "isAdmin"))
