@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from controller import errors
+from controller.auth.primary import METHOD_NAMES as PRIMARY_METHODS
 from controller.auth.request import AuthRequest, Pending
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.tokens import CLIENTS, SCOPES
@@ -26,7 +27,9 @@ REDIRECTS = (
     re.compile(r"^openziti://auth/callback$"),
     re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"),
 )
-LOGIN_METHODS = {"password": "password", "username": "password", "cert": "cert", "ext-jwt": "ext-jwt"}
+#: the login pages, ``/oidc/login/<page>``, and the primary method each checks: one per declared method
+#: (``auth/primary.py``), plus ``username``, the real controller's other name for ``password``
+LOGIN_METHODS = {**{name: name for name in PRIMARY_METHODS}, "username": "password"}
 MAX_CODE, MAX_ID = 13, 40
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
