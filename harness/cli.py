@@ -246,7 +246,7 @@ def _start_routers(app, config, network, processes: list[dict], deadline: float)
     try:
         routers.start(timeout=deadline)
     except RouterError as ex:
-        raise CliError(f"{ex}; {network.source} declares it with process: true", ex.code) from None
+        raise CliError(f"{network.source}: {ex}", ex.code) from None
     for router in routers:
         print(f"router {router.name} online at {router.url} (pid {router.pid}, log {router.log})", flush=True)
     for pair in sorted(tuple(sorted(pair)) for pair in routers.expected_links):

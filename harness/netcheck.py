@@ -192,6 +192,7 @@ def _link_problems(data: dict, source: str) -> list[str]:
     """``links:`` name other process routers of the file (a link joins two routers the harness runs)."""
     routers = [item for item in data.get("edgeRouters") or [] if isinstance(item, dict)]
     processes = {item.get("name") for item in routers if item.get("process") is True}
+    declared = {item.get("name") for item in routers} - processes
     found = []
     for item in routers:
         links, name = item.get("links"), item.get("name")
@@ -201,9 +202,11 @@ def _link_problems(data: dict, source: str) -> list[str]:
         if item.get("process") is not True:
             found.append(f"{where}: only a router with process: true is started, so only it can expect links")
             continue
-        for other in [o for o in links if isinstance(o, str)]:
+        for other in dict.fromkeys(o for o in links if isinstance(o, str)):
             if other == name:
                 found.append(f"{where}: a router is not linked to itself; name another process router")
+            elif other in declared:
+                found.append(f"{where}: {other!r} is not run by the harness: declare it with process: true")
             elif other not in processes:
                 known = sorted(n for n in processes if isinstance(n, str))
                 found.append(f"{where}: no router with process: true named {other!r}" + _did_you_mean(other, known))

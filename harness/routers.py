@@ -123,7 +123,7 @@ class RouterProcess:
             self.create()
         token = self.admin.management.detail_edge_router(self.id).get("enrollmentJwt")
         if not token:
-            raise RouterError(f"router {self.name}: no enrollment JWT (enrolled before, without its data folder?)", 1)
+            raise RouterError(f"router {self.name} has no enrollment JWT: enrolled before, without its data folder?")
         write_private(self.jwt_file, token)  # APPSEC(secrets-at-rest): a credential until used
         extra = ["--link-advertise", f"{self.host}:{free_port(self.host)}"] if self._link_listener else []
         command = router_command("enroll", str(self.jwt_file), "--data", str(self.data_dir), *extra)
@@ -141,7 +141,10 @@ class RouterProcess:
         finally:
             self.jwt_file.unlink(missing_ok=True)  # used (or refused): never left behind
         if code != 0:
-            raise RouterError(f"router {self.name} did not enroll (exit {code}): {self._last_error()}", code)
+            raise RouterError(
+                f"router {self.name} did not enroll (exit {code}: {self._last_error()})",
+                LOCAL if code == LOCAL else UNREACHABLE,
+            )
 
     def enroll(self, timeout: float = DEADLINE) -> "RouterProcess":
         """Create (if needed) and enroll the router; a folder enrolled before is kept as it is."""
@@ -186,7 +189,7 @@ class RouterProcess:
         code = self.proc.poll()
         if code is not None:
             raise RouterError(
-                f"router {self.name} exited with {code} at start: {self._last_error()}",
+                f"router {self.name} exited with {code} at start ({self._last_error()})",
                 LOCAL if code == LOCAL else UNREACHABLE,
             )
         self.ready = json.loads(self.ready_file.read_text())
@@ -262,7 +265,7 @@ class RouterProcess:
     def _last_error(self) -> str:
         lines = [line for line in self.log.read_text(errors="replace").splitlines() if line.strip()]
         errors = [line for line in lines if line.startswith("error:")]
-        return (errors or lines or ["no output"])[-1]
+        return (errors or lines or ["no output"])[-1].removeprefix("error: ")
 
 
 def linked_pairs(admin) -> set[frozenset[str]]:
@@ -374,8 +377,8 @@ def start_router_network(
 ) -> RouterNetwork:
     """A :class:`~harness.server.LocalController` with its control channel and ``n`` process routers, online.
 
-    Routers are named ``{prefix}-1`` .. ``{prefix}-n``; the quickstart policies let every identity and
-    service use every router. ``stop()`` stops the routers and the controller.
+    Routers are named ``{prefix}-1`` .. ``{prefix}-n`` with the attributes ``{prefix}`` and ``public``:
+    the quickstart policies let every identity use every ``#public`` router for every service. ``stop()`` stops the routers and the controller.
     """
     import tempfile
 
@@ -390,7 +393,7 @@ def start_router_network(
         folder = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ziti-routers-", dir=local.data_dir))
         network = RouterNetwork(admin, folder, controller=local)
         for index in range(1, n + 1):
-            network.add(f"{prefix}-{index}", roles=[prefix])
+            network.add(f"{prefix}-{index}", roles=[prefix, "public"])
         return network.start(timeout)
     except BaseException:
         local.stop()
