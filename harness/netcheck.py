@@ -190,25 +190,29 @@ def _duplicates(data: dict, source: str) -> list[str]:
 
 def _link_problems(data: dict, source: str) -> list[str]:
     """``links:`` name other process routers of the file (a link joins two routers the harness runs)."""
-    routers = [item for item in data.get("edgeRouters") or [] if isinstance(item, dict)]
-    processes = {item.get("name") for item in routers if item.get("process") is True}
-    declared = {item.get("name") for item in routers} - processes
+    items = data.get("edgeRouters")
+    routers = (
+        [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)] if isinstance(items, list) else []
+    )
+    processes = {item["name"] for item in routers if item.get("process") is True}
+    declared = {item["name"] for item in routers} - processes
     found = []
     for item in routers:
-        links, name = item.get("links"), item.get("name")
-        if not isinstance(links, list) or not links or not isinstance(name, str):
+        links, name = item.get("links"), item["name"]
+        links = [other for other in links if isinstance(other, str)] if isinstance(links, list) else []
+        if not links:
             continue  # other shapes are schema problems
         where = f"{source}: edgeRouters/{name}: links"
         if item.get("process") is not True:
             found.append(f"{where}: only a router with process: true is started, so only it can expect links")
             continue
-        for other in dict.fromkeys(o for o in links if isinstance(o, str)):
+        for other in dict.fromkeys(links):
             if other == name:
                 found.append(f"{where}: a router is not linked to itself; name another process router")
             elif other in declared:
                 found.append(f"{where}: {other!r} is not run by the harness: declare it with process: true")
             elif other not in processes:
-                known = sorted(n for n in processes if isinstance(n, str))
+                known = sorted(processes)
                 found.append(f"{where}: no router with process: true named {other!r}" + _did_you_mean(other, known))
         if len(set(links)) != len(links):
             found.append(f"{where}: a router is named twice")

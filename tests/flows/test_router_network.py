@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.client import ZitiClient
-from harness.netcheck import NetworkProblems, check_file
+from harness.netcheck import NetworkProblems, check_file, problems
 from harness.network import Network, apply, diff, export
 from harness.routers import RouterError, linked_pairs
 from harness.sync_dataplane import SyncDataPlane, echo
@@ -80,6 +82,32 @@ def test_netcheck_reports_each_wrong_process_router_field_on_one_line(tmp_path):
             f"{path}: edgeRouters/er-d: process: 'yes' is not of type 'boolean'",
         ]
     )
+
+
+NAMES = st.sampled_from(["er-a", "er-b", "er-c", "er-d"])
+
+
+@given(routers=st.dictionaries(NAMES, st.tuples(st.booleans(), st.lists(NAMES, max_size=3)), max_size=4))
+def test_links_pass_the_check_exactly_when_each_names_another_process_router_once(routers):
+    data = {
+        "edgeRouters": [
+            {"name": name, "process": process, **({"links": links} if links else {})}
+            for name, (process, links) in routers.items()
+        ]
+    }
+    processes = {name for name, (process, _) in routers.items() if process}
+    valid = all(
+        not links or (process and len(set(links)) == len(links) and set(links) <= processes - {name})
+        for name, (process, links) in routers.items()
+    )
+    found = problems(data, "net.yaml")
+    assert (found == []) == valid, found
+    assert all(line.startswith("net.yaml: edgeRouters/er-") and "\n" not in line for line in found)
+    if valid:
+        network = Network.checked(data)
+        assert network.expected_links() == {
+            frozenset((name, other)) for name, (_, links) in routers.items() for other in links
+        }
 
 
 def test_the_three_router_fixture_declares_three_process_routers():
