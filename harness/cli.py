@@ -184,7 +184,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     built: list = []
     router_port = None if args.no_router else args.router_port
     processes = network.process_routers() if network is not None else []
-    ctrl_port = args.ctrl_port if args.ctrl_port is not None else (0 if processes else None)
+    ctrl_port = args.ctrl_port if args.ctrl_port is not None else (_kept_ctrl_port(config) if processes else None)
     group = Listeners(
         config.host,
         listeners(
@@ -202,6 +202,10 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         group.listeners[[listener.option for listener in group.listeners].index("--ctrl-port")].port = ctrl_port
         advertise = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
         config.ctrl_address = f"tls:{advertise}:{ctrl_port}"
+        if processes:  # routers enrolled in this folder dial this port again at the next up
+            from harness.files import private_folder, write_private
+
+            write_private(private_folder(config.data_dir / "routers") / "ctrl-port", f"{ctrl_port}\n")
     built.append(app := create_app(config))
     ensure_quickstart_policies(app.controller.edge_router_policies, app.controller.service_edge_router_policies)
     routers = None
@@ -231,6 +235,12 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         group.stop()
         app.controller.close()
     return 0
+
+
+def _kept_ctrl_port(config) -> int:
+    """The control channel port routers enrolled in this data folder know (0: any free port)."""
+    kept = config.data_dir / "routers" / "ctrl-port"
+    return int(kept.read_text()) if kept.is_file() and kept.read_text().strip().isdigit() else 0
 
 
 def _start_routers(app, config, network, processes: list[dict], deadline: float):

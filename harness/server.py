@@ -56,6 +56,7 @@ class LocalController:
         #: the control channel listener (``ctrl=True``); its address goes into router enrollment JWTs
         self.ctrl = None
         self._ctrl_options = dict(ctrl_options or {})
+        self._want_ctrl = ctrl
         if ctrl:
             self.config.ctrl_address = f"tls:{host}:{free_port(host)}"
         self.app = None
@@ -92,7 +93,7 @@ class LocalController:
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]
-        if self.config.ctrl_address:
+        if self._want_ctrl:
             port = int(self.config.ctrl_address.rsplit(":", 1)[1])
             self.ctrl = ctrl_listener(self.app.controller, self.host, port, **self._ctrl_options)
             self.ctrl.start()

@@ -182,6 +182,20 @@ def test_up_runs_the_three_routers_of_a_file_as_processes_online_and_stops_them_
     assert all("BEGIN" not in Path(m[4]).read_text() for m in routers)  # no key or certificate logged
 
 
+def test_up_on_a_kept_data_folder_runs_the_routers_enrolled_there_again(tmp_path):
+    path = write(tmp_path, "edgeRouters:\n  - {name: er-kept, process: true}\n")
+    data = tmp_path / "data"
+    for run in range(2):  # the second run re-enrolls nothing: its routers dial the control channel port they know
+        proc, lines, errors = harness_up(path, data)
+        try:
+            assert [x.split()[1] for x in lines if x.startswith("router ")] == ["er-kept"], errors.read_text()
+            assert f"applied {path}: {1 - run} change(s)" in lines
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(DEADLINE) == 0
+    assert "error" not in errors.read_text()
+
+
 def test_up_names_the_router_the_controller_refused_in_one_line_and_exits_3(tmp_path):
     path = write(
         tmp_path, "edgeRouters:\n  - {name: er-on, process: true}\n  - {name: er-off, process: true, disabled: true}\n"
