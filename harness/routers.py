@@ -204,7 +204,7 @@ class RouterProcess:
     def signal(self, sig: int) -> None:
         if not self.running:
             raise RouterError(f"router {self.name} is not running", 1)
-        os.kill(self.proc.pid, sig)
+        self.proc.send_signal(sig)  # a no-op once the process is reaped, never another process's pid
 
     def kill(self) -> None:
         """SIGKILL: the router vanishes without a word to the controller."""
@@ -225,7 +225,7 @@ class RouterProcess:
             return None
         if self.proc.poll() is None:
             try:
-                os.kill(self.proc.pid, signal.SIGCONT)  # a paused router must run to exit
+                self.proc.send_signal(signal.SIGCONT)  # a paused router must run to exit
                 self.proc.terminate()
                 return self.proc.wait(timeout)
             except subprocess.TimeoutExpired:

@@ -209,6 +209,24 @@ def test_up_names_the_router_the_controller_refused_in_one_line_and_exits_3(tmp_
     assert not [x for x in lines if x.startswith("router ")]
 
 
+def test_up_waits_for_the_links_a_file_expects_or_names_the_pair_that_is_not_linked(tmp_path):
+    path = write(
+        tmp_path, "edgeRouters:\n  - {name: er-a, process: true, links: [er-b]}\n  - {name: er-b, process: true}\n"
+    )
+    proc, lines, errors = harness_up(path, tmp_path / "data", "--router-wait", "8")
+    if [x for x in lines if x.startswith("router ")]:  # the base has router links: up waited for this one
+        try:
+            assert "link er-a <-> er-b connected" in proc.stdout.readline()
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(DEADLINE) == 0
+        return
+    assert proc.wait(DEADLINE) == 3
+    [line] = [x for x in errors.read_text().splitlines() if x.startswith("error:")]
+    assert line == f"error: {path}: routers er-a and er-b are not linked after 8 s (GET /fabric/v1/links)"
+    pytest.skip("no router reports links on this base (router links land on the links branch); the error was checked")
+
+
 # -- from Python ----------------------------------------------------------------------
 
 
