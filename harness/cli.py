@@ -379,6 +379,17 @@ def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, wi
     parser.add_argument("--insecure", action="store_true", help="do not verify the controller's TLS certificate")
 
 
+def _seconds(text: str) -> float:
+    """A ``type=`` for a deadline: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def register_core(sub, common) -> None:
     up = sub.add_parser("up", parents=[common], help="start a controller with a network applied")
     up.add_argument("network", nargs="?", help="network file to apply first (default none)")
@@ -402,7 +413,7 @@ def register_core(sub, common) -> None:
     )
     up.add_argument(
         "--router-wait",
-        type=float,
+        type=_seconds,
         default=30.0,
         metavar="SECONDS",
         help="how long each process router may take to come online and link (default 30)",

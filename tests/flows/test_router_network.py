@@ -282,3 +282,16 @@ def test_the_router_quickstart_fixture_echoes_through_process_routers(ziti_route
         with guest.dial(qs.service) as conn:
             conn.sendall(b"through a process router")
             assert conn.recv() == b"through a process router"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+def test_up_refuses_a_router_wait_that_is_not_a_positive_number_of_seconds(value):
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "up", str(THREE), "--router-wait", value],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("error: ziti-harness up: argument --router-wait: ") and done.stderr.count("\n") == 1
