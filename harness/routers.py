@@ -334,6 +334,12 @@ class RouterNetwork:
                 router.wait_online(timeout)
             self.wait_linked(timeout=timeout)
         except BaseException:
+            for router in waiting:  # enrollments still running: ended, their JWTs removed
+                if router._enrolling is not None:
+                    router._enrolling.kill()
+                    router._enrolling.wait()
+                    router._enrolling = None
+                    router.jwt_file.unlink(missing_ok=True)
             self.stop_routers()
             raise
         return self
