@@ -2,7 +2,8 @@
 
 * ``ziti-harness up [network.yaml]``: a controller and its edge router with the quickstart
   policies and the network applied (temporary data folder unless ``--data``), enrollment
-  JWTs written, the admin login printed;
+  JWTs written, the admin login printed; the file's ``process: true`` routers run as their
+  own processes (control channel on a free port), online and linked before it says so;
 * ``ziti-harness apply network.yaml [--dry-run] [--prune] [--force]``, ``export``, ``diff a b``;
 * ``ziti-harness test network.yaml`` (the file's access tests against a live controller);
 * ``ziti-harness list|show|delete KIND [NAME]``, ``explain IDENTITY SERVICE``,
@@ -177,18 +178,37 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     from controller.bootstrap import ensure_quickstart_policies
     from controller.heap import freeze_started_heap
     from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
-    from controller.server.serve import banner, listeners
+    from controller.server.serve import banner, free_port, listeners
     from harness.network import apply
 
     built: list = []
     router_port = None if args.no_router else args.router_port
+    processes = network.process_routers() if network is not None else []
+    ctrl_port = args.ctrl_port if args.ctrl_port is not None else (_kept_ctrl_port(config) if processes else None)
     group = Listeners(
         config.host,
-        listeners(lambda: built[0], config.host, port=https_port, http_port=http_port, router_port=router_port),
+        listeners(
+            lambda: built[0],
+            config.host,
+            port=https_port,
+            http_port=http_port,
+            router_port=router_port,
+            ctrl_port=ctrl_port,
+        ),
     )
     group.check()  # before anything is applied or written
+    if ctrl_port is not None:  # the routers' enrollment JWTs name it: chosen before the app is built
+        ctrl_port = ctrl_port or free_port(config.host)
+        group.listeners[[listener.option for listener in group.listeners].index("--ctrl-port")].port = ctrl_port
+        advertise = "127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host
+        config.ctrl_address = f"tls:{advertise}:{ctrl_port}"
+        if processes:  # routers enrolled in this folder dial this port again at the next up
+            from harness.files import private_folder, write_private
+
+            write_private(private_folder(config.data_dir / "routers") / "ctrl-port", f"{ctrl_port}\n")
     built.append(app := create_app(config))
     ensure_quickstart_policies(app.controller.edge_router_policies, app.controller.service_edge_router_policies)
+    routers = None
     try:
         with ZitiClient.in_process(app) as client:
             client.login(config.admin_username, config.admin_password)
@@ -205,13 +225,43 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         )
         stop = threading.Event()
         stop_on_signals(stop)
+        routers = _start_routers(app, config, network, processes, args.router_wait) if processes else None
         if args.exit_after_start:
             stop.set()
         wait_for_stop(stop, app.controller.api_sessions.sweep)
     finally:
+        if routers is not None:
+            routers.stop()
         group.stop()
         app.controller.close()
     return 0
+
+
+def _kept_ctrl_port(config) -> int:
+    """The control channel port routers enrolled in this data folder know (0: any free port)."""
+    kept = config.data_dir / "routers" / "ctrl-port"
+    return int(kept.read_text()) if kept.is_file() and kept.read_text().strip().isdigit() else 0
+
+
+def _start_routers(app, config, network, processes: list[dict], deadline: float):
+    """Run the file's ``process: true`` routers (enrolled from JWTs written owner-only under DATA/routers);
+    return once each is online and linked as the file expects, one line per router."""
+    from harness.routers import RouterError, RouterNetwork
+
+    admin = ZitiClient.in_process(app)
+    admin.login(config.admin_username, config.admin_password)
+    routers = RouterNetwork(admin, config.data_dir / "routers")
+    for item in processes:
+        routers.add(item["name"], links=item.get("links", ()))
+    try:
+        routers.start(timeout=deadline)
+    except RouterError as ex:
+        raise CliError(f"{network.source}: {ex}", ex.code) from None
+    for router in routers:
+        print(f"router {router.name} online at {router.url} (pid {router.pid}, log {router.log})", flush=True)
+    for pair in sorted(tuple(sorted(pair)) for pair in routers.expected_links):
+        print(f"link {pair[0]} <-> {pair[1]} connected", flush=True)
+    return routers
 
 
 # -- apply, export, diff, scenario -------------------------------------------------
@@ -329,6 +379,17 @@ def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, wi
     parser.add_argument("--insecure", action="store_true", help="do not verify the controller's TLS certificate")
 
 
+def _seconds(text: str) -> float:
+    """A ``type=`` for a deadline: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
 def register_core(sub, common) -> None:
     up = sub.add_parser("up", parents=[common], help="start a controller with a network applied")
     up.add_argument("network", nargs="?", help="network file to apply first (default none)")
@@ -343,6 +404,20 @@ def register_core(sub, common) -> None:
         "--router-port", type=port_number, default=3022, help="edge router TLS port (default 3022; 0 = any free port)"
     )
     up.add_argument("--no-router", action="store_true", help="do not start the edge router (default: started)")
+    up.add_argument(
+        "--ctrl-port",
+        type=port_number,
+        default=None,
+        help="control channel port for routers run as processes (default: any free port when the file "
+        "declares routers with process: true, else none)",
+    )
+    up.add_argument(
+        "--router-wait",
+        type=_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long each process router may take to come online and link (default 30)",
+    )
     up.add_argument("--exit-after-start", action="store_true", help=argparse.SUPPRESS)
     up.set_defaults(func=cmd_up)
 

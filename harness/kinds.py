@@ -170,6 +170,8 @@ KINDS: list[Kind] = [
         ENTITIES["edge_routers"],
         ("roleAttributes", "isTunnelerEnabled", "cost", "noTraversal", "disabled", "appData"),
         quiet={"isTunnelerEnabled": (False,), "cost": (0,), "noTraversal": (False,), "disabled": (False,)},
+        # the harness's own (``ziti-harness up`` runs the router as a process, linked to these): never sent
+        write_only=("process", "links"),
     ),
     Kind(
         ENTITIES["transit_routers"],

@@ -30,7 +30,12 @@ EXTRA_FIELDS = {
     "identities": {
         "password": {"type": "string", "minLength": 5, "maxLength": 100},
         "username": {"type": "string", "minLength": 4, "maxLength": 100},
-    }
+    },
+    # the harness's own: ``ziti-harness up`` runs the router as its own process, linked to these routers
+    "edgeRouters": {
+        "process": {"type": "boolean"},
+        "links": {"type": "array", "items": {"type": "string", "minLength": 1}},
+    },
 }
 
 
@@ -126,6 +131,7 @@ def problems(data, source: str = "<network>") -> list[str]:
     # NOTE(tests): importing jsonschema costs over a second of CPU; only a refused file needs its wording
     found = [] if passes_fast(data) else _schema_problems(data, source)
     found.extend(_duplicates(data or {}, source))
+    found.extend(_link_problems(data or {}, source))
     return found
 
 
@@ -179,6 +185,37 @@ def _duplicates(data: dict, source: str) -> list[str]:
             if name in seen:
                 found.append(f"{source}: {key}/{name}: the name is declared twice")
             seen.add(name)
+    return found
+
+
+def _link_problems(data: dict, source: str) -> list[str]:
+    """``links:`` name other process routers of the file (a link joins two routers the harness runs)."""
+    items = data.get("edgeRouters")
+    routers = (
+        [i for i in items if isinstance(i, dict) and isinstance(i.get("name"), str)] if isinstance(items, list) else []
+    )
+    processes = {item["name"] for item in routers if item.get("process") is True}
+    declared = {item["name"] for item in routers} - processes
+    found = []
+    for item in routers:
+        links, name = item.get("links"), item["name"]
+        links = [other for other in links if isinstance(other, str)] if isinstance(links, list) else []
+        if not links:
+            continue  # other shapes are schema problems
+        where = f"{source}: edgeRouters/{name}: links"
+        if item.get("process") is not True:
+            found.append(f"{where}: only a router with process: true is started, so only it can expect links")
+            continue
+        for other in dict.fromkeys(links):
+            if other == name:
+                found.append(f"{where}: a router is not linked to itself; name another process router")
+            elif other in declared:
+                found.append(f"{where}: {other!r} is not run by the harness: declare it with process: true")
+            elif other not in processes:
+                known = sorted(processes)
+                found.append(f"{where}: no router with process: true named {other!r}" + _did_you_mean(other, known))
+        if len(set(links)) != len(links):
+            found.append(f"{where}: a router is named twice")
     return found
 
 

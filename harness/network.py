@@ -109,6 +109,14 @@ class Network:
     def names(self, key: str) -> list[str]:
         return [item["name"] for item in self.entities.get(key, [])]
 
+    def process_routers(self) -> list[dict]:
+        """The edge routers declared ``process: true``: ``ziti-harness up`` runs them as processes."""
+        return [item for item in self.entities.get("edgeRouters", []) if item.get("process") is True]
+
+    def expected_links(self) -> set[frozenset[str]]:
+        """The router name pairs a file's ``links:`` expect linked (either direction)."""
+        return {frozenset((item["name"], other)) for item in self.process_routers() for other in item.get("links", [])}
+
 
 # -- reading a controller -------------------------------------------------------
 

@@ -22,6 +22,10 @@ Declare factories with other defaults with :mod:`harness.fixtures`.
 Data plane: ``ziti_quickstart`` (what ``ziti edge quickstart`` gives: an HTTPS
 controller, a running edge router, a fresh service and enrolled dialer and
 binder identity files) on one session-wide ``ziti_quickstart_controller``.
+Routers as processes (``harness.routers``): ``ziti_router_network`` (session-wide: a controller with
+its control channel and two routers run with ``python -m router``, by name, each with ``kill()``,
+``restart()``, ``pause()``, ``wait_online()``...), ``ziti_router_quickstart`` (a fresh service and
+enrolled identity files on it) and the factory ``ziti_make_router_network(n=2)``.
 """
 
 from __future__ import annotations
@@ -264,3 +268,49 @@ def ziti_quickstart(ziti_quickstart_controller, tmp_path, ziti_unique):
         yield new_quickstart(
             admin, tmp_path, ziti_unique("qs"), controller_url=local.https_url, router_url=local.router.url
         )
+
+
+@pytest.fixture(scope="session")
+def ziti_router_network(tmp_path_factory):
+    """A controller with its control channel and two edge routers run as processes (``router-1``, ``router-2``).
+
+    A :class:`~harness.routers.RouterNetwork`: ``ziti_router_network["router-1"].kill()``; a test that
+    stops a router starts it again (``restart()``) for the tests after it.
+    """
+    from harness.routers import start_router_network
+
+    network = start_router_network(2, folder=tmp_path_factory.mktemp("ziti-routers"))
+    yield network
+    network.stop()
+
+
+@pytest.fixture
+def ziti_router_quickstart(ziti_router_network, tmp_path, ziti_unique):
+    """A fresh service with enrolled dialer and binder identity files on ``ziti_router_network``."""
+    from harness.quickstart import new_quickstart
+
+    network = ziti_router_network
+    return new_quickstart(
+        network.admin,
+        tmp_path,
+        ziti_unique("rq"),
+        controller_url=network.controller.https_url,
+        router_url=next(iter(network)).url,
+    )
+
+
+@pytest.fixture
+def ziti_make_router_network(tmp_path):
+    """``make(n=2, **LocalController options)``: a fresh controller and ``n`` process routers, stopped after the test."""
+    from harness.routers import start_router_network
+
+    made = []
+
+    def make(n: int = 2, **options):
+        network = start_router_network(n, folder=tmp_path / f"routers-{len(made)}", **options)
+        made.append(network)
+        return network
+
+    yield make
+    for network in made:
+        network.stop()

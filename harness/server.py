@@ -1,8 +1,9 @@
 """``LocalController``: a real controller on free loopback ports, from Python.
 
 It serves HTTPS (client certificates requested) and plain HTTP from a temporary
-data folder, optionally in simulation mode, optionally with its edge router and
-the two quickstart policies, and stops cleanly.
+data folder, optionally in simulation mode, optionally with its edge router,
+the two quickstart policies and a control channel listener (``ctrl=True``: routers
+run as their own processes attach there, see ``harness.routers``), and stops cleanly.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from controller.app import create_app
 from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.server.serve import ThreadedServer, controller_limits, start_router
+from controller.server.serve import ThreadedServer, controller_limits, ctrl_listener, start_router
 from controller.server.tls import TLSServer
 
 
@@ -37,6 +38,8 @@ class LocalController:
         admin_password: str = "admin",
         router: bool = False,
         quickstart_policies: bool = False,
+        ctrl: bool = False,
+        ctrl_options: dict | None = None,
     ):
         self._own_dir = data_dir is None
         self.data_dir = Path(data_dir) if data_dir else Path(tempfile.mkdtemp(prefix="ziti-local-"))
@@ -50,6 +53,12 @@ class LocalController:
             simulation=simulation,
             admin_password=admin_password,
         )
+        #: the control channel listener (``ctrl=True``); its address goes into router enrollment JWTs
+        self.ctrl = None
+        self._ctrl_options = dict(ctrl_options or {})
+        self._want_ctrl = ctrl
+        if ctrl:
+            self.config.ctrl_address = f"tls:{host}:{free_port(host)}"
         self.app = None
         self._servers: list = []
         #: the edge router (``router=True``), listening on a free port
@@ -84,11 +93,18 @@ class LocalController:
         tls.start()
         http = ThreadedServer(self.app, self.host, 0).start()
         self._servers = [tls, http]
+        if self._want_ctrl:
+            port = int(self.config.ctrl_address.rsplit(":", 1)[1])
+            self.ctrl = ctrl_listener(self.app.controller, self.host, port, **self._ctrl_options)
+            self.ctrl.start()
         if self._want_router:
             self.router = start_router(self.app.controller, self.host, 0)
         return self
 
     def stop(self) -> None:
+        if self.ctrl is not None:
+            self.ctrl.stop()
+            self.ctrl = None
         if self.router is not None:
             self.router.stop()
             self.router = None
