@@ -119,7 +119,7 @@ def test_the_three_router_fixture_declares_three_process_routers():
 
 
 def harness_up(network: Path, data: Path, *extra: str) -> tuple[subprocess.Popen, list[str], Path]:
-    """``ziti-harness up`` as a subprocess; return it after its last router line (or its exit)."""
+    """``ziti-harness up`` as a subprocess; return it after its last router and link line (or its exit)."""
     errors = data.parent / "up.stderr"
     with errors.open("w") as err:
         proc = subprocess.Popen(
@@ -131,11 +131,12 @@ def harness_up(network: Path, data: Path, *extra: str) -> tuple[subprocess.Popen
             stderr=err,
             text=True,
         )
-    wanted = len(Network.from_yaml(network).process_routers())
+    declared = Network.from_yaml(network)
+    wanted = len(declared.process_routers()) + len(declared.expected_links())
     lines: list[str] = []
-    for line in proc.stdout:  # bounded: it prints every router line or exits within --router-wait
+    for line in proc.stdout:  # bounded: it prints every router and link line or exits within --router-wait
         lines.append(line.rstrip())
-        if sum(line.startswith("router ") for line in lines) == wanted:
+        if sum(line.startswith(("router ", "link ")) for line in lines) == wanted:
             break
     return proc, lines, errors
 
@@ -164,6 +165,18 @@ def test_up_runs_the_three_routers_of_a_file_as_processes_online_and_stops_them_
             assert fabric[m[1]]["connected"] is True
             assert edge[m[1]]["supportedProtocols"] == {"tls": m[2]}
         assert (edge["er-east"]["cost"], edge["er-hub"]["isTunnelerEnabled"]) == (10, True)
+        # the file's links were up before the ready lines: each pair printed, and the fabric shows them
+        printed = {frozenset(m.groups()) for m in (re.match(r"link (\S+) <-> (\S+) connected$", x) for x in lines) if m}
+        assert printed == {
+            frozenset(pair) for pair in (("er-west", "er-east"), ("er-west", "er-hub"), ("er-east", "er-hub"))
+        }
+        with ZitiClient.connect(http) as admin:
+            admin.login("admin", "admin")
+            ids = {r["id"]: r["name"] for r in fabric.values()}
+            live = {
+                frozenset((ids[x["sourceRouter"]["id"]], ids[x["destRouter"]["id"]])) for x in admin.fabric.list_links()
+            }
+        assert printed <= live
         pids = [int(m[3]) for m in routers]
         assert all(not gone(pid) for pid in pids)
     finally:
@@ -209,22 +222,17 @@ def test_up_names_the_router_the_controller_refused_in_one_line_and_exits_3(tmp_
     assert not [x for x in lines if x.startswith("router ")]
 
 
-def test_up_waits_for_the_links_a_file_expects_or_names_the_pair_that_is_not_linked(tmp_path):
+def test_up_waits_for_the_links_a_file_expects_and_prints_each_pair(tmp_path):
     path = write(
         tmp_path, "edgeRouters:\n  - {name: er-a, process: true, links: [er-b]}\n  - {name: er-b, process: true}\n"
     )
     proc, lines, errors = harness_up(path, tmp_path / "data", "--router-wait", "8")
-    if [x for x in lines if x.startswith("router ")]:  # the base has router links: up waited for this one
-        try:
-            assert "link er-a <-> er-b connected" in proc.stdout.readline()
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(DEADLINE) == 0
-        return
-    assert proc.wait(DEADLINE) == 3
-    [line] = [x for x in errors.read_text().splitlines() if x.startswith("error:")]
-    assert line == f"error: {path}: routers er-a and er-b are not linked after 8 s (GET /fabric/v1/links)"
-    pytest.skip("no router reports links on this base (router links land on the links branch); the error was checked")
+    try:
+        assert [x.split()[1] for x in lines if x.startswith("router ")] == ["er-a", "er-b"], errors.read_text()
+        assert lines[-1] == "link er-a <-> er-b connected"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(DEADLINE) == 0
 
 
 # -- from Python ----------------------------------------------------------------------
