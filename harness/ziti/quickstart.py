@@ -86,6 +86,9 @@ def _run(args, home: Path, temporary: bool) -> int:
     bind = address if _is_ip(address) and is_loopback(address) else ("127.0.0.1" if is_loopback(address) else "0.0.0.0")
     ctrl_port = _port(args.ctrl_port)
     router_port = None if args.no_router else _port(args.router_port)
+    # routers of their own (`ziti edge create edge-router R -o r.jwt`, `ziti-router enroll r.jwt`) reach this
+    # controller's control channel; the real quickstart serves it on the API port, this one beside it
+    router_ctrl_port = _port(0)
     username, password = args.username or "admin", args.password or "admin"
     config = Config(
         data_dir=home / "db",
@@ -95,6 +98,7 @@ def _run(args, home: Path, temporary: bool) -> int:
         admin_username=username,
         admin_password=password,
         trust_domain="quickstart",
+        ctrl_address=f"tls:{address}:{router_ctrl_port}",
     )
     built: list = []
     group = Listeners(
@@ -106,6 +110,7 @@ def _run(args, home: Path, temporary: bool) -> int:
             http_port=0,
             router_port=router_port,
             router_advertise=router_address,
+            ctrl_port=router_ctrl_port,
         ),
     )
     stop = threading.Event()
@@ -122,6 +127,9 @@ def _run(args, home: Path, temporary: bool) -> int:
         print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
         if router_port is not None:
             print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
+        print(
+            f"Routers of their own enroll against the control channel at tls:{address}:{router_ctrl_port}", flush=True
+        )
         print(flush=True)
         print(RULE)
         print("controller and router started.")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
+import subprocess
+import sys
 import time
 
 import httpx
@@ -22,7 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
 from harness import pki as hp
-from tests.ziti.conftest import Ziti
+from tests.ziti.conftest import ROOT, Ziti, free_port
 
 
 def header_cells(table: str) -> list[str]:
@@ -413,3 +415,37 @@ def test_updb_identity_enrolls_with_a_password_then_logs_in(ziti, quickstart, tm
     user.edge("login", f"127.0.0.1:{quickstart.ctrl_port}", "-u", "cmd-user", "-p", "Cmd-pass-123", "-y")
     denied = user("edge", "list", "identities")  # not an admin: the management API refuses the session
     assert denied.returncode == 3 and "UNAUTHORIZED" in one_error(denied)
+
+
+def test_a_router_of_its_own_enrolls_from_the_quickstart_and_comes_online(ziti, quickstart, tmp_path):
+    """`ziti edge create edge-router -o`, then `ziti-router enroll` and `run`: the quickstart's control channel."""
+    ziti.edge("create", "edge-router", "own-er", "-o", tmp_path / "own.jwt", "-a", "public")
+    claims = pyjwt.decode((tmp_path / "own.jwt").read_text(), options={"verify_signature": False})
+    assert claims["ctrls"] == [next(x.split()[-1] for x in quickstart.lines if "control channel at" in x)]
+    data, port = tmp_path / "own-data", free_port()
+    router = [sys.executable, "-m", "router"]
+    enrolled = subprocess.run(
+        [*router, "enroll", str(tmp_path / "own.jwt"), "--data", str(data), "--advertise", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert enrolled.returncode == 0, enrolled.stderr
+    ready = tmp_path / "own.ready"
+    proc = subprocess.Popen(
+        [*router, "run", "--data", str(data), "--ready-file", str(ready)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "the router did not get ready"
+            time.sleep(0.05)
+        listed = json.loads(ziti.edge("list", "edge-routers", 'name = "own-er"', "-j"))["data"][0]
+        assert listed["isOnline"] is True and listed["supportedProtocols"]["tls"] == f"tls://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(15)
