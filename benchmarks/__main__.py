@@ -22,6 +22,7 @@ SECTIONS = {
     "bulk": "benchmarks.bulk",
     "oidc": "benchmarks.oidc",
     "readiness": "benchmarks.readiness",
+    "failover": "benchmarks.failover",
 }
 
 

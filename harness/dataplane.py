@@ -286,9 +286,22 @@ class DataPlane:
         return urls
 
     async def _channel(self, session: dict, url: str | None = None) -> _Channel:
-        url = url or self._urls(session)[0]
-        if url in self._channels and not self._channels[url].writer.is_closing():
-            return self._channels[url]
+        """The channel to ``url``, or to the session's routers in order: an open one first, else the first that
+        answers (a router that went away is skipped, as an SDK fails over to the next router it may use)."""
+        urls = [url] if url else self._urls(session)
+        for candidate in urls:
+            channel = self._channels.get(candidate)
+            if channel is not None and not channel.writer.is_closing():
+                return channel
+        failure: OSError | None = None
+        for candidate in urls:
+            try:
+                return await self._open_channel(candidate)
+            except OSError as ex:
+                failure = ex
+        raise failure
+
+    async def _open_channel(self, url: str) -> _Channel:
         parts = urlsplit(url)
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=self._context())
         channel = _Channel(reader, writer)
@@ -313,11 +326,12 @@ class DataPlane:
         return self._sessions[key]
 
     async def _with_session(self, service: str, kind: str, attempt):
-        """Run ``attempt(session, detail)``; on ``Invalid Session`` refresh the session once, as the C SDK does."""
+        """Run ``attempt(session, detail)``; refresh the session once, as the C SDK does, on ``Invalid Session`` or
+        when none of its routers answers (they moved or went: a fresh session lists the routers online now)."""
         try:
             return await attempt(*await self._session(service, kind))
-        except DialError as ex:
-            if str(ex) != INVALID_SESSION:
+        except (DialError, OSError) as ex:
+            if isinstance(ex, DialError) and str(ex) != INVALID_SESSION:
                 raise
             self._sessions.pop((service, kind), None)
             return await attempt(*await self._session(service, kind))

@@ -303,3 +303,31 @@ def test_up_refuses_a_router_wait_that_is_not_a_positive_number_of_seconds(value
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.startswith("error: ziti-harness up: argument --router-wait: ") and done.stderr.count("\n") == 1
+
+
+def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti_make_router_network, tmp_path):
+    """The harness's data plane fails over as an SDK does: a router that refuses is skipped, and a session
+    whose routers all refuse is fetched again (the restarted router listens on a new port)."""
+    from harness.quickstart import new_quickstart
+
+    net = ziti_make_router_network(2)
+    qs = new_quickstart(net.admin, tmp_path, "fo", controller_url=net.controller.https_url, router_url="")
+    with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+        host.bind("fo", echo, every_router=True)
+        deadline = time.monotonic() + 20
+        while len(net.admin.management.list_terminators(filter='service.name = "fo"')) < 2:
+            assert time.monotonic() < deadline, "the binder's two terminators"
+            time.sleep(0.02)
+        for _ in range(2):  # the second round kills the router the first one restarted
+            with guest.dial("fo") as conn:
+                conn.sendall(b"before")
+                assert conn.recv_exactly(6) == b"before"
+                [circuit] = net.admin.fabric.list_circuits()
+            used = net[circuit["path"]["nodes"][0]["name"]]
+            used.kill()
+            with guest.dial("fo") as conn:  # the same data plane: no new client, no new session by hand
+                conn.sendall(b"after")
+                assert conn.recv_exactly(5) == b"after"
+            used.restart()
+            used.wait_online()
+            host.bind("fo", echo, every_router=True)
