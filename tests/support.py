@@ -7,7 +7,11 @@ Helpers only: fixtures live in the harness plugin (``ziti_*``) and ``tests/conft
 
 from __future__ import annotations
 
+import logging
+import threading
+from contextlib import contextmanager
 from datetime import timedelta
+from typing import Iterator
 from urllib.parse import parse_qs, urlparse
 
 from harness import pki as hp
@@ -203,3 +207,34 @@ def assert_error(response, status, code, field=None):
     if field is not None:
         assert error["cause"]["field"] == field
     return error
+
+
+class LogLines(logging.Handler):
+    """One logger's warnings (they come from other threads); ``wait`` blocks until ``count`` have arrived."""
+
+    def __init__(self, name: str):
+        super().__init__(logging.WARNING)
+        self.name, self.lines = name, []
+        self._cond = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._cond:
+            self.lines.append(record.getMessage())
+            self._cond.notify_all()
+
+    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
+        with self._cond:
+            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"{self.name} logged {self.lines}"
+            return list(self.lines)
+
+
+@contextmanager
+def warnings_of(name: str) -> Iterator[LogLines]:
+    """The warnings logger ``name`` emits while the block runs."""
+    handler = LogLines(name)
+    logger = logging.getLogger(name)
+    logger.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)

@@ -5,9 +5,6 @@ Routers started by the tests run as their own processes and reach it only over t
 
 from __future__ import annotations
 
-import logging
-import threading
-
 import pytest
 
 from controller.server.serve import ctrl_listener, free_port
@@ -15,6 +12,7 @@ from harness.client import ZitiClient
 from harness.server import LocalController
 from tests.ctrl.support import RouterProcess
 from tests.router.conftest import Timeline
+from tests.support import warnings_of
 
 
 class Network:
@@ -76,29 +74,7 @@ def timeline(network):
     recorder.close()
 
 
-class CtrlLog(logging.Handler):
-    """The control channel listener's warnings (they come from its thread)."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-        self._cond = threading.Condition()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        with self._cond:
-            self.lines.append(record.getMessage())
-            self._cond.notify_all()
-
-    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
-        with self._cond:
-            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"logged {self.lines}"
-            return list(self.lines)
-
-
 @pytest.fixture
 def ctrl_log():
-    handler = CtrlLog()
-    logger = logging.getLogger("controller.ctrl")
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
+    with warnings_of("controller.ctrl") as lines:
+        yield lines

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import threading
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from harness.client import ZitiClient
 from harness.server import LocalController
 from tests.router.network import Net
+from tests.support import warnings_of
 
 
 class Timeline:
@@ -54,32 +54,10 @@ def timeline(ziti_quickstart_controller):
     recorder.close()
 
 
-class RouterLog(logging.Handler):
-    """The router's warnings; ``wait`` blocks until ``count`` have arrived (they come from its thread)."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.lines: list[str] = []
-        self._cond = threading.Condition()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        with self._cond:
-            self.lines.append(record.getMessage())
-            self._cond.notify_all()
-
-    def wait(self, count: int = 1, timeout: float = 20) -> list[str]:
-        with self._cond:
-            assert self._cond.wait_for(lambda: len(self.lines) >= count, timeout), f"router logged {self.lines}"
-            return list(self.lines)
-
-
 @pytest.fixture
 def router_log():
-    handler = RouterLog()
-    logger = logging.getLogger("router")
-    logger.addHandler(handler)
-    yield handler
-    logger.removeHandler(handler)
+    with warnings_of("router") as lines:
+        yield lines
 
 
 @pytest.fixture(scope="module")
