@@ -1,8 +1,8 @@
 """Listeners as a list: check every port, start in order, stop them all.
 
-This layer sits above the individual servers (waitress for HTTP, the TLS
-listener, the router), so a new listener is one more :class:`Listener` in the
-list. A server here is anything with ``.port``, ``.start()`` and ``.stop()``
+This layer sits above the individual servers (``httpserver`` for plain HTTP,
+``tls`` for HTTPS, the control channel, the edge router), so a new listener is
+one more :class:`Listener` in the list. A server here is anything with ``.port``, ``.start()`` and ``.stop()``
 that a ``bind(port)`` callable returns once it is bound and not yet serving
 (raising ``OSError`` when it cannot bind).
 
