@@ -361,6 +361,34 @@ class RouterNetwork:
 
         poll(lambda: not missing(), timeout, failure)
 
+    # -- faults on links (the controller's path selection reads ``down`` and ``staticCost``) ----------------
+    def links_between(self, a: str, b: str) -> list[dict]:
+        """The live links between routers ``a`` and ``b`` (either direction) as ``/fabric/v1/links`` shows them."""
+        pair = frozenset((self.routers[a].id, self.routers[b].id))
+        return [
+            link
+            for link in self.admin.fabric.iterate("listLinks", page_size=500)
+            if frozenset((link["sourceRouter"]["id"], link["destRouter"]["id"])) == pair
+        ]
+
+    def cut_link(self, a: str, b: str) -> None:
+        """Mark the links between ``a`` and ``b`` down: no new circuit crosses them until :meth:`restore_link`."""
+        self._patch_links(a, b, {"down": True})
+
+    def restore_link(self, a: str, b: str) -> None:
+        self._patch_links(a, b, {"down": False})
+
+    def slow_link(self, a: str, b: str, static_cost: int) -> None:
+        """Give the links between ``a`` and ``b`` a static cost: paths avoid them while a cheaper one exists."""
+        self._patch_links(a, b, {"staticCost": static_cost})
+
+    def _patch_links(self, a: str, b: str, body: dict) -> None:
+        links = self.links_between(a, b)
+        if not links:
+            raise RouterError(f"routers {a} and {b} are not linked (GET /fabric/v1/links)")
+        for link in links:
+            self.admin.fabric.patch_link(link["id"], body=body)
+
     def stop_routers(self) -> None:
         for router in self:
             router.stop()

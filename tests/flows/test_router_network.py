@@ -322,7 +322,7 @@ def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti
             with guest.dial("fo") as conn:
                 conn.sendall(b"before")
                 assert conn.recv_exactly(6) == b"before"
-                [circuit] = net.admin.fabric.list_circuits()
+                circuit = max(net.admin.fabric.list_circuits(), key=lambda c: c["createdAt"])
             used = net[circuit["path"]["nodes"][0]["name"]]
             used.kill()
             with guest.dial("fo") as conn:  # the same data plane: no new client, no new session by hand
@@ -331,3 +331,44 @@ def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti
             used.restart()
             used.wait_online()
             host.bind("fo", echo, every_router=True)
+
+
+def test_a_cut_link_carries_no_new_circuit_until_restored_and_a_slow_one_is_avoided(ziti_make_router_network, tmp_path):
+    from harness.quickstart import new_quickstart
+
+    net = ziti_make_router_network(3)
+    net.wait_linked([("router-1", "router-2"), ("router-1", "router-3"), ("router-2", "router-3")])
+    qs = new_quickstart(net.admin, tmp_path, "cut", controller_url=net.controller.https_url, router_url="")
+    for who, router in (("binder", "router-2"), ("dialer", "router-1")):
+        net.admin.management.create_edge_router_policy(
+            body={
+                "name": f"cut-{who}",
+                "semantic": "AnyOf",
+                "identityRoles": [f"#cut-{who}"],
+                "edgeRouterRoles": [f"@{net[router].id}"],
+            }
+        )
+    for policy in net.admin.management.list_edge_router_policies(filter='name = "all-endpoints-public-routers"'):
+        net.admin.management.delete_edge_router_policy(policy["id"])  # only the two policies above decide
+
+    def path() -> list[str]:
+        with guest.dial("cut") as conn:
+            conn.sendall(b"x")
+            assert conn.recv_exactly(1) == b"x"
+            circuit = max(net.admin.fabric.list_circuits(), key=lambda c: c["createdAt"])  # this dial's, the newest
+        return [node["name"] for node in circuit["path"]["nodes"]]
+
+    with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+        host.bind("cut", echo)
+        deadline = time.monotonic() + 20
+        while not net.admin.management.list_terminators(filter='service.name = "cut"'):
+            assert time.monotonic() < deadline, "the binder's terminator"
+            time.sleep(0.02)
+        assert path() == ["router-1", "router-2"]
+        net.cut_link("router-1", "router-2")
+        assert path() == ["router-1", "router-3", "router-2"]  # around the cut
+        net.restore_link("router-1", "router-2")
+        net.slow_link("router-1", "router-2", 1000)
+        assert path() == ["router-1", "router-3", "router-2"]  # around the slow one
+        net.slow_link("router-1", "router-2", 1)
+        assert path() == ["router-1", "router-2"]
