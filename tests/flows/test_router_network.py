@@ -364,11 +364,12 @@ def test_a_cut_link_carries_no_new_circuit_until_restored_and_a_slow_one_is_avoi
         while not net.admin.management.list_terminators(filter='service.name = "cut"'):
             assert time.monotonic() < deadline, "the binder's terminator"
             time.sleep(0.02)
-        assert path() == ["router-1", "router-2"]
+        first = path()  # direct or through router-3: the measured latencies decide
+        assert (first[0], first[-1]) == ("router-1", "router-2")
         net.cut_link("router-1", "router-2")
         assert path() == ["router-1", "router-3", "router-2"]  # around the cut
         net.restore_link("router-1", "router-2")
-        net.slow_link("router-1", "router-2", 1000)
-        assert path() == ["router-1", "router-3", "router-2"]  # around the slow one
-        net.slow_link("router-1", "router-2", 1)
-        assert path() == ["router-1", "router-2"]
+        net.slow_link("router-1", "router-3", 1000)
+        assert path() == ["router-1", "router-2"]  # restored, and the way around is slow now
+        net.slow_link("router-1", "router-2", 5000)
+        assert path() == ["router-1", "router-3", "router-2"]  # the slower of the two is avoided
