@@ -160,9 +160,24 @@ def run_command(args) -> int:
         )
         stop.wait()
     finally:
-        router.stop()
+        _stop_within(router, STOP_SECONDS)
         link.close()
     return OK
+
+
+#: how long a stopping router waits for its channels to close and the controller to hear it went offline
+STOP_SECONDS = 5.0
+
+
+def _stop_within(router, seconds: float) -> None:
+    """Stop the router, but never hang a SIGTERM: past ``seconds`` (a controller that does not answer, a peer
+    that does not close) it goes on; closing the control channel then ends what still waits on the controller,
+    and the controller sees the connection drop."""
+    stopper = threading.Thread(target=router.stop, name="router-stop", daemon=True)
+    stopper.start()
+    stopper.join(seconds)
+    if stopper.is_alive():
+        print(f"router: stopping took longer than {seconds:g} s; exiting without waiting further", file=sys.stderr)
 
 
 def _is_ip(host: str) -> bool:
