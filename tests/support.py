@@ -8,6 +8,8 @@ Helpers only: fixtures live in the harness plugin (``ziti_*``) and ``tests/conft
 from __future__ import annotations
 
 import logging
+import socket
+import ssl
 import threading
 from contextlib import contextmanager
 from datetime import timedelta
@@ -238,3 +240,17 @@ def warnings_of(name: str) -> Iterator[LogLines]:
         yield handler
     finally:
         logger.removeHandler(handler)
+
+
+def recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    """``size`` bytes from a raw (TLS) test socket, or None once the peer closed or reset it."""
+    data = b""
+    while len(data) < size:
+        try:
+            chunk = sock.recv(size - len(data))
+        except (ConnectionError, ssl.SSLError):
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data

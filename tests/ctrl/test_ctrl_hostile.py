@@ -19,6 +19,7 @@ from harness.quickstart import enroll_identity
 from harness.sync_dataplane import load_identity_file
 from router.control import parse_address
 from tests.ctrl.support import RouterProcess
+from tests.support import recv_exactly
 
 
 class RawCtrl:
@@ -42,16 +43,7 @@ class RawCtrl:
         return None if head is None else orjson.loads(self._exactly(struct.unpack(">I", head)[0]))
 
     def _exactly(self, size: int) -> bytes | None:
-        data = b""
-        while len(data) < size:
-            try:
-                chunk = self.sock.recv(size - len(data))
-            except (ConnectionError, ssl.SSLError):
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return data
+        return recv_exactly(self.sock, size)
 
     def close(self) -> None:
         self.sock.close()

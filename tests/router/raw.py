@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 from harness.sync_dataplane import load_identity_file
 from router.wire import PREFIX, ContentType, Header, Message, decode, i32
+from tests.support import recv_exactly
 
 Message, ContentType, Header = Message, ContentType, Header  # re-exported for the tests
 
@@ -47,16 +48,7 @@ class RawChannel:
         return decode(head + (self._exactly(header_len + body_len) or b""))
 
     def _exactly(self, size: int) -> bytes | None:
-        data = b""
-        while len(data) < size:
-            try:
-                chunk = self.sock.recv(size - len(data))
-            except (ConnectionError, ssl.SSLError):
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        return data
+        return recv_exactly(self.sock, size)
 
     def hello(self, token: str | None = None) -> Message:
         self.send(Message(ContentType.HELLO, b"raw", {Header.SESSION_TOKEN: (token or self.token).encode()}))
