@@ -22,6 +22,7 @@ import ssl
 from collections import OrderedDict, deque
 from typing import Awaitable, Callable, Mapping
 
+from router.tls_policy import issuers_of
 from router.wire import (
     MAGIC,
     MAX_BODY,
@@ -294,6 +295,10 @@ class Channel:
     def fingerprint(self) -> str:
         leaf = self.writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
         return hashlib.sha1(leaf).hexdigest() if leaf else ""
+
+    def issuers(self) -> list[bytes] | None:
+        """The CAs above this channel's client certificate in its verified chain (see ``tls_policy.issuers_of``)."""
+        return issuers_of(self.writer.get_extra_info("ssl_object"))
 
     def close(self) -> None:
         if self.closed:

@@ -5,7 +5,8 @@ CAs, listens, reports the router online and returns once it accepts; ``stop``
 closes every channel (their terminators go) and reports it offline. Trusted
 CAs are live: when the controller's bundle changes, new channels are verified
 against the new one (a CA created and verified is trusted at once, a deleted or
-disabled one no longer is).
+disabled one no longer is), and open SDK channels whose certificate chains only
+to a CA that left the bundle are closed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
 from router.edge import Edge
 from router.link import ControllerLink, Credentials
 from router.links import Links
-from router.tls_policy import new_context
+from router.tls_policy import bundle_ders, new_context
 from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
@@ -306,6 +307,16 @@ class EdgeRouter:
             log.warning("router: the new trusted CA bundle cannot be loaded (%s), keeping the previous one", ex)
             return
         log.info("router: trusted CAs reloaded")
+        self._close_untrusted(bundle_ders(pem))
+
+    def _close_untrusted(self, trusted: frozenset[bytes]) -> None:
+        """SDK channels whose certificate no longer chains to a trusted CA close (a CA disabled or deleted)."""
+        for channel in list(self.edge.channels):
+            issuers = channel.issuers()
+            if issuers and not trusted.intersection(issuers):
+                who = channel.caller.identity_name if channel.caller else channel.id
+                log.warning("router: closing the channel of %s: its certificate's CA is no longer trusted", who)
+                channel.close()
 
     def _circuit_gone(self, circuit: Circuit, reason: str) -> None:
         if circuit.first and circuit.info:

@@ -7,7 +7,11 @@ controller, a test keeps the two strings equal).
 
 from __future__ import annotations
 
+import re
 import ssl
+from _ssl import ENCODING_DER  # ssl.Certificate's format constant (not re-exported by ssl before 3.13)
+
+_PEM = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
 
 TLS12_CIPHERS = (
     "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
@@ -22,3 +26,21 @@ def new_context(purpose: int) -> ssl.SSLContext:
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_ciphers(TLS12_CIPHERS)
     return context
+
+
+def bundle_ders(pem: str) -> frozenset[bytes]:
+    """The certificates of a PEM bundle, as DER."""
+    return frozenset(ssl.PEM_cert_to_DER_cert(block) for block in _PEM.findall(pem))
+
+
+def issuers_of(ssl_object) -> list[bytes] | None:
+    """The DER certificates above the peer's leaf in the chain its handshake verified (its CAs, up to the
+    trust anchor), or None where this Python cannot tell (``get_verified_chain`` is public from 3.13, and
+    present but private on 3.11 and 3.12)."""
+    getter = getattr(ssl_object, "get_verified_chain", None) or getattr(
+        getattr(ssl_object, "_sslobj", None), "get_verified_chain", None
+    )
+    if getter is None:
+        return None
+    chain = getter() or []
+    return [entry if isinstance(entry, bytes) else entry.public_bytes(ENCODING_DER) for entry in chain[1:]]

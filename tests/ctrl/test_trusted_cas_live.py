@@ -1,19 +1,23 @@
 """Trusted CAs are live on every router: a third-party CA created and verified while the embedded and a
-process router run is trusted by both at once; disabled or deleted, it no longer is. No restart."""
+process router run is trusted by both at once; disabled or deleted, it no longer is, and the channels
+already open on its certificates close. No restart."""
 
 from __future__ import annotations
 
 import socket
 import ssl
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness import flows
 from harness import pki as hp
 from harness.enroll import EnrolledIdentity
+from harness.quickstart import enroll_identity
 from router.wire import ContentType, Header, Message
 from tests.ctrl.support import wait_until
 from tests.router.raw import RawChannel
+from tests.support import warnings_of
 
 #: the push reaches the routers at once; the bound only keeps a broken build from hanging
 LIVE_WITHIN = 5.0
@@ -81,3 +85,70 @@ def test_a_ca_verified_while_routers_run_is_trusted_by_all_at_once_and_stops_bei
     wait_until(lambda: trusted_everywhere(True), timeout=LIVE_WITHIN, what="the re-enabled CA trusted again")
     admin.mgmt_ok("DELETE", f"/cas/{ca_id}")
     wait_until(lambda: trusted_everywhere(False), timeout=LIVE_WITHIN, what="the deleted CA refused by every router")
+
+
+def closed_by_router(channel: RawChannel, within: float) -> bool:
+    """Whether the router ends ``channel`` within ``within`` seconds (frames it sends meanwhile are skipped)."""
+    end = time.monotonic() + within
+    while (left := end - time.monotonic()) > 0:
+        channel.sock.settimeout(left)
+        try:
+            if channel.recv() is None:
+                return True
+        except (TimeoutError, socket.timeout):
+            return False
+        except (ssl.SSLError, ConnectionError):
+            return True
+    return False
+
+
+def test_open_channels_on_a_disabled_cas_certificates_close_and_others_stay(
+    network, admin, make_router, tmp_path, ziti_unique
+):
+    process = make_router()
+    routers = [network.local.router.url, process.ready["url"]]
+    bundle = flows.ca_bundle(admin)
+    root = hp.make_root_ca(ziti_unique("Open Root"))
+    device = hp.make_leaf(hp.make_intermediate_ca(root, "Open Intermediate"), "open-device")
+    ca_id = admin.create(
+        "cas",
+        {
+            "name": ziti_unique("open-ca"),
+            "certPem": root.cert_pem,
+            "isAutoCaEnrollmentEnabled": False,
+            "isOttCaEnrollmentEnabled": True,
+            "isAuthEnabled": True,
+            "identityRoles": [],
+        },
+    )
+    flows.verify_ca(admin, ca_id, root)
+    identity_name = ziti_unique("open-id")
+    identity_id = admin.create(
+        "identities", {"name": identity_name, "type": "User", "isAdmin": False, "enrollment": {"ottca": ca_id}}
+    )
+    token = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ottca"]["jwt"]
+    identity = EnrolledIdentity(network.local.https_url, device.chain_pem, device.key_pem, bundle)
+    with flows.cert_client(None, identity, url=network.local.https_url) as presenting:
+        flows.enroll_ottca(presenting, token)
+    third_party = flows.write_identity_file(identity, tmp_path / "open.json")
+    wait_until(lambda: all(accepted(url, *device.write(tmp_path, "probe"), bundle) for url in routers), LIVE_WITHIN)
+    own = enroll_identity(admin, ziti_unique("own-ca-id"), [], tmp_path / "own.json")
+
+    channels = [RawChannel(url, path, timeout=LIVE_WITHIN) for url in routers for path in (third_party, own)]
+    try:
+        for channel in channels:
+            assert channel.hello().bool_header(Header.RESULT_SUCCESS)
+        with warnings_of("router") as embedded_log:
+            admin.mgmt_ok("PATCH", f"/cas/{ca_id}", json={"isAuthEnabled": False})
+            for on_third_party in channels[0::2]:
+                assert closed_by_router(on_third_party, LIVE_WITHIN), (
+                    "a channel on the disabled CA's certificate stayed"
+                )
+        assert [line for line in embedded_log.lines if "no longer trusted" in line] == [
+            f"router: closing the channel of {identity_name}: its certificate's CA is no longer trusted"
+        ]
+        for on_own_ca in channels[1::2]:
+            assert not closed_by_router(on_own_ca, 0.3), "a channel on the controller's own CA was closed"
+    finally:
+        for channel in channels:
+            channel.close()
