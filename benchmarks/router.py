@@ -7,7 +7,8 @@ measured in the same run on the same loopback:
 
 * echo round trip p50/p99 (e2e encrypted service) vs a direct asyncio TLS echo, vs the same echo through a
   bare asyncio TLS relay in its own process (the floor for any router process: four process-to-process
-  deliveries per round trip, where the direct echo has none), and with two bare frame-speaking ends (the
+  deliveries per round trip, where the direct echo has none), through a blocking thread-per-direction relay
+  process (no event loop at all: the floor for any Python relay), and with two bare frame-speaking ends (the
   router's own share, without the SDK's e2ee and queues);
 * one connection's bulk MB/s (unencrypted service) vs a bare asyncio TLS relay
   (its own process) in front of the same sink;
@@ -150,6 +151,33 @@ def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
     asyncio.run(main())
 
 
+def run_thread_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
+    """The same relay with blocking sockets and a thread per direction: no event loop between read and write
+    (the shortest path a Python process can give a frame)."""
+    import threading
+
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(*files)
+    client = ssl.create_default_context()
+    client.check_hostname, client.verify_mode = False, ssl.CERT_NONE
+
+    def pipe(source, sink):
+        with source, sink:
+            while data := source.recv(CHUNK):
+                sink.sendall(data)
+
+    with socket.create_server(("127.0.0.1", port)) as listener:
+        ready.set()
+        while True:
+            accepted, _ = listener.accept()
+            downstream = server.wrap_socket(accepted, server_side=True)
+            upstream = client.wrap_socket(socket.create_connection(("127.0.0.1", target)))
+            for sock in (downstream, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=pipe, args=(downstream, upstream), daemon=True).start()
+            threading.Thread(target=pipe, args=(upstream, downstream), daemon=True).start()
+
+
 # -- measurements -------------------------------------------------------------------------
 async def round_trips(send, recv, count: int) -> list[float]:
     out = []
@@ -290,6 +318,18 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     relayed = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
     writer.close()
     relay.terminate()
+    # and through a blocking thread-per-direction relay: no event loop at all in the relay process
+    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+    relay = multiprocessing.get_context("spawn").Process(
+        target=run_thread_relay, args=(relay_port, echo_server.sockets[0].getsockname()[1], files, ready), daemon=True
+    )
+    relay.start()
+    ready.wait(30)
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
+    await round_trips(send, reader.readexactly, 20)  # warm up
+    threaded = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
+    writer.close()
+    relay.terminate()
     await conn.close()
     figures.update(
         {
@@ -303,6 +343,8 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "echo p99 via a bare TLS relay process (ms)": relayed[1],
             "echo p50 ratio router / bare relay": routed[0] / relayed[0],
             "echo p99 ratio router / bare relay": routed[1] / relayed[1],
+            "echo p50 via a thread relay process (ms)": threaded[0],
+            "echo p50 ratio thread relay / direct TLS (any relay's floor)": threaded[0] / direct[0],
         }
     )
 
