@@ -91,16 +91,17 @@ def chances(strategy: str, candidates: list[tuple[dict, Path]]) -> list[float]:
     """The probability :func:`pick` chooses each of ``candidates`` (same order; 0 outside the best precedence)."""
     if not candidates:
         return []
-    tier = _tier(candidates)
+    rank = min(_rank(t) for t, _ in candidates)
+    tier = [index for index, (t, _) in enumerate(candidates) if _rank(t) == rank]
     if strategy == "random":
-        weights = [1.0 for _ in tier]
+        weights = {index: 1.0 for index in tier}
     elif strategy == "weighted":
-        weights = [1 / (1 + _total(entry)) for entry in tier]
+        weights = {index: 1 / (1 + _total(candidates[index])) for index in tier}
     else:
-        lowest = min(_total(entry) for entry in tier)
-        weights = [1.0 if _total(entry) == lowest else 0.0 for entry in tier]
-    share = {id(entry): weight / sum(weights) for entry, weight in zip(tier, weights)}
-    return [share.get(id(entry), 0.0) for entry in candidates]
+        lowest = min(_total(candidates[index]) for index in tier)
+        weights = {index: float(_total(candidates[index]) == lowest) for index in tier}
+    whole = sum(weights.values())
+    return [weights.get(index, 0.0) / whole for index in range(len(candidates))]
 
 
 @dataclass(frozen=True)
