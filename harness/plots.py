@@ -402,7 +402,7 @@ def draw_dial_paths(paths: "DialPaths", *, entry: str | None = None, ax=None):
         style=["dashed" if graph.edges[e]["down"] else "solid" for e in edges],
     )
     labels = {e: str(graph.edges[e]["cost"]) + (" (down)" if graph.edges[e]["down"] else "") for e in edges}
-    nx.draw_networkx_edge_labels(graph, pos, ax=ax, edge_labels=labels, font_size=7)
+    nx.draw_networkx_edge_labels(graph, pos, ax=ax, edge_labels=labels, font_size=7, label_pos=0.35)
 
     def role(name: str) -> str:
         kind = ("entry" if name in paths.common else "") + ("host" if name in hosts else "")
@@ -419,9 +419,25 @@ def draw_dial_paths(paths: "DialPaths", *, entry: str | None = None, ax=None):
         edgecolors=["#c62828" if not paths.online.get(n) else "none" for n in nodes],
         linewidths=[3 if not paths.online.get(n) else 0 for n in nodes],
     )
-    nx.draw_networkx_labels(graph, pos, ax=ax, font_size=8, verticalalignment="bottom")
-    colour = VERDICT_COLOURS[paths.has_path]
-    ax.set_title(paths.headline(), color=colour, fontsize=9, loc="left", wrap=True)
+    above = {n: (x, y + 0.09) for n, (x, y) in pos.items()}
+    nx.draw_networkx_labels(graph, above, ax=ax, font_size=8, verticalalignment="bottom")
+    from matplotlib.lines import Line2D
+
+    legend = [
+        Line2D([], [], marker="o", linestyle="", color=ROUTER_ROLES[key], label=text)
+        for key, text in (("entry", "dial enters here"), ("host", "terminator here"), ("both", "both"))
+    ]
+    legend.append(Line2D([], [], color="#2e7d32", linewidth=3, label="the path"))
+    ax.legend(handles=legend, loc="lower left", fontsize=7, frameon=False)
+    if chosen and entry:
+        title = f"{paths.identity} dials {paths.service} in at {entry}: {chosen.path_text()} (cost {chosen.total_cost})"
+    elif entry:
+        found = next((e for e in paths.entries if e.router == entry), None)
+        why = found.reason if found else f"{entry} is not a router {paths.identity} may dial {paths.service} through"
+        title = f"{paths.identity} dials {paths.service} in at {entry}: no path ({why or paths.reason})"
+    else:
+        title = paths.headline()
+    ax.set_title(title, color=VERDICT_COLOURS[chosen is not None], fontsize=9, loc="left", wrap=True)
     return ax.figure
 
 
