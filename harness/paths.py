@@ -201,7 +201,7 @@ def _routers_by_policy(client, policies_op: str, members_op: str, owner_id: str)
 
 def _named(text: str, names: dict[str, str]) -> str:
     """``text`` (a controller's reason) with router ids replaced by their names."""
-    for router_id, name in names.items():
+    for router_id, name in sorted(names.items(), key=lambda item: -len(item[0])):
         text = text.replace(f"router {router_id}", f"router {name}")
     return text
 
