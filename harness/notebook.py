@@ -149,7 +149,10 @@ class Playground:
         }
 
     def host(self, service: str, router: str, *, cost: int = 0, precedence: str = "default") -> str:
-        """A terminator of ``service`` on ``router`` created over the API, as a binder's router would."""
+        """A terminator of ``service`` on ``router`` created over the API, where a binder's router would put one.
+
+        A stand-in for path analysis: no host serves it, so a real dial that picks it fails.
+        """
         from harness.filters import name_is
 
         service_id = next(self.admin.management.iterate("listServices", filter=name_is(service)))["id"]
