@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from controller.errors import ControllerError
-from controller.fabric.routing import pick, shortest_paths
+from controller.fabric.routing import candidates, pick, router_costs, usable
 from controller.fabric.state import Circuit, Fabric, Link
 from controller.pki.certs import fingerprint
 
@@ -338,17 +338,15 @@ class RouterLink:
         service = self.services.find(service_id)
         if service is None:
             raise LookupError("invalid service")
-        online = self.router_presence.is_online
-        terminators = [
-            t
-            for t in self.terminators.of_service(service_id)
-            if t.get("binding") == "edge"
-            and online(t.get("router_id"))
-            and (not instance_id or t.get("instance_id") == instance_id)
-        ]
-        paths = shortest_paths(self.router_id, self.fabric.links(), self._router_cost)
-        candidates = [(t, paths[t["router_id"]]) for t in terminators if t["router_id"] in paths]
-        chosen = pick(service.get("terminator_strategy") or "smartrouting", candidates, self.random)
+        found = candidates(
+            self.router_id,
+            self.terminators.of_service(service_id),
+            self.fabric.links(),
+            online=self.router_presence.is_online,
+            router_cost=router_costs(self.routers.find),
+            instance_id=instance_id,
+        )
+        chosen = pick(service.get("terminator_strategy") or "smartrouting", usable(found), self.random)
         if chosen is None:
             suffix = f" for instanceId {instance_id}" if instance_id else ""
             raise LookupError(f"service {service_id} has no terminators{suffix}")
@@ -365,9 +363,6 @@ class RouterLink:
 
     def _circuit_id(self) -> str:
         return "%032x" % self.random.getrandbits(128)
-
-    def _router_cost(self, router_id: str) -> int:
-        return int((self.routers.find(router_id) or {}).get("cost") or 0)
 
     def circuit_up(self, circuit: dict) -> None:
         record = Circuit(

@@ -19,12 +19,24 @@ from typing import Any, Callable, Iterable
 from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_change
 from harness.explain import Explanation
 from harness.network import Network
+from harness.paths import DialPaths, dial_paths
 from harness.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
 from harness.static_view import StaticView, controls_html
 from harness.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
 START = "2025-06-01T12:00:00Z"
+
+
+def _poll(predicate: Callable[[], bool], timeout: float, failure: str) -> None:
+    """Until ``predicate()`` (real sockets: routers linking), at most ``timeout`` seconds."""
+    import time
+
+    end = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > end:
+            raise TimeoutError(f"{failure} after {timeout:g} s")
+        time.sleep(0.02)
 
 
 def sample_network(name: str = "company") -> Path:
@@ -43,6 +55,8 @@ class Playground:
     app: Any
     admin: Any
     clock: Any
+    #: in-process edge routers by name (:meth:`start_routers`)
+    routers: dict = field(default_factory=dict)
 
     @classmethod
     def start(cls, network: Network | dict | str | Path | None = None, *, now: str = START) -> "Playground":
@@ -108,7 +122,65 @@ class Playground:
             out.update({r["id"]: r["name"] for r in self.admin.management.iterate(op, page_size=500)})
         return out
 
+    # -- routers and links, in this process ---------------------------------------------------------
+    def start_routers(self, *names: str, timeout: float = 20.0) -> list[str]:
+        """Run edge routers ``names`` in this process (created unless the network has them), each linked to
+        the others; return once ``/fabric/v1/links`` shows every pair linked. They listen on 127.0.0.1.
+        """
+        from controller.app import router_link
+        from harness.filters import name_is
+        from router import EdgeRouter
+
+        for name in names:
+            if name in self.routers:
+                continue
+            if not list(self.admin.management.iterate("listEdgeRouters", filter=name_is(name))):
+                self.admin.management.create_edge_router(body={"name": name})
+            self.routers[name] = EdgeRouter(router_link(self.controller, name=name), "127.0.0.1", 0).start()
+        wanted = {frozenset((a, b)) for a in self.routers for b in self.routers if a != b}
+        _poll(lambda: wanted <= self._linked(), timeout, f"routers {', '.join(self.routers)} are not all linked")
+        return list(self.routers)
+
+    def _linked(self) -> set:
+        return {
+            frozenset((link["sourceRouter"]["name"], link["destRouter"]["name"]))
+            for link in self.admin.fabric.iterate("listLinks", page_size=500)
+            if not link.get("down")
+        }
+
+    def host(self, service: str, router: str, *, cost: int = 0, precedence: str = "default") -> str:
+        """A terminator of ``service`` on ``router`` created over the API, where a binder's router would put one.
+
+        A stand-in for path analysis: no host serves it, so a real dial that picks it fails.
+        """
+        from harness.filters import name_is
+
+        service_id = next(self.admin.management.iterate("listServices", filter=name_is(service)))["id"]
+        router_id = next(self.admin.management.iterate("listEdgeRouters", filter=name_is(router)))["id"]
+        body = {"service": service_id, "router": router_id, "binding": "edge", "address": f"hosted:{service}"}
+        return self.admin.management.create_terminator(body={**body, "cost": cost, "precedence": precedence})["id"]
+
+    def set_link(self, a: str, b: str, **body) -> None:
+        """PATCH the links between routers ``a`` and ``b``: ``down=True`` cuts them, ``staticCost=n`` slows them."""
+        pair = frozenset((a, b))
+        links = [
+            link
+            for link in self.admin.fabric.iterate("listLinks", page_size=500)
+            if frozenset((link["sourceRouter"]["name"], link["destRouter"]["name"])) == pair
+        ]
+        if not links:
+            raise LookupError(f"routers {a} and {b} are not linked")
+        for link in links:
+            self.admin.fabric.patch_link(link["id"], body=body)
+
+    def dial_paths(self, identity: str, service: str) -> DialPaths:
+        """Which routers and links a dial of ``service`` by ``identity`` would use (:func:`harness.paths.dial_paths`)."""
+        return dial_paths(self.admin, identity, service)
+
     def close(self) -> None:
+        for router in self.routers.values():
+            router.stop()
+        self.routers.clear()
         self.admin.close()
         self.app.controller.close()
 

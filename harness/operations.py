@@ -105,6 +105,7 @@ OPERATIONS = {
         "detailService": ("GET", "/services/{id}", False, ()),
         "detailTerminator": ("GET", "/terminators/{id}", False, ()),
         "fixDataIntegrity": ("POST", "/database/fix-data-integrity", False, ()),
+        "getRouterServicePaths": ("GET", "/routers/{id}/paths/{serviceId}", False, ()),
         "inspect": ("POST", "/inspections", True, ()),
         "listCircuits": ("GET", "/circuits", False, ("filter", "limit", "offset")),
         "listLinks": ("GET", "/links", False, ("filter", "limit", "offset")),

@@ -18,6 +18,7 @@ from matplotlib.figure import Figure
 
 if TYPE_CHECKING:
     from harness.analysis import Analysis, Explanation
+    from harness.paths import DialPaths
 
 #: heatmap cell codes (see AccessMatrix.codes: 1 dial, 2 bind, 4 shared router, 8 posture refuses)
 CELL_COLOURS = ["#f4f4f4", "#b9d4ee", "#f6d3a8", "#d9c2e8", "#f4f4f4", "#2f7dc8", "#e8871e", "#7b4fa6"]
@@ -360,4 +361,84 @@ def explorer_figure(
     return fig
 
 
-__all__ = ["Picture", "access_heatmap", "draw_policy_graph", "explorer_figure", "policy_graph"]
+# -- routers, links and the path of a dial ---------------------------------------------------------
+ROUTER_ROLES = {"entry": "#2f7dc8", "host": "#e8871e", "both": "#7b4fa6", "other": "#b5b5b5"}
+
+
+def draw_dial_paths(paths: "DialPaths", *, entry: str | None = None, ax=None):
+    """Routers and links of :func:`harness.paths.dial_paths` with one route drawn. Returns the figure.
+
+    Entry routers (where the identity may dial in) are blue, routers hosting a terminator orange (purple
+    when both), others grey; an offline router is ringed red; a link is labelled with its cost and dashed
+    when down. The route drawn thick green is the likeliest one from ``entry`` (default: the first entry
+    router that has one); the title is the analysis's headline.
+    """
+    import networkx as nx
+
+    graph = nx.Graph()
+    hosts = {t["router"] for t in paths.terminators}
+    for name in sorted(set(paths.online) | set(paths.common) | hosts):
+        graph.add_node(name)
+    for link in paths.links:
+        graph.add_edge(link["source"], link["target"], cost=link["cost"], down=link["down"])
+    if ax is None:
+        fig = _figure(7, 5)
+        ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.margins(0.12)
+    chosen = next((e.likely for e in paths.entries if e.router == entry), None) if entry else paths.likely
+    on_path = {frozenset((h.source, h.target)) for h in chosen.hops} if chosen else set()
+    if not graph:
+        return ax.figure
+    pos = nx.circular_layout(sorted(graph.nodes)) if len(graph) > 1 else {next(iter(graph)): (0.0, 0.0)}
+    edges = list(graph.edges)
+    nx.draw_networkx_edges(
+        graph,
+        pos,
+        ax=ax,
+        edgelist=edges,
+        width=[4 if frozenset(e) in on_path else 1.2 for e in edges],
+        edge_color=["#2e7d32" if frozenset(e) in on_path else "#999999" for e in edges],
+        style=["dashed" if graph.edges[e]["down"] else "solid" for e in edges],
+    )
+    labels = {e: str(graph.edges[e]["cost"]) + (" (down)" if graph.edges[e]["down"] else "") for e in edges}
+    nx.draw_networkx_edge_labels(graph, pos, ax=ax, edge_labels=labels, font_size=7, label_pos=0.35)
+
+    def role(name: str) -> str:
+        kind = ("entry" if name in paths.common else "") + ("host" if name in hosts else "")
+        return {"entryhost": "both", "entry": "entry", "host": "host"}.get(kind, "other")
+
+    nodes = list(graph.nodes)
+    nx.draw_networkx_nodes(
+        graph,
+        pos,
+        ax=ax,
+        nodelist=nodes,
+        node_color=[ROUTER_ROLES[role(n)] for n in nodes],
+        node_size=[700 if chosen and n in chosen.path else 450 for n in nodes],
+        edgecolors=["#c62828" if not paths.online.get(n) else "none" for n in nodes],
+        linewidths=[3 if not paths.online.get(n) else 0 for n in nodes],
+    )
+    above = {n: (x, y + 0.09) for n, (x, y) in pos.items()}
+    nx.draw_networkx_labels(graph, above, ax=ax, font_size=8, verticalalignment="bottom")
+    from matplotlib.lines import Line2D
+
+    legend = [
+        Line2D([], [], marker="o", linestyle="", color=ROUTER_ROLES[key], label=text)
+        for key, text in (("entry", "dial enters here"), ("host", "terminator here"), ("both", "both"))
+    ]
+    legend.append(Line2D([], [], color="#2e7d32", linewidth=3, label="the path"))
+    ax.legend(handles=legend, loc="lower left", fontsize=7, frameon=False)
+    if chosen and entry:
+        title = f"{paths.identity} dials {paths.service} in at {entry}: {chosen.path_text()} (cost {chosen.total_cost})"
+    elif entry:
+        found = next((e for e in paths.entries if e.router == entry), None)
+        why = found.reason if found else f"{entry} is not a router {paths.identity} may dial {paths.service} through"
+        title = f"{paths.identity} dials {paths.service} in at {entry}: no path ({why or paths.reason})"
+    else:
+        title = paths.headline()
+    ax.set_title(title, color=VERDICT_COLOURS[chosen is not None], fontsize=9, loc="left", wrap=True)
+    return ax.figure
+
+
+__all__ = ["Picture", "access_heatmap", "draw_dial_paths", "draw_policy_graph", "explorer_figure", "policy_graph"]

@@ -17,7 +17,7 @@ import warnings
 from controller import errors
 from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY, crud, related
-from controller.api.mappers.entity import listing
+from controller.api.mappers.entity import listing, ref
 from controller.api.mappers.fabric import (
     CIRCUIT_FIELDS,
     LINK_FIELDS,
@@ -26,6 +26,7 @@ from controller.api.mappers.fabric import (
     fabric_service_view,
     fabric_terminator_view,
     link_record,
+    path_candidate_view,
 )
 from controller.api.operations import FABRIC, Operation
 from controller.api.ops_operations import (
@@ -35,6 +36,7 @@ from controller.api.ops_operations import (
     fix_data_integrity,
 )
 from controller.api.schemas import fabric as schemas
+from controller.fabric import routing
 from controller.model.router import RouterManager
 from controller.model.service import ServiceManager
 from controller.model.terminator import TerminatorManager
@@ -189,6 +191,50 @@ def delete_circuit(call: Call, *, fabric) -> None:
     fabric.circuit_down(call.param())
 
 
+# -- paths -----------------------------------------------------------------------------
+def router_service_paths(call: Call, *, routers, services, terminators, fabric, router_presence, link_view) -> dict:
+    """Where a dial of service ``serviceId`` entering at router ``id`` would go, by the routing dials use.
+
+    Every terminator of the service with the cheapest live path to it (or why it cannot be used) and the
+    chance the service's terminator strategy picks it; ``reachable`` is false, with a ``reason``, when none
+    can be picked. Read-only: nothing is routed and no dice are thrown.
+    """
+    router = routers.get(call.param())
+    service = services.get(call.param("serviceId"))
+    router_id, strategy = router["id"], service.get("terminator_strategy") or "smartrouting"
+    links = fabric.links()
+    found = routing.candidates(
+        router_id,
+        terminators.of_service(service["id"]),
+        links,
+        online=router_presence.is_online,
+        router_cost=routing.router_costs(routers.find),
+    )
+    pairs = routing.usable(found)
+    odds = iter(routing.chances(strategy, pairs))
+    views = [path_candidate_view(c, next(odds) if c.path is not None else 0.0, routers=routers) for c in found]
+    online = router_presence.is_online(router_id)
+    if not online:
+        reason = f"router {router_id} is offline: no dial enters there"
+    elif not found:
+        reason = f"service {service['id']} has no terminators: nothing binds it"
+    elif not pairs:
+        reason = "no terminator can be reached: " + "; ".join(sorted({c.reason for c in found}))
+    else:
+        reason = ""
+    used = {link_id for c in found if c.path for link_id in c.path.links}
+    return {
+        "router": ref(routers, router_id),
+        "isOnline": online,
+        "service": ref(services, service["id"]),
+        "terminatorStrategy": strategy,
+        "reachable": online and bool(pairs),
+        "reason": reason,
+        "terminators": views,
+        "links": [link_view(link_record(link)) for link in links if link.id in used],
+    }
+
+
 # -- inspections -----------------------------------------------------------------------
 #: the longest ``appRegex`` taken; a pattern is matched against app ids only (a few dozen characters)
 MAX_APP_REGEX = 256
@@ -305,6 +351,15 @@ def operations() -> list[Operation]:
             reply="empty",
             tag="Link",
             summary="Forget a link",
+        ),
+        Operation(
+            "getRouterServicePaths",
+            "GET",
+            "/routers/{id}/paths/{serviceId}",
+            router_service_paths,
+            apis=APIS,
+            tag="Router",
+            summary="Where a dial of a service entering at this router would go: each terminator's path and chance",
         ),
         Operation(
             "listCircuits",

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.fabric.routing import Path, pick, shortest_paths
+from controller.fabric.routing import Path, chances, pick, shortest_paths
 from controller.fabric.state import Link
 
 ROUTERS = "abcde"
@@ -91,3 +91,27 @@ def test_pick_stays_in_the_best_precedence_and_smartrouting_takes_the_cheapest(r
 
 def test_pick_without_candidates_is_none():
     assert pick("smartrouting", [], random.Random(1)) is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(terminators_strategy, st.sampled_from(["smartrouting", "weighted", "random", "ha"]))
+def test_chances_are_what_pick_does(rows, strategy):
+    """The chances the fabric API's path answer shows: they sum to 1, and pick only ever takes a candidate
+    with a chance (over many dice), taking every one of them; the uniform strategies share equally."""
+    candidates = [
+        ({"id": f"t{i}", "cost": cost, "precedence": precedence}, Path(path_cost, ("a",), ()))
+        for i, (cost, precedence, path_cost) in enumerate(rows)
+    ]
+    odds = chances(strategy, candidates)
+    assert len(odds) == len(candidates) and abs(sum(odds) - 1) < 1e-9
+    picked = {pick(strategy, candidates, random.Random(seed))[0]["id"] for seed in range(400)}
+    possible = {t["id"] for (t, _), chance in zip(candidates, odds) if chance > 0}
+    assert picked <= possible
+    if all(chance > 0.05 for chance in odds if chance > 0):  # each one likely enough to show in 400 picks
+        assert picked == possible
+    if strategy != "weighted":
+        assert len({round(chance, 9) for chance in odds if chance > 0}) == 1
+
+
+def test_chances_without_candidates_are_empty():
+    assert chances("weighted", []) == []

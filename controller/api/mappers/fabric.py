@@ -178,3 +178,29 @@ def circuit_view(record: dict, *, routers, services, terminators) -> dict:
         }
     )
     return out
+
+
+# -- where a dial entering at a router goes ---------------------------------------------------
+def path_candidate_view(candidate, chance: float, *, routers) -> dict:
+    """One terminator of a service as a dial entering at a router sees it (``getRouterServicePaths``)."""
+    terminator, path = candidate.terminator, candidate.path
+    own = int(terminator.get("cost") or 0)
+    return {
+        "id": terminator["id"],
+        "router": _router_ref(routers, terminator.get("router_id") or ""),
+        "binding": terminator.get("binding") or "",
+        "address": terminator.get("address") or "",
+        "cost": own,
+        "precedence": terminator.get("precedence") or "default",
+        "usable": path is not None,
+        "reason": candidate.reason,
+        "chance": round(chance, 6),
+        "pathCost": path.cost if path else None,
+        "totalCost": own + path.cost if path else None,
+        "path": {
+            "nodes": [_router_ref(routers, router_id) for router_id in path.routers],
+            "links": [entity_ref("links", link_id, None) for link_id in path.links],
+        }
+        if path
+        else None,
+    }
