@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from controller.errors import ControllerError
-from controller.fabric.routing import candidates, pick, router_costs, usable
+from controller.fabric.routing import candidates, pick, router_costs, transit_allowed, usable
 from controller.fabric.state import Circuit, Fabric, Link
 from controller.pki.certs import fingerprint
 
@@ -344,6 +344,7 @@ class RouterLink:
             self.fabric.links(),
             online=self.router_presence.is_online,
             router_cost=router_costs(self.routers.find),
+            transit=transit_allowed(self.routers.find),
             instance_id=instance_id,
         )
         chosen = pick(service.get("terminator_strategy") or "smartrouting", usable(found), self.random)

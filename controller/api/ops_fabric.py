@@ -209,6 +209,7 @@ def router_service_paths(call: Call, *, routers, services, terminators, fabric, 
         links,
         online=router_presence.is_online,
         router_cost=routing.router_costs(routers.find),
+        transit=routing.transit_allowed(routers.find),
     )
     pairs = routing.usable(found)
     odds = iter(routing.chances(strategy, pairs))

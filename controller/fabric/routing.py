@@ -27,8 +27,16 @@ class Path:
     links: tuple[str, ...]
 
 
-def shortest_paths(source: str, links: Iterable[Link], router_cost: Callable[[str], int] = lambda _: 0) -> dict:
-    """``{router id: Path}`` for every router reachable from ``source`` over live links (either direction)."""
+def shortest_paths(
+    source: str,
+    links: Iterable[Link],
+    router_cost: Callable[[str], int] = lambda _: 0,
+    transit: Callable[[str], bool] = lambda _: True,
+) -> dict:
+    """``{router id: Path}`` for every router reachable from ``source`` over live links (either direction).
+
+    A router for which ``transit`` is false (the real router's ``noTraversal``) ends paths: it can be the
+    first or the last router of a path, never one in between."""
     graph: dict[str, list[tuple[str, Link]]] = {}
     for link in links:
         if link.down:
@@ -39,7 +47,7 @@ def shortest_paths(source: str, links: Iterable[Link], router_cost: Callable[[st
     queue = [(0, source)]
     while queue:
         cost, here = heapq.heappop(queue)
-        if cost > best[here].cost:
+        if cost > best[here].cost or (here != source and not transit(here)):
             continue
         for there, link in sorted(graph.get(here, ()), key=lambda pair: (pair[1].cost, pair[1].id)):
             through = cost + link.cost + router_cost(there)
@@ -52,6 +60,11 @@ def shortest_paths(source: str, links: Iterable[Link], router_cost: Callable[[st
 def router_costs(find: Callable[[str], dict | None]) -> Callable[[str], int]:
     """``router id -> cost`` from a record finder: the cost of entering a router on a path (0 when unknown)."""
     return lambda router_id: int((find(router_id) or {}).get("cost") or 0)
+
+
+def transit_allowed(find: Callable[[str], dict | None]) -> Callable[[str], bool]:
+    """``router id -> whether paths may cross it``: false for a router marked ``noTraversal``."""
+    return lambda router_id: not (find(router_id) or {}).get("no_traversal")
 
 
 def _rank(terminator: dict) -> int:
@@ -120,6 +133,7 @@ def candidates(
     *,
     online: Callable[[str], bool],
     router_cost: Callable[[str], int] = lambda _: 0,
+    transit: Callable[[str], bool] = lambda _: True,
     instance_id: str = "",
 ) -> list[Candidate]:
     """Every terminator with the cheapest path from router ``source`` to it, or the reason it is not a candidate.
@@ -127,7 +141,7 @@ def candidates(
     What a dial entering at ``source`` may use: an ``edge`` terminator (this project's routers host those),
     of the asked ``instance_id`` if any, on an online router reachable over live links.
     """
-    paths = shortest_paths(source, links, router_cost)
+    paths = shortest_paths(source, links, router_cost, transit)
     out = []
     for terminator in terminators:
         router_id = terminator.get("router_id") or ""

@@ -100,3 +100,26 @@ def test_unknown_router_or_service_is_a_404_and_it_is_admin_only(api, admin, zit
     identity = admin.create("identities", {"name": user, "type": "User", "isAdmin": False})
     admin.create("authenticators", {"identityId": identity, "method": "updb", "username": user, "password": "pw-12345"})
     assert_error(paths(api.signed_in(user, "pw-12345"), router, service), 401, "UNAUTHORIZED")
+
+
+def test_a_no_traversal_router_is_never_crossed_but_still_hosts(admin, ziti_app, ziti_unique):
+    """``noTraversal`` (edge router PATCH, as the console sets it) keeps paths from crossing a router; a
+    terminator on it is still reached."""
+    ctl = ziti_app.controller
+    ids = {n: admin.create("edge-routers", {"name": ziti_unique(n)}) for n in ("in", "mid", "far")}
+    for router_id in ids.values():
+        ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
+    ctl.fabric.link_up(Link("nt-in-mid", ids["in"], ids["mid"], WHEN, static_cost=1))
+    ctl.fabric.link_up(Link("nt-mid-far", ids["mid"], ids["far"], WHEN, static_cost=1))
+    service = admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
+    on_far = admin.create("terminators", {"service": service, "router": ids["far"], "binding": "edge", "address": "x"})
+    on_mid = admin.create("terminators", {"service": service, "router": ids["mid"], "binding": "edge", "address": "y"})
+
+    def by_id():
+        return {t["id"]: t for t in paths(admin, ids["in"], service).json()["data"]["terminators"]}
+
+    assert by_id()[on_far]["usable"]
+    admin.mgmt_ok("PATCH", f"/edge-routers/{ids['mid']}", json={"noTraversal": True})
+    found = by_id()
+    assert found[on_far]["reason"] == f"no live link path from router {ids['in']} to router {ids['far']}"
+    assert found[on_mid]["usable"] and [n["id"] for n in found[on_mid]["path"]["nodes"]] == [ids["in"], ids["mid"]]

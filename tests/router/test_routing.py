@@ -26,8 +26,9 @@ links_strategy = st.lists(
 )
 
 
-def brute_force(source: str, target: str, links: list[Link]) -> int | None:
-    """The cheapest simple path's cost by trying every ordering of intermediate routers."""
+def brute_force(source: str, target: str, links: list[Link], no_traversal: frozenset = frozenset()) -> int | None:
+    """The cheapest simple path's cost by trying every ordering of intermediate routers (never one of
+    ``no_traversal`` in between)."""
     live = [link for link in links if not link.down]
 
     def hop(a: str, b: str) -> int | None:
@@ -37,7 +38,7 @@ def brute_force(source: str, target: str, links: list[Link]) -> int | None:
     if source == target:
         return 0
     best = None
-    others = [r for r in ROUTERS if r not in (source, target)]
+    others = [r for r in ROUTERS if r not in (source, target) and r not in no_traversal]
     for size in range(len(others) + 1):
         for middle in itertools.permutations(others, size):
             route = (source, *middle, target)
@@ -63,6 +64,19 @@ def test_shortest_paths_are_the_cheapest_over_live_links(links, source):
         for (a, b), link_id in zip(zip(path.routers, path.routers[1:]), path.links):
             link = by_id[link_id]
             assert {link.src_router_id, link.dst_router_id} == {a, b} and not link.down
+
+
+@settings(max_examples=60, deadline=None)
+@given(links_strategy, st.sampled_from(ROUTERS), st.frozensets(st.sampled_from(ROUTERS)))
+def test_a_no_traversal_router_ends_paths_and_is_never_crossed(links, source, no_traversal):
+    paths = shortest_paths(source, links, transit=lambda router_id: router_id not in no_traversal)
+    for target in ROUTERS:
+        expected = brute_force(source, target, links, no_traversal)
+        if expected is None:
+            assert target not in paths
+            continue
+        assert paths[target].cost == expected
+        assert not no_traversal.intersection(paths[target].routers[1:-1])
 
 
 terminators_strategy = st.lists(
