@@ -358,13 +358,15 @@ class RouterFaults:
             return [f.wire() for f in self._faults.values() if f.router_id == router_id]
 
     def watch(self, router_id: str, changed: Callable[[int, list[dict]], None]) -> Callable[[], None]:
-        """``changed(generation, faults)`` now and after each change of ``router_id``'s faults (never waits for an
-        acknowledgement); returns the unwatch function."""
+        """``changed(generation, faults)`` now if ``router_id`` has faults, and after each change of its faults
+        (never waits for an acknowledgement); returns the unwatch function. A router starts, and reconnects,
+        with none (``router/faults.py``), so an empty set is not sent at once."""
         with self._telling:
             with self._lock:
                 self._watchers.setdefault(router_id, []).append(changed)
                 generation, faults = self._generation, self.of_router(router_id)
-            changed(generation, faults)
+            if faults:
+                changed(generation, faults)
 
         def unwatch() -> None:
             with self._lock:

@@ -195,6 +195,10 @@ class RemoteControllerLink:
                     self._abort()
             await serving
             self.connected.clear()
+            if self._edge_faults[1]:  # no fault without the controller timing it; it re-sends them at reconnect
+                self._edge_faults = (0, [])
+                if self._faults_changed is not None:
+                    self._faults_changed(*self._edge_faults)
             for waiter in self._waiters.values():
                 if not waiter.done():
                     waiter.set_exception(ControlError("the control channel closed"))
