@@ -94,3 +94,11 @@ def test_a_hit_report_counts_non_negative_integers_only():
             entry.call(link, entry.check({"generation": 3, "hits": hits}), "r1")
     with pytest.raises(InvalidArgs):
         entry.check({"hits": {}})  # the generation it applies is part of every report
+
+
+def test_every_message_and_push_is_documented():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "control-channel.md").read_text()
+    assert [name for name in MESSAGES if f"| `{name}` |" not in text] == []
+    assert [name for name in ("revoked", "trustedCas", "edgeFaults") if f"`{name}` {{" not in text] == []
