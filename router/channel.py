@@ -144,7 +144,14 @@ class Channel:
                 self.faults.outgoing(self, data)
 
     def congested(self) -> bool:
+        if self.faults is not None:  # frames a delaying edge fault holds count too
+            return self.faults.congested(self)
         return self.transport.get_write_buffer_size() > CHANNEL_HIGH
+
+    def wake_writers(self) -> None:
+        """Frames left that were held (``router/faults.py``): what waits for room to write looks again."""
+        if self._frames is not None:
+            self._frames.resume_writing()
 
     def send_nowait(self, message: Message) -> None:
         """Queue ``message`` on the socket (order kept); a closed channel drops it."""
@@ -166,7 +173,7 @@ class Channel:
         if self.closed:
             return
         if self._frames is not None:
-            while self.congested() and not self.closed:
+            while not self.closed and self.congested():  # a lost transport has no buffer to ask about
                 await self._frames.writable()
             return
         try:

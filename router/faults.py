@@ -21,6 +21,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from router.channel import CHANNEL_HIGH
 from router.wire import Message
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ FROM_SDK, TO_SDK = 1, 2
 DIRECTIONS = {"fromSdk": FROM_SDK, "toSdk": TO_SDK, "both": FROM_SDK | TO_SDK}
 #: a frame's content type: int32 LE after the 4-byte magic
 _CONTENT_TYPE = struct.Struct("<i")
+#: bytes of an SDK's frames held before the router stops reading that channel until half of them left
+HELD_IN_LIMIT = 4 * 2**20
 #: seconds between hit reports to the controller (at most one report per interval)
 REPORT_INTERVAL = 0.2
 
@@ -58,11 +61,25 @@ class EdgeFault:
 class _Held:
     """One channel's frames held back in one direction, released in order by one task."""
 
-    __slots__ = ("items", "task")
+    __slots__ = ("items", "task", "size", "room")
 
     def __init__(self):
         self.items: deque[tuple[float, object]] = deque()
         self.task: asyncio.Task | None = None
+        #: bytes held (bounded: see HELD_IN_LIMIT and Channel.congested)
+        self.size = 0
+        #: set when a reader paused on a full hold may read on
+        self.room: asyncio.Event | None = None
+
+    def drained(self, limit: int) -> None:
+        if self.room is not None and self.size <= limit:
+            self.room.set()
+            self.room = None
+
+    async def wait_room(self) -> None:
+        if self.room is None:
+            self.room = asyncio.Event()
+        await self.room.wait()
 
 
 class EdgeFaults:
@@ -137,6 +154,9 @@ class EdgeFaults:
             held = channel.held_in = _Held()
         delay = fault.latency if fault is not None else 0.0
         self._hold(channel, held, delay, (message, handlers, unknown), self._release_in)
+        held.size += len(message.body) + 64
+        if held.size > HELD_IN_LIMIT:  # the SDK sends faster than the delay lets through: stop reading it
+            return held.wait_room()
         return None
 
     def outgoing(self, channel: Channel, data: bytes) -> None:
@@ -152,6 +172,12 @@ class EdgeFaults:
         if held is None:
             held = channel.held_out = _Held()
         self._hold(channel, held, fault.latency if fault is not None else 0.0, data, self._release_out)
+        held.size += len(data)
+
+    def congested(self, channel: Channel) -> bool:
+        """``Channel.congested`` while a fault is on: held frames count as written but not yet read."""
+        held = channel.held_out
+        return channel.transport.get_write_buffer_size() + (held.size if held is not None else 0) > CHANNEL_HIGH
 
     def _hold(self, channel: Channel, held: _Held, delay: float, item, release) -> None:
         loop = asyncio.get_running_loop()
@@ -171,6 +197,8 @@ class EdgeFaults:
                     await asyncio.sleep(due - loop.time())
                     continue
                 held.items.popleft()
+                held.size -= len(message.body) + 64
+                held.drained(HELD_IN_LIMIT // 2)
                 pending = channel.dispatch(message, handlers, unknown, True)
                 if pending is not None:
                     await pending
@@ -185,6 +213,8 @@ class EdgeFaults:
         finally:
             if channel.closed:
                 held.items.clear()
+                held.size = 0
+            held.drained(HELD_IN_LIMIT // 2)
             held.task = None
             self._attach(channel)
 
@@ -197,10 +227,13 @@ class EdgeFaults:
                     await asyncio.sleep(due - loop.time())
                     continue
                 held.items.popleft()
+                held.size -= len(data)
                 channel.writer.write(data)
+                channel.wake_writers()
         finally:
             if channel.closed:
                 held.items.clear()
+                held.size = 0
             held.task = None
             self._attach(channel)
 

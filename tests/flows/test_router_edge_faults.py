@@ -9,6 +9,8 @@ endpoint answers.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
 
 import pytest
@@ -174,6 +176,56 @@ def test_a_delay_holds_each_matching_message_for_its_latency(net, echoes, router
     assert took >= crossings * latency_ms / 1000
     [fault] = wait_for(lambda: [f for f in net.edge_faults(router) if f["hits"] >= crossings], "hits")
     assert (fault["id"], fault["latencyMs"], fault["drop"]) == (fault_id, latency_ms, False)
+
+
+def digest_after_eof(conn) -> None:
+    """A bind handler that answers the length and SHA-256 of everything it read, once the dialer half-closed."""
+    hasher, size = hashlib.sha256(), 0
+    while chunk := conn.recv():
+        hasher.update(chunk)
+        size += len(chunk)
+    conn.sendall(size.to_bytes(8, "big") + hasher.digest())
+
+
+def test_a_delayed_bulk_transfer_arrives_whole_and_in_order_with_the_held_frames_bounded(net):
+    """Held frames count as written: a fast sender is slowed down rather than held without bound."""
+    from router.channel import CHANNEL_HIGH
+    from router.faults import HELD_IN_LIMIT
+
+    quickstart, router = net.services[EMBEDDED], net.controller.router
+    payload = hashlib.sha256(b"seed").digest() * (8 * 2**20 // 32)  # 8 MiB
+    most = {"in": 0, "out": 0}
+    sampling = threading.Event()
+
+    def sample() -> None:  # reads two integers the router's loop writes: a bound seen broken is broken
+        while not sampling.wait(0.002):
+            for channel in list(router.edge_faults.channels):
+                for side, held in (("in", channel.held_in), ("out", channel.held_out)):
+                    if held is not None:
+                        most[side] = max(most[side], held.size)
+
+    host = SyncDataPlane.from_identity_file(quickstart.binder)
+    guest = SyncDataPlane.from_identity_file(quickstart.dialer)
+    sampler = threading.Thread(target=sample)
+    try:
+        host.bind(quickstart.service, digest_after_eof)
+        net.delay_edge(EMBEDDED, 100, content_types=["Data"])
+        sampler.start()
+        with guest.dial(quickstart.service) as conn:
+            for offset in range(0, len(payload), 64 * 1024):
+                conn.sendall(payload[offset : offset + 64 * 1024])
+            conn.shutdown_write()
+            answer = conn.recv_exactly(40)
+    finally:
+        sampling.set()
+        if sampler.ident is not None:
+            sampler.join()
+        net.clear_edge_faults()
+        guest.close()
+        host.close()
+    assert answer == len(payload).to_bytes(8, "big") + hashlib.sha256(payload).digest()
+    assert 0 < most["out"] <= CHANNEL_HIGH + 2 * 64 * 1024  # a frame may pass the mark before the outlet queues
+    assert 0 < most["in"] <= HELD_IN_LIMIT + 2 * 64 * 1024
 
 
 # -- reconnecting routers, and the Python API's errors ----------------------------------------------
