@@ -181,10 +181,7 @@ class EdgeFaults:
 
     def _hold(self, channel: Channel, held: _Held, delay: float, item, release) -> None:
         loop = asyncio.get_running_loop()
-        due = loop.time() + delay
-        if held.items:  # in order: never before what is held already
-            due = max(due, held.items[-1][0])
-        held.items.append((due, item))
+        held.items.append((loop.time() + delay, item))  # released first in, first out: never before earlier ones
         if held.task is None:
             held.task = loop.create_task(release(channel, held))
 
