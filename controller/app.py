@@ -123,6 +123,7 @@ def router_link(
         instance_id=ctl.instance_id,
         fabric=ctl.fabric,
         clock=ctl.clock,
+        router_faults=ctl.router_faults,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import threading
 from datetime import datetime, timedelta, timezone
+from typing import Callable
 
 #: Go's zero ``time.Time`` as the real controller renders it (e.g. a signer without a certificate)
 ZERO_TIME = "0001-01-01T00:00:00.000Z"
@@ -65,7 +66,26 @@ class Clock:
         return datetime.now(timezone.utc)
 
 
-class FrozenClock(Clock):
+class Watchers:
+    """``watch(callback)``: called after each jump of a clock that a test or simulation moves (never under its lock)."""
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` after each ``advance``/``set``; returns the function that stops it."""
+        callbacks = self.__dict__.setdefault("_watchers", [])
+        callbacks.append(callback)
+
+        def stop() -> None:
+            if callback in callbacks:
+                callbacks.remove(callback)
+
+        return stop
+
+    def _moved(self) -> None:
+        for callback in list(self.__dict__.get("_watchers", ())):
+            callback()
+
+
+class FrozenClock(Watchers, Clock):
     """A clock that stands still until told to move."""
 
     def __init__(self, start: datetime | str | None = None):
@@ -84,9 +104,13 @@ class FrozenClock(Clock):
         """Move forward by ``seconds`` plus any ``timedelta`` keyword arguments."""
         with self._lock:
             self._now += timedelta(seconds=seconds, **kwargs)
-            return self._now
+            now = self._now
+        self._moved()
+        return now
 
     def set(self, when: datetime | str) -> datetime:
         with self._lock:
             self._now = utc(parse_rfc3339(when) if isinstance(when, str) else when)
-            return self._now
+            now = self._now
+        self._moved()
+        return now

@@ -56,7 +56,7 @@ from controller.pki.ca import ControllerPKI
 from controller.pki.loader import load_pki
 from controller.policy.engine import PolicyEngine
 from controller.policy.sync import PolicySync, ServiceUpdates
-from controller.simulation import FaultInjector
+from controller.simulation import FaultInjector, RouterFaults
 from controller.store.db import Store
 
 
@@ -127,6 +127,7 @@ class Controller:
     traces: TraceManager
     request_guard: RequestGuard
     faults: FaultInjector
+    router_faults: RouterFaults
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
@@ -226,6 +227,9 @@ class Controller:
         self._register_cascades()
         self._register_listeners()
         self.faults = FaultInjector(ids)
+        self.router_faults = RouterFaults(
+            clock, ids, find_router=lambda key: self.edge_routers.find(key) or self.edge_routers.find_by_name(key)
+        )
 
     def _build_identity_managers(self, core: Core) -> None:
         config = self.config
@@ -385,6 +389,7 @@ class Controller:
             )
 
     def close(self) -> None:
+        self.router_faults.close()
         self.integrity.close()
         self.database.close()
         self.events.close()

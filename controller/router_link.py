@@ -80,6 +80,7 @@ class RouterLink:
         fabric: Fabric | None = None,
         clock=None,
         router_id: str = "",
+        router_faults=None,
     ):
         self.name, self.pki, self.store, self.events, self.engine = name, pki, store, events, engine
         self.api_sessions, self.api_session_certificates = api_sessions, api_session_certificates
@@ -93,6 +94,8 @@ class RouterLink:
         self.random = random.Random()
         #: set for an enrolled router (its control channel named it); the embedded one learns it in credentials()
         self.router_id = router_id
+        #: faults on this router's edge messages (``controller/simulation.py`` RouterFaults), if any
+        self.router_faults = router_faults
         self._unwatch: list = []
         #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
         #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation
@@ -247,6 +250,16 @@ class RouterLink:
                 removed("the router was disabled")
 
         self._unwatch.append(self.events.subscribe(on_event))
+
+    def watch_edge_faults(self, changed) -> None:
+        """``changed(generation, faults)`` now and whenever this router's edge faults change (the whole set)."""
+        if self.router_faults is not None:
+            self._unwatch.append(self.router_faults.watch(self.router_id, changed))
+
+    def edge_fault_hits(self, generation: int, hits: dict[str, int]) -> None:
+        """The router applies the edge faults of ``generation``; ``hits`` counted since its last report."""
+        if self.router_faults is not None:
+            self.router_faults.report(self.router_id, generation, hits)
 
     def unwatch(self) -> None:
         """Stop every ``watch``; idempotent."""

@@ -5,7 +5,9 @@ A :class:`RouterProcess` is one edge router created over the management API, enr
 --ready-file``; it reaches the controller only over the control channel (``docs/control-channel.md``).
 A :class:`RouterNetwork` is a controller with its control channel open and the routers it runs,
 by name: what ``ziti-harness up`` starts for the ``process: true`` routers of a network file and
-what the pytest fixture ``ziti_router_network`` gives.
+what the pytest fixture ``ziti_router_network`` gives. Faults: cut or slow a link (the fabric API), drop or
+delay one router's edge messages for a while (``drop_edge``, ``delay_edge``: the simulation endpoints,
+timed on the controller's clock).
 
 Every wait polls a real process or the management API with a bounded deadline and fails with one
 line naming the router (:class:`RouterError`, with the exit code a command line uses: 3 when the
@@ -60,6 +62,84 @@ def free_port(host: str = "127.0.0.1") -> int:
     from harness.server import free_port as probe
 
     return probe(host)
+
+
+# -- faults on one router's edge messages (the controller's simulation endpoints) ------------------------------
+
+
+def add_edge_fault(
+    admin,
+    router: str,
+    *,
+    drop: bool = False,
+    latency_ms: int = 0,
+    seconds: float | None = None,
+    direction: str = "both",
+    content_types: Iterable[str] = (),
+) -> str:
+    """Drop or delay the edge messages of ``router`` (an edge router's id or name); returns the fault's id.
+
+    ``seconds`` on the controller's clock (in simulation mode advancing the clock ends it), or None: until
+    removed. ``direction``: ``fromSdk``, ``toSdk`` or ``both``; ``content_types``: edge protocol names
+    (``Data``, ``Connect``, ``Dial``...), none meaning every message. Needs a controller in simulation mode.
+    """
+    from harness.client import ApiError
+
+    body: dict = {"router": router, "direction": direction}
+    if drop:
+        body["drop"] = True
+    if latency_ms:
+        body["latencyMs"] = latency_ms
+    if seconds is not None:
+        body["seconds"] = seconds
+    if content_types:
+        body["contentTypes"] = list(content_types)
+    try:
+        return admin.management.create_simulation_router_fault(body=body)["id"]
+    except ApiError as ex:
+        raise _fault_error(admin, ex, router) from None
+
+
+def edge_faults(admin, router: str | None = None) -> list[dict]:
+    """The faults on routers' edge messages (of ``router``, an id or name, if given), with remaining time and hits."""
+    from harness.client import ApiError
+
+    try:
+        faults = admin.management.list_simulation_router_faults()
+    except ApiError as ex:
+        raise _fault_error(admin, ex, router) from None
+    return [f for f in faults if router is None or router in (f["router"]["id"], f["router"]["name"])]
+
+
+def clear_edge_faults(admin, router: str | None = None) -> int:
+    """Remove the edge faults of ``router`` (every router's if None); returns how many were removed."""
+    from harness.client import ApiError
+
+    faults = edge_faults(admin, router)
+    if router is None:
+        admin.management.delete_simulation_router_faults()
+        return len(faults)
+    for fault in faults:
+        try:
+            admin.management.delete_simulation_router_fault(fault["id"])
+        except ApiError as ex:
+            if ex.status != 404:  # ended meanwhile: gone is what was asked
+                raise
+    return len(faults)
+
+
+def _fault_error(admin, ex, router: str | None) -> Exception:
+    """One line saying what to do: no simulation mode, an unknown router, or the controller's own reason."""
+    if ex.status == 404:
+        if admin.management.call("detailSimulationClock", raw=True).status_code == 404:
+            return RouterError(
+                "the controller is not in simulation mode: start it with --simulation "
+                "(LocalController(simulation=True), start_router_network(simulation=True))",
+                1,
+            )
+        return RouterError(f"no edge router {router!r} on the controller", 1)
+    cause = ex.cause if isinstance(ex.cause, dict) else {}
+    return RouterError(f"the controller refused the fault: {cause.get('reason') or ex.message}", 1)
 
 
 class RouterProcess:
@@ -237,6 +317,45 @@ class RouterProcess:
         self.stop()
         return self.start(timeout)
 
+    # -- faults on its edge messages (simulation mode) ---------------------------------
+    def drop_edge(
+        self, seconds: float | None = None, *, direction: str = "both", content_types: Iterable[str] = ()
+    ) -> str:
+        """Drop this router's edge messages for ``seconds`` on the controller's clock (None: until cleared)."""
+        return add_edge_fault(
+            self.admin,
+            self.id or self.name,
+            drop=True,
+            seconds=seconds,
+            direction=direction,
+            content_types=content_types,
+        )
+
+    def delay_edge(
+        self,
+        latency_ms: int,
+        seconds: float | None = None,
+        *,
+        direction: str = "both",
+        content_types: Iterable[str] = (),
+    ) -> str:
+        """Hold each of this router's edge messages ``latency_ms`` before it goes on, for ``seconds`` (see drop)."""
+        return add_edge_fault(
+            self.admin,
+            self.id or self.name,
+            latency_ms=latency_ms,
+            seconds=seconds,
+            direction=direction,
+            content_types=content_types,
+        )
+
+    def edge_faults(self) -> list[dict]:
+        """This router's edge faults as the controller lists them (remaining time, hits)."""
+        return edge_faults(self.admin, self.id or self.name)
+
+    def clear_edge_faults(self) -> int:
+        return clear_edge_faults(self.admin, self.id or self.name)
+
     # -- what the controller says ----------------------------------------------------
     def listing(self) -> dict:
         """The router as ``GET /fabric/v1/routers/{id}`` shows it."""
@@ -388,6 +507,53 @@ class RouterNetwork:
             raise RouterError(f"routers {a} and {b} are not linked (GET /fabric/v1/links)")
         for link in links:
             self.admin.fabric.patch_link(link["id"], body=body)
+
+    # -- faults on one router's edge messages (simulation mode; the controller's clock ends them) ---------------
+    def _router_key(self, name: str) -> str:
+        """A process router's id, or the name itself (the embedded router, or any router the controller knows)."""
+        router = self.routers.get(name)
+        return (router.id or name) if router is not None else name
+
+    def drop_edge(
+        self, name: str, seconds: float | None = None, *, direction: str = "both", content_types: Iterable[str] = ()
+    ) -> str:
+        """Drop the edge messages of router ``name`` (a process router or any the controller knows, e.g. the
+        embedded one) for ``seconds`` on the controller's clock, or until cleared; returns the fault's id."""
+        return add_edge_fault(
+            self.admin,
+            self._router_key(name),
+            drop=True,
+            seconds=seconds,
+            direction=direction,
+            content_types=content_types,
+        )
+
+    def delay_edge(
+        self,
+        name: str,
+        latency_ms: int,
+        seconds: float | None = None,
+        *,
+        direction: str = "both",
+        content_types: Iterable[str] = (),
+    ) -> str:
+        """Hold each edge message of router ``name`` ``latency_ms`` before it goes on (see :meth:`drop_edge`)."""
+        return add_edge_fault(
+            self.admin,
+            self._router_key(name),
+            latency_ms=latency_ms,
+            seconds=seconds,
+            direction=direction,
+            content_types=content_types,
+        )
+
+    def edge_faults(self, name: str | None = None) -> list[dict]:
+        """The edge faults (of router ``name``) as the controller lists them, with remaining time and hits."""
+        return edge_faults(self.admin, None if name is None else self._router_key(name))
+
+    def clear_edge_faults(self, name: str | None = None) -> int:
+        """Remove the edge faults of router ``name`` (of every router if None); how many were removed."""
+        return clear_edge_faults(self.admin, None if name is None else self._router_key(name))
 
     def stop_routers(self) -> None:
         for router in self:

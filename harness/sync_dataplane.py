@@ -93,8 +93,12 @@ class SyncDataPlane:
         if not self._loop.is_running():
             coro.close()
             raise ConnectionError("the data plane is closed")
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         try:
-            return asyncio.run_coroutine_threadsafe(coro, self._loop).result(self.timeout)
+            return future.result(self.timeout)
+        except TimeoutError:
+            future.cancel()  # the operation ends here: nothing keeps waiting in the data plane's loop
+            raise
         except asyncio.CancelledError:
             raise ConnectionError("the data plane is closed") from None
 

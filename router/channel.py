@@ -122,6 +122,10 @@ class Channel:
         #: the frame parser once the read loop runs (see :meth:`_loop`)
         self._frames: _Frames | None = None
         self.closed = False
+        #: the router's edge faults while any is on (SDK channels only; ``router/faults.py``), else None
+        self.faults = None
+        #: frames a delaying fault holds, from the SDK and to it (``router/faults.py``)
+        self.held_in = self.held_out = None
         if self.transport is not None:
             self.transport.set_write_buffer_limits(high=CHANNEL_HIGH, low=CHANNEL_LOW)
 
@@ -133,11 +137,22 @@ class Channel:
         return next(self._seq)
 
     def write(self, data: bytes) -> None:
+        """One encoded frame onto the socket (through the edge faults while one is on)."""
         if not self.closed:
-            self.writer.write(data)
+            if self.faults is None:
+                self.writer.write(data)
+            else:
+                self.faults.outgoing(self, data)
 
     def congested(self) -> bool:
+        if self.faults is not None:  # frames a delaying edge fault holds count too
+            return self.faults.congested(self)
         return self.transport.get_write_buffer_size() > CHANNEL_HIGH
+
+    def wake_writers(self) -> None:
+        """Frames left that were held (``router/faults.py``): what waits for room to write looks again."""
+        if self._frames is not None:
+            self._frames.resume_writing()
 
     def send_nowait(self, message: Message) -> None:
         """Queue ``message`` on the socket (order kept); a closed channel drops it."""
@@ -145,7 +160,10 @@ class Channel:
             return
         if not message.seq:
             message.seq = next(self._seq)
-        self.writer.write(message.encode())
+        if self.faults is None:
+            self.writer.write(message.encode())
+        else:
+            self.faults.outgoing(self, message.encode())
 
     async def send(self, message: Message) -> None:
         self.send_nowait(message)
@@ -156,7 +174,7 @@ class Channel:
         if self.closed:
             return
         if self._frames is not None:
-            while self.congested() and not self.closed:
+            while not self.closed and self.congested():  # a lost transport has no buffer to ask about
                 await self._frames.writable()
             return
         try:
@@ -225,7 +243,7 @@ class Channel:
 
         async def run():
             try:
-                first = await asyncio.wait_for(read_message(self.reader), hello_timeout)
+                first = await asyncio.wait_for(self._first_message(), hello_timeout)
             except asyncio.TimeoutError:
                 log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
                 return
@@ -235,6 +253,18 @@ class Channel:
                 await self._loop(handlers, unknown)
 
         await self._guarded(run())
+
+    async def _first_message(self) -> Message:
+        """The peer's first frame; while an edge fault is on it may be dropped (wait for another) or held."""
+        while True:
+            message = await read_message(self.reader)
+            if self.faults is None:
+                return message
+            delay = self.faults.hello(self, message)
+            if delay is not None:
+                if delay:
+                    await asyncio.sleep(delay)
+                return message
 
     async def serve_after_hello(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
         """Read on a channel whose hello this side sent (a link it dialed)."""
@@ -272,8 +302,13 @@ class Channel:
         frames.parse()
         await frames.done
 
-    def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler):
-        """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable)."""
+    def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler, released: bool = False):
+        """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable).
+
+        While an edge fault is on, a frame goes through it first (it comes back ``released``, or never).
+        """
+        if self.faults is not None and not released:
+            return self.faults.incoming(self, message, handlers, unknown)
         content_type = message.content_type
         if content_type == CT.LATENCY:
             out = self.reply(message, CT.RESULT, result_success=boolean(True))

@@ -108,6 +108,9 @@ class RemoteControllerLink:
         self._writer: asyncio.StreamWriter | None = None
         self._revoked: Callable[[str, str], None] | None = None
         self._cas_changed: Callable[[str], None] | None = None
+        self._faults_changed: Callable[[int, list], None] | None = None
+        #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
+        self._edge_faults: tuple[int, list] = (0, [])
         self._online_url: str | None = None
         self._terminators: dict[str, Terminator] = {}
         self._closing = False
@@ -192,6 +195,10 @@ class RemoteControllerLink:
                     self._abort()
             await serving
             self.connected.clear()
+            if self._edge_faults[1]:  # no fault without the controller timing it; it re-sends them at reconnect
+                self._edge_faults = (0, [])
+                if self._faults_changed is not None:
+                    self._faults_changed(*self._edge_faults)
             for waiter in self._waiters.values():
                 if not waiter.done():
                     waiter.set_exception(ControlError("the control channel closed"))
@@ -250,6 +257,10 @@ class RemoteControllerLink:
             self._revoked(str(args.get("kind")), str(args.get("id")))
         elif name == "trustedCas" and self._cas_changed is not None and isinstance(args.get("pem"), str):
             self._cas_changed(args["pem"])
+        elif name == "edgeFaults" and isinstance(args.get("faults"), list) and isinstance(args.get("generation"), int):
+            self._edge_faults = (args["generation"], args["faults"])
+            if self._faults_changed is not None:
+                self._faults_changed(*self._edge_faults)
 
     # -- requests -------------------------------------------------------------------------
     async def _request(self, name: str, args: dict) -> Any:
@@ -347,6 +358,16 @@ class RemoteControllerLink:
 
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         self._cas_changed = changed
+
+    def watch_edge_faults(self, changed: Callable[[int, list], None]) -> None:
+        self._faults_changed = changed
+        if self.loop is not None and self.loop.is_running():  # in the channel's thread, so pushes stay in order
+            self.loop.call_soon_threadsafe(lambda: changed(*self._edge_faults))
+        else:
+            changed(*self._edge_faults)
+
+    def edge_fault_hits(self, generation: int, hits: dict[str, int]) -> None:
+        self._notify("edgeFaultHits", generation=generation, hits=dict(hits))
 
     def connection_changed(self, identity_id: str, connected: bool) -> None:
         self._notify("connectionChanged", identityId=identity_id, connected=connected)

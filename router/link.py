@@ -101,6 +101,16 @@ class ControllerLink(Protocol):
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         """From now on call ``changed(pem)`` with the new bundle when the trusted CAs change; quick, any thread."""
 
+    def watch_edge_faults(self, changed: Callable[[int, list[Mapping[str, Any]]], None]) -> None:
+        """Call ``changed(generation, faults)`` now and whenever this router's edge faults change, with the whole
+        set; quick, any thread. Each fault: ``{"id", "direction": "fromSdk"|"toSdk"|"both", "contentTypes":
+        [ints, empty: all], "drop", "latencyMs"}``. The controller times them; the router applies them
+        (``router/faults.py``) and acknowledges the generation with :meth:`edge_fault_hits`."""
+
+    def edge_fault_hits(self, generation: int, hits: Mapping[str, int]) -> None:
+        """The router applies the faults of ``generation``; ``hits``: messages each fault touched since the last
+        report (``{fault id: count}``); quick."""
+
     def connection_changed(self, identity_id: str, connected: bool) -> None:
         """An identity's channel to this router opened or closed."""
 

@@ -22,6 +22,7 @@ from router import links as links_tls
 from router.channel import Channel
 from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
 from router.edge import Edge
+from router.faults import EdgeFaults
 from router.link import ControllerLink, Credentials
 from router.links import Links
 from router.tls_policy import bundle_ders, new_context
@@ -105,6 +106,8 @@ class EdgeRouter:
         self.link_channels: dict[str, Channel] = {}
         self.edge: Edge | None = None
         self.links: Links | None = None
+        #: faults on this router's edge messages, as the controller sets them (``router/faults.py``)
+        self.edge_faults = EdgeFaults(self._report_fault_hits)
         #: work spawned by channels (dials, binds) and the channels' own read tasks
         self.tasks: set[asyncio.Task] = set()
         self.channel_tasks: set[asyncio.Task] = set()
@@ -170,6 +173,7 @@ class EdgeRouter:
             raise self.error
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
+        self.link.watch_edge_faults(self._edge_faults_changed)
         self.link.online(self.url)
         if self.links is not None:
             self.link.link_listen(self.link_url)
@@ -252,9 +256,11 @@ class EdgeRouter:
             if await self._handshake(writer):
                 channel = Channel(reader, writer)
                 edge = self.edge
+                self.edge_faults.opened(channel)
                 try:
                     await channel.serve(edge.hello, edge.handlers, edge.unknown, self.hello_timeout)
                 finally:
+                    self.edge_faults.closed(channel)
                     await edge.channel_closed(channel)
         finally:
             self.channel_tasks.discard(task)
@@ -294,6 +300,14 @@ class EdgeRouter:
                 self.loop.call_soon_threadsafe(self.links.router_gone, revoked_id)
         else:
             self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
+
+    def _edge_faults_changed(self, generation: int, faults: list) -> None:
+        """Called from a controller thread with this router's whole set of edge faults: hand over to the loop."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.edge_faults.replace, generation, list(faults))
+
+    def _report_fault_hits(self, generation: int, hits: dict[str, int]) -> None:
+        self.link.edge_fault_hits(generation, hits)
 
     def _trusted_cas_changed(self, pem: str) -> None:
         """Called from a controller thread: the next handshakes verify against ``pem``."""

@@ -112,6 +112,19 @@ def _emit(link, args: dict, router_id: str) -> None:
     link.emit(args["namespace"], args["eventType"], **fields)
 
 
+#: at most this many faults in one hit report (a router reports only the faults it was sent)
+MAX_HIT_REPORT = 1000
+
+
+def _hits(value: dict) -> dict[str, int]:
+    if len(value) > MAX_HIT_REPORT:
+        raise InvalidArgs(f"edgeFaultHits: more than {MAX_HIT_REPORT} faults")
+    for key, count in value.items():
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            raise InvalidArgs(f"edgeFaultHits: the count of {key[:40]!r} is not a non-negative integer")
+    return value
+
+
 ENTRIES = (
     Entry("trustedCas", {}, lambda link, a, r: link.trusted_cas()),
     Entry(
@@ -170,6 +183,12 @@ ENTRIES = (
     ),
     Entry("circuitUp", {"circuit": (dict,)}, lambda link, a, r: link.circuit_up(a["circuit"])),
     Entry("circuitDown", {"circuit": (dict,)}, lambda link, a, r: link.circuit_down(a["circuit"])),
+    # faults on the router's edge messages (the edgeFaults push sets them; router/faults.py)
+    Entry(
+        "edgeFaultHits",
+        {"generation": (int,), "hits": (dict,)},
+        lambda link, a, r: link.edge_fault_hits(a["generation"], _hits(a["hits"])),
+    ),
 )
 
 MESSAGES: dict[str, Entry] = {entry.name: entry for entry in ENTRIES}

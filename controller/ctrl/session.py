@@ -69,6 +69,9 @@ class RouterSession:
                 self.listener.adopt(self)
                 self.link.watch(lambda kind, revoked_id: self.push("revoked", kind=kind, id=revoked_id))
                 self.link.watch_trusted_cas(lambda pem: self.push("trustedCas", pem=pem))
+                self.link.watch_edge_faults(
+                    lambda generation, faults: self.push("edgeFaults", generation=generation, faults=faults)
+                )
                 self.link.watch_removed(lambda reason: self.loop.call_soon_threadsafe(self._removed, reason))
                 heartbeat = asyncio.create_task(self._heartbeat())
                 try:

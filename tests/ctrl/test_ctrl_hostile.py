@@ -137,6 +137,10 @@ AFTER_HELLO = {
         },
         "INVALID_ARGS",
     ),
+    "a hit report with a negative count": (
+        {"type": "request", "id": 7, "name": "edgeFaultHits", "args": {"generation": 1, "hits": {"f": -5}}},
+        "INVALID_ARGS",
+    ),
     "a request without an id": ({"type": "request", "name": "trustedCas", "args": {}}, "INVALID_REQUEST"),
     "an unknown frame type": ({"type": "dance"}, "UNKNOWN_TYPE"),
 }

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.app import create_app
 from controller.config import Config
@@ -85,3 +87,134 @@ def test_simulation_routes_are_admin_only(sim_client):
     with ZitiClient.connect(client.http.base_url.__str__()) as anonymous:
         response = anonymous.management.call("detailSimulationClock", raw=True)
         assert response.status_code == 401
+
+
+# -- faults on a router's edge messages (/simulation/router-faults) ------------------------------------------
+
+ROUTER_FAULTS = "/simulation/router-faults"
+
+
+@pytest.fixture(scope="module")
+def sim_admin():
+    """An in-process controller in simulation mode with one edge router (not running: nothing to acknowledge)."""
+    app = create_app(Config(simulation=True))
+    with ZitiClient.in_process(app) as client:
+        client.login("admin", "admin")
+        router_id = client.management.create_edge_router(body={"name": "er-sim"})["id"]
+        yield client, router_id
+    app.controller.close()
+
+
+def test_router_faults_do_not_exist_in_default_mode(api, admin):
+    assert admin.mgmt("GET", ROUTER_FAULTS).status_code == 404
+    assert admin.mgmt("POST", ROUTER_FAULTS, json={"router": "x", "drop": True}).status_code == 404
+
+
+def test_a_router_fault_lists_its_remaining_time_on_the_controllers_clock_until_it_ends(sim_admin):
+    client, router_id = sim_admin
+    mgmt = client.management
+    created = mgmt.create_simulation_router_fault(body={"router": "er-sim", "latencyMs": 250, "seconds": 100})
+    forever = mgmt.create_simulation_router_fault(body={"router": router_id, "drop": True, "contentTypes": ["Dial"]})
+    try:
+        fault = mgmt.detail_simulation_router_fault(created["id"])
+        assert fault["router"] == {"id": router_id, "name": "er-sim"}
+        assert (fault["direction"], fault["contentTypes"], fault["drop"], fault["latencyMs"]) == (
+            "both",
+            [],
+            False,
+            250,
+        )
+        assert fault["applied"] is False and fault["hits"] == 0  # the router is not connected
+        assert 99 < fault["remainingSeconds"] <= 100
+        mgmt.call("advanceSimulationClock", body={"seconds": 40})
+        assert 59 < mgmt.detail_simulation_router_fault(created["id"])["remainingSeconds"] <= 60
+        mgmt.call("advanceSimulationClock", body={"seconds": 60})
+        [left] = mgmt.list_simulation_router_faults()
+        assert left["id"] == forever["id"] and (left["endsAt"], left["remainingSeconds"]) == (None, None)
+        with pytest.raises(ApiError) as caught:
+            mgmt.detail_simulation_router_fault(created["id"])
+        assert caught.value.status == 404
+        mgmt.delete_simulation_router_fault(forever["id"])
+        assert mgmt.list_simulation_router_faults() == []
+    finally:
+        mgmt.delete_simulation_router_faults()
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+def test_an_unknown_router_fault_is_not_found(sim_admin, method):
+    client, _ = sim_admin
+    response = client.mgmt(method, f"{ROUTER_FAULTS}/no-such-fault")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_router_faults_are_admin_only(sim_client):
+    client, _ = sim_client
+    with ZitiClient.connect(str(client.http.base_url)) as anonymous:
+        assert anonymous.management.call("listSimulationRouterFaults", raw=True).status_code == 401
+        response = anonymous.management.call(
+            "createSimulationRouterFault", body={"router": "x", "drop": True}, raw=True
+        )
+        assert response.status_code == 401
+
+
+ABSENT = object()
+CONTENT_TYPES = ("Data", "Connect", "Dial", "Hello", "StateClosed")
+FIELDS = {
+    "router": st.sampled_from(["er-sim", "ID", "nope", "", None, 5, ABSENT]),
+    "direction": st.sampled_from(["fromSdk", "toSdk", "both", None, "up", ABSENT]),
+    "contentTypes": st.one_of(
+        st.sampled_from([None, "Data", ABSENT]), st.lists(st.sampled_from([*CONTENT_TYPES, "Date", ""]), max_size=3)
+    ),
+    "drop": st.sampled_from([True, False, None, "yes", ABSENT]),
+    "latencyMs": st.sampled_from([0, 1, 150, 60000, 60001, -1, None, "5", ABSENT]),
+    "seconds": st.sampled_from([0, -1, 0.5, 30, 366 * 86400, 366 * 86400 + 1, None, "30", ABSENT]),
+    "latency": st.sampled_from([5, ABSENT]),  # not a field: a typo of latencyMs
+}
+
+
+def expected_status(body: dict, router_id: str) -> int:
+    """What the endpoint must answer: 400 for a body its schema refuses, 404 for an unknown router, 400 for a
+    fault that is not exactly a drop or a delay or names an unknown content type, else 201."""
+    types = body.get("contentTypes")
+    schema_ok = (
+        isinstance(body.get("router"), str)
+        and body["router"] != ""
+        and body.get("direction") in ("fromSdk", "toSdk", "both", None)
+        and (types is None or (isinstance(types, list) and all(isinstance(t, str) and t for t in types)))
+        and body.get("drop") in (True, False, None)
+        and (body.get("latencyMs") is None or (isinstance(body["latencyMs"], int) and 0 <= body["latencyMs"] <= 60000))
+        and (
+            body.get("seconds") is None
+            or (isinstance(body["seconds"], (int, float)) and 0 < body["seconds"] <= 366 * 86400)
+        )
+        and "latency" not in body
+    )
+    if not schema_ok:
+        return 400
+    if body["router"] not in ("er-sim", router_id):
+        return 404
+    if any(t not in CONTENT_TYPES for t in types or ()) or bool(body.get("drop")) == bool(body.get("latencyMs")):
+        return 400
+    return 201
+
+
+@settings(deadline=None)
+@given(body=st.fixed_dictionaries({}, optional=FIELDS))
+def test_a_router_fault_is_created_exactly_when_valid_and_bad_input_is_answered_in_the_envelope(sim_admin, body):
+    client, router_id = sim_admin
+    body = {key: router_id if value == "ID" else value for key, value in body.items() if value is not ABSENT}
+    response = client.management.call("createSimulationRouterFault", body=body, raw=True)
+    wanted = expected_status(body, router_id)
+    assert response.status_code == wanted, (body, response.text)
+    listed = client.management.list_simulation_router_faults()
+    try:
+        if wanted == 201:
+            [fault] = listed
+            assert fault["id"] == response.json()["data"]["id"]
+            assert fault["contentTypes"] == list(dict.fromkeys(body.get("contentTypes") or []))
+            assert fault["direction"] == (body.get("direction") or "both")
+        else:
+            assert response.json()["error"]["code"] == ("NOT_FOUND" if wanted == 404 else "COULD_NOT_VALIDATE")
+            assert listed == []  # nothing half-written
+    finally:
+        client.management.delete_simulation_router_faults()

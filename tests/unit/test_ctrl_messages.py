@@ -82,3 +82,23 @@ def test_frames_round_trip_and_oversized_ones_are_refused_before_reading_them():
     assert read(encode({"type": "ping"})) == {"type": "ping"}
     with pytest.raises(FrameError, match="outside"):
         read(struct.pack(">I", MAX_FRAME + 1))
+
+
+def test_a_hit_report_counts_non_negative_integers_only():
+    link = Recorder()
+    entry = MESSAGES["edgeFaultHits"]
+    entry.call(link, entry.check({"generation": 3, "hits": {"f1": 2, "f2": 0}}), "r1")
+    assert link.called == ("edge_fault_hits", (3, {"f1": 2, "f2": 0}), {})
+    for hits in ({"f1": -1}, {"f1": 1.5}, {"f1": True}, {"f1": "2"}, {str(n): 1 for n in range(1001)}):
+        with pytest.raises(InvalidArgs):
+            entry.call(link, entry.check({"generation": 3, "hits": hits}), "r1")
+    with pytest.raises(InvalidArgs):
+        entry.check({"hits": {}})  # the generation it applies is part of every report
+
+
+def test_every_message_and_push_is_documented():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "control-channel.md").read_text()
+    assert [name for name in MESSAGES if f"| `{name}` |" not in text] == []
+    assert [name for name in ("revoked", "trustedCas", "edgeFaults") if f"`{name}` {{" not in text] == []
