@@ -25,6 +25,7 @@ from harness.ziti.common import (
     slices,
     string_map,
     tags_of,
+    writable,
 )
 from harness.ziti.session import saved_client
 
@@ -528,6 +529,7 @@ def cmd_delete(args) -> int:
     kind = kind_of(args.kind)
     collection = KINDS[kind][0]
     with saved_client(args.cli_identity, args.timeout) as client:
+        writable(client)
         if args.names and args.names[0] == "where":
             if len(args.names) < 2:
                 raise CliError("delete ... where needs a filter, e.g. 'name contains \"test\"'", USAGE)
@@ -759,7 +761,7 @@ def _entity(sub, name: str, func, help: str, *, aliases=(), positionals=("name",
 def _with_client(func):
     def run(args) -> int:
         with saved_client(args.cli_identity, args.timeout) as client:
-            return func(args, client)
+            return func(args, writable(client))
 
     return run
 
