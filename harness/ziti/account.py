@@ -335,3 +335,32 @@ def register(edge_sub) -> None:
     bool_flag(p, "-q", "--quiet", dest="quiet", help="minimize output by hiding header and OKAY lines")
     add_common(p)
     p.set_defaults(func=cmd_policy_advisor)
+
+
+def cmd_unwrap(args) -> int:
+    """``ziti ops unwrap FILE.json``: the identity file's certificate, key and CA bundle as PEM files."""
+    path = Path(args.identity_file)
+    try:
+        identity = json.loads(path.read_text())
+        parts = {name: identity["id"][name] for name in ("cert", "key", "ca")}
+    except (ValueError, KeyError, TypeError) as ex:
+        raise CliError(f"{path} is not an identity file (JSON with id.cert, id.key, id.ca)", USAGE) from ex
+    root = str(path)[: -len(".json")] if str(path).endswith(".json") else str(path)
+    targets = {"cert": args.cert or root + ".cert", "key": args.key or root + ".key", "ca": args.ca or root + ".ca"}
+    unsupported = [name for name, value in parts.items() if not str(value).startswith("pem:")]
+    if unsupported:
+        raise CliError(f"{', '.join(unsupported)} of {path} are not inline PEM (pem:...): only PEM is supported", USAGE)
+    for name, value in parts.items():
+        session.write_private(Path(targets[name]), value[len("pem:") :])
+    return 0
+
+
+def register_ops(top_sub) -> None:
+    ops = top_sub.add_parser("ops", help="various utilities useful when operating a Ziti network")
+    ops_sub = ops.add_subparsers(dest="ops_verb", required=True, metavar="VERB")
+    p = ops_sub.add_parser("unwrap", help="unwrap a Ziti identity file into its separate pieces (PEM only)")
+    p.add_argument("identity_file", help="the identity file (JSON)")
+    p.add_argument("--cert", default=None, help="output certificate file, defaults to ./<root>.cert")
+    p.add_argument("--key", default=None, help="output private key file, defaults to ./<root>.key")
+    p.add_argument("--ca", default=None, help="output ca bundle file, defaults to ./<root>.ca")
+    p.set_defaults(func=cmd_unwrap)

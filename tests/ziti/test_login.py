@@ -6,6 +6,7 @@ and the read-only refusal of later changes."""
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 from harness.client import ZitiClient
@@ -81,8 +82,14 @@ def enrolled_admin(ziti, tmp_path, name: str) -> Path:
 
 def test_client_certificate_and_identity_file_logins(ziti, quickstart, tmp_path):
     identity = json.loads(enrolled_admin(ziti, tmp_path, "cert-admin").read_text())
+    assert ziti.ok("ops", "unwrap", tmp_path / "cert-admin.json", "--ca", tmp_path / "ca.pem") == ""
+    (tmp_path / "cert-admin.cert").rename(tmp_path / "cert.pem")
+    (tmp_path / "cert-admin.key").rename(tmp_path / "key.pem")
     for part in ("cert", "key", "ca"):
-        (tmp_path / f"{part}.pem").write_text(identity["id"][part].removeprefix("pem:"))
+        assert (tmp_path / f"{part}.pem").read_text() == identity["id"][part].removeprefix("pem:")
+        assert stat.S_IMODE((tmp_path / f"{part}.pem").stat().st_mode) == 0o600
+    bad = ziti("ops", "unwrap", tmp_path / "cert-admin.jwt")
+    assert bad.returncode == 2 and "is not an identity file" in one_error(bad)
     url = f"127.0.0.1:{quickstart.ctrl_port}"
 
     user = Ziti(tmp_path / "by-cert")
