@@ -578,3 +578,51 @@ def test_identity_and_edge_router_pages_save_as_the_forms_do(admin, network, zit
     assert router["isTunnelerEnabled"] is True and router["enrollmentJwt"]
     edited = saved(admin, "PATCH", "edge-routers", {**router_model, "cost": 10}, router["id"])
     assert edited["cost"] == 10
+
+
+def test_identity_row_actions_override_reset_and_reissue(admin, api, network, ziti_unique):
+    from tests.support import enrolled
+
+    # Override: the identity's service-configs, the pickers' searches, add and remove (a JSON array both ways)
+    identity_id = network["identity"]
+    assert listed(admin, f"/identities/{identity_id}/service-configs") == []
+    searched = listed(admin, '/services?filter=(name contains "")&limit=30&offset=0&sort=name desc')
+    assert network["service"] in [s["id"] for s in searched]
+    assert network["config"] in [
+        c["id"] for c in listed(admin, '/configs?filter=(name contains "")&limit=30&offset=0&sort=name desc')
+    ]
+    pair = [{"serviceId": network["service"], "configId": network["config"]}]
+    added = admin.request("POST", MGMT + f"/identities/{identity_id}/service-configs", json=pair)
+    assert added.status_code == 200, added.text
+    overrides = listed(admin, f"/identities/{identity_id}/service-configs")
+    assert [(o["serviceId"], o["configId"]) for o in overrides] == [(network["service"], network["config"])]
+    assert overrides[0]["service"]["id"] == network["service"] and overrides[0]["config"]["id"] == network["config"]
+    assert overrides[0]["service"]["name"] == network["service_name"] and overrides[0]["config"]["name"]
+    removed = admin.request("DELETE", MGMT + f"/identities/{identity_id}/service-configs", json=pair)
+    assert removed.status_code == 200, removed.text
+    assert listed(admin, f"/identities/{identity_id}/service-configs") == []
+
+    # Reissue: an unenrolled identity's enrollment, refreshed by the id the row holds
+    identity = get(admin, f"/identities/{identity_id}/")["data"]
+    ott = identity["enrollment"]["ott"]
+    assert ott["id"] and ott["jwt"] and ott["token"] and ott["expiresAt"]
+    refreshed = admin.request(
+        "POST", MGMT + f"/enrollments/{ott['id']}/refresh", json={"expiresAt": "2099-01-01T00:00:00.000Z"}
+    )
+    assert refreshed.status_code == 200, refreshed.text
+    again = get(admin, f"/identities/{identity_id}/")["data"]["enrollment"]["ott"]
+    assert again["jwt"] and again["jwt"] != ott["jwt"] and again["expiresAt"].startswith("2099-01-01")
+
+    # Reset: an enrolled identity's certificate authenticator re-enrolled, a new one-time token on the row
+    enrolled_id, _ = enrolled(admin, api, ziti_unique("enrolled"))
+    row = next(i for i in listed(admin, "/identities?limit=100&offset=0&sort=name asc") if i["id"] == enrolled_id)
+    cert_authenticator = row["authenticators"]["cert"]
+    assert cert_authenticator["id"] and cert_authenticator["fingerprint"] and not row["enrollment"]
+    reset = admin.request(
+        "POST",
+        MGMT + f"/authenticators/{cert_authenticator['id']}/re-enroll",
+        json={"expiresAt": "2099-01-01T00:00:00.000Z"},
+    )
+    assert reset.status_code in (200, 201), reset.text
+    after = get(admin, f"/identities/{enrolled_id}/")["data"]
+    assert after["enrollment"]["ott"]["jwt"] and not after["authenticators"].get("cert")
