@@ -626,3 +626,76 @@ def test_identity_row_actions_override_reset_and_reissue(admin, api, network, zi
     assert reset.status_code in (200, 201), reset.text
     after = get(admin, f"/identities/{enrolled_id}/")["data"]
     assert after["enrollment"]["ott"]["jwt"] and not after["authenticators"].get("cert")
+
+
+def test_the_simple_service_wizard_creates_then_edits(admin, network, ziti_unique):
+    """SimpleServiceComponent: the name-conflict look-ups, two configs by the built-in config type ids it
+    hard-codes, the service tagged ``service-type: simple``, a Dial and a Bind policy; then its edit page
+    reads them back through the service and PATCHes each with the object it read."""
+    name = ziti_unique("simple")
+    for collection in ("services", "configs", "configs", "service-policies", "service-policies"):
+        assert listed(admin, f'/{collection}?filter=(name contains "")&limit=100&offset=0&sort=name asc') is not None
+    assert listed(admin, f'/services?filter=name="{name}"') == []
+    identities = listed(admin, '/identities?filter=(name contains "")&limit=30&offset=0&sort=name asc')
+    alice = next(i for i in identities if i["id"] == network["identity"])
+
+    intercept = {
+        "name": f"{name}-intercept-config",
+        "configTypeId": "g7cIWbcGg",
+        "data": {"portRanges": [{"high": 443, "low": 443}], "addresses": [f"{name}.ziti"], "protocols": ["tcp", "udp"]},
+    }
+    host = {
+        "name": f"{name}-host-config",
+        "configTypeId": "NH5p4FpGR",
+        "data": {"address": "127.0.0.1", "port": 8443, "forwardProtocol": True, "allowedProtocols": ["tcp"]},
+    }
+    config_ids = []
+    for body in (intercept, host):
+        response = admin.request("POST", MGMT + "/configs", json=body)
+        assert response.status_code == 201, response.text
+        config_ids.append(response.json()["data"]["id"])
+    service_body = {
+        "name": name,
+        "roleAttributes": [],
+        "configs": config_ids,
+        "encryptionRequired": True,
+        "tags": {"service-type": "simple"},
+    }
+    response = admin.request("POST", MGMT + "/services", json=service_body)
+    assert response.status_code == 201, response.text
+    service_id = response.json()["data"]["id"]
+    for kind in ("Dial", "Bind"):
+        policy = {
+            "name": f"{name}-{kind.lower()}-policy",
+            "type": kind,
+            "semantic": "AnyOf",
+            "serviceRoles": [f"@{service_id}"],
+            "identityRoles": [f"@{alice['id']}", "#staff"],
+        }
+        response = admin.request("POST", MGMT + "/service-policies", json=policy)
+        assert response.status_code == 201, response.text
+
+    # the edit page
+    service = get(admin, f"/services/{service_id}/")["data"]
+    assert service["tags"]["service-type"] == "simple"
+    configs = {c["configTypeId"]: c for c in listed(admin, f"/services/{service_id}/configs")}
+    assert configs["g7cIWbcGg"]["data"]["portRanges"][0]["high"] == 443 and configs["NH5p4FpGR"]["data"]["port"] == 8443
+    policies = {p["type"].lower(): p for p in listed(admin, f"/services/{service_id}/service-policies")}
+    assert set(policies) == {"dial", "bind"} and sorted(policies["dial"]["identityRoles"]) == sorted(
+        [f"@{alice['id']}", "#staff"]
+    )
+
+    edited_intercept = {**configs["g7cIWbcGg"]}
+    edited_intercept["data"] = {**edited_intercept["data"], "portRanges": [{"high": 8443, "low": 8443}]}
+    response = admin.request("PATCH", MGMT + f"/configs/{edited_intercept['id']}", json=edited_intercept)
+    assert response.status_code == 200, response.text
+    response = admin.request("PATCH", MGMT + f"/services/{service_id}", json={**service, "configs": config_ids})
+    assert response.status_code == 200, response.text
+    dial = {**policies["dial"], "identityRoles": ["#staff"], "serviceRoles": [f"@{service_id}"]}
+    response = admin.request("PATCH", MGMT + f"/service-policies/{dial['id']}", json=dial)
+    assert response.status_code == 200, response.text
+    assert get(admin, f"/service-policies/{dial['id']}/")["data"]["identityRoles"] == ["#staff"]
+    assert get(admin, f"/configs/{edited_intercept['id']}/")["data"]["data"]["portRanges"] == [
+        {"high": 8443, "low": 8443}
+    ]
+    assert get(admin, f"/services/{service_id}/")["data"]["configs"] == config_ids
