@@ -699,3 +699,43 @@ def test_the_simple_service_wizard_creates_then_edits(admin, network, ziti_uniqu
         {"high": 8443, "low": 8443}
     ]
     assert get(admin, f"/services/{service_id}/")["data"]["configs"] == config_ids
+
+
+def test_router_pages_re_enroll_and_the_double_slash_calls(admin, network, ziti_unique):
+    router_id = network["router"]
+    # the edge router form: associated services and identities, and its refresh by call('/edge-routers/ID'),
+    # which the data service joins to the prefix with a second slash (as the identity form's refresh and test)
+    assert listed(admin, f"/edge-routers/{router_id}/services") == []  # no service edge router policy yet
+    serp = {"name": ziti_unique("serp"), "edgeRouterRoles": ["#public"], "serviceRoles": ["#web"], "semantic": "AnyOf"}
+    assert admin.request("POST", MGMT + "/service-edge-router-policies", json=serp).status_code == 201
+    assert [s["id"] for s in listed(admin, f"/edge-routers/{router_id}/services")] == [network["service"]]
+    assert isinstance(listed(admin, f"/edge-routers/{router_id}/identities"), list)
+    assert get(admin, f"//edge-routers/{router_id}")["data"]["id"] == router_id
+    assert get(admin, f"//identities/{network['identity']}")["data"]["id"] == network["identity"]
+    advice = get(admin, f"//identities/{network['identity']}/policy-advice/{network['service']}")["data"]
+    # the form's test reads isDialAllowed/isBindAllowed and the router counts (commonCount and onlineCount, which
+    # it also reads, are in no controller's answer: the documented commonRouters list is what there is)
+    assert {"isDialAllowed", "isBindAllowed", "identityRouterCount", "serviceRouterCount", "commonRouters"} <= set(
+        advice
+    )
+    before = get(admin, f"/edge-routers/{router_id}/")["data"]
+    assert before["versionInfo"]["os"] is not None  # the list renders versionInfo.os.toLowerCase()
+    response = admin.request("POST", MGMT + f"/edge-routers/{router_id}/re-enroll", json={})
+    assert response.status_code == 200, response.text
+    after = get(admin, f"/edge-routers/{router_id}/")["data"]
+    assert after["enrollmentJwt"] and after["enrollmentToken"]
+
+    # the transit router form posts the EdgeRouter model: fields a transit router lacks are ignored
+    model = {
+        "name": ziti_unique("tr"),
+        "roleAttributes": [],
+        "appData": {},
+        "isTunnelerEnabled": True,
+        "noTraversal": False,
+        "cost": 3,
+        "tags": {},
+    }
+    transit = saved(admin, "POST", "transit-routers", model)
+    assert transit["name"] == model["name"] and transit["cost"] == 3 and transit["enrollmentJwt"]
+    assert transit["id"] in [r["id"] for r in listed(admin, "/transit-routers" + PAGED)]
+    assert saved(admin, "PATCH", "transit-routers", {**model, "cost": 7}, transit["id"])["cost"] == 7
