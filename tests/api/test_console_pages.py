@@ -739,3 +739,30 @@ def test_router_pages_re_enroll_and_the_double_slash_calls(admin, network, ziti_
     assert transit["name"] == model["name"] and transit["cost"] == 3 and transit["enrollmentJwt"]
     assert transit["id"] in [r["id"] for r in listed(admin, "/transit-routers" + PAGED)]
     assert saved(admin, "PATCH", "transit-routers", {**model, "cost": 7}, transit["id"])["cost"] == 7
+
+
+def test_the_identity_service_path_follows_the_links(admin, network):
+    """IdentityServicePathComponent: the identity's services and edge routers, then each service's
+    ``_links`` hrefs (``./services/ID/...``, with ``./`` cut) and each Bind policy's ``identities`` link."""
+    identity_id = network["identity"]
+    bind = {
+        "name": "path-bind",
+        "type": "Bind",
+        "semantic": "AnyOf",
+        "identityRoles": [f"@{identity_id}"],
+        "serviceRoles": ["#web"],
+    }
+    assert admin.request("POST", MGMT + "/service-policies", json=bind).status_code == 201
+    services = listed(admin, f"/identities/{identity_id}/services")
+    assert isinstance(listed(admin, f"/identities/{identity_id}/edge-routers"), list)
+    service = next(s for s in services if s["id"] == network["service"])
+    links = service["_links"]
+    for name in ("configs", "service-edge-router-policies", "service-policies"):
+        assert links[name]["href"] == f"./services/{service['id']}/{name}", name
+    policies = listed(admin, "/" + links["service-policies"]["href"].replace("./", "", 1))  # JS replace: the first
+    binds = [p for p in policies if p["type"] == "Bind"]
+    assert binds, policies
+    for policy in binds:
+        href = policy["_links"]["identities"]["href"]
+        assert href == f"./service-policies/{policy['id']}/identities"
+        assert identity_id in [i["id"] for i in listed(admin, "/" + href.replace("./", "", 1))]
