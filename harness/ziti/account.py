@@ -355,6 +355,17 @@ def cmd_unwrap(args) -> int:
     return 0
 
 
+def cmd_cluster_recover(args) -> int:
+    """``ziti ops cluster recover CONFIG``: this project's controller is never clustered (no raft state to force
+    to one node), so it answers as the real command does for a controller configured without HA."""
+    path = Path(args.controller_config)
+    if not path.is_file():
+        raise CliError(f'failed to load controller config "{path}": no such file', FAILED)
+    raise CliError(
+        f"controller config \"{path}\" has no 'cluster' section; this controller is not configured for HA", FAILED
+    )
+
+
 def register_ops(top_sub) -> None:
     ops = top_sub.add_parser("ops", help="various utilities useful when operating a Ziti network")
     ops_sub = ops.add_subparsers(dest="ops_verb", required=True, metavar="VERB")
@@ -364,3 +375,9 @@ def register_ops(top_sub) -> None:
     p.add_argument("--key", default=None, help="output private key file, defaults to ./<root>.key")
     p.add_argument("--ca", default=None, help="output ca bundle file, defaults to ./<root>.ca")
     p.set_defaults(func=cmd_unwrap)
+    cluster = ops_sub.add_parser("cluster", help="operations on a controller cluster's local state")
+    cluster_sub = cluster.add_subparsers(dest="cluster_verb", required=True, metavar="VERB")
+    p = cluster_sub.add_parser("recover", help="force the local raft state to a single node (HA controllers only)")
+    p.add_argument("controller_config", help="the controller's configuration file")
+    bool_flag(p, "--yes", dest="yes", help="skip the confirmation prompt")
+    p.set_defaults(func=cmd_cluster_recover)

@@ -138,3 +138,17 @@ def test_external_jwt_login_and_ignore_config(ziti, quickstart, tmp_path):
     out = quiet.edge("login", url, "-u", "admin", "-p", "admin", "-y", "--ignore-config")
     assert "Saving identity" not in out
     assert not (tmp_path / "quiet" / ".config" / "ziti" / "ziti-cli.json").exists()
+
+
+def test_ops_cluster_recover_answers_as_for_a_controller_without_ha(tmp_path):
+    config = tmp_path / "ctrl.yaml"
+    config.write_text("v: 3\n")
+    done = Ziti(tmp_path)("ops", "cluster", "recover", config, "--yes")
+    assert done.returncode == 1
+    assert one_error(done) == (
+        f"error: controller config \"{config}\" has no 'cluster' section; this controller is not configured for HA"
+    )
+    missing = Ziti(tmp_path)("ops", "cluster", "recover", tmp_path / "none.yaml")
+    assert missing.returncode == 1 and "failed to load controller config" in one_error(missing)
+    usage = Ziti(tmp_path)("ops", "cluster", "recover")
+    assert usage.returncode == 2
