@@ -766,3 +766,17 @@ def test_the_identity_service_path_follows_the_links(admin, network):
         href = policy["_links"]["identities"]["href"]
         assert href == f"./service-policies/{policy['id']}/identities"
         assert identity_id in [i["id"] for i in listed(admin, "/" + href.replace("./", "", 1))]
+
+
+def test_api_session_and_session_detail_pages(admin, api):
+    """The API sessions page opens ``api-sessions/ID/``; a row's delete ends that session."""
+    other = api.signed_in("admin", "admin")
+    mine = get(admin, "/current-api-session")["data"]["id"]
+    other_id = get(other, "/current-api-session")["data"]["id"]
+    page = listed(admin, "/api-sessions" + "?limit=100&offset=0&sort=createdAt desc")
+    assert {mine, other_id} <= {s["id"] for s in page}
+    detail = get(admin, f"/api-sessions/{other_id}/")["data"]
+    assert detail["id"] == other_id and detail["identity"]["name"] and "lastActivityAt" in detail
+    assert isinstance(listed(admin, "/sessions?limit=100&offset=0&sort=createdAt desc"), list)
+    assert admin.request("DELETE", MGMT + f"/api-sessions/{other_id}").status_code == 200
+    assert other.request("GET", MGMT + "/current-api-session").status_code == 401
