@@ -329,6 +329,12 @@ def test_edge_router_policy_and_service_edge_router_policy_pages(admin, network,
     assert network["identity"] in [
         i["id"] for i in listed(admin, f"/edge-router-policies/{erp['id']}/identities" + PAGED)
     ]
+    # the pickers' raw-filter paging ({rawFilter: true, filter: '', total: -1, sort: 'name'})
+    raw = "?filter=&limit=-1&offset=0&sort=name asc"
+    assert "public" in listed(admin, "/edge-router-role-attributes" + raw)
+    assert "staff" in listed(admin, "/identity-role-attributes" + raw)
+    assert network["identity"] in [i["id"] for i in listed(admin, "/identities" + raw)]
+    assert network["router"] in [r["id"] for r in listed(admin, "/edge-routers" + raw)]
     # the role filter: get('edge-routers', paging with noSearch false) and the attributes filtered in the browser
     searched = listed(admin, '/edge-routers?filter=(name contains "")&limit=100&offset=0&sort=name asc')
     assert network["router"] in [r["id"] for r in searched]
