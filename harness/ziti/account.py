@@ -1,4 +1,4 @@
-"""``ziti edge login|logout|enroll|policy-advisor``."""
+"""``ziti edge login|logout|enroll|policy-advisor`` and ``ziti ops unwrap|cluster recover``."""
 
 from __future__ import annotations
 
@@ -113,10 +113,13 @@ def login(url: str | None, creds: Credentials, *, ca: str | None, yes: bool, tim
         base, management = _controller_url(url)
         if ca is None and base.startswith("https") and not session.trusted_by_system(base, timeout):
             ca = _trusted_ca(base, yes, timeout)
+        for path in (ca, *(cert or ())):
+            if path and not Path(path).is_file():
+                raise CliError(f"no such file: {path}", USAGE)
         try:
             connection = ZitiClient.connect(base, ca=ca, cert=cert, timeout=timeout)
         except (OSError, ValueError) as ex:  # ssl.SSLError is an OSError
-            raise CliError(f"could not use the client certificate and key: {ex}", USAGE) from ex
+            raise CliError(f"could not load the CA bundle, client certificate or key: {ex}", USAGE) from ex
         with connection as client:
             token = _authenticate(client, base, creds)
     return management, token, (str(Path(ca).resolve()) if ca else None)

@@ -109,6 +109,14 @@ def test_client_certificate_and_identity_file_logins(ziti, quickstart, tmp_path)
 
     half = user("edge", "login", url, "-c", tmp_path / "cert.pem", "--ca", tmp_path / "ca.pem")
     assert half.returncode == 2 and "--client-key" in one_error(half)
+    swapped = user(
+        "edge", "login", url, "-c", tmp_path / "key.pem", "-k", tmp_path / "cert.pem", "--ca", tmp_path / "ca.pem"
+    )
+    assert swapped.returncode == 2 and "could not load" in one_error(swapped)
+    missing = user(
+        "edge", "login", url, "-c", tmp_path / "nope.pem", "-k", tmp_path / "key.pem", "--ca", tmp_path / "ca.pem"
+    )
+    assert missing.returncode == 2 and one_error(missing) == f"error: no such file: {tmp_path / 'nope.pem'}"
     stranger = Ziti(tmp_path / "stranger")
     ziti.edge("create", "identity", "cert-gone", "-A", "-o", tmp_path / "gone.jwt")
     ziti.edge("enroll", tmp_path / "gone.jwt", "-o", tmp_path / "gone.json")
