@@ -152,6 +152,7 @@ class IdentityManager(EntityManager):
             self.require_ref(record, "auth_policy_id")
         if record.get("external_id") == "":
             record["external_id"] = None
+        record["default_hosting_precedence"] = record.get("default_hosting_precedence") or "default"
 
     def before_delete(self, record: dict) -> None:
         if record.get("is_default_admin"):

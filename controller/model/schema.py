@@ -17,7 +17,9 @@ FREE_MAP = {"type": ["object", "null"]}
 ATTRIBUTES = {"type": ["array", "null"], "items": {"type": "string"}}
 ROLES = {"type": ["array", "null"], "items": {"type": "string"}}
 COST = {"type": ["integer", "null"], "minimum": 0, "maximum": 65535}
-PRECEDENCE = {"type": ["string", "null"], "enum": ["default", "required", "failed", None]}
+#: an optional precedence: as the real (go-swagger) validation skips an optional enum's zero value,
+#: ``""`` is accepted and means the default (the Admin Console's terminator form sends it)
+PRECEDENCE = {"type": ["string", "null"], "enum": ["default", "required", "failed", "", None]}
 DATETIME = {"type": "string", "format": "date-time"}
 BOOLEAN = {"type": "boolean"}
 SEMANTIC = {"type": "string", "enum": ["AllOf", "AnyOf"]}

@@ -3,6 +3,8 @@
 * ``ziti version`` prints :data:`VERSION`, the real release whose behaviour this project follows;
 * ``ziti edge quickstart`` runs a controller and its edge router (``harness.ziti.quickstart``);
 * ``ziti edge login|logout|enroll|policy-advisor`` (``harness.ziti.account``);
+* ``ziti ops unwrap`` splits an identity file into PEM files; ``ziti ops cluster recover`` answers as the real
+  one does for a controller without HA (``harness.ziti.account``);
 * ``ziti edge create|update|delete|list`` for identities, services, configs, config types,
   policies, edge routers, auth policies, CAs, external JWT signers, posture checks
   (``harness.ziti.edge``).
@@ -82,6 +84,7 @@ def parser():
     edge.register_create(edge_sub)
     edge.register_update(edge_sub)
     edge.register_delete_and_list(edge_sub)
+    account.register_ops(sub)
     return top
 
 

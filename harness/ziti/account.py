@@ -1,4 +1,4 @@
-"""``ziti edge login|logout|enroll|policy-advisor``."""
+"""``ziti edge login|logout|enroll|policy-advisor`` and ``ziti ops unwrap|cluster recover``."""
 
 from __future__ import annotations
 
@@ -33,59 +33,191 @@ def fetch_ca_bundle(base: str, timeout: float = 30.0) -> str:
         return pem_bundle(parse_cacerts(anonymous.edge.list_well_known_cas()))
 
 
-def login(url: str, username: str, password: str, *, ca: str | None, yes: bool, cli_identity=None, timeout=30.0):
-    """Log in and save the session; return (config file, management URL)."""
-    base, management = _controller_url(url)
-    if ca is None and base.startswith("https") and not session.trusted_by_system(base, timeout):
-        if not yes:
+class Credentials:
+    """What ``ziti edge login`` authenticates with, in the real command's order of preference:
+    ``--token``, then ``-u``/``-p``, then ``--client-cert``/``--client-key``, then ``--file``, then ``--ext-jwt``."""
+
+    def __init__(self, args):
+        self.token = args.token or None
+        self.username = args.username
+        self.password = args.password
+        self.client_cert = args.client_cert or None
+        self.client_key = args.client_key or None
+        self.identity_file = args.file or None
+        self.ext_jwt = Path(args.ext_jwt).read_text().strip() if args.ext_jwt else None
+
+    @property
+    def needs_password(self) -> bool:
+        return not (self.token or self.client_cert or self.client_key or self.identity_file or self.ext_jwt)
+
+    @property
+    def method(self) -> str:
+        if self.token:
+            return "token"
+        if self.username and self.password:
+            return "password"
+        if self.client_cert or self.client_key:
+            return "cert"
+        if self.identity_file:
+            return "file"
+        return "ext-jwt"
+
+
+def is_jwt(token: str) -> bool:
+    """An OIDC access token (three base64url parts) rather than a legacy ``zt-session`` token."""
+    import base64
+
+    parts = token.split(".")
+    if len(parts) != 3:
+        return False
+    try:
+        header = json.loads(base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4)))
+    except ValueError:
+        return False
+    return isinstance(header, dict) and "alg" in header
+
+
+def _identity_material(path: str, folder: Path) -> tuple[str, str, str, str]:
+    """(ztAPI, cert file, key file, CA file) of an SDK identity file, written owner-only into ``folder``."""
+    try:
+        identity = json.loads(Path(path).read_text())
+        ztapi = (identity.get("ztAPIs") or [None])[0] or identity["ztAPI"]
+        material = {name: identity["id"][name] for name in ("cert", "key", "ca")}
+    except (ValueError, KeyError, TypeError) as ex:
+        raise CliError(f"could not read file {path}: not an identity file with ztAPI and id.cert/key/ca", USAGE) from ex
+    files = []
+    for name, value in material.items():
+        text = value[len("pem:") :] if value.startswith("pem:") else Path(value[len("file://") :]).read_text()
+        target = folder / f"{name}.pem"
+        session.write_private(target, text)
+        files.append(str(target))
+    return ztapi, files[0], files[1], files[2]
+
+
+def login(url: str | None, creds: Credentials, *, ca: str | None, yes: bool, timeout=30.0):
+    """Authenticate as ``creds`` says; return (management URL, token, CA file or None) without saving."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="ziti-login-") as scratch:
+        cert = None
+        if creds.method == "file":
+            ztapi, cert_file, key_file, identity_ca = _identity_material(creds.identity_file, Path(scratch))
+            url = url or ztapi
+            cert = (cert_file, key_file)
+            if ca is None:
+                ca = str(session.cache_ca(urlsplit(_controller_url(url)[0]).hostname, Path(identity_ca).read_text()))
+        elif creds.method == "cert":
+            if not (creds.client_cert and creds.client_key):
+                raise CliError("certificate login needs both --client-cert FILE and --client-key FILE", USAGE)
+            cert = (creds.client_cert, creds.client_key)
+        base, management = _controller_url(url)
+        if ca is None and base.startswith("https") and not session.trusted_by_system(base, timeout):
+            ca = _trusted_ca(base, yes, timeout)
+        for path in (ca, *(cert or ())):
+            if path and not Path(path).is_file():
+                raise CliError(f"no such file: {path}", USAGE)
+        try:
+            connection = ZitiClient.connect(base, ca=ca, cert=cert, timeout=timeout)
+        except (OSError, ValueError) as ex:  # ssl.SSLError is an OSError
+            raise CliError(f"could not load the CA bundle, client certificate or key: {ex}", USAGE) from ex
+        with connection as client:
+            token = _authenticate(client, base, creds)
+    return management, token, (str(Path(ca).resolve()) if ca else None)
+
+
+def _trusted_ca(base: str, yes: bool, timeout: float) -> str:
+    """The CA file to trust ``base`` by: the bundle cached by an earlier ``-y`` when the controller still
+    serves it, else (with ``-y``) the one it serves now, cached in ``certificates/<hostname>``."""
+    hostname = urlsplit(base).hostname
+    served = fetch_ca_bundle(base, timeout)
+    cached = session.config_dir() / "certificates" / hostname
+    if cached.exists() and cached.read_text() == served:
+        return str(cached)
+    if not yes:
+        if cached.exists():
             raise CliError(
-                f"the controller at {base} presents a certificate authority this machine does not trust: "
-                "pass -y to trust the one it serves, or --ca FILE",
+                f"the certificate authority the controller at {base} serves doesn't match the one cached at "
+                f"{cached}: pass -y to replace it, or --ca FILE",
                 UNREACHABLE,
             )
-        ca = str(session.cache_ca(urlsplit(base).hostname, fetch_ca_bundle(base, timeout)))
-    with ZitiClient.connect(base, ca=ca, timeout=timeout) as client:
-        try:
-            token = client.management.call(
-                "authenticate", method="password", body={"username": username, "password": password}
-            )["token"]
-        except ApiError as ex:
-            if ex.status == 401:
-                raise CliError(
-                    f"the controller at {base} refused the login of {username!r} ({ex.code}): check -u and -p",
-                    UNREACHABLE,
-                ) from ex
-            raise
-    path = session.save_login(
-        management, username, token, str(Path(ca).resolve()) if ca else None, cli_identity=cli_identity
-    )
-    return path, management
+        raise CliError(
+            f"the controller at {base} presents a certificate authority this machine does not trust: "
+            "pass -y to trust the one it serves, or --ca FILE",
+            UNREACHABLE,
+        )
+    return str(session.cache_ca(hostname, served))
+
+
+def _authenticate(client: ZitiClient, base: str, creds: Credentials) -> str:
+    method = creds.method
+    try:
+        if method == "token":
+            if is_jwt(creds.token):
+                client.http.headers["Authorization"] = f"Bearer {creds.token}"
+            else:
+                client.token = creds.token
+            client.management.call("getCurrentAPISession")
+            return creds.token
+        if method == "password":
+            body = {"username": creds.username, "password": creds.password}
+            return client.management.call("authenticate", method="password", body=body)["token"]
+        if method == "ext-jwt":
+            headers = {"Authorization": f"Bearer {creds.ext_jwt}"}
+            return client.management.call("authenticate", method="ext-jwt", body={}, headers=headers)["token"]
+        return client.management.call("authenticate", method="cert", body={})["token"]
+    except ApiError as ex:
+        if ex.status == 401:
+            who = {
+                "token": "the token given",
+                "password": f"the login of {creds.username!r}",
+                "ext-jwt": "the external JWT",
+            }.get(method, "the certificate login")
+            fix = {
+                "token": "log in with -u and -p, or get a new token",
+                "password": "check -u and -p",
+                "ext-jwt": "check the JWT's issuer, audience and expiry against the ext-jwt signer",
+            }.get(method, "check that the certificate belongs to an enrolled identity")
+            raise CliError(f"the controller at {base} refused {who} ({ex.code}): {fix}", UNREACHABLE) from ex
+        raise
 
 
 def cmd_login(args) -> int:
     url = args.url
     config = session.load_config()
-    saved = config["edgeIdentities"].get(session.identity_name(config, args.cli_identity)) or {}
-    if url is None:
+    name = session.identity_name(config, args.cli_identity)
+    saved = {} if args.ignore_config else config["edgeIdentities"].get(name) or {}
+    creds = Credentials(args)
+    if url is None and not creds.identity_file:
         if not saved.get("url"):
             raise CliError("give the controller address: ziti edge login HOST:PORT -u USER -p PASSWORD", USAGE)
         url = saved["url"]
-        print(f"Using controller url: {url} from identity '{session.identity_name(config)}' in config file")
-    username = args.username or saved.get("username")
-    if not username:
-        raise CliError("give a username with -u USER", USAGE)
-    password = args.password
-    if password is None:
-        if not sys.stdin.isatty():
-            raise CliError("give a password with -p PASSWORD", USAGE)
-        import getpass
+        print(f"Using controller url: {url} from identity '{name}' in config file: {session.config_file()}")
+    if creds.token and args.read_only is None:
+        args.read_only = True
+        print(
+            "NOTE: When using --token the saved identity will be marked as read-only "
+            "unless --read-only=false is provided"
+        )
+    if creds.needs_password:
+        creds.username = creds.username or saved.get("username")
+        if not creds.username:
+            raise CliError(
+                "username required but not provided: give -u USER (or --token, --client-cert, --file)", USAGE
+            )
+        if creds.password is None:
+            if not sys.stdin.isatty():
+                raise CliError("password required but not provided: give -p PASSWORD", USAGE)
+            import getpass
 
-        password = getpass.getpass("Enter password: ")
-    path, _ = login(
-        url, username, password, ca=args.cert, yes=bool(args.yes), cli_identity=args.cli_identity, timeout=args.timeout
+            creds.password = getpass.getpass("Enter password: ")
+    management, token, ca = login(url, creds, ca=args.ca, yes=bool(args.yes), timeout=args.timeout)
+    if args.ignore_config:
+        return 0
+    username = creds.username if creds.method == "password" else ""
+    path = session.save_login(
+        management, username, token, ca, cli_identity=args.cli_identity, read_only=bool(args.read_only)
     )
-    config = session.load_config()
-    print(f"Saving identity '{session.identity_name(config, args.cli_identity)}' to {path}")
+    print(f"Saving identity '{name}' to {path}")
     return 0
 
 
@@ -174,12 +306,16 @@ def register(edge_sub) -> None:
     p = edge_sub.add_parser("login", help="logs into a Ziti Edge Controller instance")
     p.add_argument("url", nargs="?", default=None, help="controller host[:port][/path]")
     p.add_argument("-u", "--username", default=None, help="username to use for authenticating")
-    p.add_argument("-p", "--password", default=None, help="password to use for authenticating")
-    p.add_argument("-c", "--cert", "--ca", dest="cert", default=None, help="additional root certificates (PEM file)")
+    p.add_argument("-p", "--password", default=None, help="password to use for authenticating (prompted if missing)")
+    p.add_argument("-t", "--token", default=None, help="an api session token already acquired (saved read-only)")
+    p.add_argument("--ca", "--cert", dest="ca", default=None, help="additional root certificates (PEM file)")
+    bool_flag(p, "--read-only", dest="read_only", help="marks this login as read-only (only GET operations)")
     bool_flag(p, "-y", "--yes", dest="yes", help="trust the certificate authority the controller serves")
-    p.add_argument("-t", "--token", default=None, help="an api session token already acquired (not supported)")
-    bool_flag(p, "--read-only", dest="read_only", help="marks this login as read-only")
-    bool_flag(p, "--ignore-config", dest="ignore_config", help="ignore the config file")
+    bool_flag(p, "--ignore-config", dest="ignore_config", help="neither read nor write the config file")
+    p.add_argument("-c", "--client-cert", default=None, help="a certificate used to authenticate")
+    p.add_argument("-k", "--client-key", default=None, help="the key to use with certificate authentication")
+    p.add_argument("-e", "--ext-jwt", default=None, help="a file holding a JWT from an external provider")
+    p.add_argument("-f", "--file", default=None, help="an identity file to use for authentication")
     add_common(p)
     p.set_defaults(func=cmd_login)
 
@@ -202,3 +338,49 @@ def register(edge_sub) -> None:
     bool_flag(p, "-q", "--quiet", dest="quiet", help="minimize output by hiding header and OKAY lines")
     add_common(p)
     p.set_defaults(func=cmd_policy_advisor)
+
+
+def cmd_unwrap(args) -> int:
+    """``ziti ops unwrap FILE.json``: the identity file's certificate, key and CA bundle as PEM files."""
+    path = Path(args.identity_file)
+    try:
+        identity = json.loads(path.read_text())
+        parts = {name: identity["id"][name] for name in ("cert", "key", "ca")}
+    except (ValueError, KeyError, TypeError) as ex:
+        raise CliError(f"{path} is not an identity file (JSON with id.cert, id.key, id.ca)", USAGE) from ex
+    root = str(path)[: -len(".json")] if str(path).endswith(".json") else str(path)
+    targets = {"cert": args.cert or root + ".cert", "key": args.key or root + ".key", "ca": args.ca or root + ".ca"}
+    unsupported = [name for name, value in parts.items() if not str(value).startswith("pem:")]
+    if unsupported:
+        raise CliError(f"{', '.join(unsupported)} of {path} are not inline PEM (pem:...): only PEM is supported", USAGE)
+    for name, value in parts.items():
+        session.write_private(Path(targets[name]), value[len("pem:") :])
+    return 0
+
+
+def cmd_cluster_recover(args) -> int:
+    """``ziti ops cluster recover CONFIG``: this project's controller is never clustered (no raft state to force
+    to one node), so it answers as the real command does for a controller configured without HA."""
+    path = Path(args.controller_config)
+    if not path.is_file():
+        raise CliError(f'failed to load controller config "{path}": no such file', FAILED)
+    raise CliError(
+        f"controller config \"{path}\" has no 'cluster' section; this controller is not configured for HA", FAILED
+    )
+
+
+def register_ops(top_sub) -> None:
+    ops = top_sub.add_parser("ops", help="various utilities useful when operating a Ziti network")
+    ops_sub = ops.add_subparsers(dest="ops_verb", required=True, metavar="VERB")
+    p = ops_sub.add_parser("unwrap", help="unwrap a Ziti identity file into its separate pieces (PEM only)")
+    p.add_argument("identity_file", help="the identity file (JSON)")
+    p.add_argument("--cert", default=None, help="output certificate file, defaults to ./<root>.cert")
+    p.add_argument("--key", default=None, help="output private key file, defaults to ./<root>.key")
+    p.add_argument("--ca", default=None, help="output ca bundle file, defaults to ./<root>.ca")
+    p.set_defaults(func=cmd_unwrap)
+    cluster = ops_sub.add_parser("cluster", help="operations on a controller cluster's local state")
+    cluster_sub = cluster.add_subparsers(dest="cluster_verb", required=True, metavar="VERB")
+    p = cluster_sub.add_parser("recover", help="force the local raft state to a single node (HA controllers only)")
+    p.add_argument("controller_config", help="the controller's configuration file")
+    bool_flag(p, "--yes", dest="yes", help="skip the confirmation prompt")
+    p.set_defaults(func=cmd_cluster_recover)

@@ -108,8 +108,20 @@ def role_ids(client: ZitiClient, roles: list[str] | None, collection: str) -> li
     return [("@" + resolve(client, collection, role[1:])) if role.startswith("@") else role for role in roles]
 
 
+def writable(client: ZitiClient) -> ZitiClient:
+    """``client``, unless its login is read-only (then the real command's refusal, before any lookup)."""
+    if getattr(client, "read_only", False):
+        raise CliError("this login is marked read-only, only GET operations are allowed", FAILED)
+    return client
+
+
 def send(client: ZitiClient, method: str, path: str, body=None, *, params=None):
-    """A management request; the response (ApiError for a non-2xx answer)."""
+    """A management request; the response (ApiError for a non-2xx answer).
+
+    A login saved read-only (``login --read-only``, or ``--token`` without ``--read-only=false``)
+    sends no change, as the real command refuses one."""
+    if method != "GET":
+        writable(client)
     response = client.mgmt(method, path, json=body, params=params)
     if response.status_code >= 300:
         raise ApiError(response)

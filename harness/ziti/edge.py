@@ -25,6 +25,7 @@ from harness.ziti.common import (
     slices,
     string_map,
     tags_of,
+    writable,
 )
 from harness.ziti.session import saved_client
 
@@ -378,43 +379,6 @@ def create_ext_jwt_signer(args, client) -> int:
     return 0
 
 
-POSTURE_TYPES = {"mac": "MAC", "domain": "DOMAIN", "mfa": "MFA", "os": "OS", "process": "PROCESS"}
-
-
-def create_posture_check(args, client) -> int:
-    type_id = POSTURE_TYPES[args.posture_type]
-    body = {"name": args.name, "typeId": type_id, "roleAttributes": slices(args.role_attributes) or []}
-    if type_id == "MAC":
-        body["macAddresses"] = slices(args.mac_addresses) or []
-    elif type_id == "DOMAIN":
-        body["domains"] = slices(args.domains) or []
-    elif type_id == "MFA":
-        body["timeoutSeconds"] = args.seconds
-        body["promptOnWake"] = bool(args.wake)
-        body["promptOnUnlock"] = bool(args.unlock)
-        body["ignoreLegacyEndpoints"] = bool(args.ignore_legacy)
-    elif type_id == "OS":
-        body["operatingSystems"] = [_os_spec(spec) for spec in slices(args.os) or []]
-    else:
-        if not (args.os_type and args.path):
-            raise CliError("a process check needs the OS and the path: posture-check process NAME OS PATH", USAGE)
-        body["process"] = {
-            "osType": args.os_type,
-            "path": args.path,
-            "hashes": slices(args.hashes) or [],
-            "signerFingerprint": args.signer_fingerprint or None,
-        }
-    _set(body, "tags", tags_of(args))
-    _created(args, send(client, "POST", "/posture-checks", body), "posture check", args.name)
-    return 0
-
-
-def _os_spec(spec: str) -> dict:
-    """``Windows:10.0.19041:10.0.19042`` -> ``{"type": "Windows", "versions": [...]}``."""
-    kind, *versions = spec.split(":")
-    return {"type": kind, "versions": versions}
-
-
 # -- update ------------------------------------------------------------------------
 
 
@@ -528,6 +492,7 @@ def cmd_delete(args) -> int:
     kind = kind_of(args.kind)
     collection = KINDS[kind][0]
     with saved_client(args.cli_identity, args.timeout) as client:
+        writable(client)
         if args.names and args.names[0] == "where":
             if len(args.names) < 2:
                 raise CliError("delete ... where needs a filter, e.g. 'name contains \"test\"'", USAGE)
@@ -759,7 +724,7 @@ def _entity(sub, name: str, func, help: str, *, aliases=(), positionals=("name",
 def _with_client(func):
     def run(args) -> int:
         with saved_client(args.cli_identity, args.timeout) as client:
-            return func(args, client)
+            return func(args, writable(client))
 
     return run
 
@@ -877,28 +842,9 @@ def register_create(edge_sub) -> None:
     )
     _signer_flags(p, patch=False)
 
-    p = _entity(
-        sub,
-        "posture-check",
-        create_posture_check,
-        "creates a posture check (mac, domain, mfa, os, process) managed by the Ziti Edge Controller",
-        positionals=(
-            ("posture_type", {"choices": sorted(POSTURE_TYPES)}),
-            "name",
-            ("os_type", {"nargs": "?", "default": None}),
-            ("path", {"nargs": "?", "default": None}),
-        ),
-    )
-    p.add_argument("-a", "--role-attributes", action="append", default=None, help="Role attributes of the check")
-    p.add_argument("-m", "--mac-addresses", action="append", default=None, help="MAC addresses (mac)")
-    p.add_argument("-d", "--domains", action="append", default=None, help="Windows domains (domain)")
-    p.add_argument("-o", "--os", action="append", default=None, help="TYPE:VERSION... (os)")
-    p.add_argument("-s", "--seconds", type=int, default=-1, help="MFA timeout in seconds (mfa)")
-    bool_flag(p, "-w", "--wake", dest="wake", help="prompt for MFA on wake (mfa)")
-    bool_flag(p, "-u", "--unlock", dest="unlock", help="prompt for MFA on unlock (mfa)")
-    bool_flag(p, "--ignore-legacy", dest="ignore_legacy", help="ignore legacy endpoints (mfa)")
-    p.add_argument("--hashes", action="append", default=None, help="SHA-512 hashes of the process (process)")
-    p.add_argument("--signer-fingerprint", default=None, help="signer fingerprint of the process (process)")
+    from harness.ziti import posture
+
+    posture.register_create(sub, _entity)
 
 
 def argparse_suppress():
@@ -1028,6 +974,10 @@ def register_update(edge_sub) -> None:
 
     p = entity("ext-jwt-signer", update_ext_jwt_signer, aliases=("external-jwt-signer",))
     _signer_flags(p, patch=True)
+
+    from harness.ziti import posture
+
+    posture.register_update(sub, _entity)
 
 
 def register_delete_and_list(edge_sub) -> None:

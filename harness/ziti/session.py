@@ -53,11 +53,11 @@ def save_config(config: dict) -> Path:
     folder.chmod(0o700)
     config["default"] = config.get("default") or "default"
     path = config_file()
-    _write_private(path, json.dumps(config, indent=4))
+    write_private(path, json.dumps(config, indent=4))
     return path
 
 
-def _write_private(path: Path, text: str) -> None:
+def write_private(path: Path, text: str) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as out:
         out.write(text)
@@ -68,7 +68,9 @@ def identity_name(config: dict, chosen: str | None = None) -> str:
     return chosen or config.get("default") or "default"
 
 
-def save_login(url: str, username: str, token: str, ca_file: str | None, *, cli_identity: str | None = None) -> Path:
+def save_login(
+    url: str, username: str, token: str, ca_file: str | None, *, cli_identity: str | None = None, read_only=False
+) -> Path:
     """Record a login under ``cli_identity`` (default ``default``); return the config file."""
     config = load_config()
     name = identity_name(config, cli_identity)
@@ -78,7 +80,7 @@ def save_login(url: str, username: str, token: str, ca_file: str | None, *, cli_
         "token": token,
         "loginTime": datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds"),
         "caCert": ca_file or "",
-        "readOnly": False,
+        "readOnly": bool(read_only),
     }
     return save_config(config)
 
@@ -98,7 +100,7 @@ def cache_ca(hostname: str, pem: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     path = folder / hostname
-    _write_private(path, pem)
+    write_private(path, pem)
     return path
 
 
@@ -123,7 +125,12 @@ def saved_client(cli_identity: str | None = None, timeout: float = 5.0) -> ZitiC
     if ca and not Path(ca).exists():
         ca = None
     client = ZitiClient.connect(base_url(login["url"]), ca=ca, timeout=float(timeout))
-    client.token = login.get("token")
+    token = login.get("token") or ""
+    if token.count(".") == 2:  # an OIDC access token given to `login --token`: sent as a bearer token
+        client.http.headers["Authorization"] = f"Bearer {token}"
+    else:
+        client.token = token or None
+    client.read_only = bool(login.get("readOnly"))
     client.cli_url = login["url"]
     return client
 

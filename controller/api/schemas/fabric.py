@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from controller.api.schemas import Bodies
 from controller.model import schema as s
-from controller.model.terminator import PRECEDENCES
 
 IDS = {"type": ["array", "null"], "items": {"type": "string"}}
 NULLABLE_BOOL = {"type": ["boolean", "null"]}
@@ -44,7 +43,7 @@ _TERMINATOR = {
     "instanceId": s.string(nullable=True),
     "instanceSecret": s.string(nullable=True),
     "cost": s.COST,
-    "precedence": s.enum(*PRECEDENCES, nullable=True),
+    "precedence": s.PRECEDENCE,
     "hostId": s.string(nullable=True),
     "tags": s.TAGS,
 }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from controller.api.schemas import Bodies
 from controller.model import schema as s
-from controller.model.terminator import PRECEDENCES
 
 _COMMON = {
     "service": s.string(),
@@ -14,7 +13,7 @@ _COMMON = {
     "cost": s.integer(minimum=0, maximum=65535, nullable=True),
     "identity": s.string(nullable=True),
     "identitySecret": s.string(nullable=True),
-    "precedence": s.enum(*PRECEDENCES, nullable=True),
+    "precedence": s.PRECEDENCE,
     "tags": s.TAGS,
 }
 CREATE = s.obj(_COMMON, required=("service", "router", "address", "binding"))
