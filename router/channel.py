@@ -134,7 +134,7 @@ class Channel:
 
     def write(self, data: bytes) -> None:
         if not self.closed:
-            self.writer.write(data)
+            self.transport.write(data)
 
     def congested(self) -> bool:
         return self.transport.get_write_buffer_size() > CHANNEL_HIGH
@@ -145,7 +145,7 @@ class Channel:
             return
         if not message.seq:
             message.seq = next(self._seq)
-        self.writer.write(message.encode())
+        self.transport.write(message.encode())
 
     async def send(self, message: Message) -> None:
         self.send_nowait(message)

@@ -253,9 +253,21 @@ class Edge:
         dialer = EdgeEnd(channel, conn_id)
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            """In the read loop that got the host's answer: StateConnected goes out before any host data."""
+            """In the read loop that got the host's answer: StateConnected goes out before any host data, and the
+            controller hears of the circuit before the dialer does (so it is on record before data flows)."""
             if channel.closed:
                 return
+            circuit.first = True
+            circuit.info = {
+                "circuit_id": circuit.id,
+                "service_id": grant.service_id,
+                "identity_id": caller.identity_id,
+                "host_id": route.get("host_id", ""),
+                "terminator_id": route["terminator_id"],
+                "path": list(route["path"]),
+                "links": list(route["links"]),
+            }
+            self.link.circuit_up(circuit.info)
             out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
             if host_key:
                 out.headers[Header.PUBLIC_KEY] = host_key
@@ -268,19 +280,7 @@ class Edge:
             return await self._refuse(channel, message, grant, f"dial failed: {ex}")
         if channel.closed:  # the dialer left while the host was accepting
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
-        if circuit.closed:  # over before this coroutine resumed: nothing to record
-            return None
-        circuit.first = True
-        circuit.info = {
-            "circuit_id": circuit.id,
-            "service_id": grant.service_id,
-            "identity_id": caller.identity_id,
-            "host_id": route.get("host_id", ""),
-            "terminator_id": route["terminator_id"],
-            "path": list(route["path"]),
-            "links": list(route["links"]),
-        }
-        self.link.circuit_up(circuit.info)
+        return None
 
     async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
         """Reach the route's terminator from here: its host on this router, or the next router over a link.

@@ -4,16 +4,16 @@ Why not asyncio's own SSL transport (``loop.create_server(ssl=...)``, ``start_tl
 BIOs behind two protocol layers, so every record is copied socket -> BIO -> plaintext buffer -> app, and each
 write goes app -> SSL -> BIO -> transport buffer -> socket, with a Python call per layer. On the router's path
 (a frame in, a frame out, per hop) that machinery was most of the time. Here OpenSSL reads and writes the socket
-itself (``SSLSocket.recv_into`` / ``send``), the loop's ``add_reader`` / ``add_writer`` say when, and the
+itself (the socket's OpenSSL object reads into one buffer and writes the caller's bytes), the loop's ``add_reader`` / ``add_writer`` say when, and the
 protocol above (``asyncio.StreamReaderProtocol`` during the hello, then the channel's frame parser) sees the
 same transport calls it saw before. See ``docs/architecture.md`` (the router section) for the figures.
 
 * :func:`listen` binds the plain TCP listener; :func:`accept` runs the server handshake on an accepted socket
   within a timeout, :func:`connect` dials and runs the client handshake; both return ``(reader, writer)``.
-* Reads: each readable event reads records until OpenSSL wants more bytes (at most :data:`READ_CHUNK`) into one
-  buffer per thread, and hands them to the protocol as one ``bytes``. TLS 1.3 post-handshake messages (session
-  tickets, key updates) surface as ``SSLWantReadError`` / ``SSLWantWriteError`` on either direction and are
-  retried when the socket allows.
+* Reads: each readable event reads records (at most :data:`READ_CHUNK`; a small record with nothing more
+  buffered ends it) into one buffer per thread and hands them to the protocol as one ``bytes``. TLS 1.3
+  post-handshake messages (session tickets, key updates) surface as ``SSLWantReadError`` /
+  ``SSLWantWriteError`` on either direction and are retried when the socket allows.
 * Writes go to OpenSSL at once; what the socket cannot take yet waits in order and leaves on writable. A write
   OpenSSL started (``SSLWantWriteError``) is retried with the same buffer, as OpenSSL requires. The usual write
   buffer limits drive ``pause_writing`` / ``resume_writing``.
@@ -92,6 +92,9 @@ class TLSTransport(asyncio.Transport):
         self._loop, self._sock, self._protocol = loop, sock, protocol
         self._fd = sock.fileno()
         self._peer = PeerTLS(sock)
+        #: OpenSSL's connection itself: reads and writes skip SSLSocket's Python wrappers (the hot path)
+        self._ssl = sock._sslobj
+        self._view = _read_buffer()
         self._extra = {"socket": sock, "ssl_object": self._peer, "sslcontext": sock.context}
         for key, getter in (("peername", sock.getpeername), ("sockname", sock.getsockname)):
             try:
@@ -153,26 +156,29 @@ class TLSTransport(asyncio.Transport):
 
     # -- reading ----------------------------------------------------------------------------------
     def _read(self) -> None:
-        view, sock = _read_buffer(), self._sock
+        view, tls = self._view, self._ssl
         got, eof, failure = 0, False, None
         while got < READ_CHUNK:
             try:
-                count = sock.recv_into(view[got:])
+                count = tls.read(READ_CHUNK - got, view[got:] if got else view)
             except ssl.SSLWantReadError:
                 break
             except ssl.SSLWantWriteError:
                 self._read_wants_write = True
                 break
+            except ssl.SSLEOFError:
+                eof = True  # the peer went without close_notify: an EOF, as asyncio's SSL transport reads it
+                break
             except (BlockingIOError, InterruptedError):
                 break
-            except OSError as ex:  # ssl.SSLError included: a reset, a bad record, EOF without close_notify
+            except OSError as ex:  # ssl.SSLError included: a reset, a bad record
                 failure = ex
                 break
             if not count:
-                eof = True
+                eof = True  # close_notify
                 break
             got += count
-            if count < _FULL_RECORD and not sock.pending():
+            if count < _FULL_RECORD and not tls.pending():
                 break  # a small record and nothing buffered: no second read that would only say "want read"
         if got:
             self._protocol.data_received(bytes(view[:got]))
@@ -226,7 +232,7 @@ class TLSTransport(asyncio.Transport):
             self._maybe_pause()
             return
         try:
-            sent = self._sock.send(data)
+            sent = self._ssl.write(data)
         except ssl.SSLWantWriteError:
             sent = 0
         except ssl.SSLWantReadError:
@@ -247,11 +253,11 @@ class TLSTransport(asyncio.Transport):
 
     def _flush(self) -> None:
         """Send what waits, in order; a write OpenSSL started is retried with the same buffer."""
-        sock = self._sock
+        tls = self._ssl
         while self._head is not None:
             head = self._head
             try:
-                sent = sock.send(head)
+                sent = tls.write(head)
             except ssl.SSLWantWriteError:
                 break
             except ssl.SSLWantReadError:
@@ -338,7 +344,7 @@ class TLSTransport(asyncio.Transport):
         if self._lost:
             return
         try:
-            self._sock._sslobj.shutdown()  # close_notify; the peer's own is not waited for
+            self._ssl.shutdown()  # close_notify; the peer's own is not waited for
         except (OSError, ValueError, AttributeError):
             pass  # the peer went, or the socket cannot take it now: it reads an EOF instead
         self._lose(None)
