@@ -29,6 +29,7 @@ from nacl import bindings as sodium
 from harness import flows
 from harness.client import ZitiClient
 from harness.enroll import EnrolledIdentity
+from router import tls_transport
 from router.wire import ContentType as CT
 from router.wire import Flag, Header, Message, boolean, i32, read_message, u32
 
@@ -303,7 +304,9 @@ class DataPlane:
 
     async def _open_channel(self, url: str) -> _Channel:
         parts = urlsplit(url)
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=self._context())
+        # the router's own TLS transport (router/tls_transport.py), as asyncio's SSL transport costs a copy and a
+        # Python layer per record; 60 s bounds the handshake, asyncio's default
+        reader, writer = await tls_transport.connect(parts.hostname, parts.port, self._context(), timeout=60.0)
         channel = _Channel(reader, writer)
         hello = Message(CT.HELLO, HELLO_BODY, {Header.SESSION_TOKEN: self.client.session_token.encode()})
         hello.seq = 1

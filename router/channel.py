@@ -140,7 +140,7 @@ class Channel:
         """One encoded frame onto the socket (through the edge faults while one is on)."""
         if not self.closed:
             if self.faults is None:
-                self.writer.write(data)
+                self.transport.write(data)
             else:
                 self.faults.outgoing(self, data)
 
@@ -161,7 +161,7 @@ class Channel:
         if not message.seq:
             message.seq = next(self._seq)
         if self.faults is None:
-            self.writer.write(message.encode())
+            self.transport.write(message.encode())
         else:
             self.faults.outgoing(self, message.encode())
 

@@ -253,9 +253,8 @@ class Edge:
         dialer = EdgeEnd(channel, conn_id)
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            """In the read loop that got the host's answer: the controller hears of the circuit, then
-            StateConnected goes out before any host data (as the real controller has the circuit before the
-            SDK's dial returns, a listing right after a dial shows it)."""
+            """In the read loop that got the host's answer: StateConnected goes out before any host data, and the
+            controller hears of the circuit before the dialer does (so it is on record before data flows)."""
             if channel.closed:
                 return
             circuit.first = True

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import ssl
 import time
 import uuid
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
+from router import tls_transport
 from router.channel import Channel, Handler
 from router.link import ControllerLink
 from router.tls_policy import new_context
@@ -76,14 +78,16 @@ class Links:
         return next((c for c in self.by_id.values() if c.caller == router_id and not c.closed), None)
 
     # -- the listener side -------------------------------------------------------------
-    async def accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        peer = writer.get_extra_info("peername") or ("?", 0)
+    async def accept(self, sock: socket.socket) -> None:
         try:
-            await writer.start_tls(self.server_context, ssl_handshake_timeout=self.hello_timeout)
-        except (ssl.SSLError, ConnectionError, asyncio.TimeoutError) as ex:
+            peer = sock.getpeername()
+        except OSError:
+            peer = ("?", 0)  # the peer went already
+        try:
+            reader, writer = await tls_transport.accept(sock, self.server_context, self.hello_timeout, limit=2**20)
+        except OSError as ex:  # ssl.SSLError, ConnectionError, TimeoutError
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("router: link TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
-            writer.close()
             return
         channel = Channel(reader, writer, "link")
         await self._serve(channel, self._hello_in)
@@ -145,12 +149,10 @@ class Links:
         router_id, url = peer["router_id"], peer["url"]
         parts = urlsplit(url)
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(
-                    parts.hostname, parts.port, ssl=self.client_context, server_hostname=parts.hostname, limit=2**20
-                ),
-                self.hello_timeout,
-            )
+            async with asyncio.timeout(self.hello_timeout):
+                reader, writer = await tls_transport.connect(
+                    parts.hostname, parts.port, self.client_context, server_hostname=parts.hostname, limit=2**20
+                )
         except (OSError, ssl.SSLError, asyncio.TimeoutError) as ex:
             log.warning("router: cannot dial a link to %s at %s: %s", router_id, url, ex)
             return False

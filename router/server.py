@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 import ssl
 import tempfile
 import threading
 from pathlib import Path
 
 from router import links as links_tls
+from router import tls_transport
 from router.channel import Channel
 from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
 from router.edge import Edge
@@ -60,17 +62,11 @@ def link_contexts(creds: Credentials) -> tuple[ssl.SSLContext, ssl.SSLContext] |
         return links_tls.server_context(*files, creds.ca_pem), links_tls.client_context(*client_files, creds.ca_pem)
 
 
-#: TLS read buffer per channel: asyncio allocates 256 KiB per connection; a TLS record is at most 16 KiB
-READ_BUFFER = 32 * 1024
-
-
-def _shrink_read_buffer(writer: asyncio.StreamWriter) -> None:
-    """Hold 1,000 idle channels in tens of MiB rather than hundreds (asyncio internals, if present)."""
-    protocol = getattr(writer.transport, "_ssl_protocol", None)
-    if protocol is not None and hasattr(protocol, "_ssl_buffer"):
-        protocol.max_size = READ_BUFFER
-        protocol._ssl_buffer = bytearray(READ_BUFFER)
-        protocol._ssl_buffer_view = memoryview(protocol._ssl_buffer)
+def _peername(sock: socket.socket) -> tuple:
+    try:
+        return sock.getpeername()
+    except OSError:
+        return ("?", 0)  # the peer went already
 
 
 class EdgeRouter:
@@ -113,8 +109,8 @@ class EdgeRouter:
         self.channel_tasks: set[asyncio.Task] = set()
         self.router_id = ""
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.AbstractServer | None = None
-        self._link_server: asyncio.AbstractServer | None = None
+        self._server: tls_transport.Listener | None = None
+        self._link_server: tls_transport.Listener | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self.error: BaseException | None = None
@@ -185,14 +181,10 @@ class EdgeRouter:
         self.loop = asyncio.new_event_loop()
         try:
             self._context = context
-            self._server = self.loop.run_until_complete(
-                asyncio.start_server(self._accept, self.host, self.port, limit=2**20)
-            )
+            self._server = tls_transport.listen(self.loop, self.host, self.port, self._accept)
             self.port = self._server.sockets[0].getsockname()[1]
             if self.links is not None:
-                self._link_server = self.loop.run_until_complete(
-                    asyncio.start_server(self._accept_link, self.host, self.link_port, limit=2**20)
-                )
+                self._link_server = tls_transport.listen(self.loop, self.host, self.link_port, self._accept_link)
                 self.link_port = self._link_server.sockets[0].getsockname()[1]
         except OSError as ex:
             self.error = OSError(
@@ -249,12 +241,13 @@ class EdgeRouter:
         task.add_done_callback(self.tasks.discard)
 
     # -- channels -------------------------------------------------------------------
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, sock: socket.socket) -> None:
         task = asyncio.current_task()
         self.channel_tasks.add(task)
         try:
-            if await self._handshake(writer):
-                channel = Channel(reader, writer)
+            streams = await self._handshake(sock)
+            if streams is not None:
+                channel = Channel(*streams)
                 edge = self.edge
                 self.edge_faults.opened(channel)
                 try:
@@ -265,11 +258,11 @@ class EdgeRouter:
         finally:
             self.channel_tasks.discard(task)
 
-    async def _accept_link(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept_link(self, sock: socket.socket) -> None:
         task = asyncio.current_task()
         self.channel_tasks.add(task)
         try:
-            await self.links.accept(reader, writer)
+            await self.links.accept(sock)
         finally:
             self.channel_tasks.discard(task)
 
@@ -278,18 +271,16 @@ class EdgeRouter:
             log.info("router: link %s to %s closed", channel.link_id, channel.caller)
         self.circuits.channel_gone(channel, "link down")
 
-    async def _handshake(self, writer: asyncio.StreamWriter) -> bool:
-        """TLS here rather than in the listener, so a refused client certificate is logged once."""
-        peer = writer.get_extra_info("peername") or ("?", 0)
+    async def _handshake(self, sock: socket.socket):
+        """TLS here rather than in the listener, so a refused client certificate is logged once; the channel's
+        (reader, writer), or None."""
+        peer = _peername(sock)
         try:
-            await writer.start_tls(self._context, ssl_handshake_timeout=self.hello_timeout)
-            _shrink_read_buffer(writer)
-            return True
-        except (ssl.SSLError, ConnectionError, asyncio.TimeoutError) as ex:
+            return await tls_transport.accept(sock, self._context, self.hello_timeout, limit=2**20)
+        except OSError as ex:  # ssl.SSLError, ConnectionError, TimeoutError
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
-            writer.close()
-            return False
+            return None
 
     def _revoked(self, kind: str, revoked_id: str) -> None:
         """Called from a controller thread: hand over to the loop."""

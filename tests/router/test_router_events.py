@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import select
+
+from controller.app import router_link
+from harness import flows
 from harness.hosting import hosting
 from harness.sync_dataplane import echo
+from router import EdgeRouter
+from router.wire import ContentType as CT
+from router.wire import Header, Message, i32, u32
+from tests.router.raw import RawChannel
 
 #: what e2ee adds on the wire: a 24-byte stream header, then 17 bytes per message
 HEADER, OVERHEAD = 24, 17
@@ -51,3 +59,38 @@ def test_hosting_says_which_services_have_terminators_right_now(ziti_quickstart)
             "routers": ["quickstart-router"],
             "hosts": [f"{ziti_quickstart.service}-binder"],
         }
+
+
+def test_the_controller_hears_of_a_circuit_before_its_dialer_is_told_it_is_connected(
+    ziti_quickstart, ziti_quickstart_controller, timeline
+):
+    """A dialer may send data the moment StateConnected arrives, so the circuit is on record before then: when
+    the router reports it, not a byte of StateConnected has reached the dialer's socket yet."""
+    link = router_link(ziti_quickstart_controller.controller, name="circuit-order-router")
+    dialer_had_bytes: list[bool] = []
+
+    class Watching:
+        def __getattr__(self, name):
+            return getattr(link, name)
+
+        def circuit_up(self, circuit) -> None:
+            readable, _, _ = select.select([guest.sock], [], [], 0)
+            dialer_had_bytes.append(bool(readable) or guest.sock.pending() > 0)
+            link.circuit_up(circuit)
+
+    qs = ziti_quickstart
+    with EdgeRouter(Watching(), "127.0.0.1", 0) as router:
+        with RawChannel(router.url, qs.binder) as host, RawChannel(router.url, qs.dialer) as guest:
+            host.hello(), guest.hello()
+            token = flows.dial(host.client, qs.service, "Bind")["token"].encode()
+            bind = {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: bytes(32), Header.SUPPORTS_BIND_SUCCESS: b"\x01"}
+            host.send(Message(CT.BIND, token, bind))
+            host.recv(), host.recv()  # StateConnected, BindSuccess
+            token = flows.dial(guest.client, qs.service, "Dial")["token"].encode()
+            guest.send(Message(CT.CONNECT, token, {Header.CONN_ID: u32(1), Header.PUBLIC_KEY: bytes(32)}))
+            dial = host.recv()
+            accepted = {Header.CONN_ID: u32(1), Header.REPLY_FOR: i32(dial.seq)}
+            host.send(Message(CT.DIAL_SUCCESS, u32(dial.int_header(Header.ROUTER_PROVIDED_CONN_ID)), accepted))
+            assert guest.recv().content_type == CT.STATE_CONNECTED
+            assert dialer_had_bytes == [False]
+    qs.admin.management.call("deleteEdgeRouter", link.router_id)
