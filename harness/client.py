@@ -29,7 +29,7 @@ import httpx
 
 from harness.oidc import OidcError, OidcLogin, OidcTokens
 from harness.operations import OPERATIONS
-from harness.transport import inprocess
+from harness.transport import inprocess, over_http, system_ssl_context
 
 PREFIXES = {"client": "/edge/client/v1", "management": "/edge/management/v1", "fabric": "/fabric/v1"}
 _PARAM = re.compile(r"{(\w+)}")
@@ -275,14 +275,18 @@ class ZitiClient:
     ) -> "ZitiClient":
         """A client for a controller at ``url``; ``ca`` is a PEM bundle path, ``cert`` (chain file, key file)."""
         if url.startswith("https"):
-            context = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
-            if not verify:
+            if not verify:  # no CA bundle to load (~20 ms) only to ignore it
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE
-            if cert:
-                context.load_cert_chain(*cert)
+            elif ca or cert:
+                context = ssl.create_default_context(cafile=ca) if ca else ssl.create_default_context()
+                if cert:
+                    context.load_cert_chain(*cert)
+            else:
+                context = system_ssl_context()
             return cls(httpx.Client(base_url=url, verify=context, timeout=timeout))
-        return cls(httpx.Client(base_url=url, timeout=timeout))
+        return cls(over_http(url, timeout=timeout))
 
     @classmethod
     def from_identity_file(cls, path: str | Path, timeout: float = 10.0) -> "ZitiClient":

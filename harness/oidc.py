@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
-import jwt
 
 C_REDIRECT = "http://localhost:20314/auth/callback"
 GO_REDIRECT = "http://localhost:8080/auth/callback"
@@ -58,6 +57,8 @@ class OidcTokens:
 
     @classmethod
     def from_reply(cls, reply: dict, now: float) -> "OidcTokens":
+        import jwt  # here: its import (with cryptography's) is a tenth of a command line's start-up
+
         claims = jwt.decode(reply["access_token"], options={"verify_signature": False})
         return cls(
             reply["access_token"],
@@ -127,6 +128,8 @@ class OidcLogin:
             raise OidcError("callback state", callback)
         tokens = self.exchange_code(location, verifier, state)
         if self.style == "go" and tokens.id_token:
+            import jwt
+
             id_claims = jwt.decode(tokens.id_token, options={"verify_signature": False})
             if id_claims.get("nonce") != nonce:
                 raise OidcError("nonce", callback)

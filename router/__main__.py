@@ -158,7 +158,7 @@ def run_command(args) -> int:
             f"in {time.perf_counter() - started:.2f} s (control channel {config['ctrl']})",
             flush=True,
         )
-        stop.wait()
+        wait_for_signal(stop)
     finally:
         _stop_within(router, STOP_SECONDS)
         link.close()
@@ -167,6 +167,13 @@ def run_command(args) -> int:
 
 #: how long a stopping router waits for its channels to close and the controller to hear it went offline
 STOP_SECONDS = 5.0
+
+
+def wait_for_signal(stop: threading.Event) -> None:
+    """Return once ``stop`` is set; wakes every 0.1 s, because a SIGTERM the kernel hands to another thread
+    does not interrupt the main thread's wait, and Python runs the handler (setting ``stop``) only once it wakes."""
+    while not stop.wait(0.1):
+        pass
 
 
 def _stop_within(router, seconds: float) -> None:

@@ -305,6 +305,22 @@ def test_up_refuses_a_router_wait_that_is_not_a_positive_number_of_seconds(value
     assert done.stderr.startswith("error: ziti-harness up: argument --router-wait: ") and done.stderr.count("\n") == 1
 
 
+def circuit_of_the_dial(admin, before: set[str]) -> dict:
+    """The circuit a dial just made: its router reports it to the controller after the dial succeeded, so
+    it may be listed a moment after the first bytes came back (polled with a deadline, never assumed)."""
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        new = [circuit for circuit in admin.fabric.list_circuits() if circuit["id"] not in before]
+        if new:
+            return max(new, key=lambda c: c["createdAt"])
+        assert time.monotonic() < deadline, "the dial's circuit was never listed"
+        time.sleep(0.02)
+
+
+def circuit_ids(admin) -> set[str]:
+    return {circuit["id"] for circuit in admin.fabric.list_circuits()}
+
+
 def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti_make_router_network, tmp_path):
     """The harness's data plane fails over as an SDK does: a router that refuses is skipped, and a session
     whose routers all refuse is fetched again (the restarted router listens on a new port)."""
@@ -319,10 +335,11 @@ def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti
             assert time.monotonic() < deadline, "the binder's two terminators"
             time.sleep(0.02)
         for _ in range(2):  # the second round kills the router the first one restarted
+            before = circuit_ids(net.admin)
             with guest.dial("fo") as conn:
                 conn.sendall(b"before")
                 assert conn.recv_exactly(6) == b"before"
-                circuit = max(net.admin.fabric.list_circuits(), key=lambda c: c["createdAt"])
+                circuit = circuit_of_the_dial(net.admin, before)
             used = net[circuit["path"]["nodes"][0]["name"]]
             used.kill()
             with guest.dial("fo") as conn:  # the same data plane: no new client, no new session by hand
@@ -352,10 +369,11 @@ def test_a_cut_link_carries_no_new_circuit_until_restored_and_a_slow_one_is_avoi
         net.admin.management.delete_edge_router_policy(policy["id"])  # only the two policies above decide
 
     def path() -> list[str]:
+        before = circuit_ids(net.admin)
         with guest.dial("cut") as conn:
             conn.sendall(b"x")
             assert conn.recv_exactly(1) == b"x"
-            circuit = max(net.admin.fabric.list_circuits(), key=lambda c: c["createdAt"])  # this dial's, the newest
+            circuit = circuit_of_the_dial(net.admin, before)
         return [node["name"] for node in circuit["path"]["nodes"]]
 
     with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import nbformat
 import pytest
-from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
+
+# nbformat, nbclient and jupyter_client are imported where used: nbformat's import alone costs a second of
+# CPU (jsonschema builds an IRI grammar), paid by every test process that merely collects this file
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / "notebooks"
@@ -28,6 +28,8 @@ def test_the_notebooks_are_all_there():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_is_committed_without_outputs(path):
+    import nbformat
+
     notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
@@ -40,6 +42,8 @@ RESET = "%reset -f\nimport os as _os, matplotlib.pyplot as _plt\n_plt.close('all
 @pytest.fixture(scope="module")
 def kernel():
     """One python3 kernel for every notebook this process runs."""
+    from jupyter_client.manager import KernelManager
+
     manager = KernelManager(kernel_name="python3")
     # the checkout under test comes first (an installed copy elsewhere would be imported otherwise)
     path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
@@ -50,6 +54,8 @@ def kernel():
 
 def run_on(kernel, notebook) -> None:
     """Execute ``notebook`` on the shared kernel; raises CellExecutionError on the first failing cell."""
+    from nbclient import NotebookClient
+
     client = NotebookClient(notebook, km=kernel, timeout=300, allow_errors=False,
                             resources={"metadata": {"path": str(FOLDER)}})
     try:
@@ -61,11 +67,15 @@ def run_on(kernel, notebook) -> None:
 
 def reset(kernel) -> None:
     """A clean namespace, no open figures and the notebooks' folder as the working directory."""
+    import nbformat
+
     code = RESET.format(folder=str(FOLDER))
     run_on(kernel, nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)]))
 
 
 def test_the_kernel_imports_the_checkout_under_test(kernel):
+    import nbformat
+
     reset(kernel)
     probe = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
         "import controller, harness\nprint(controller.__file__, harness.__file__)")])
@@ -76,6 +86,8 @@ def test_the_kernel_imports_the_checkout_under_test(kernel):
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs_top_to_bottom(path, kernel):
+    import nbformat
+
     notebook = nbformat.read(path, as_version=4)
     reset(kernel)
     run_on(kernel, notebook)

@@ -6,7 +6,6 @@ import datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft202012Validator
 
 from harness.netcheck import network_schema, problems
 from tests.sizes import examples
@@ -34,6 +33,8 @@ NETWORKS = st.none() | st.dictionaries(st.sampled_from(KINDS), st.none() | st.li
 @settings(max_examples=examples(400, 50), deadline=None)
 @given(NETWORKS)
 def test_the_fast_check_agrees_with_jsonschema(network):
+    from jsonschema import Draft202012Validator  # here: its import costs every collecting process a second
+
     refused = any(True for _ in Draft202012Validator(network_schema()).iter_errors(network))
     schema_problems = [p for p in problems(network, "n.yaml") if "declared twice" not in p]
     assert bool(schema_problems) == refused

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 
-from controller.server.lifecycle import Listener, ListenerError, Listeners, check_ports
+from controller.server.lifecycle import Listener, ListenerError, Listeners, check_ports, wait_for_stop
 from controller.server.serve import ThreadedServer
 
 
@@ -68,3 +72,60 @@ def test_stop_stops_every_listener_and_reports_success():
     assert all(_listening(port) for port in ports)
     assert group.stop() is True
     assert not any(_listening(port) for port in ports)
+
+
+#: SIGINT handed to a thread other than the main one, as the kernel may do with a signal sent to the process
+#: (then the main thread's wait is not interrupted and Python runs the handler only once it wakes)
+OTHER_THREAD_SIGNAL = """
+import signal, sys, threading, time
+from controller.server.lifecycle import stop_on_signals, wait_for_stop
+from router.__main__ import wait_for_signal
+
+class Stop(threading.Event):
+    def __init__(self):
+        super().__init__()
+        self.waiting = threading.Event()
+
+    def wait(self, timeout=None):
+        self.waiting.set()  # the GIL passes to the sender once this thread blocks in the wait below
+        return super().wait(timeout)
+
+stop = Stop()
+stop_on_signals(stop)
+ticks = []
+
+def send():
+    stop.waiting.wait(10)
+    signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+for wait in (lambda: wait_for_stop(stop, lambda: ticks.append(1), every=30), lambda: wait_for_signal(stop)):
+    stop.clear()
+    stop.waiting.clear()
+    threading.Thread(target=send).start()
+    started = time.monotonic()
+    wait()
+    print(round(time.monotonic() - started, 2), len(ticks))
+"""
+
+
+def test_a_signal_landing_on_another_thread_stops_the_controller_and_the_router_wait_at_once():
+    """Ctrl-C on a controller took 5 s about one time in ten: the main thread slept out its sweep interval."""
+    done = subprocess.run([sys.executable, "-c", OTHER_THREAD_SIGNAL], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    controller, router = [line.split() for line in done.stdout.splitlines()]
+    assert float(controller[0]) < 2 and controller[1] == "0", done.stdout  # stopped long before the 30 s tick
+    assert float(router[0]) < 2, done.stdout
+
+
+def test_the_stop_wait_still_ticks_on_its_interval():
+    stop, ticks = threading.Event(), []
+
+    def tick():
+        ticks.append(time.monotonic())
+        if len(ticks) == 3:
+            stop.set()
+
+    started = time.monotonic()
+    wait_for_stop(stop, tick, every=0.05)
+    assert len(ticks) == 3 and ticks[0] - started >= 0.05
+    assert all(later - earlier >= 0.05 for earlier, later in zip(ticks, ticks[1:]))
