@@ -31,6 +31,9 @@ from router.tls_policy import bundle_ders, new_context
 from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
+#: how long a stop waits for closed channels to clean up (terminators, circuits) before cancelling the rest;
+#: within ``python -m router run``'s 5 s stop bound
+SHUTDOWN_WAIT = 3.0
 
 
 def _pem_files(folder: str, chain_pem: str, key_pem: str, stem: str) -> tuple[str, str]:
@@ -107,6 +110,8 @@ class EdgeRouter:
         #: work spawned by channels (dials, binds) and the channels' own read tasks
         self.tasks: set[asyncio.Task] = set()
         self.channel_tasks: set[asyncio.Task] = set()
+        #: accepted connections still in their TLS handshake (a stop cancels them at once)
+        self.handshakes: set[asyncio.Task] = set()
         self.router_id = ""
         self.loop: asyncio.AbstractEventLoop | None = None
         self._server: tls_transport.Listener | None = None
@@ -222,8 +227,11 @@ class EdgeRouter:
             self.links.close_all()
         for channel in list(self.channels):
             channel.close()
+        pending = self.handshakes | (self.links.handshakes if self.links is not None else set())
+        for task in list(pending):  # nothing to clean up: a connection still in its TLS handshake just ends
+            task.cancel()
         if self.channel_tasks:
-            await asyncio.wait(list(self.channel_tasks), timeout=10)
+            await asyncio.wait(list(self.channel_tasks), timeout=SHUTDOWN_WAIT)
         tasks = list(self.tasks | self.channel_tasks)
         for task in tasks:
             task.cancel()
@@ -275,12 +283,19 @@ class EdgeRouter:
         """TLS here rather than in the listener, so a refused client certificate is logged once; the channel's
         (reader, writer), or None."""
         peer = _peername(sock)
+        task = asyncio.current_task()
+        self.handshakes.add(task)
         try:
             return await tls_transport.accept(sock, self._context, self.hello_timeout, limit=2**20)
+        except asyncio.CancelledError:
+            sock.close()  # the router is stopping
+            raise
         except OSError as ex:  # ssl.SSLError, ConnectionError, TimeoutError
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
             return None
+        finally:
+            self.handshakes.discard(task)
 
     def _revoked(self, kind: str, revoked_id: str) -> None:
         """Called from a controller thread: hand over to the loop."""
