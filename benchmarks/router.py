@@ -178,6 +178,33 @@ def run_thread_relay(port: int, target: int, files: tuple[str, str], ready) -> N
             threading.Thread(target=pipe, args=(upstream, downstream), daemon=True).start()
 
 
+class RelayProcess:
+    """``async with RelayProcess(run_relay, target, files, client_ctx) as (send, recv)``: a relay of that kind
+    in its own process in front of ``target``, and one TLS connection through it."""
+
+    def __init__(self, relay, target: int, files: tuple[str, str], context: ssl.SSLContext):
+        self.relay, self.target, self.files, self.context = relay, target, files, context
+
+    async def __aenter__(self):
+        port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+        self.process = multiprocessing.get_context("spawn").Process(
+            target=self.relay, args=(port, self.target, self.files, ready), daemon=True
+        )
+        self.process.start()
+        ready.wait(30)
+        reader, self.writer = await asyncio.open_connection("127.0.0.1", port, ssl=self.context, limit=LIMIT)
+
+        async def send(data):
+            self.writer.write(data)
+            await self.writer.drain()
+
+        return send, reader.readexactly
+
+    async def __aexit__(self, *exc):
+        self.writer.close()
+        self.process.terminate()
+
+
 # -- measurements -------------------------------------------------------------------------
 async def round_trips(send, recv, count: int) -> list[float]:
     out = []
@@ -306,30 +333,15 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
     writer.close()
     # the same echo through a bare asyncio TLS relay in its own process: the floor for any router process
-    # (four process-to-process deliveries per round trip, where the direct echo has none)
-    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
-    relay = multiprocessing.get_context("spawn").Process(
-        target=run_relay, args=(relay_port, echo_server.sockets[0].getsockname()[1], files, ready), daemon=True
-    )
-    relay.start()
-    ready.wait(30)
-    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
-    await round_trips(send, reader.readexactly, 20)  # warm up
-    relayed = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
-    writer.close()
-    relay.terminate()
-    # and through a blocking thread-per-direction relay: no event loop at all in the relay process
-    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
-    relay = multiprocessing.get_context("spawn").Process(
-        target=run_thread_relay, args=(relay_port, echo_server.sockets[0].getsockname()[1], files, ready), daemon=True
-    )
-    relay.start()
-    ready.wait(30)
-    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
-    await round_trips(send, reader.readexactly, 20)  # warm up
-    threaded = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
-    writer.close()
-    relay.terminate()
+    # (four process-to-process deliveries per round trip, where the direct echo has none), and through a
+    # blocking thread-per-direction relay: no event loop at all in the relay process
+    echo_port = echo_server.sockets[0].getsockname()[1]
+    async with RelayProcess(run_relay, echo_port, files, client_ctx) as (send, recv):
+        await round_trips(send, recv, 20)  # warm up
+        relayed = percentiles(await round_trips(send, recv, shape["round_trips"]))
+    async with RelayProcess(run_thread_relay, echo_port, files, client_ctx) as (send, recv):
+        await round_trips(send, recv, 20)
+        threaded = percentiles(await round_trips(send, recv, shape["round_trips"]))
     await conn.close()
     figures.update(
         {
@@ -362,16 +374,8 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     conn = await bulk_guest.dial("bench-bulk")
     routed_mb = await bulk(conn.send, conn.recv_exactly, shape["bulk"])
     sink_server = await asyncio.start_server(make_sink(shape["bulk"]), "127.0.0.1", 0, ssl=server_ctx, limit=LIMIT)
-    relay_port, ready = free_port(), multiprocessing.get_context("spawn").Event()
-    relay = multiprocessing.get_context("spawn").Process(
-        target=run_relay, args=(relay_port, sink_server.sockets[0].getsockname()[1], files, ready), daemon=True
-    )
-    relay.start()
-    ready.wait(30)
-    reader, writer = await asyncio.open_connection("127.0.0.1", relay_port, ssl=client_ctx, limit=LIMIT)
-    relayed_mb = await bulk(send, reader.readexactly, shape["bulk"])
-    writer.close()
-    relay.terminate()
+    async with RelayProcess(run_relay, sink_server.sockets[0].getsockname()[1], files, client_ctx) as (send, recv):
+        relayed_mb = await bulk(send, recv, shape["bulk"])
     figures.update(
         {
             "bulk MB/s via router": routed_mb,
