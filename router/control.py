@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures  # noqa: F401  (named in annotations)
 import itertools
 import logging
 import ssl
@@ -290,12 +291,13 @@ class RemoteControllerLink:
             raise ControlError("not connected to the controller")
         return asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop).result(self.request_timeout + 1)
 
-    def _notify(self, name: str, **args) -> None:
-        """Send without waiting (from the router's event loop too); a failure is logged."""
+    def _notify(self, name: str, **args) -> "concurrent.futures.Future | None":
+        """Send without waiting (from the router's event loop too); a failure is logged. The reply's future."""
         if self.loop is None or not self.loop.is_running():
-            return
+            return None
         future = asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop)
         future.add_done_callback(lambda done: _log_failure(name, done))
+        return future
 
     def _checked(self, name: str, **args) -> Any:
         """A call whose refusal the SDK is told; an unreachable controller is a refusal too."""
@@ -398,8 +400,8 @@ class RemoteControllerLink:
     def route(self, identity_id: str, service_id: str, instance_id: str = "") -> dict:
         return self._checked("route", identityId=identity_id, serviceId=service_id, instanceId=instance_id or "")
 
-    def circuit_up(self, circuit: dict) -> None:
-        self._notify("circuitUp", circuit=dict(circuit))
+    def circuit_up(self, circuit: dict) -> "concurrent.futures.Future | None":
+        return self._notify("circuitUp", circuit=dict(circuit))
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))

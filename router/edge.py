@@ -19,6 +19,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 
 from router.channel import VERSION, Channel, ChannelClosed
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
@@ -253,8 +254,9 @@ class Edge:
         dialer = EdgeEnd(channel, conn_id)
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            """In the read loop that got the host's answer: StateConnected goes out before any host data, and the
-            controller hears of the circuit before the dialer does (so it is on record before data flows)."""
+            """In the read loop that got the host's answer: the controller records the circuit, then the dialer
+            gets StateConnected, before any host data (which waits in the circuit meanwhile). So the circuit is
+            on record when the SDK's dial returns, as on the real controller."""
             if channel.closed:
                 return
             circuit.first = True
@@ -267,7 +269,15 @@ class Edge:
                 "path": list(route["path"]),
                 "links": list(route["links"]),
             }
-            self.link.circuit_up(circuit.info)
+            recorded = self.link.circuit_up(circuit.info)
+            if recorded is None:
+                announce(host_key, circuit)
+            else:
+                self.spawn(self._once_recorded(recorded, lambda: announce(host_key, circuit)))
+
+        def announce(host_key: bytes | None, circuit: Circuit) -> None:
+            if channel.closed or circuit.closed:
+                return
             out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
             if host_key:
                 out.headers[Header.PUBLIC_KEY] = host_key
@@ -281,6 +291,15 @@ class Edge:
         if channel.closed:  # the dialer left while the host was accepting
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
         return None
+
+    @staticmethod
+    async def _once_recorded(recorded, then: Callable[[], None]) -> None:
+        """Run ``then`` once the controller answered (or failed to: that is logged, and the dial goes on)."""
+        try:
+            await asyncio.wrap_future(recorded)
+        except Exception:  # noqa: BLE001 - the failure is logged where it was sent
+            pass
+        then()
 
     async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
         """Reach the route's terminator from here: its host on this router, or the next router over a link.

@@ -11,6 +11,7 @@ what the SDK is told (``Invalid Session`` makes SDKs refresh their session).
 
 from __future__ import annotations
 
+import concurrent.futures  # noqa: F401  (named in an annotation)
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
@@ -149,9 +150,11 @@ class ControllerLink(Protocol):
         ``LookupError`` with the text the dialer is told when there is no terminator.
         """
 
-    def circuit_up(self, circuit: Mapping[str, Any]) -> None:
+    def circuit_up(self, circuit: Mapping[str, Any]) -> "concurrent.futures.Future | None":
         """A circuit this router took the dial for is connected: ``{"circuit_id", "service_id", "identity_id",
-        "host_id", "terminator_id", "path", "links"}`` (recorded and put on the timeline); quick."""
+        "host_id", "terminator_id", "path", "links"}`` (recorded and put on the timeline); quick. None once
+        recorded, or a future done once the controller has it (the dialer is told it is connected then, so a
+        listing right after a dial shows the circuit, as on the real controller)."""
 
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:
         """That circuit ended: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host", "reason"}``; quick."""
