@@ -37,6 +37,31 @@ def accepted(router_url: str, cert: Path, key: Path, ca_pem: str) -> bool:
             return False
 
 
+def create_ca(admin, root, name: str) -> str:
+    """A third-party CA for ``root`` with ott-CA enrollment and authentication on (not verified yet)."""
+    body = {
+        "name": name,
+        "certPem": root.cert_pem,
+        "isAutoCaEnrollmentEnabled": False,
+        "isOttCaEnrollmentEnabled": True,
+        "isAuthEnabled": True,
+        "identityRoles": [],
+    }
+    return admin.create("cas", body)
+
+
+def enroll_by_ca(network, admin, ca_id: str, device, name: str, path: Path) -> Path:
+    """An identity ``name`` enrolled by ott-CA with ``device``'s certificate; its identity file at ``path``."""
+    identity_id = admin.create(
+        "identities", {"name": name, "type": "User", "isAdmin": False, "enrollment": {"ottca": ca_id}}
+    )
+    token = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ottca"]["jwt"]
+    identity = EnrolledIdentity(network.local.https_url, device.chain_pem, device.key_pem, flows.ca_bundle(admin))
+    with flows.cert_client(None, identity, url=network.local.https_url) as presenting:
+        flows.enroll_ottca(presenting, token)
+    return flows.write_identity_file(identity, path)
+
+
 def test_a_ca_verified_while_routers_run_is_trusted_by_all_at_once_and_stops_being_trusted_when_disabled(
     network, admin, make_router, tmp_path, ziti_unique
 ):
@@ -52,29 +77,12 @@ def test_a_ca_verified_while_routers_run_is_trusted_by_all_at_once_and_stops_bei
         return all(accepted(url, cert, key, bundle) is expected for url in routers)
 
     assert trusted_everywhere(False)
-    ca_id = admin.create(
-        "cas",
-        {
-            "name": ziti_unique("live-ca"),
-            "certPem": root.cert_pem,
-            "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": True,
-            "isAuthEnabled": True,
-            "identityRoles": [],
-        },
-    )
+    ca_id = create_ca(admin, root, ziti_unique("live-ca"))
     assert trusted_everywhere(False)  # created, not verified yet
     flows.verify_ca(admin, ca_id, root)
     wait_until(lambda: trusted_everywhere(True), timeout=LIVE_WITHIN, what="the new CA trusted by every router")
 
-    identity_id = admin.create(
-        "identities", {"name": ziti_unique("live-id"), "type": "User", "isAdmin": False, "enrollment": {"ottca": ca_id}}
-    )
-    token = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ottca"]["jwt"]
-    identity = EnrolledIdentity(network.local.https_url, device.chain_pem, device.key_pem, bundle)
-    with flows.cert_client(None, identity, url=network.local.https_url) as presenting:
-        flows.enroll_ottca(presenting, token)
-    identity_file = flows.write_identity_file(identity, tmp_path / "live.json")
+    identity_file = enroll_by_ca(network, admin, ca_id, device, ziti_unique("live-id"), tmp_path / "live.json")
     for url in routers:
         with RawChannel(url, identity_file) as channel:
             assert channel.hello().bool_header(Header.RESULT_SUCCESS), url
@@ -110,27 +118,10 @@ def test_open_channels_on_a_disabled_cas_certificates_close_and_others_stay(
     bundle = flows.ca_bundle(admin)
     root = hp.make_root_ca(ziti_unique("Open Root"))
     device = hp.make_leaf(hp.make_intermediate_ca(root, "Open Intermediate"), "open-device")
-    ca_id = admin.create(
-        "cas",
-        {
-            "name": ziti_unique("open-ca"),
-            "certPem": root.cert_pem,
-            "isAutoCaEnrollmentEnabled": False,
-            "isOttCaEnrollmentEnabled": True,
-            "isAuthEnabled": True,
-            "identityRoles": [],
-        },
-    )
+    ca_id = create_ca(admin, root, ziti_unique("open-ca"))
     flows.verify_ca(admin, ca_id, root)
     identity_name = ziti_unique("open-id")
-    identity_id = admin.create(
-        "identities", {"name": identity_name, "type": "User", "isAdmin": False, "enrollment": {"ottca": ca_id}}
-    )
-    token = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ottca"]["jwt"]
-    identity = EnrolledIdentity(network.local.https_url, device.chain_pem, device.key_pem, bundle)
-    with flows.cert_client(None, identity, url=network.local.https_url) as presenting:
-        flows.enroll_ottca(presenting, token)
-    third_party = flows.write_identity_file(identity, tmp_path / "open.json")
+    third_party = enroll_by_ca(network, admin, ca_id, device, identity_name, tmp_path / "open.json")
     wait_until(lambda: all(accepted(url, *device.write(tmp_path, "probe"), bundle) for url in routers), LIVE_WITHIN)
     own = enroll_identity(admin, ziti_unique("own-ca-id"), [], tmp_path / "own.json")
 
