@@ -126,6 +126,20 @@ def make_sink(total: int):
     return sink
 
 
+def run_echo(port: int, target: int, files: tuple[str, str], ready) -> None:
+    """The direct anchor's echo server (``serve_echo``) in a process of its own (``target`` unused): what a
+    client and a server that talk TLS to each other without a router pay, two processes apart."""
+
+    async def main():
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*files)
+        server = await asyncio.start_server(serve_echo, "127.0.0.1", port, ssl=context, limit=LIMIT)
+        ready.set()
+        await server.serve_forever()
+
+    asyncio.run(main())
+
+
 def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
     """A bare asyncio TLS relay: accept TLS, connect TLS to ``target``, copy both ways."""
 
@@ -336,6 +350,9 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     # (four process-to-process deliveries per round trip, where the direct echo has none), and through a
     # blocking thread-per-direction relay: no event loop at all in the relay process
     echo_port = echo_server.sockets[0].getsockname()[1]
+    async with RelayProcess(run_echo, 0, files, client_ctx) as (send, recv):
+        await round_trips(send, recv, 20)  # warm up
+        apart = percentiles(await round_trips(send, recv, shape["round_trips"]))
     async with RelayProcess(run_relay, echo_port, files, client_ctx) as (send, recv):
         await round_trips(send, recv, 20)  # warm up
         relayed = percentiles(await round_trips(send, recv, shape["round_trips"]))
@@ -346,17 +363,21 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     figures.update(
         {
             "echo p50 via router (ms)": routed[0],
-            "echo p50 direct TLS (ms)": direct[0],
-            "echo p50 ratio": routed[0] / direct[0],
+            "echo p50 direct TLS, echo in its own process (ms)": apart[0],
+            "echo p50 ratio router / direct (target 3)": routed[0] / apart[0],
             "echo p99 via router (ms)": routed[1],
-            "echo p99 direct TLS (ms)": direct[1],
-            "echo p99 ratio": routed[1] / direct[1],
+            "echo p99 direct TLS, echo in its own process (ms)": apart[1],
+            "echo p99 ratio router / direct (target 3)": routed[1] / apart[1],
+            "echo p50 direct TLS, both ends in this loop (ms)": direct[0],
+            "echo p99 direct TLS, both ends in this loop (ms)": direct[1],
+            "echo p50 ratio router / one-loop echo": routed[0] / direct[0],
+            "echo p99 ratio router / one-loop echo": routed[1] / direct[1],
             "echo p50 via a bare TLS relay process (ms)": relayed[0],
             "echo p99 via a bare TLS relay process (ms)": relayed[1],
             "echo p50 ratio router / bare relay": routed[0] / relayed[0],
             "echo p99 ratio router / bare relay": routed[1] / relayed[1],
             "echo p50 via a thread relay process (ms)": threaded[0],
-            "echo p50 ratio thread relay / direct TLS (any relay's floor)": threaded[0] / direct[0],
+            "echo p50 ratio thread relay / direct (any relay's floor)": threaded[0] / apart[0],
         }
     )
 
@@ -550,12 +571,15 @@ def main(quick: bool = False) -> dict:
             process.terminate()
             process.wait(30)
         linked = asyncio.run(network_scenario(Path(tmp) / "net", shape))
-    direct = figures["echo p50 direct TLS (ms)"], figures["echo p99 direct TLS (ms)"]
+    direct = (
+        figures["echo p50 direct TLS, echo in its own process (ms)"],
+        figures["echo p99 direct TLS, echo in its own process (ms)"],
+    )
     figures.update(linked)
     figures.update(
         {
-            "echo p50 ratio two hops / direct TLS": linked["echo p50 two hops over a link (ms)"] / direct[0],
-            "echo p99 ratio two hops / direct TLS": linked["echo p99 two hops over a link (ms)"] / direct[1],
+            "echo p50 ratio two hops / direct": linked["echo p50 two hops over a link (ms)"] / direct[0],
+            "echo p99 ratio two hops / direct": linked["echo p99 two hops over a link (ms)"] / direct[1],
             "echo p50 ratio two hops / one hop": linked["echo p50 two hops over a link (ms)"]
             / linked["echo p50 one hop, 2-router net (ms)"],
             "bulk ratio two hops / bare TLS relay": linked["bulk MB/s two hops over a link"]
