@@ -42,8 +42,10 @@ from harness.client import ZitiClient
 from harness.dataplane import DataPlane
 from harness.quickstart import enroll_identity, new_quickstart
 from harness.sync_dataplane import load_identity_file
+from router import tls_transport
 from router.wire import ContentType, Header, Message, i32, read_message, u32
 
+ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 64 * 1024
 #: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
 LIMIT = 2**20
@@ -200,13 +202,15 @@ class RelayProcess:
         self.relay, self.target, self.files, self.context = relay, target, files, context
 
     async def __aenter__(self):
-        port, ready = free_port(), multiprocessing.get_context("spawn").Event()
+        self.port = port = free_port()
+        ready = multiprocessing.get_context("spawn").Event()
         self.process = multiprocessing.get_context("spawn").Process(
             target=self.relay, args=(port, self.target, self.files, ready), daemon=True
         )
         self.process.start()
         ready.wait(30)
-        reader, self.writer = await asyncio.open_connection("127.0.0.1", port, ssl=self.context, limit=LIMIT)
+        # the client's end on the same TLS transport as the harness's data plane that the router figures use
+        reader, self.writer = await tls_transport.connect("127.0.0.1", port, self.context, limit=LIMIT)
 
         async def send(data):
             self.writer.write(data)
@@ -306,11 +310,60 @@ async def raw_round_trips(qs, port: int, folder: Path, count: int) -> list[float
     return out
 
 
+def real_sdk_figures(admin: ZitiClient, qs, echo_port: int, shape: dict) -> dict:
+    """Echo round trips between two real C SDKs (``benchmarks.sdk_echo``, a process each) through the router,
+    beside the same client code over plain TLS to the echo process: what an SDK user sees."""
+    try:
+        import openziti  # noqa: F401
+    except ImportError:
+        return {"real SDK echo": "not measured (pip install openziti)"}
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ZITI_LOG": "1", "PYTHONPATH": str(ROOT)}
+
+    def run(*args: str) -> list[float]:
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.sdk_echo", *args], capture_output=True, text=True, timeout=120, env=env
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"sdk_echo {args[0]}: {done.stderr.strip()[-300:]}")
+        return [float(part) for part in done.stdout.split()[-2:]]
+
+    host = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.sdk_echo", "serve", str(qs.binder), qs.service],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        if host.stdout.readline().strip() != "BOUND":
+            raise RuntimeError("the real SDK host did not bind")
+        service = admin.management.list_services(filter=f'name="{qs.service}"')[0]["id"]
+        deadline = time.monotonic() + 30
+        while not admin.management.list_service_terminators(service):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the real SDK host's terminator never appeared")
+            time.sleep(0.05)
+        count = str(shape["round_trips"])
+        routed = run("ping", str(qs.dialer), qs.service, count)
+        direct = run("ping-tls", str(echo_port), count)
+    finally:
+        host.kill()
+        host.wait(10)
+    return {
+        "real SDK echo p50 via router (ms)": routed[0],
+        "real SDK echo p99 via router (ms)": routed[1],
+        "same client, plain TLS to the echo process, p50 (ms)": direct[0],
+        "same client, plain TLS to the echo process, p99 (ms)": direct[1],
+        "real SDK echo p50 ratio router / direct": routed[0] / direct[0],
+    }
+
+
 async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
     admin.login("admin", "admin")
     urls = {"controller_url": f"https://127.0.0.1:{ports['https']}", "router_url": f"tls://127.0.0.1:{ports['router']}"}
     echo_qs = new_quickstart(admin, folder / "echo", "bench-echo", **urls)
+    plain_qs = new_quickstart(admin, folder / "plain", "bench-plain", encrypted=False, **urls)
     bulk_qs = new_quickstart(admin, folder / "bulk", "bench-bulk", encrypted=False, **urls)
     raw_qs = new_quickstart(admin, folder / "raw", "bench-raw", encrypted=False, **urls)
     server_ctx, client_ctx, files = anchor_tls(folder)
@@ -328,15 +381,22 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
 
     planes = [
         DataPlane(*load_identity_file(path))
-        for path in (echo_qs.binder, echo_qs.dialer, bulk_qs.binder, bulk_qs.dialer)
+        for path in (echo_qs.binder, echo_qs.dialer, bulk_qs.binder, bulk_qs.dialer, plain_qs.binder, plain_qs.dialer)
     ]
-    echo_host, echo_guest, bulk_host, bulk_guest = planes
+    echo_host, echo_guest, bulk_host, bulk_guest, plain_host, plain_guest = planes
     await echo_host.bind("bench-echo", echo)
+    await plain_host.bind("bench-plain", echo)
     await bulk_host.bind("bench-bulk", sink)
 
-    # round trips
+    # round trips: TLS on each leg, as the direct echo has (the router's own cost), and with the SDKs'
+    # end-to-end encryption on top (its cost is the two SDKs', paid with or without a router)
+    plain = await plain_guest.dial("bench-plain")
+    await round_trips(plain.send, plain.recv_exactly, 20)  # warm up
+    routed = percentiles(await round_trips(plain.send, plain.recv_exactly, shape["round_trips"]))
+    await plain.close()
     conn = await echo_guest.dial("bench-echo")
-    routed = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
+    await round_trips(conn.send, conn.recv_exactly, 20)
+    sealed = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
     echo_server = await asyncio.start_server(serve_echo, "127.0.0.1", 0, ssl=server_ctx)
     reader, writer = await asyncio.open_connection("127.0.0.1", echo_server.sockets[0].getsockname()[1], ssl=client_ctx)
 
@@ -350,9 +410,12 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     # (four process-to-process deliveries per round trip, where the direct echo has none), and through a
     # blocking thread-per-direction relay: no event loop at all in the relay process
     echo_port = echo_server.sockets[0].getsockname()[1]
-    async with RelayProcess(run_echo, 0, files, client_ctx) as (send, recv):
+    echo_process = RelayProcess(run_echo, 0, files, client_ctx)
+    async with echo_process as (send, recv):
         await round_trips(send, recv, 20)  # warm up
         apart = percentiles(await round_trips(send, recv, shape["round_trips"]))
+        sdk_qs = new_quickstart(admin, folder / "sdk", "bench-sdk", **urls)
+        figures.update(await asyncio.to_thread(real_sdk_figures, admin, sdk_qs, echo_process.port, shape))
     async with RelayProcess(run_relay, echo_port, files, client_ctx) as (send, recv):
         await round_trips(send, recv, 20)  # warm up
         relayed = percentiles(await round_trips(send, recv, shape["round_trips"]))
@@ -368,6 +431,9 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
             "echo p99 via router (ms)": routed[1],
             "echo p99 direct TLS, echo in its own process (ms)": apart[1],
             "echo p99 ratio router / direct (target 3)": routed[1] / apart[1],
+            "echo p50 via router, end-to-end encrypted (ms)": sealed[0],
+            "echo p99 via router, end-to-end encrypted (ms)": sealed[1],
+            "echo p50 ratio end-to-end encrypted / direct": sealed[0] / apart[0],
             "echo p50 direct TLS, both ends in this loop (ms)": direct[0],
             "echo p99 direct TLS, both ends in this loop (ms)": direct[1],
             "echo p50 ratio router / one-loop echo": routed[0] / direct[0],
