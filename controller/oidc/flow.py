@@ -271,12 +271,12 @@ class OidcFlow:
         return LoginOutcome(request, auth_queries(pending, enrolled))
 
     def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
-        """Once per login, when its factors are done (the callback that follows writes nothing)."""
+        """Once per login, when its factors are done (the callback that follows writes nothing); only what changed."""
         if request.info_saved:
             return
-        changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
-        if changes:
-            self.identities.touch(request.identity_id, context=context, **changes)
+        self.identities.save_info(
+            request.identity_id, sdk_info=request.sdk_info, env_info=request.env_info, context=context
+        )
         request.info_saved = True
 
 

@@ -50,6 +50,40 @@ def test_sdk_info_is_written_once_per_login_not_again_by_the_callback(raw, admin
     assert admin.management.detail_identity(user[0])["updatedAt"] == after_login["updatedAt"]
 
 
+def _login_with_info(raw, style: str, username: str, sdk_info: dict, env_info: dict) -> None:
+    body = {"username": username, "password": "s3cret-pw", "sdkInfo": sdk_info, "envInfo": env_info}
+    if style == "legacy":
+        reply = raw.post("/edge/client/v1/authenticate", params={"method": "password"}, json=body)
+        assert reply.status_code == 200, reply.text
+        return
+    request_id, _ = start(raw, method="password")
+    reply = raw.post("/oidc/login/password", params={"id": request_id}, json=body)
+    assert reply.status_code == 302, reply.text
+
+
+@pytest.mark.parametrize("style", ["legacy", "oidc"])
+@pytest.mark.parametrize("changed", ["sdkInfo", "envInfo"])
+def test_a_login_writes_the_identity_only_when_its_sdk_or_env_info_changed(
+    raw, admin, user, ziti_clock, style, changed
+):
+    """As the real controller: the same info again leaves the identity alone; a changed one is stored."""
+    _login_with_info(raw, style, user[1], SDK_INFO, ENV_INFO)
+    first = admin.management.detail_identity(user[0])
+    assert first["sdkInfo"] == SDK_INFO and first["envInfo"] == ENV_INFO
+    ziti_clock.advance(seconds=5)
+    _login_with_info(raw, style, user[1], dict(SDK_INFO), dict(ENV_INFO))
+    again = admin.management.detail_identity(user[0])
+    assert again["updatedAt"] == first["updatedAt"]
+    assert (again["sdkInfo"], again["envInfo"]) == (SDK_INFO, ENV_INFO)
+    ziti_clock.advance(seconds=5)
+    sdk_info = {**SDK_INFO, "version": "1.19.0"} if changed == "sdkInfo" else SDK_INFO
+    env_info = {**ENV_INFO, "osRelease": "6.2"} if changed == "envInfo" else ENV_INFO
+    _login_with_info(raw, style, user[1], sdk_info, env_info)
+    after = admin.management.detail_identity(user[0])
+    assert after["updatedAt"] > first["updatedAt"]
+    assert (after["sdkInfo"], after["envInfo"]) == (sdk_info, env_info)
+
+
 def test_auth_requests_are_bounded_oldest_first(raw, user, monkeypatch):
     monkeypatch.setattr(auth_requests, "MAX_LIVE", 3)
     ids = [start(raw, method="password")[0] for _ in range(4)]
