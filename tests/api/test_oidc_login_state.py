@@ -102,17 +102,24 @@ def test_an_expired_request_behind_a_newer_one_is_gone(raw, user, ziti_clock):
 
 
 @pytest.mark.parametrize("key_type, alg", [("rsa", "RS256"), ("ec", "ES256")])
-def test_tokens_of_either_server_key_verify_by_the_jwks_and_serve_as_bearer(key_type, alg):
+def test_access_and_id_tokens_of_either_server_key_verify_by_the_jwks_and_serve_as_bearer(key_type, alg):
     app = create_app(Config(server_key_type=key_type))
     try:
         with ZitiClient.in_process(app) as client:
             client.login("admin", "admin", oidc="c")
             keys = {key["kid"]: key for key in client.http.get("/oidc/keys").json()["keys"]}
-            for token in (client.oidc.access_token, client.oidc.id_token, client.oidc.refresh_token):
+            for token in (client.oidc.access_token, client.oidc.id_token):
                 header = jwt.get_unverified_header(token)
                 assert header == {"alg": alg, "kid": header["kid"], "typ": "JWT"}
                 key = jwt.PyJWK(keys[header["kid"]]).key
                 jwt.decode(token, key, algorithms=[alg], options={"verify_aud": False})
+            # The refresh token is this controller's own HS256 MAC (docs/architecture.md, "OIDC tokens"):
+            # its kid is not in the JWKS and no published key verifies it.
+            header = jwt.get_unverified_header(client.oidc.refresh_token)
+            assert header["alg"] == "HS256" and header["kid"] not in keys
+            for published in keys.values():
+                with pytest.raises(jwt.PyJWTError):
+                    jwt.decode(client.oidc.refresh_token, jwt.PyJWK(published).key, algorithms=[alg])
             assert client.edge.get_current_identity()["name"] == "Default Admin"
             token = client.oidc.access_token
             tampered = token[:-4] + ("BBBB" if token.endswith("AAAA") else "AAAA")
