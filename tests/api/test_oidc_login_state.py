@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlsplit
+
 import jwt
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from controller.app import create_app
 from controller.config import Config
@@ -82,6 +86,16 @@ def test_a_login_writes_the_identity_only_when_its_sdk_or_env_info_changed(
     after = admin.management.detail_identity(user[0])
     assert after["updatedAt"] > first["updatedAt"]
     assert (after["sdkInfo"], after["envInfo"]) == (sdk_info, env_info)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(state=st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40))
+def test_the_callback_returns_any_state_exactly_beside_the_code(raw, user, state):
+    request_id, _ = start(raw, method="password", state=state)
+    assert password_login(raw, request_id, user[1], "s3cret-pw").status_code == 302
+    location = raw.get("/oidc/authorize/callback", params={"id": request_id}).headers["location"]
+    query = parse_qs(urlsplit(location).query, keep_blank_values=True)
+    assert query["state"] == [state] and len(query["code"]) == 1 and list(query) == ["code", "state"]
 
 
 def test_auth_requests_are_bounded_oldest_first(raw, user, monkeypatch):
