@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
 from urllib.parse import unquote, unquote_plus
 
@@ -174,7 +175,14 @@ class Endpoint:
 class Discovery(Endpoint):
     @guarded
     def on_get(self, oidc, req, resp):
-        write(resp, discovery(issuer_of(req), oidc.signer.alg))
+        resp.content_type = "application/json"
+        resp.data = discovery_json(issuer_of(req), oidc.signer.alg)
+
+
+@functools.lru_cache(maxsize=64)
+def discovery_json(issuer: str, alg: str) -> bytes:
+    """The discovery document, encoded once per issuer (the ``Host`` a client used) and signing algorithm."""
+    return orjson.dumps(discovery(issuer, alg))
 
 
 def discovery(issuer: str, alg: str) -> dict:

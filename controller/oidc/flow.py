@@ -183,7 +183,7 @@ class OidcFlow:
             api_session_id=request.api_session_id,
             remote_address=auth.remote_address,
         )
-        return self._outcome(request, auth.bearer_tokens, auth.context)
+        return self._outcome(request, auth.bearer_tokens, auth.context, identity=identity)
 
     # -- TOTP -----------------------------------------------------------------
     def totp(self, request_id, code, *, context: ChangeContext | None = None) -> LoginOutcome:
@@ -254,9 +254,18 @@ class OidcFlow:
             request.amr.append("totp")
         return self._outcome(request, (), context)
 
-    def _outcome(self, request: OidcAuthRequest, bearer_tokens, context: ChangeContext | None = None) -> LoginOutcome:
-        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
-        identity = self.identities.find(request.identity_id)
+    def _outcome(
+        self,
+        request: OidcAuthRequest,
+        bearer_tokens,
+        context: ChangeContext | None = None,
+        identity: dict | None = None,
+    ) -> LoginOutcome:
+        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``.
+
+        ``identity``: the one the primary login just proved, so it is not looked up again.
+        """
+        identity = identity or self.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
         pending = self.factors.pending(

@@ -84,8 +84,12 @@ def session_claims(**values) -> dict:
     return {k: v for k, v in values.items() if not (k in OMIT_WHEN_EMPTY and not v)}
 
 
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def _b64(data: bytes) -> bytes:
-    return base64.urlsafe_b64encode(data).rstrip(b"=")
+    """Unpadded base64url (``base64.urlsafe_b64encode`` without its two Python frames: three per token)."""
+    return binascii.b2a_base64(data, newline=False).translate(_URLSAFE).rstrip(b"=")
 
 
 def refresh_secret(key) -> bytes:
