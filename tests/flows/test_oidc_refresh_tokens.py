@@ -156,3 +156,14 @@ def test_a_refresh_token_signed_with_the_server_key_is_still_taken(ziti_app, raw
     renewed = refresh(raw, signed)
     assert renewed.status_code == 200, renewed.text
     oauth_error(refresh(raw, tokens["refresh_token"]), 400, "invalid_grant", "refresh token revoked")  # same jti
+
+
+def test_a_refresh_token_beyond_orjson_is_macd_by_pyjwt_and_reads_back_exactly(ziti_app):
+    """Client info with an integer beyond 64 bits (orjson cannot encode it): PyJWT MACs it the same way."""
+    from controller.oidc.tokens import REFRESH
+
+    signer = ziti_app.controller.oidc.signer
+    custom = {"client_id": "openziti", "z_asid": "asid", "z_sdk": {"type": "ziti-sdk-c", "build": 2**70}}
+    token, _ = signer.mint(REFRESH, "https://controller/oidc", "identity-id", custom)
+    assert jwt.get_unverified_header(token)["alg"] == "HS256"
+    assert signer.verify(token, REFRESH)["z_sdk"] == {"type": "ziti-sdk-c", "build": 2**70}
