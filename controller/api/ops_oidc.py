@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import logging
-from urllib.parse import parse_qs, unquote
+from urllib.parse import unquote, unquote_plus
 
 import falcon
 import orjson
@@ -52,9 +53,22 @@ def issuer_of(req) -> str:
     return f"{req.scheme}://{req.netloc}/oidc"
 
 
-def first_values(pairs: dict) -> dict:
-    """First value of each field (the C SDK repeats ``state``; the first ``code`` wins)."""
-    return {key: values[0] for key, values in pairs.items() if values}
+def first_values(text: str) -> dict:
+    """First value of each field of a query string or form body (the C SDK repeats ``state``; the first ``code`` wins).
+
+    ``{k: v[0] for k, v in parse_qs(text, keep_blank_values=True).items()}``, without its cost per pair:
+    only a name or value holding ``%`` or ``+`` is decoded (UTF-8, invalid bytes replaced).
+    """
+    out: dict[str, str] = {}
+    for pair in text.split("&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition("=")
+        if "%" in name or "+" in name:
+            name = unquote_plus(name, errors="replace")
+        if name not in out:
+            out[name] = unquote_plus(value, errors="replace") if "%" in value or "+" in value else value
+    return out
 
 
 def read_raw(req) -> bytes:
@@ -68,8 +82,11 @@ def read_raw(req) -> bytes:
 
 def read_form(req) -> dict:
     """Form fields of a POST (and the query string's for those missing)."""
-    fields = first_values(parse_qs(read_raw(req).decode("utf-8", errors="replace"), keep_blank_values=True))
-    return {**first_values(parse_qs(req.query_string or "", keep_blank_values=True)), **fields}
+    # The listener always sets the length it read (chunked framing removed): 0 is no body at all.
+    fields = first_values(read_raw(req).decode("utf-8", errors="replace")) if req.content_length != 0 else {}
+    if not req.query_string:
+        return fields
+    return {**first_values(req.query_string), **fields}
 
 
 def read_login_body(req) -> dict:
@@ -79,7 +96,7 @@ def read_login_body(req) -> dict:
     if not raw.strip():
         return {}
     if media == FORM:
-        return unflatten(first_values(parse_qs(raw.decode("utf-8", errors="replace"), keep_blank_values=True)))
+        return unflatten(first_values(raw.decode("utf-8", errors="replace")))
     if media in ("application/json", "") or media.endswith("+json"):
         try:
             body = orjson.loads(raw)
@@ -158,7 +175,14 @@ class Endpoint:
 class Discovery(Endpoint):
     @guarded
     def on_get(self, oidc, req, resp):
-        write(resp, discovery(issuer_of(req), oidc.signer.alg))
+        resp.content_type = "application/json"
+        resp.data = discovery_json(issuer_of(req), oidc.signer.alg)
+
+
+@functools.lru_cache(maxsize=64)
+def discovery_json(issuer: str, alg: str) -> bytes:
+    """The discovery document, encoded once per issuer (the ``Host`` a client used) and signing algorithm."""
+    return orjson.dumps(discovery(issuer, alg))
 
 
 def discovery(issuer: str, alg: str) -> dict:
@@ -211,7 +235,7 @@ class Authorize(Endpoint):
 
     @guarded
     def on_get(self, oidc, req, resp):
-        self._start(oidc, req, resp, first_values(parse_qs(req.query_string or "", keep_blank_values=True)))
+        self._start(oidc, req, resp, first_values(req.query_string or ""))
 
     @guarded
     def on_post(self, oidc, req, resp):

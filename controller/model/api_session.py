@@ -31,6 +31,11 @@ TOTP_QUERY = {
 }
 
 
+def _info(value) -> dict | None:
+    """A legacy login's ``sdkInfo``/``envInfo``: any object (an empty one clears what is stored), else not sent."""
+    return value if isinstance(value, dict) else None
+
+
 def go_time(dt: datetime) -> str:
     """Go's ``time.String()`` form used in the ``expires-at`` header."""
     millis = f"{dt.microsecond // 1000:03d}".rstrip("0")
@@ -106,13 +111,9 @@ class ApiSessionManager(EntityManager):
         }
         with self.store.lock, self.store.transaction(context):
             self.store.insert(self.table, record["id"], record)
-            env_changes = {
-                k: body[w]
-                for k, w in (("env_info", "envInfo"), ("sdk_info", "sdkInfo"))
-                if isinstance(body.get(w), dict)
-            }
-            if env_changes:
-                self.identities.touch(identity["id"], **env_changes)
+            self.identities.save_info(
+                identity["id"], sdk_info=_info(body.get("sdkInfo")), env_info=_info(body.get("envInfo"))
+            )
         return record
 
     def close(self, session_id: str, *, context: ChangeContext | None = None) -> None:

@@ -179,5 +179,29 @@ class IdentityManager(EntityManager):
         until = record.get("disabled_until")
         return until is None or parse_rfc3339(until) > self.clock.now()
 
+    # -- SDK and environment info ----------------------------------------------
+    def save_info(
+        self, identity_id: str, *, sdk_info=None, env_info=None, context: ChangeContext | None = None
+    ) -> bool:
+        """Store a login's ``sdkInfo``/``envInfo`` (``None``: not sent) on the identity when they differ.
+
+        As the real controller (it compares each with what is stored and patches the
+        identity only when one changed), a login that sends what is stored writes
+        nothing: no commit, no change event, ``updatedAt`` stays. True when written.
+        """
+        with self.store.lock:
+            stored = self.find(identity_id)
+            if stored is None:  # deleted meanwhile: nothing to keep the info on
+                return False
+            changes = {
+                key: value
+                for key, value in (("sdk_info", sdk_info), ("env_info", env_info))
+                if value is not None and stored.get(key) != value
+            }
+            if not changes:
+                return False
+            self.touch(identity_id, context=context, **changes)
+        return True
+
     def auth_policy_of(self, record: dict) -> dict:
         return self.auth_policies.find(record.get("auth_policy_id") or DEFAULT_AUTH_POLICY) or {}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import quote_plus
 
 from controller import errors
 from controller.auth.primary import METHOD_NAMES as PRIMARY_METHODS
@@ -31,6 +31,8 @@ REDIRECTS = (
 #: (``auth/primary.py``), plus ``username``, the real controller's other name for ``password``
 LOGIN_METHODS = {**{name: name for name in PRIMARY_METHODS}, "username": "password"}
 MAX_CODE, MAX_ID = 13, 40
+#: what ``quote_plus`` leaves as it is: such a value goes into the callback URL unchanged
+_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
 INVALID_TOTP_CODE = "INVALID TOTP CODE"
@@ -181,7 +183,7 @@ class OidcFlow:
             api_session_id=request.api_session_id,
             remote_address=auth.remote_address,
         )
-        return self._outcome(request, auth.bearer_tokens, auth.context)
+        return self._outcome(request, auth.bearer_tokens, auth.context, identity=identity)
 
     # -- TOTP -----------------------------------------------------------------
     def totp(self, request_id, code, *, context: ChangeContext | None = None) -> LoginOutcome:
@@ -235,7 +237,7 @@ class OidcFlow:
         if request.state:
             query["state"] = request.state
         separator = "&" if "?" in request.redirect_uri else "?"
-        return request.redirect_uri + separator + urlencode(sorted(query.items()))
+        return request.redirect_uri + separator + "&".join(f"{k}={_quoted(v)}" for k, v in sorted(query.items()))
 
     def callback_url(self, request: OidcAuthRequest) -> str:
         return f"{request.issuer}/authorize/callback?id={request.id}"
@@ -252,9 +254,18 @@ class OidcFlow:
             request.amr.append("totp")
         return self._outcome(request, (), context)
 
-    def _outcome(self, request: OidcAuthRequest, bearer_tokens, context: ChangeContext | None = None) -> LoginOutcome:
-        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``."""
-        identity = self.identities.find(request.identity_id)
+    def _outcome(
+        self,
+        request: OidcAuthRequest,
+        bearer_tokens,
+        context: ChangeContext | None = None,
+        identity: dict | None = None,
+    ) -> LoginOutcome:
+        """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``.
+
+        ``identity``: the one the primary login just proved, so it is not looked up again.
+        """
+        identity = identity or self.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
         pending = self.factors.pending(
@@ -271,13 +282,18 @@ class OidcFlow:
         return LoginOutcome(request, auth_queries(pending, enrolled))
 
     def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
-        """Once per login, when its factors are done (the callback that follows writes nothing)."""
+        """Once per login, when its factors are done (the callback that follows writes nothing); only what changed."""
         if request.info_saved:
             return
-        changes = {k: v for k, v in (("sdk_info", request.sdk_info), ("env_info", request.env_info)) if v}
-        if changes:
-            self.identities.touch(request.identity_id, context=context, **changes)
+        self.identities.save_info(
+            request.identity_id, sdk_info=request.sdk_info, env_info=request.env_info, context=context
+        )
         request.info_saved = True
+
+
+def _quoted(value: str) -> str:
+    """``urlencode``'s encoding of one value, skipped for the usual code and state (nothing to escape)."""
+    return value if _UNRESERVED.fullmatch(value) else quote_plus(value)
 
 
 def _names(value) -> list[str]:

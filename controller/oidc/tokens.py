@@ -1,23 +1,33 @@
 """Access, ID and refresh tokens: claims, lifetimes, signing with the server certificate's key.
 
-Every token is signed with the key of the controller's TLS server certificate
-(RS256 or ES256/384/512), ``kid`` = the certificate's SHA-1 fingerprint, as
-enrollment JWTs are. Access and refresh tokens carry the session's custom
+Access and ID tokens are signed with the key of the controller's TLS server
+certificate (RS256 or ES256/384/512), ``kid`` = the certificate's SHA-1
+fingerprint, as enrollment JWTs are: routers and OIDC clients verify them by
+the JWKS. Refresh tokens are only ever read back by this controller, so they
+are HS256 JWTs under a secret derived from that same private key (HKDF), one
+cheap MAC instead of a third public-key signature per code exchange; the real
+controller signs them with the server key too (``docs/architecture.md``,
+"OIDC tokens"). A refresh token signed with the server key (minted before this
+change) is still accepted. Access and refresh tokens carry the session's custom
 ``z_*`` claims; a refresh copies them, so ``z_asid`` never changes.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
+import hmac
+import json
 from dataclasses import dataclass
 from datetime import timedelta
 
 import jwt
 import orjson
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from controller.pki.jwt_signature import TokenRejected, verify_signature
 
@@ -49,6 +59,9 @@ CUSTOM = (
     "z_authid",
 )
 VERIFIED_CACHE = 4096
+#: refresh tokens: a MAC under a secret derived from the server key (see ``refresh_secret``)
+REFRESH_ALG = "HS256"
+REFRESH_INFO = b"ziti-controller oidc refresh-token hs256 v1"
 OMIT_WHEN_EMPTY = ("z_aid", "z_ct", "z_ia", "z_eid", "z_cae", "z_authid", "z_acf")
 
 
@@ -71,8 +84,26 @@ def session_claims(**values) -> dict:
     return {k: v for k, v in values.items() if not (k in OMIT_WHEN_EMPTY and not v)}
 
 
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
+
+
 def _b64(data: bytes) -> bytes:
-    return base64.urlsafe_b64encode(data).rstrip(b"=")
+    """Unpadded base64url (``base64.urlsafe_b64encode`` without its two Python frames: three per token)."""
+    return binascii.b2a_base64(data, newline=False).translate(_URLSAFE).rstrip(b"=")
+
+
+def refresh_secret(key) -> bytes:
+    """The refresh tokens' HS256 secret: HKDF-SHA256 over the server key's private bytes.
+
+    No new file to keep: it rotates with the server key, and only a holder of that key can make it.
+    """
+    der = key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=REFRESH_INFO).derive(der)
+
+
+def _header_segment(alg: str, kid: str) -> bytes:
+    """The encoded JOSE header and its dot, as PyJWT writes it (sorted keys, no spaces)."""
+    return _b64(orjson.dumps({"alg": alg, "kid": kid, "typ": "JWT"}, option=orjson.OPT_SORT_KEYS)) + b"."
 
 
 def raw_signer(key):
@@ -106,11 +137,15 @@ class TokenSigner:
         self.clock, self.ids, self.lifetimes = clock, ids, lifetimes
         self.key, self.alg, self.kid = pki.jwt_signing_key()
         self.public_key = self.key.public_key()
-        #: the header segment every token starts with (PyJWT's encoding: sorted keys, no spaces)
-        header = {"alg": self.alg, "kid": self.kid, "typ": "JWT"}
-        self._header = _b64(orjson.dumps(header, option=orjson.OPT_SORT_KEYS)) + b"."
+        #: the header segment every access and ID token starts with
+        self._header = _header_segment(self.alg, self.kid)
         self._header_text = self._header.decode("ascii")
         self._raw_sign = raw_signer(self.key)
+        #: refresh tokens: their own ``kid`` (not in the JWKS: nobody else checks them) and HS256 secret
+        self.refresh_kid = f"{self.kid}.refresh"
+        self._refresh_secret = refresh_secret(self.key)
+        self._refresh_header = _header_segment(REFRESH_ALG, self.refresh_kid)
+        self._refresh_header_text = self._refresh_header.decode("ascii")
         self._jwks: dict | None = None
         #: token -> claims of signatures already verified (bounded)
         self._verified: dict[str, dict] = {}
@@ -119,14 +154,27 @@ class TokenSigner:
         return int(self.clock.now().timestamp())
 
     def sign(self, claims: dict) -> str:
+        """An access or ID token: ``claims`` signed with the server key."""
+        return self._signed(claims)[0]
+
+    def _signed(self, claims: dict, *, refresh: bool = False) -> tuple[str, bytes | None]:
+        """The JWT and its JSON payload (None when PyJWT had to encode it)."""
         try:
-            payload = orjson.dumps(claims) if self._raw_sign is not None else None
+            payload = orjson.dumps(claims) if refresh or self._raw_sign is not None else None
         except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits in copied client info
             payload = None
         if payload is None:
-            return jwt.encode(claims, self.key, algorithm=self.alg, headers={"kid": self.kid, "typ": "JWT"})
-        signing_input = self._header + _b64(payload)
-        return (signing_input + b"." + _b64(self._raw_sign(signing_input))).decode("ascii")
+            if refresh:
+                headers = {"kid": self.refresh_kid, "typ": "JWT"}
+                return jwt.encode(claims, self._refresh_secret, algorithm=REFRESH_ALG, headers=headers), None
+            return jwt.encode(claims, self.key, algorithm=self.alg, headers={"kid": self.kid, "typ": "JWT"}), None
+        if refresh:
+            signing_input = self._refresh_header + _b64(payload)
+            signature = hmac.digest(self._refresh_secret, signing_input, "sha256")
+        else:
+            signing_input = self._header + _b64(payload)
+            signature = self._raw_sign(signing_input)
+        return (signing_input + b"." + _b64(signature)).decode("ascii"), payload
 
     def mint(self, kind: str, issuer: str, subject: str, custom: dict, *, jti: str | None = None) -> tuple[str, dict]:
         """A new access or refresh token with ``custom`` claims; returns the JWT and its claims."""
@@ -143,13 +191,11 @@ class TokenSigner:
             "jti": jti or self.ids.uuid(),
             "z_t": kind,
         }
-        token = self.sign(claims)
-        if kind == ACCESS:
-            # The client presents it next: its signature is ours by construction, so it is not checked again.
-            try:
-                self._remember(token, orjson.loads(orjson.dumps(claims)))
-            except TypeError:  # beyond orjson (see ``sign``): checked on first use instead
-                pass
+        token, payload = self._signed(claims, refresh=kind == REFRESH)
+        if kind == ACCESS and payload is not None:
+            # The client presents it next: its signature is ours by construction, so it is not checked again
+            # (a payload beyond orjson, see ``_signed``, is checked on first use instead).
+            self._remember(token, orjson.loads(payload))
         return token, claims
 
     def mint_id_token(self, issuer: str, identity: dict, client_id: str, custom: dict, nonce: str | None) -> str:
@@ -181,10 +227,10 @@ class TokenSigner:
         """Cheap pre-check: a JWT whose ``kid`` is this controller's."""
         if not isinstance(token, str) or not token.startswith("ey"):
             return False
-        if token.startswith(self._header_text):
+        if token.startswith(self._header_text) or token.startswith(self._refresh_header_text):
             return True
         try:
-            return jwt.get_unverified_header(token).get("kid") == self.kid
+            return jwt.get_unverified_header(token).get("kid") in (self.kid, self.refresh_kid)
         except jwt.PyJWTError:
             return False
 
@@ -192,8 +238,13 @@ class TokenSigner:
         """The claims of our token of ``kind``; ``TokenRejected`` when forged, of another kind or expired."""
         claims = self._verified.get(token) if isinstance(token, str) else None
         if claims is None:
-            claims = self._check_signature(token)
-        if claims.get("z_t") != kind or not isinstance(claims.get("sub"), str):
+            if isinstance(token, str) and token.startswith(self._refresh_header_text):
+                if kind != REFRESH:  # a MAC never stands for an access token
+                    raise TokenRejected("invalid")
+                claims = self._check_refresh_mac(token)
+            else:
+                claims = self._check_signature(token)
+        if not isinstance(claims, dict) or claims.get("z_t") != kind or not isinstance(claims.get("sub"), str):
             raise TokenRejected("invalid")
         exp = claims.get("exp")
         if isinstance(exp, bool) or not isinstance(exp, int):
@@ -208,6 +259,21 @@ class TokenSigner:
         claims = verify_signature(token, self.public_key, [self.alg])
         self._remember(token, claims)
         return claims
+
+    def _check_refresh_mac(self, token: str) -> dict:
+        """The claims of a refresh token this controller MACed (not remembered: each is spent once)."""
+        signing_input, _, signature = token.rpartition(".")
+        if not token.isascii() or signing_input.count(".") != 1:
+            raise TokenRejected("invalid")
+        expected = _b64(hmac.digest(self._refresh_secret, signing_input.encode("ascii"), "sha256"))
+        if not hmac.compare_digest(expected, signature.encode("ascii")):
+            raise TokenRejected("invalid")
+        payload = signing_input.partition(".")[2]
+        try:
+            # json, not orjson: integers beyond 64 bits in copied client info stay exact
+            return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+        except (binascii.Error, ValueError):
+            raise TokenRejected("invalid") from None
 
     def _remember(self, token: str, claims: dict) -> None:
         # A bearer comes back on every request: remember what verified (times and revocations are still checked).

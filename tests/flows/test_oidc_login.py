@@ -47,6 +47,11 @@ def test_discovery_names_absolute_endpoints_of_the_request_host(ziti):
     assert doc["authorization_endpoint"] == issuer + "/authorize" and doc["token_endpoint"] == issuer + "/oauth/token"
     assert doc["code_challenge_methods_supported"] == ["S256"]
     assert ziti.http.get("/.well-known/openid-configuration").json()["issuer"] == issuer
+    # The document is encoded once per Host, never served to another one.
+    for host in ("ctrl-a.example:1280", "ctrl-b.example:443", "ctrl-a.example:1280"):
+        other = ziti.http.get("/oidc/.well-known/openid-configuration", headers={"Host": host}).json()
+        assert other["issuer"] == f"{ziti.http.base_url.scheme}://{host}/oidc"
+        assert other["jwks_uri"] == other["issuer"] + "/keys"
 
 
 def test_keys_verify_the_access_token(ziti):

@@ -179,3 +179,31 @@ def test_router_hello_lookup_checks_the_bound_certificate_by_fingerprint(ziti_ap
     assert session["id"] == client.oidc.claims["z_asid"] and session["identity_id"] == found["id"]
     with pytest.raises(errors.Unauthorized):
         api_sessions.for_token(token, peer_fingerprint="00" * 20)
+
+
+def test_an_access_token_signature_is_checked_once_then_only_its_expiry_and_revocations(
+    ziti_app, raw, user, ziti_admin, ziti_clock, monkeypatch
+):
+    """Router hellos and bearer requests reuse a verified signature; times and revocations are checked every time."""
+    from controller import errors
+    from controller.oidc import tokens
+
+    checked = []
+    real = tokens.verify_signature
+    monkeypatch.setattr(tokens, "verify_signature", lambda *args: checked.append(1) or real(*args))
+    access = password_tokens(raw, *user)["access_token"]
+    api_sessions = ziti_app.controller.api_sessions
+    for _ in range(3):  # minted here: its signature is ours by construction
+        api_sessions.for_token(access)
+    assert checked == []
+    ziti_app.controller.oidc.signer._verified.clear()  # as after a restart: the token is new to this process
+    for _ in range(3):
+        api_sessions.for_token(access)
+        assert raw.get(ME, headers=bearer(access)).status_code == 200
+    assert checked == [1]
+    jti = ziti_app.controller.oidc.signer.known_claims(access)["jti"]
+    ziti_admin.management.create_revocation(body={"id": jti, "type": "JTI"})
+    with pytest.raises(errors.Unauthorized):
+        api_sessions.for_token(access)
+    ziti_clock.advance(minutes=31)
+    assert raw.get(ME, headers=bearer(access)).headers["www-authenticate"] == EXPIRED
