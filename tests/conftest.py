@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 import pytest
 from hypothesis import settings
@@ -21,6 +22,14 @@ from tests import sizes
 # on tests/api + tests/unit, 5-6 s of 35 s CPU in the collector. Collecting the youngest generation
 # every 10,000 allocations instead of 700 still collects every cycle, and cut that to ~2 s.
 gc.set_threshold(10_000, 10, 10)
+
+# -- jsonschema without the IRI grammar ------------------------------------------------------------
+# Where rfc3987-syntax is installed (jupyter-events pulls it in through jsonschema[format-nongpl]),
+# ``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU in every test process
+# on its first invalid body or notebook read (3-5 s on a busy machine, past httpx's 5 s read timeout for
+# an admin-matrix request over HTTP). No schema here or in nbformat uses "iri" or "iri-reference" (the
+# controller's use "date-time" and "uuid"), so the checks run are the same without it.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 # -- test sizes: bounded by default, full with --long or ZITI_LONG=1 (tests/sizes.py) --------------
 #: examples of a property test that names none (each long property test names its own, through ``sizes``)
