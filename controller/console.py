@@ -231,6 +231,18 @@ def _closed_pipe() -> int:
     return OK
 
 
+def without_iri_grammar() -> None:
+    """Let ``import jsonschema`` in this process skip its "iri" format grammar (1.2 s of CPU).
+
+    Where rfc3987-syntax is installed (jupyter-events pulls it in through jsonschema[format-nongpl]),
+    importing jsonschema builds a Lark grammar for the "iri" and "iri-reference" formats, paid by the
+    first invalid body a controller answers and the first network file a command refuses. No schema
+    of the controller, the harness or nbformat uses those formats, so every check stays the same.
+    Command lines call this first thing, before anything imports jsonschema.
+    """
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+
+
 def exit_process(code: int) -> None:
     """Exit with ``code``, even when a listener thread did not stop in time."""
     sys.stdout.flush()

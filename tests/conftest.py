@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 
 import pytest
 from hypothesis import settings
 
 from controller.config import Config
+from controller.console import without_iri_grammar
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
@@ -23,13 +23,10 @@ from tests import sizes
 # every 10,000 allocations instead of 700 still collects every cycle, and cut that to ~2 s.
 gc.set_threshold(10_000, 10, 10)
 
-# -- jsonschema without the IRI grammar ------------------------------------------------------------
-# Where rfc3987-syntax is installed (jupyter-events pulls it in through jsonschema[format-nongpl]),
-# ``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU in every test process
-# on its first invalid body or notebook read (3-5 s on a busy machine, past httpx's 5 s read timeout for
-# an admin-matrix request over HTTP). No schema here or in nbformat uses "iri" or "iri-reference" (the
-# controller's use "date-time" and "uuid"), so the checks run are the same without it.
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+# -- jsonschema without the IRI grammar, as in the command lines (1.2 s of CPU per test process at its
+# first invalid body or notebook read; 3-5 s on a busy machine, past httpx's 5 s read timeout for an
+# admin-matrix request over HTTP)
+without_iri_grammar()
 
 # -- test sizes: bounded by default, full with --long or ZITI_LONG=1 (tests/sizes.py) --------------
 #: examples of a property test that names none (each long property test names its own, through ``sizes``)

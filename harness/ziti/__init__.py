@@ -19,7 +19,15 @@ from __future__ import annotations
 
 import sys
 
-from controller.console import EXIT_CODES, UNREACHABLE, CliError, controller_errors, exit_process, run
+from controller.console import (
+    EXIT_CODES,
+    UNREACHABLE,
+    CliError,
+    controller_errors,
+    exit_process,
+    run,
+    without_iri_grammar,
+)
 
 #: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches
 VERSION = "v2.0.3"
@@ -133,4 +141,5 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """The console script ``ziti``."""
+    without_iri_grammar()
     exit_process(main())

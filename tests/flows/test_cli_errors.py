@@ -241,6 +241,27 @@ def test_bad_yaml_names_file_line_and_column(served, tmp_path):
     assert f"{net}:4:1: " in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_refused_network_file_is_reported_without_building_jsonschema_s_iri_grammar(tmp_path):
+    # where rfc3987-syntax is installed (with jupyter), importing jsonschema built a Lark grammar for the
+    # "iri" formats no schema here uses: 1.2 s of CPU before a command printed the first problem
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        distribution("rfc3987-syntax")
+    except PackageNotFoundError:
+        pytest.skip("rfc3987-syntax is not installed: there is no grammar to skip")
+    bad, good = tmp_path / "bad.yaml", tmp_path / "good.yaml"
+    bad.write_text("identities:\n  - {name: 5, bogus: 1}\n")
+    good.write_text("identities: []\n")
+    result = cli("-X", "importtime", "-m", "harness.cli", "diff", str(bad), str(good))
+    assert result.returncode == 2, result.stderr
+    assert "unknown field 'bogus'" in result.stderr and "5 is not of type 'string'" in result.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert "jsonschema" in imported and "lark" not in imported
+
+
 def test_every_problem_of_a_network_file_is_reported_before_anything_is_written(served, tmp_path):
     url, app = served
     net = tmp_path / "net.yaml"
