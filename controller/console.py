@@ -231,16 +231,22 @@ def _closed_pipe() -> int:
     return OK
 
 
-def without_iri_grammar() -> None:
-    """Let ``import jsonschema`` in this process skip its "iri" format grammar (1.2 s of CPU).
+#: modules third-party libraries import when installed, though no command line here uses them:
+#: rfc3987-syntax (``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU) and
+#: trio (httpcore probes it for an async backend: 50 ms for each command that connects; ours are sync)
+UNUSED_IMPORTS = ("rfc3987_syntax", "trio")
 
-    Where rfc3987-syntax is installed (jupyter-events pulls it in through jsonschema[format-nongpl]),
-    importing jsonschema builds a Lark grammar for the "iri" and "iri-reference" formats, paid by the
-    first invalid body a controller answers and the first network file a command refuses. No schema
-    of the controller, the harness or nbformat uses those formats, so every check stays the same.
-    Command lines call this first thing, before anything imports jsonschema.
+
+def without_unused_imports(names: tuple[str, ...] = UNUSED_IMPORTS) -> None:
+    """Make ``import NAME`` raise ImportError in this process for each of ``names`` not imported yet.
+
+    jsonschema and httpcore treat that as "not installed". rfc3987-syntax comes with jupyter-events
+    (jsonschema[format-nongpl]); no schema of the controller, the harness or nbformat uses the "iri"
+    formats, so every check stays the same. Command lines call this first thing, as the Locust file
+    does for trio; the test suite's processes too.
     """
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
+    for name in names:
+        sys.modules.setdefault(name, None)  # type: ignore[assignment]
 
 
 def exit_process(code: int) -> None:

@@ -39,7 +39,7 @@ from controller.console import (
     exit_process,
     port_number,
     run,
-    without_iri_grammar,
+    without_unused_imports,
 )
 
 if TYPE_CHECKING:  # httpx is imported by the commands that connect, not by --help or a usage mistake
@@ -515,7 +515,7 @@ def main(argv=None) -> int:
 
 def entry() -> None:
     """The console script: exit with ``main``'s code even if a listener thread is stuck."""
-    without_iri_grammar()
+    without_unused_imports()
     exit_process(main())
 
 

@@ -223,6 +223,9 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:
+    # httpcore probes trio for an async backend where it is installed (50 ms); the enrollment's client is sync
+    # (controller.console.without_unused_imports does the same for the other command lines)
+    sys.modules.setdefault("trio", None)  # type: ignore[assignment]
     sys.exit(main())
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import settings
 
 from controller.config import Config
-from controller.console import without_iri_grammar
+from controller.console import without_unused_imports
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
@@ -23,10 +23,10 @@ from tests import sizes
 # every 10,000 allocations instead of 700 still collects every cycle, and cut that to ~2 s.
 gc.set_threshold(10_000, 10, 10)
 
-# -- jsonschema without the IRI grammar, as in the command lines (1.2 s of CPU per test process at its
-# first invalid body or notebook read; 3-5 s on a busy machine, past httpx's 5 s read timeout for an
+# -- no rfc3987-syntax grammar nor trio, as in the command lines (the grammar: 1.2 s of CPU per test process
+# at its first invalid body or notebook read; 3-5 s on a busy machine, past httpx's 5 s read timeout for an
 # admin-matrix request over HTTP)
-without_iri_grammar()
+without_unused_imports()
 
 # -- test sizes: bounded by default, full with --long or ZITI_LONG=1 (tests/sizes.py) --------------
 #: examples of a property test that names none (each long property test names its own, through ``sizes``)

@@ -26,7 +26,7 @@ from controller.console import (
     controller_errors,
     exit_process,
     run,
-    without_iri_grammar,
+    without_unused_imports,
 )
 
 #: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches
@@ -141,5 +141,5 @@ def main(argv: list[str] | None = None) -> int:
 
 def entry() -> None:
     """The console script ``ziti``."""
-    without_iri_grammar()
+    without_unused_imports()
     exit_process(main())
