@@ -22,6 +22,7 @@ from controller.console import (
     port_number,
     positive_minutes,
     run,
+    without_unused_imports,
 )
 
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
@@ -212,6 +213,7 @@ def main(argv=None) -> int:
 
 def entry() -> None:
     """The console script: exit with ``main``'s code even if a listener thread is stuck."""
+    without_unused_imports()
     exit_process(main())
 
 

@@ -231,6 +231,24 @@ def _closed_pipe() -> int:
     return OK
 
 
+#: modules third-party libraries import when installed, though no command line here uses them:
+#: rfc3987-syntax (``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU) and
+#: trio (httpcore probes it for an async backend: 50 ms for each command that connects; ours are sync)
+UNUSED_IMPORTS = ("rfc3987_syntax", "trio")
+
+
+def without_unused_imports(names: tuple[str, ...] = UNUSED_IMPORTS) -> None:
+    """Make ``import NAME`` raise ImportError in this process for each of ``names`` not imported yet.
+
+    jsonschema and httpcore treat that as "not installed". rfc3987-syntax comes with jupyter-events
+    (jsonschema[format-nongpl]); no schema of the controller, the harness or nbformat uses the "iri"
+    formats, so every check stays the same. Command lines call this first thing, as the Locust file
+    does for trio; the test suite's processes too.
+    """
+    for name in names:
+        sys.modules.setdefault(name, None)  # type: ignore[assignment]
+
+
 def exit_process(code: int) -> None:
     """Exit with ``code``, even when a listener thread did not stop in time."""
     sys.stdout.flush()

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.config import VERSION
 from controller.console import (
@@ -38,8 +39,11 @@ from controller.console import (
     exit_process,
     port_number,
     run,
+    without_unused_imports,
 )
-from harness.client import ApiError, ZitiClient
+
+if TYPE_CHECKING:  # httpx is imported by the commands that connect, not by --help or a usage mistake
+    from harness.client import ZitiClient
 
 DEFAULT_URL = "http://127.0.0.1:1281"
 
@@ -49,11 +53,15 @@ DEFAULT_URL = "http://127.0.0.1:1281"
 
 def client_for(args) -> ZitiClient:
     """A client of ``--url`` (not logged in), trusting ``--ca`` for HTTPS."""
+    from harness.client import ZitiClient
+
     return ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure)
 
 
 def connect(args) -> ZitiClient:
     """A client of ``--url`` logged in as ``--user``; CliError when the login is refused."""
+    from harness.client import ApiError
+
     client = client_for(args)
     try:
         client.login(args.user, args.password)
@@ -77,6 +85,7 @@ def harness_errors(ex: BaseException) -> CliError | None:
     """One line for what goes wrong talking to a controller or reading a file."""
     import httpx
 
+    from harness.client import ApiError
     from harness.netcheck import ApplyInterrupted, NetworkProblems
     from harness.network import NetworkError
 
@@ -86,6 +95,13 @@ def harness_errors(ex: BaseException) -> CliError | None:
         return CliError(
             f"{_url(ex)} did not answer in HTTP: if it is the controller's HTTPS port, write https:// "
             "(the plain HTTP port is 1281 by default)",
+            UNREACHABLE,
+        )
+    if isinstance(ex, httpx.ReadError) and _url(ex).startswith("http://"):
+        # the TLS port resets a plain HTTP request about as often as it answers it with garbage
+        return CliError(
+            f"{_url(ex)} closed the connection without an HTTP answer: if it is the controller's HTTPS port, "
+            "write https:// (the plain HTTP port is 1281 by default)",
             UNREACHABLE,
         )
     if isinstance(ex, httpx.UnsupportedProtocol):
@@ -179,6 +195,7 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     from controller.heap import freeze_started_heap
     from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import banner, free_port, listeners
+    from harness.client import ZitiClient
     from harness.network import apply
 
     built: list = []
@@ -246,6 +263,7 @@ def _kept_ctrl_port(config) -> int:
 def _start_routers(app, config, network, processes: list[dict], deadline: float):
     """Run the file's ``process: true`` routers (enrolled from JWTs written owner-only under DATA/routers);
     return once each is online and linked as the file expects, one line per router."""
+    from harness.client import ZitiClient
     from harness.routers import RouterError, RouterNetwork
 
     admin = ZitiClient.in_process(app)
@@ -348,6 +366,7 @@ def cmd_scenario(args) -> int:
     else:
         from controller.app import create_app
         from controller.config import Config
+        from harness.client import ZitiClient
 
         app = create_app(Config(simulation=True))  # a clock the scenario can move
         admin = ZitiClient.in_process(app)
@@ -496,6 +515,7 @@ def main(argv=None) -> int:
 
 def entry() -> None:
     """The console script: exit with ``main``'s code even if a listener thread is stuck."""
+    without_unused_imports()
     exit_process(main())
 
 

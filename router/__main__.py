@@ -208,9 +208,9 @@ class MachineError(Exception):
 
 
 def main(argv=None) -> int:
-    from router.enroll import EnrollError
-
     args = build_parser().parse_args(argv)
+    from router.enroll import EnrollError  # after parsing: --help and a usage mistake need no HTTP client or JWT
+
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         return enroll_command(args) if args.command == "enroll" else run_command(args)
@@ -223,6 +223,9 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:
+    # httpcore probes trio for an async backend where it is installed (50 ms); the enrollment's client is sync
+    # (controller.console.without_unused_imports does the same for the other command lines)
+    sys.modules.setdefault("trio", None)  # type: ignore[assignment]
     sys.exit(main())
 
 

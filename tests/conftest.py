@@ -4,15 +4,27 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 
 import pytest
 from hypothesis import settings
 
 from controller.config import Config
+from controller.console import without_unused_imports
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
 from tests import sizes
+
+# -- bytecode: compiled once, not in every process ------------------------------------------------
+# The suite starts ~400 Python processes of this checkout (command lines, routers, controllers, kernels)
+# and xdist workers that each collect every test module. Where PYTHONDONTWRITEBYTECODE is set (as on the
+# shared machine this suite is timed on), each compiled the checkout from source and pytest rewrote every
+# test module's asserts again: 2.2 s of CPU per worker's collection (5.2 -> 3.0 s) and 10-30 ms per
+# command line start. The run writes __pycache__ (ignored by git) as Python does by default; workers and
+# subprocesses inherit this process's environment, so the variable goes before they start.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 # -- the cyclic collector in a test process ------------------------------------------------------
 # A test process keeps a large heap for the whole run (every imported module and collected test, and
@@ -21,6 +33,11 @@ from tests import sizes
 # on tests/api + tests/unit, 5-6 s of 35 s CPU in the collector. Collecting the youngest generation
 # every 10,000 allocations instead of 700 still collects every cycle, and cut that to ~2 s.
 gc.set_threshold(10_000, 10, 10)
+
+# -- no rfc3987-syntax grammar nor trio, as in the command lines (the grammar: 1.2 s of CPU per test process
+# at its first invalid body or notebook read; 3-5 s on a busy machine, past httpx's 5 s read timeout for an
+# admin-matrix request over HTTP)
+without_unused_imports()
 
 # -- test sizes: bounded by default, full with --long or ZITI_LONG=1 (tests/sizes.py) --------------
 #: examples of a property test that names none (each long property test names its own, through ``sizes``)

@@ -19,7 +19,15 @@ from __future__ import annotations
 
 import sys
 
-from controller.console import EXIT_CODES, UNREACHABLE, CliError, controller_errors, exit_process, run
+from controller.console import (
+    EXIT_CODES,
+    UNREACHABLE,
+    CliError,
+    controller_errors,
+    exit_process,
+    run,
+    without_unused_imports,
+)
 
 #: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches
 VERSION = "v2.0.3"
@@ -64,8 +72,33 @@ def _where(ex) -> str:
     return f"{request.url.scheme}://{request.url.netloc.decode()}"
 
 
-def parser():
-    from harness.ziti import account, edge, quickstart
+#: ``ziti edge`` verbs (and aliases) by the module function that registers them; see :func:`parser`
+EDGE_VERBS = {
+    "quickstart": ("quickstart", "register"),
+    **dict.fromkeys(("login", "logout", "enroll", "policy-advisor"), ("account", "register")),
+    **dict.fromkeys(("create", "c"), ("edge", "register_create")),
+    "update": ("edge", "register_update"),
+    **dict.fromkeys(("delete", "list", "ls"), ("edge", "register_delete_and_list")),
+}
+
+
+def _edge_verb(argv: list[str]) -> str | None:
+    """The verb of ``ziti edge VERB ...`` in ``argv``, when it is one (else None)."""
+    words = [(at, word) for at, word in enumerate(argv) if not word.startswith("-")]
+    if len(words) < 2 or words[0][1] != "edge" or words[1][1] not in EDGE_VERBS:
+        return None
+    at, verb = words[1]
+    return None if {"-h", "--help"} & set(argv[:at]) else verb  # ``ziti edge -h list`` lists every verb
+
+
+def parser(argv: list[str] | None = None):
+    """The ``ziti`` parser; given ``argv`` naming an edge verb, only that verb's commands are declared.
+
+    A command runs in a process of its own, and declaring every command (~600 options) costs more
+    than most commands' work; ``ziti edge --help`` and an unknown verb still see them all.
+    """
+    import importlib
+
     from harness.ziti.common import Parser
 
     top = Parser(
@@ -79,6 +112,13 @@ def parser():
     version.set_defaults(func=lambda args: print(VERSION) or 0)
     edge_parser = sub.add_parser("edge", help="manages the edge components of an OpenZiti network")
     edge_sub = edge_parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=Parser)
+    verb = _edge_verb(argv or [])
+    if verb is not None:  # ``ziti edge VERB``: the other commands are never reached
+        module, function = EDGE_VERBS[verb]
+        getattr(importlib.import_module(f"harness.ziti.{module}"), function)(edge_sub)
+        return top
+    from harness.ziti import account, edge, quickstart
+
     quickstart.register(edge_sub)
     account.register(edge_sub)
     edge.register_create(edge_sub)
@@ -95,10 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from harness.ziti.common import normalize_bools
 
-    args = parser().parse_args(normalize_bools(argv))
+    args = parser(argv).parse_args(normalize_bools(argv))
     return run(lambda: args.func(args), debug=args.debug, translators=(_errors,))
 
 
 def entry() -> None:
     """The console script ``ziti``."""
+    without_unused_imports()
     exit_process(main())

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from controller.console import FAILED, UNREACHABLE, USAGE, CliError
-from harness.client import ApiError, ZitiClient
 from harness.ziti import session
 from harness.ziti.common import add_common, bool_flag
+
+if TYPE_CHECKING:
+    from harness.client import ZitiClient
 
 
 def _controller_url(text: str) -> tuple[str, str]:
@@ -27,6 +30,7 @@ def _controller_url(text: str) -> tuple[str, str]:
 
 def fetch_ca_bundle(base: str, timeout: float = 30.0) -> str:
     """The controller's CA bundle from ``/.well-known/est/cacerts`` (before it is trusted, as ``-y`` does)."""
+    from harness.client import ZitiClient
     from harness.enroll import parse_cacerts, pem_bundle
 
     with ZitiClient.connect(base, verify=False, timeout=timeout) as anonymous:
@@ -98,6 +102,8 @@ def login(url: str | None, creds: Credentials, *, ca: str | None, yes: bool, tim
     """Authenticate as ``creds`` says; return (management URL, token, CA file or None) without saving."""
     import tempfile
 
+    from harness.client import ZitiClient
+
     with tempfile.TemporaryDirectory(prefix="ziti-login-") as scratch:
         cert = None
         if creds.method == "file":
@@ -149,6 +155,8 @@ def _trusted_ca(base: str, yes: bool, timeout: float) -> str:
 
 
 def _authenticate(client: ZitiClient, base: str, creds: Credentials) -> str:
+    from harness.client import ApiError
+
     method = creds.method
     try:
         if method == "token":
@@ -241,6 +249,7 @@ def cmd_logout(args) -> int:
 
 def cmd_enroll(args) -> int:
     from harness import flows
+    from harness.client import ZitiClient
     from harness.enroll import served_certificate
 
     token = Path(args.jwt).read_text().strip()

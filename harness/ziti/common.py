@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from controller.console import FAILED, USAGE, CliError
-from harness.client import ApiError, ZitiClient
+
+if TYPE_CHECKING:  # httpx is imported by the commands that connect, not by --help or a usage mistake
+    from harness.client import ZitiClient
 
 #: bool flags that also take ``--flag=true|false`` (as cobra's); filled by :func:`bool_flag`
 BOOL_FLAGS: set[str] = set()
@@ -120,6 +123,8 @@ def send(client: ZitiClient, method: str, path: str, body=None, *, params=None):
 
     A login saved read-only (``login --read-only``, or ``--token`` without ``--read-only=false``)
     sends no change, as the real command refuses one."""
+    from harness.client import ApiError
+
     if method != "GET":
         writable(client)
     response = client.mgmt(method, path, json=body, params=params)

@@ -17,7 +17,6 @@ import threading
 from pathlib import Path
 
 from controller.config import is_loopback
-from harness.client import ZitiClient
 from harness.ziti import session
 from harness.ziti.common import bool_flag
 
@@ -162,6 +161,8 @@ def _is_ip(text: str) -> bool:
 
 def _login_and_configure(url: str, ca_file: str, username: str, password: str, cli_identity) -> Path:
     """Log in as the admin over HTTPS, save the login, create the quickstart policies when missing."""
+    from harness.client import ZitiClient
+
     with ZitiClient.connect(url, ca=ca_file, timeout=30.0) as client:
         token = client.management.call(
             "authenticate", method="password", body={"username": username, "password": password}

@@ -16,10 +16,13 @@ import os
 import ssl
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from controller.console import UNREACHABLE, USAGE, CliError
-from harness.client import ZitiClient
+
+if TYPE_CHECKING:
+    from harness.client import ZitiClient
 
 MANAGEMENT_PATH = "/edge/management/v1"
 
@@ -112,6 +115,8 @@ def base_url(url: str) -> str:
 
 def saved_client(cli_identity: str | None = None, timeout: float = 5.0) -> ZitiClient:
     """A client carrying the saved session; CliError when there is none."""
+    from harness.client import ZitiClient
+
     config = load_config()
     name = identity_name(config, cli_identity)
     login = config["edgeIdentities"].get(name)

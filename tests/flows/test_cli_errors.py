@@ -241,6 +241,33 @@ def test_bad_yaml_names_file_line_and_column(served, tmp_path):
     assert f"{net}:4:1: " in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_refused_network_file_is_reported_without_an_iri_grammar_or_trio(served, tmp_path):
+    # where rfc3987-syntax is installed (with jupyter), importing jsonschema built a Lark grammar for the "iri"
+    # formats no schema here uses (1.2 s of CPU before the first problem was printed); where trio is, httpcore
+    # imported it for an async backend the synchronous client never uses (50 ms for each command that connects)
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    installed = []
+    for name in ("rfc3987-syntax", "trio"):
+        try:
+            installed.append(distribution(name).metadata["Name"])
+        except PackageNotFoundError:
+            pass
+    if not installed:
+        pytest.skip("neither rfc3987-syntax nor trio is installed: nothing to leave out")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("identities:\n  - {name: 5, bogus: 1}\n")
+    result = cli("-X", "importtime", "-m", "harness.cli", "apply", str(bad), "--url", served[0])
+    assert result.returncode == 2, result.stderr
+    assert "unknown field 'bogus'" in result.stderr and "5 is not of type 'string'" in result.stderr
+    imported = {
+        line.rsplit("|", 1)[1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")
+    }
+    assert {"jsonschema", "httpcore"} <= imported  # it connected, then judged the file
+    # a module left out is only tried (one line of its own); one imported brings its submodules and Lark
+    assert not [name for name in imported if name.startswith(("lark", "trio.", "rfc3987_syntax."))]
+
+
 def test_every_problem_of_a_network_file_is_reported_before_anything_is_written(served, tmp_path):
     url, app = served
     net = tmp_path / "net.yaml"

@@ -166,6 +166,49 @@ def test_http_to_the_https_port_says_to_write_https():
     assert "https://" in line
 
 
+def _read_request(conn) -> None:
+    """Read one HTTP request, head and body, so the client waits for the answer when the reset comes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536) or b"\r\n\r\n"
+    head, _, body = data.partition(b"\r\n\r\n")
+    fields = dict(line.split(b":", 1) for line in head.split(b"\r\n")[1:] if b":" in line)
+    length = int({name.strip().lower(): value for name, value in fields.items()}.get(b"content-length", 0))
+    while len(body) < length:
+        body += conn.recv(65536) or b"\0" * length
+
+
+def test_a_connection_reset_on_plain_http_says_to_write_https():
+    # the TLS port resets a plain HTTP request about as often as it answers garbage (a flaky CI failure said
+    # "ReadError: [Errno 104] Connection reset by peer"); a listener resetting after each request makes it certain
+    import socket
+    import struct
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def reset_each():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            _read_request(conn)
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            conn.close()  # an RST, not a FIN
+
+    threading.Thread(target=reset_each, daemon=True).start()
+    try:
+        result = harness("list", "identities", "--url", f"http://127.0.0.1:{port}")
+    finally:
+        listener.close()
+    assert result.returncode == 3, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert f"http://127.0.0.1:{port} closed the connection" in line and "https://" in line
+
+
 def test_a_url_without_a_scheme_is_a_usage_error():
     result = harness("export", "--url", "127.0.0.1:1281")
     assert result.returncode == 2
