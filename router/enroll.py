@@ -19,8 +19,6 @@ import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
-import jwt
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -47,6 +45,8 @@ class EnrollError(Exception):
 
 
 def read_claims(token: str) -> dict:
+    import jwt  # here, not at the top: `router run` needs neither JWT nor HTTP
+
     try:
         claims = jwt.decode(token, options={"verify_signature": False})
     except jwt.PyJWTError as ex:
@@ -73,6 +73,8 @@ def server_certificate(issuer: str) -> x509.Certificate:
 
 
 def verified_claims(token: str) -> tuple[dict, x509.Certificate]:
+    import jwt
+
     claims = read_claims(token)
     leaf = server_certificate(claims["iss"])
     algorithm = jwt.get_unverified_header(token).get("alg")
@@ -91,6 +93,8 @@ def verified_claims(token: str) -> tuple[dict, x509.Certificate]:
 
 
 def fetch_ca_bundle(issuer: str, leaf: x509.Certificate) -> str:
+    import httpx
+
     context = ssl.create_default_context(cadata=leaf.public_bytes(serialization.Encoding.PEM).decode())
     context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
     try:
@@ -123,6 +127,8 @@ def enroll(
     token: str, data: Path, *, advertise: str, link_advertise: str | None = None, ctrl: str | None = None
 ) -> dict:
     """Enroll and write the data folder; returns the config written."""
+    import httpx
+
     claims, leaf = verified_claims(token)
     issuer, router_id = claims["iss"], claims["sub"]
     ca_pem = fetch_ca_bundle(issuer, leaf)
