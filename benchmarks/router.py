@@ -128,18 +128,23 @@ def make_sink(total: int):
     return sink
 
 
-def run_echo(port: int, target: int, files: tuple[str, str], ready) -> None:
-    """The direct anchor's echo server (``serve_echo``) in a process of its own (``target`` unused): what a
-    client and a server that talk TLS to each other without a router pay, two processes apart."""
+def _serve_tls(handler, port: int, files: tuple[str, str], ready) -> None:
+    """Serve ``handler`` (asyncio streams) over TLS on ``port`` in this process until it is terminated."""
 
     async def main():
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(*files)
-        server = await asyncio.start_server(serve_echo, "127.0.0.1", port, ssl=context, limit=LIMIT)
+        server = await asyncio.start_server(handler, "127.0.0.1", port, ssl=context, limit=LIMIT)
         ready.set()
         await server.serve_forever()
 
     asyncio.run(main())
+
+
+def run_echo(port: int, target: int, files: tuple[str, str], ready) -> None:
+    """The direct anchor's echo server (``serve_echo``) in a process of its own (``target`` unused): what a
+    client and a server that talk TLS to each other without a router pay, two processes apart."""
+    _serve_tls(serve_echo, port, files, ready)
 
 
 def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
@@ -157,14 +162,7 @@ def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", target, ssl=client, limit=LIMIT)
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
 
-    async def main():
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(*files)
-        server = await asyncio.start_server(handle, "127.0.0.1", port, ssl=context, limit=LIMIT)
-        ready.set()
-        await server.serve_forever()
-
-    asyncio.run(main())
+    _serve_tls(handle, port, files, ready)
 
 
 def run_thread_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
