@@ -85,19 +85,14 @@ class Links:
             peer = sock.getpeername()
         except OSError:
             peer = ("?", 0)  # the peer went already
-        task = asyncio.current_task()
-        self.handshakes.add(task)
         try:
-            reader, writer = await tls_transport.accept(sock, self.server_context, self.hello_timeout, limit=2**20)
-        except asyncio.CancelledError:
-            sock.close()  # the router is stopping
-            raise
+            reader, writer = await tls_transport.accept(
+                sock, self.server_context, self.hello_timeout, limit=2**20, pending=self.handshakes
+            )
         except OSError as ex:  # ssl.SSLError, ConnectionError, TimeoutError
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("router: link TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
             return
-        finally:
-            self.handshakes.discard(task)
         channel = Channel(reader, writer, "link")
         await self._serve(channel, self._hello_in)
 

@@ -283,19 +283,14 @@ class EdgeRouter:
         """TLS here rather than in the listener, so a refused client certificate is logged once; the channel's
         (reader, writer), or None."""
         peer = _peername(sock)
-        task = asyncio.current_task()
-        self.handshakes.add(task)
         try:
-            return await tls_transport.accept(sock, self._context, self.hello_timeout, limit=2**20)
-        except asyncio.CancelledError:
-            sock.close()  # the router is stopping
-            raise
+            return await tls_transport.accept(
+                sock, self._context, self.hello_timeout, limit=2**20, pending=self.handshakes
+            )
         except OSError as ex:  # ssl.SSLError, ConnectionError, TimeoutError
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
             return None
-        finally:
-            self.handshakes.discard(task)
 
     def _revoked(self, kind: str, revoked_id: str) -> None:
         """Called from a controller thread: hand over to the loop."""

@@ -434,16 +434,32 @@ async def _start(sock: ssl.SSLSocket, timeout: float | None, limit: int):
 
 
 async def accept(
-    sock: socket.socket, context: ssl.SSLContext, timeout: float | None, *, limit: int = 2**16
+    sock: socket.socket,
+    context: ssl.SSLContext,
+    timeout: float | None,
+    *,
+    limit: int = 2**16,
+    pending: set[asyncio.Task] | None = None,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """The server handshake on an accepted socket within ``timeout`` seconds; the socket is closed on failure
-    (``ssl.SSLError``, ``ConnectionError``, ``TimeoutError``: all ``OSError``)."""
+    (``ssl.SSLError``, ``ConnectionError``, ``TimeoutError``: all ``OSError``) and on cancellation.
+
+    ``pending``, when given, holds the calling task while the handshake runs, so a listener that stops can
+    cancel the connections that never got past it.
+    """
+    task = asyncio.current_task()
+    if pending is not None:
+        pending.add(task)
     try:
-        tls = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-    except BaseException:
-        sock.close()
-        raise
-    return await _start(tls, timeout, limit)
+        try:
+            tls = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        except BaseException:
+            sock.close()
+            raise
+        return await _start(tls, timeout, limit)
+    finally:
+        if pending is not None:
+            pending.discard(task)
 
 
 async def connect(

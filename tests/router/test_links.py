@@ -196,3 +196,27 @@ def test_a_binder_bound_on_two_routers_stays_reachable_when_one_goes(net):
         net.stop({net.id("a"): "a", net.id("c"): "c"}[used])
         assert ask(guest, service) == b"hello"
         assert net.timeline.matching("circuit", "created")[-1]["path"]["nodes"][-1] != used
+
+
+def test_a_stop_cancels_edge_and_link_connections_stuck_in_their_tls_handshake(net, monkeypatch):
+    """Silent clients on the edge and the link port (TCP up, no ClientHello) hold no stop: their handshakes are
+    cancelled at once, not left to their own timeout or to the wait for closing channels (both made longer than
+    stop's own 15 s bound here, so a handshake left to either fails the stop)."""
+    import socket
+    import time
+
+    import router.server
+
+    monkeypatch.setattr(router.server, "SHUTDOWN_WAIT", 60.0)
+    edge = net.start("a", hello_timeout=60.0)
+    silent = [socket.create_connection(("127.0.0.1", port), timeout=10) for port in (edge.port, edge.link_port)]
+    try:
+        deadline = time.monotonic() + 10
+        while len(edge.handshakes | edge.links.handshakes) < 2:  # both accepted, waiting for a ClientHello
+            assert time.monotonic() < deadline, "the router never accepted the silent clients"
+            time.sleep(0.02)
+        net.stop("a")  # raises TimeoutError when the shutdown waits on a handshake
+        assert not edge.handshakes and not edge.links.handshakes
+    finally:
+        for sock in silent:
+            sock.close()
