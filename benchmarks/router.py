@@ -222,14 +222,25 @@ class RelayProcess:
 
 
 # -- measurements -------------------------------------------------------------------------
+#: round trips sent before the measured ones (connections, caches and the loops warmed alike)
+WARM_UP = 20
+
+
 async def round_trips(send, recv, count: int) -> list[float]:
+    """Milliseconds of ``count`` 64-byte echoes, after ``WARM_UP`` unmeasured ones."""
     out = []
-    for _ in range(count):
+    for index in range(WARM_UP + count):
         started = time.perf_counter()
         await send(b"x" * 64)
         await recv(64)
-        out.append((time.perf_counter() - started) * 1000)
+        if index >= WARM_UP:
+            out.append((time.perf_counter() - started) * 1000)
     return out
+
+
+async def echo_percentiles(send, recv, count: int) -> tuple[float, float]:
+    """p50 and p99 (ms) of ``count`` echoes (see ``round_trips``)."""
+    return percentiles(await round_trips(send, recv, count))
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -298,7 +309,6 @@ async def raw_round_trips(qs, port: int, folder: Path, count: int) -> list[float
         while (await read_message(guest_reader)).content_type != ContentType.DATA:
             pass
 
-    await round_trips(send, recv, 20)  # warm up
     out = await round_trips(send, recv, count)
     serving.cancel()
     for writer in (host_writer, guest_writer):
@@ -389,12 +399,10 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     # round trips: TLS on each leg, as the direct echo has (the router's own cost), and with the SDKs'
     # end-to-end encryption on top (its cost is the two SDKs', paid with or without a router)
     plain = await plain_guest.dial("bench-plain")
-    await round_trips(plain.send, plain.recv_exactly, 20)  # warm up
-    routed = percentiles(await round_trips(plain.send, plain.recv_exactly, shape["round_trips"]))
+    routed = await echo_percentiles(plain.send, plain.recv_exactly, shape["round_trips"])
     await plain.close()
     conn = await echo_guest.dial("bench-echo")
-    await round_trips(conn.send, conn.recv_exactly, 20)
-    sealed = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
+    sealed = await echo_percentiles(conn.send, conn.recv_exactly, shape["round_trips"])
     echo_server = await asyncio.start_server(serve_echo, "127.0.0.1", 0, ssl=server_ctx)
     reader, writer = await asyncio.open_connection("127.0.0.1", echo_server.sockets[0].getsockname()[1], ssl=client_ctx)
 
@@ -402,7 +410,7 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
         writer.write(data)
         await writer.drain()
 
-    direct = percentiles(await round_trips(send, reader.readexactly, shape["round_trips"]))
+    direct = await echo_percentiles(send, reader.readexactly, shape["round_trips"])
     writer.close()
     # the same echo through a bare asyncio TLS relay in its own process: the floor for any router process
     # (four process-to-process deliveries per round trip, where the direct echo has none), and through a
@@ -410,16 +418,13 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
     echo_port = echo_server.sockets[0].getsockname()[1]
     echo_process = RelayProcess(run_echo, 0, files, client_ctx)
     async with echo_process as (send, recv):
-        await round_trips(send, recv, 20)  # warm up
-        apart = percentiles(await round_trips(send, recv, shape["round_trips"]))
+        apart = await echo_percentiles(send, recv, shape["round_trips"])
         sdk_qs = new_quickstart(admin, folder / "sdk", "bench-sdk", **urls)
         figures.update(await asyncio.to_thread(real_sdk_figures, admin, sdk_qs, echo_process.port, shape))
     async with RelayProcess(run_relay, echo_port, files, client_ctx) as (send, recv):
-        await round_trips(send, recv, 20)  # warm up
-        relayed = percentiles(await round_trips(send, recv, shape["round_trips"]))
+        relayed = await echo_percentiles(send, recv, shape["round_trips"])
     async with RelayProcess(run_thread_relay, echo_port, files, client_ctx) as (send, recv):
-        await round_trips(send, recv, 20)
-        threaded = percentiles(await round_trips(send, recv, shape["round_trips"]))
+        threaded = await echo_percentiles(send, recv, shape["round_trips"])
     await conn.close()
     figures.update(
         {
@@ -592,8 +597,7 @@ async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
     figures = {}
     for label, guest in (("one hop", near), ("two hops", far)):
         conn = await guest.dial("net-echo")
-        await round_trips(conn.send, conn.recv_exactly, 20)  # warm up
-        p50, p99 = percentiles(await round_trips(conn.send, conn.recv_exactly, shape["round_trips"]))
+        p50, p99 = await echo_percentiles(conn.send, conn.recv_exactly, shape["round_trips"])
         await conn.close()
         conn = await guest.dial("net-bulk")
         mb = await bulk(conn.send, conn.recv_exactly, shape["bulk"])
