@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import quote_plus
+from urllib.parse import urlencode
 
 from controller import errors
 from controller.auth.primary import METHOD_NAMES as PRIMARY_METHODS
@@ -31,8 +31,6 @@ REDIRECTS = (
 #: (``auth/primary.py``), plus ``username``, the real controller's other name for ``password``
 LOGIN_METHODS = {**{name: name for name in PRIMARY_METHODS}, "username": "password"}
 MAX_CODE, MAX_ID = 13, 40
-#: what ``quote_plus`` leaves as it is: such a value goes into the callback URL unchanged
-_UNRESERVED = re.compile(r"[A-Za-z0-9_.~-]*")
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
 INVALID_TOTP_CODE = "INVALID TOTP CODE"
@@ -237,7 +235,7 @@ class OidcFlow:
         if request.state:
             query["state"] = request.state
         separator = "&" if "?" in request.redirect_uri else "?"
-        return request.redirect_uri + separator + "&".join(f"{k}={_quoted(v)}" for k, v in sorted(query.items()))
+        return request.redirect_uri + separator + urlencode(sorted(query.items()))
 
     def callback_url(self, request: OidcAuthRequest) -> str:
         return f"{request.issuer}/authorize/callback?id={request.id}"
@@ -289,11 +287,6 @@ class OidcFlow:
             request.identity_id, sdk_info=request.sdk_info, env_info=request.env_info, context=context
         )
         request.info_saved = True
-
-
-def _quoted(value: str) -> str:
-    """``urlencode``'s encoding of one value, skipped for the usual code and state (nothing to escape)."""
-    return value if _UNRESERVED.fullmatch(value) else quote_plus(value)
 
 
 def _names(value) -> list[str]:
