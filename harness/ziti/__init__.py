@@ -113,18 +113,14 @@ def parser(argv: list[str] | None = None):
     edge_parser = sub.add_parser("edge", help="manages the edge components of an OpenZiti network")
     edge_sub = edge_parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=Parser)
     verb = _edge_verb(argv or [])
-    if verb is not None:  # ``ziti edge VERB``: the other commands are never reached
-        module, function = EDGE_VERBS[verb]
+    # ``ziti edge VERB``: only the function that declares VERB (the other commands are never reached);
+    # otherwise each of them once, in the order ``ziti edge --help`` lists them
+    for module, function in [EDGE_VERBS[verb]] if verb is not None else dict.fromkeys(EDGE_VERBS.values()):
         getattr(importlib.import_module(f"harness.ziti.{module}"), function)(edge_sub)
-        return top
-    from harness.ziti import account, edge, quickstart
+    if verb is None:
+        from harness.ziti import account
 
-    quickstart.register(edge_sub)
-    account.register(edge_sub)
-    edge.register_create(edge_sub)
-    edge.register_update(edge_sub)
-    edge.register_delete_and_list(edge_sub)
-    account.register_ops(sub)
+        account.register_ops(sub)
     return top
 
 
