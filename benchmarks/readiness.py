@@ -6,8 +6,12 @@ median of a few starts, beside the anchor of the same run: a bare ``python -c pa
 
 * the embedded default: ``python -m controller`` (a fresh data folder: the PKI is created too, and
   a data folder started again);
-* a controller plus two routers as their own processes (``python -m router run --wait``, enrolled
-  beforehand from JWTs made over HTTP), all started at once: the time until every ready file is there.
+* a controller plus three routers as their own processes (``python -m router run --wait``, enrolled
+  beforehand from JWTs made over HTTP), all started at once: the time until every ready file is there;
+* the embedded default on the large shape (100,000 identities, 2,000 services, 500 routers and their
+  policies, written durably by ``benchmarks.bulk_start fill``; ``--quick``: 10,000 identities and 400
+  services): the start on that data folder, whose engine and indexes are rebuilt before it is ready.
+  The 2 s target is judged on the first two; the large shape is printed beside the default's start.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import time
 from pathlib import Path
 
 import httpx
+
+from benchmarks.network import SHAPES
 
 ROOT = Path(__file__).resolve().parents[1]
 DEADLINE = 60.0
@@ -108,7 +114,7 @@ def enrolled_routers(folder: Path, ready: dict, count: int) -> list[Path]:
     return folders
 
 
-def with_routers(folder: Path, count: int = 2) -> dict:
+def with_routers(folder: Path, count: int = 3) -> dict:
     data, ctrl_port = folder / "net", free_port()
     process, _, ready = start_controller(folder, data, ctrl_port)
     folders = enrolled_routers(folder, ready, count)
@@ -137,6 +143,31 @@ def with_routers(folder: Path, count: int = 2) -> dict:
     }
 
 
+def large_shape(folder: Path, quick: bool, rounds: int) -> dict:
+    """Popen to ready of the embedded default on a data folder holding the large shape (filled beforehand)."""
+    shape = SHAPES["quick" if quick else "large"]
+    identities, services = shape["identities"], shape["services"]
+    data = folder / "large"
+    subprocess.run(
+        [sys.executable, "-m", "benchmarks.bulk_start", "fill", str(data), str(identities), str(services)],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    process, first, _ = start_controller(folder, data)  # the first start also makes the PKI
+    stop(process)
+    times = []
+    for _ in range(rounds):
+        process, seconds, _ = start_controller(folder, data)
+        stop(process)
+        times.append(seconds)
+    label = f"{identities:,} identities, {services:,} services"
+    return {
+        f"embedded default on {label}, first start (s)": first,
+        f"embedded default on {label} (s)": statistics.median(times),
+    }
+
+
 def main(quick: bool = False) -> dict:
     rounds = 2 if quick else 3
     folder = Path(tempfile.mkdtemp(prefix="bench-readiness-"))
@@ -150,8 +181,14 @@ def main(quick: bool = False) -> dict:
         figures["embedded default, existing data / anchor"] = (
             figures["embedded default, existing data folder (s)"] / base
         )
-        figures["target: under 2 s from Popen to ready"] = (
-            "met" if max(v for k, v in figures.items() if k.endswith("(s)") and "anchor" not in k) < 2.0 else "not met"
+        # The target is the quickstart's: the default and a small network of processes; the large shape is printed
+        # beside the default's start, as it is bound by loading and indexing its records, not by starting up.
+        judged = max(v for k, v in figures.items() if k.endswith("(s)") and "anchor" not in k)
+        figures["target: under 2 s from Popen to ready"] = "met" if judged < 2.0 else "not met"
+        large = large_shape(folder, quick, rounds)
+        figures.update(large)
+        figures["large shape start / embedded default's"] = (
+            list(large.values())[-1] / figures["embedded default, existing data folder (s)"]
         )
         return figures
     finally:
