@@ -10,6 +10,13 @@ into the permanent generation (``gc.freeze``): later collections walk only what
 came after. Frozen objects are still freed by reference counting, as records and
 events are; only reference cycles among them would outlive their use, and the
 objects alive at start are the long-lived ones.
+
+It freezes without collecting first: building a controller leaves no cyclic
+garbage (a collection right after start frees nothing, on the default and on
+the large shape alike), and that collection would walk every record once, 0.3 s
+on the large shape, between start and ready. Called while the collector is
+paused (``controller.gc_pause``), it also spares the young-generation walk the
+collector would make of every record built during the pause.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ import gc
 
 
 def freeze_started_heap() -> int:
-    """Collect once, then freeze every object alive; returns how many are frozen."""
-    gc.collect()
+    """Freeze every object alive; returns how many are frozen."""
     gc.freeze()
     return gc.get_freeze_count()

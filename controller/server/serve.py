@@ -203,6 +203,7 @@ def run(
     """
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
+    from controller.gc_pause import gc_paused
     from controller.heap import freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
     from controller.server.readiness import announce_ready
@@ -226,11 +227,12 @@ def run(
         group.listeners[[listener.option for listener in group.listeners].index("--ctrl-port")].port = ctrl_port
         advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
         config.ctrl_address = f"tls:{advertise}:{ctrl_port}"
-    built.append(create_app(config))
-    ctl = built[0].controller
-    if quickstart_policies:
-        ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
-    freeze_started_heap()
+    with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
+        built.append(create_app(config))
+        ctl = built[0].controller
+        if quickstart_policies:
+            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
+        freeze_started_heap()
     try:
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)

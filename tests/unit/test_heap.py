@@ -31,3 +31,46 @@ def test_started_objects_leave_the_collector_and_are_still_freed_when_dropped():
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_building_an_app_runs_no_collection_and_leaves_the_collector_as_it_found_it(tmp_path):
+    """A collection between the bulk steps of a start walks every record built so far (seconds at scale)."""
+    import gc
+    import inspect
+    import sys
+
+    import pytest
+
+    from controller import app as app_module
+    from controller.app import create_app
+    from controller.config import Config
+
+    building = inspect.unwrap(app_module.create_app).__code__
+    inside: list[int] = []
+
+    def count(phase, info):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not building:
+            frame = frame.f_back
+        if phase == "start" and frame is not None:
+            inside.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    gc.callbacks.append(count)
+    gc.set_threshold(1)  # without the pause, the first allocations inside would start collections
+    try:
+        app = create_app(Config())
+        assert inside == [] and gc.isenabled()
+        app.controller.close()
+        gc.disable()
+        create_app(Config()).controller.close()
+        assert not gc.isenabled(), "a collector the caller paused stays paused"
+        gc.enable()
+        (tmp_path / "db").write_text("not a folder")
+        with pytest.raises(NotADirectoryError):
+            create_app(Config(data_dir=tmp_path))
+        assert gc.isenabled(), "a refused start resumes the collector too"
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.callbacks.remove(count)
+        gc.enable()
