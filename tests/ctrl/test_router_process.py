@@ -9,9 +9,11 @@ import time
 from datetime import datetime, timezone
 
 import jwt
+import pytest
 
 from controller.fabric.state import Link
 from harness.quickstart import new_quickstart
+from harness.routers import RouterError, RouterProcess
 from harness.sync_dataplane import SyncDataPlane, echo
 from tests.ctrl.support import restrict_to, run_router, terminators_on, wait_until
 
@@ -50,6 +52,14 @@ def test_enroll_refuses_a_used_jwt_and_a_file_that_is_no_jwt(make_router, tmp_pa
     used.write_text("not a jwt")
     bad = run_router("enroll", str(used), "--data", str(router.data_dir))
     assert bad.returncode == 2 and "is not an enrollment JWT" in bad.stderr
+
+
+def test_a_harness_router_enrolled_before_without_its_data_folder_fails_in_one_line(admin, make_router, tmp_path):
+    router = make_router(start=False)
+    again = RouterProcess(admin, router.name, tmp_path / "elsewhere")  # the same router, found by name
+    with pytest.raises(RouterError, match=rf"^router {router.name} has no enrollment JWT: enrolled before") as caught:
+        again.start(timeout=5)
+    assert caught.value.code == 3 and again.id == router.id and not again.data_dir.exists()
 
 
 def test_run_without_an_enrolled_folder_exits_2_and_an_unreachable_controller_exits_3(make_router, tmp_path):
