@@ -46,7 +46,7 @@ def router_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "router", "--log-level", "info", *args]
 
 
-def poll(predicate: Callable[[], object], timeout: float, failure: Callable[[], RouterError]):
+def poll(predicate: Callable[[], object], timeout: float, failure: Callable[[], Exception]):
     """``predicate()`` once truthy, polling real processes or the API; ``failure()`` is raised at the deadline."""
     end = time.monotonic() + timeout
     while True:
@@ -144,6 +144,11 @@ def _fault_error(admin, ex, router: str | None) -> Exception:
 
 class RouterProcess:
     """One edge router as its own process, named ``name`` on the controller ``admin`` is logged in to.
+
+    ``data_dir``, ``log`` and ``ready_file`` are its files (``ready`` the ready file's content, ``url`` its address
+    for SDKs); ``listing()`` is how the fabric API shows it, ``edge_listing()`` the edge management API. A failure
+    to enroll or start raises :class:`RouterError` with the router command's last error line; a test of that command
+    line's own messages and exit codes runs ``python -m router`` itself (:func:`router_command`).
 
     Args:
         admin: a logged-in admin client (over HTTP or in-process) of the controller.
@@ -360,6 +365,11 @@ class RouterProcess:
     def listing(self) -> dict:
         """The router as ``GET /fabric/v1/routers/{id}`` shows it."""
         return self.admin.fabric.detail_router(self.id)
+
+    def edge_listing(self) -> dict:
+        """The router as ``GET /edge/management/v1/edge-routers/{id}`` shows it: ``isOnline``, ``isVerified``,
+        ``supportedProtocols``, and ``enrollmentJwt`` until it is enrolled."""
+        return self.admin.management.detail_edge_router(self.id)
 
     def online(self) -> bool:
         return bool(self.listing().get("connected"))

@@ -9,8 +9,8 @@ import pytest
 
 from controller.server.serve import ctrl_listener, free_port
 from harness.client import ZitiClient
+from harness.routers import RouterProcess
 from harness.server import LocalController
-from tests.ctrl.support import RouterProcess
 from tests.router.conftest import Timeline
 from tests.support import warnings_of
 
@@ -49,15 +49,16 @@ def admin(network):
 
 @pytest.fixture
 def make_router(admin, tmp_path, ziti_unique):
-    """``make_router(roles=..., enroll=True, start=True)`` -> a RouterProcess (stopped after the test)."""
+    """``make_router(enroll=True, start=True)`` -> a :class:`harness.routers.RouterProcess` created over the
+    management API, enrolled and running unless told otherwise (stopped after the test)."""
     made: list[RouterProcess] = []
 
-    def make(*, roles: tuple[str, ...] = (), enroll: bool = True, start: bool = True) -> RouterProcess:
-        router = RouterProcess(admin, ziti_unique("er"), tmp_path, roles)
+    def make(*, enroll: bool = True, start: bool = True) -> RouterProcess:
+        router = RouterProcess(admin, ziti_unique("er"), tmp_path)
         made.append(router)
+        router.create()
         if enroll:
-            done = router.enroll()
-            assert done.returncode == 0, done.stderr
+            router.enroll()
         if enroll and start:
             router.start()
         return router

@@ -16,9 +16,9 @@ import pytest
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.quickstart import enroll_identity
+from harness.routers import RouterProcess
 from harness.sync_dataplane import load_identity_file
 from router.control import parse_address
-from tests.ctrl.support import RouterProcess
 from tests.support import recv_exactly
 
 
@@ -61,9 +61,7 @@ def routers(network, tmp_path_factory):
         folder = tmp_path_factory.mktemp("hostile")
         enrolled = RouterProcess(client, f"hostile-{uuid.uuid4().hex[:8]}", folder)
         bystander = RouterProcess(client, f"bystander-{uuid.uuid4().hex[:8]}", folder)
-        for router in (enrolled, bystander):
-            done = router.enroll()
-            assert done.returncode == 0, done.stderr
+        enrolled.enroll()
         bystander.start()
         try:
             yield enrolled, bystander
@@ -84,9 +82,9 @@ def bystander(routers):
 def connect(network, router) -> RawCtrl:
     return RawCtrl(
         network.listener.address,
-        router.data / "cert.pem",
-        router.data / "key.pem",
-        (router.data / "ca.pem").read_text(),
+        router.data_dir / "cert.pem",
+        router.data_dir / "key.pem",
+        (router.data_dir / "ca.pem").read_text(),
     )
 
 
@@ -111,7 +109,7 @@ def test_malformed_input_before_hello_closes_that_connection_only(network, enrol
     assert answer is None
     hostile.close()
     assert len(ctrl_log.wait()) == 1
-    assert bystander.listing()["isOnline"] and not enrolled.listing()["isOnline"]
+    assert bystander.edge_listing()["isOnline"] and not enrolled.edge_listing()["isOnline"]
 
 
 AFTER_HELLO = {
@@ -162,7 +160,7 @@ def test_hostile_requests_are_answered_with_an_error_and_close_the_connection(
     hostile.close()
     [line] = ctrl_log.wait()
     assert enrolled.id in line
-    assert bystander.listing()["isOnline"]
+    assert bystander.edge_listing()["isOnline"]
 
 
 def test_a_peer_that_vanishes_after_hello_leaves_the_router_offline(network, enrolled, bystander, ctrl_log, timeline):
@@ -171,11 +169,11 @@ def test_a_peer_that_vanishes_after_hello_leaves_the_router_offline(network, enr
     peer.recv()
     peer.send({"type": "request", "id": 1, "name": "online", "args": {"url": "tls://127.0.0.1:1"}})
     assert peer.recv() == {"type": "reply", "id": 1, "result": None}
-    assert enrolled.listing()["isOnline"]
+    assert enrolled.edge_listing()["isOnline"]
     peer.sock.shutdown(socket.SHUT_RDWR)
     peer.close()
     timeline.wait("router", "offline", router_id=enrolled.id, timeout=5)
-    assert not enrolled.listing()["isOnline"] and bystander.listing()["isOnline"]
+    assert not enrolled.edge_listing()["isOnline"] and bystander.edge_listing()["isOnline"]
     assert ctrl_log.lines == []  # a vanished peer is ordinary: an info line, no warning
 
 
@@ -183,13 +181,13 @@ def test_a_foreign_certificate_is_refused_in_the_handshake(network, enrolled, by
     root = hp.make_root_ca("Foreign Root")
     folder = Path(tempfile.mkdtemp(prefix="foreign-"))
     cert, key = hp.make_leaf(root, enrolled.id).write(folder)
-    hostile = RawCtrl(network.listener.address, cert, key, (enrolled.data / "ca.pem").read_text())
+    hostile = RawCtrl(network.listener.address, cert, key, (enrolled.data_dir / "ca.pem").read_text())
     hostile.send({"type": "hello", "version": 1})
     assert hostile.recv() is None
     hostile.close()
     [line] = ctrl_log.wait()
     assert "TLS handshake" in line
-    assert bystander.listing()["isOnline"]
+    assert bystander.edge_listing()["isOnline"]
 
 
 def test_an_identity_certificate_of_this_controller_is_not_a_router(network, admin, tmp_path, ziti_unique, ctrl_log):

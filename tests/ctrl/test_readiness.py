@@ -10,7 +10,8 @@ import sys
 
 import httpx
 
-from tests.ctrl.support import ROOT, router_command, wait_until
+from harness.routers import ROOT, router_command
+from tests.ctrl.support import run_router, wait_until
 
 
 def free_port() -> int:
@@ -74,19 +75,18 @@ def test_a_process_router_writes_its_ready_file_owner_only_and_goes_offline_when
     assert router.ready == {
         "routerId": router.id,
         "name": router.name,
-        "url": router.listing()["supportedProtocols"]["tls"],
+        "url": router.edge_listing()["supportedProtocols"]["tls"],
     }
-    router.stop()  # SIGTERM: the router says offline itself
-    assert router.proc.returncode == 0
+    assert router.stop() == 0  # SIGTERM: the router says offline itself, and exits 0
     timeline.wait("router", "offline", router_id=router.id, timeout=5)
-    assert not router.listing()["isOnline"]
+    assert not router.edge_listing()["isOnline"]
     assert "ready at " + router.ready["url"] in router.log.read_text()
 
 
 def test_the_router_command_line_documents_every_option():
-    done = subprocess.run(router_command("run", "--help"), cwd=ROOT, capture_output=True, text=True, timeout=30)
+    done = run_router("run", "--help")
     assert done.returncode == 0 and "--ready-file" in done.stdout and "exit codes:" in done.stdout
-    usage = subprocess.run(router_command("fly"), cwd=ROOT, capture_output=True, text=True, timeout=30)
+    usage = run_router("fly")
     assert usage.returncode == 2
 
 
@@ -95,10 +95,10 @@ def test_run_with_wait_comes_online_once_the_control_channel_listens(network, ma
 
     router = make_router(start=False)
     port = free_port()
-    config = router.data / "config.json"
+    config = router.data_dir / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "ctrl": f"tls:127.0.0.1:{port}"}))
     waiting = subprocess.Popen(
-        router_command("run", "--data", str(router.data), "--wait", "30", "--ready-file", str(router.ready_file)),
+        router_command("run", "--data", str(router.data_dir), "--wait", "30", "--ready-file", str(router.ready_file)),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -109,7 +109,7 @@ def test_run_with_wait_comes_online_once_the_control_channel_listens(network, ma
     listener = ctrl_listener(network.controller, "127.0.0.1", port).start()  # only now
     try:
         wait_until(lambda: router.ready_file.exists() or waiting.poll() is not None, what="the waiting router ready")
-        assert waiting.poll() is None and router.listing()["isOnline"]
+        assert waiting.poll() is None and router.edge_listing()["isOnline"]
     finally:
         router.stop()
         listener.stop()

@@ -43,7 +43,7 @@ def test_an_identity_allowed_on_two_routers_gets_both_with_their_own_urls_in_eve
         [service] = client.edge_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
         listed = client.edge_ok("GET", f"/services/{service['id']}/edge-routers")["edgeRouters"]
         assert {r["name"]: r["supportedProtocols"]["tls"] for r in listed} == expected
-    assert other.listing()["isOnline"] and other.name not in expected
+    assert other.edge_listing()["isOnline"] and other.name not in expected
 
     with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
         host.bind(qs.service, echo)

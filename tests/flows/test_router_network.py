@@ -249,7 +249,7 @@ def test_kill_and_restart_through_the_python_api_go_offline_then_online(ziti_rou
         network.wait_linked([("router-1", "router-2")], timeout=0.2)
     router.restart()
     router.wait_online(timeout=5)
-    listed = router.admin.mgmt_ok("GET", f"/edge-routers/{router.id}")
+    listed = router.edge_listing()
     assert listed["isOnline"] is True and listed["supportedProtocols"] == {"tls": router.url}
 
 
