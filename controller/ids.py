@@ -12,6 +12,19 @@ SHORT_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVW
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
+def uuid4_text(random16: bytes) -> str:
+    """``str(uuid.UUID(bytes=random16, version=4))`` without the UUID object (a third of its cost).
+
+    The version (4) and RFC 4122 variant (``10``) bits are set over the 16 random bytes, written as
+    lowercase hex in 8-4-4-4-12 groups.
+    """
+    raw = bytearray(random16)
+    raw[6] = raw[6] & 0x0F | 0x40
+    raw[8] = raw[8] & 0x3F | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
 def _base36(value: int, width: int) -> str:
     out = []
     while value:
@@ -57,9 +70,9 @@ class Ids:
         return "c" + stamp + _base36(counter, 4) + self._fingerprint + rand
 
     def uuid(self) -> str:
-        """A UUIDv4 string."""
+        """A UUIDv4 string (122 random bits from the OS; from the seed when seeded)."""
         if not self._seeded:
-            return str(uuid.uuid4())
+            return uuid4_text(os.urandom(16))
         return str(uuid.UUID(int=self._rand.getrandbits(128), version=4))
 
     def token(self, nbytes: int = 32) -> str:
