@@ -10,6 +10,8 @@ import uuid
 
 SHORT_ID_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-"
 _BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+#: byte -> the short-id symbol of its low 6 bits (64 symbols: a byte masked to 6 bits picks one without bias)
+_SIX_BITS = bytes(ord(SHORT_ID_ALPHABET[byte & 63]) for byte in range(256))
 
 
 def uuid4_text(random16: bytes) -> str:
@@ -52,8 +54,7 @@ class Ids:
         The first character is alphanumeric so ids never look like options or roles.
         """
         raw = self._random_bytes(9)
-        # 64 symbols: one byte masked to 6 bits picks one without bias.
-        return SHORT_ID_ALPHABET[raw[0] % 62] + "".join(SHORT_ID_ALPHABET[b & 63] for b in raw[1:])
+        return SHORT_ID_ALPHABET[raw[0] % 62] + raw[1:].translate(_SIX_BITS).decode("ascii")
 
     def _random_bytes(self, count: int) -> bytes:
         if self._seeded:

@@ -7,7 +7,7 @@ import uuid
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.ids import Ids, uuid4_text
+from controller.ids import SHORT_ID_ALPHABET, Ids, uuid4_text
 
 
 @given(st.binary(min_size=16, max_size=16))
@@ -39,3 +39,21 @@ def test_a_seeded_generator_repeats_its_uuids(seed):
     drawn = [first.uuid() for _ in range(3)]
     assert drawn == [again.uuid() for _ in range(3)]
     assert all(uuid.UUID(text).version == 4 for text in drawn)
+
+
+@given(st.binary(min_size=9, max_size=9))
+def test_a_short_id_spells_its_random_bytes(raw):
+    class Fixed(Ids):
+        def _random_bytes(self, count: int) -> bytes:
+            return raw[:count]
+
+    text = Fixed().short()
+    assert text == SHORT_ID_ALPHABET[raw[0] % 62] + "".join(SHORT_ID_ALPHABET[b & 63] for b in raw[1:])
+    assert len(text) == 9 and text[0].isalnum() and set(text) <= set(SHORT_ID_ALPHABET)
+
+
+def test_seeded_short_ids_repeat_and_os_random_ones_differ():
+    assert [Ids(seed=7).short() for _ in range(2)] == [Ids(seed=7).short()] * 2
+    ids = Ids()
+    drawn = {ids.short() for _ in range(2000)}
+    assert len(drawn) == 2000
