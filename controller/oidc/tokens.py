@@ -194,8 +194,9 @@ class TokenSigner:
         token, payload = self._signed(claims, refresh=kind == REFRESH)
         if kind == ACCESS and payload is not None:
             # The client presents it next: its signature is ours by construction, so it is not checked again
-            # (a payload beyond orjson, see ``_signed``, is checked on first use instead).
-            self._remember(token, orjson.loads(payload))
+            # (a payload beyond orjson, see ``_signed``, is checked on first use instead). ``claims`` are what the
+            # payload decodes to (JSON values only); nobody changes a token's claims once it is minted.
+            self._remember(token, claims)
         return token, claims
 
     def mint_id_token(self, issuer: str, identity: dict, client_id: str, custom: dict, nonce: str | None) -> str:
