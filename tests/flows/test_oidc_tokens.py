@@ -245,3 +245,11 @@ def test_a_minted_access_token_is_remembered_with_exactly_the_claims_it_carries(
     assert carried["z_sdk"] == sdk_info
     assert ziti_app.controller.oidc.signer.known_claims(access) == carried
     assert raw.get(ME, headers=bearer(access)).status_code == 200
+
+
+def test_empty_session_claims_are_left_out_as_the_real_controller_does(raw, user):
+    """A non-admin password login: no admin flag, external id, config types, cert fingerprint or expired-cert leave."""
+    claims = jwt.decode(password_tokens(raw, *user)["access_token"], options={"verify_signature": False})
+    assert not {"z_ia", "z_eid", "z_ct", "z_acf", "z_cae"} & set(claims), claims
+    assert claims["z_aid"] == "openziti" and claims["z_authid"] and claims["z_asid"]
+    assert claims["z_cfs"] is None and claims["z_iccc"] is False  # not in the omitted set: present even when empty
