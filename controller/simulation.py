@@ -117,6 +117,11 @@ class FaultInjector:
                     return fault
         return None
 
+    @property
+    def active(self) -> bool:
+        """Whether any fault is injected (``apply`` does nothing otherwise)."""
+        return bool(self._faults)
+
     def apply(self, method: str, path: str) -> None:
         """Sleep, raise an error envelope, or raise ``DroppedConnection`` (the API layer drops the connection)."""
         if not self._faults or "/simulation/" in path:

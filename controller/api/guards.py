@@ -18,6 +18,8 @@ class GuardMiddleware:
         self._guard, self._faults = request_guard, faults
 
     def process_request(self, req, resp) -> None:
+        if not (self._guard.active or self._faults.active):  # nothing configured: every request passes
+            return
         seen = RequestInfo(req.method, req.path, req.remote_addr or "")
         self._guard.check(seen)
         self._faults.apply(seen.method, seen.path)

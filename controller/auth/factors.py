@@ -22,9 +22,11 @@ class SecondaryFactors:
         record = self.mfas.of(identity_id)
         return bool(record and record.get("is_verified"))
 
-    def pending(self, identity: dict, *, totp_required: bool, totp_done: bool, bearer_tokens=()) -> Pending:
-        """What ``identity`` still owes, given what its session has done."""
-        policy = self.identities.auth_policy_of(identity)
+    def pending(
+        self, identity: dict, *, totp_required: bool, totp_done: bool, bearer_tokens=(), policy: dict | None = None
+    ) -> Pending:
+        """What ``identity`` still owes, given what its session has done (``policy``: its auth policy, if in hand)."""
+        policy = self.identities.auth_policy_of(identity) if policy is None else policy
         secondary = policy.get("secondary", {})
         totp = bool((totp_required or secondary.get("require_totp")) and not totp_done)
         queries, challenge = self.ext_jwt.check(identity, policy, bearer_tokens)

@@ -169,9 +169,10 @@ class OidcFlow:
         request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
         request.info_saved = False
         request.totp_required = self.factors.mfa_enabled(identity["id"])
+        policy = self.identities.auth_policy_of(identity)
         if method == "cert" and auth.peer_certs:
             request.cert_fingerprint = fingerprint(auth.peer_certs[0])
-            cert_policy = self.identities.auth_policy_of(identity).get("primary", {}).get("cert", {})
+            cert_policy = policy.get("primary", {}).get("cert", {})
             request.allow_expired_certs = bool(cert_policy.get("allow_expired_certs", True))
         self.events.authentication(
             True,
@@ -181,7 +182,7 @@ class OidcFlow:
             api_session_id=request.api_session_id,
             remote_address=auth.remote_address,
         )
-        return self._outcome(request, auth.bearer_tokens, auth.context, identity=identity)
+        return self._outcome(request, auth.bearer_tokens, auth.context, identity=identity, policy=policy)
 
     # -- TOTP -----------------------------------------------------------------
     def totp(self, request_id, code, *, context: ChangeContext | None = None) -> LoginOutcome:
@@ -258,18 +259,25 @@ class OidcFlow:
         bearer_tokens,
         context: ChangeContext | None = None,
         identity: dict | None = None,
+        policy: dict | None = None,
     ) -> LoginOutcome:
         """What the request still owes; a valid secondary ext-jwt bearer is remembered in ``amr``.
 
-        ``identity``: the one the primary login just proved, so it is not looked up again.
+        ``identity`` and ``policy``: the ones the primary login just read, so they are not looked up again (the
+        identity's auth policy is otherwise read once here, for both second factors).
         """
         identity = identity or self.identities.find(request.identity_id)
         if identity is None:
             raise errors.InvalidAuth()
+        policy = self.identities.auth_policy_of(identity) if policy is None else policy
         pending = self.factors.pending(
-            identity, totp_required=request.totp_required, totp_done="totp" in request.amr, bearer_tokens=bearer_tokens
+            identity,
+            totp_required=request.totp_required,
+            totp_done="totp" in request.amr,
+            bearer_tokens=bearer_tokens,
+            policy=policy,
         )
-        signer = (self.identities.auth_policy_of(identity).get("secondary") or {}).get("require_ext_jwt_signer")
+        signer = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
         if signer and f"ejs:{signer}" in request.amr:
             pending.ext_jwt = []
         elif signer and bearer_tokens and not pending.ext_jwt:

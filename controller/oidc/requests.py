@@ -71,7 +71,7 @@ class AuthRequests:
 
     def add(self, request: OidcAuthRequest) -> OidcAuthRequest:
         with self._lock:
-            self._purge()
+            self._purge(self.clock.now() - LIFETIME)
             while len(self._by_id) >= MAX_LIVE:
                 self._drop(next(iter(self._by_id.values())))
             self._by_id[request.id] = request
@@ -114,10 +114,11 @@ class AuthRequests:
 
     def _live(self, request: OidcAuthRequest | None) -> OidcAuthRequest | None:
         """``request`` unless expired (then purged with every other expired one)."""
-        if request is not None and request.created_at <= self.clock.now() - LIFETIME:
+        cutoff = self.clock.now() - LIFETIME
+        if request is not None and request.created_at <= cutoff:
             self._drop(request)
             request = None
-        self._purge()
+        self._purge(cutoff)
         return request
 
     def _drop(self, request: OidcAuthRequest) -> None:
@@ -125,9 +126,8 @@ class AuthRequests:
         if request.code:
             self._by_code.pop(request.code, None)
 
-    def _purge(self) -> None:
-        """Drop the expired requests at the old end (a clock set back may leave one further in: ``_live``)."""
-        cutoff = self.clock.now() - LIFETIME
+    def _purge(self, cutoff: datetime) -> None:
+        """Drop the requests at the old end created by ``cutoff`` (a clock set back may leave one further in: ``_live``)."""
         while self._by_id:
             oldest = next(iter(self._by_id.values()))
             if oldest.created_at > cutoff:

@@ -81,7 +81,10 @@ class Lifetimes:
 
 def session_claims(**values) -> dict:
     """The custom claims of a session, dropping the ones the real controller omits when empty."""
-    return {k: v for k, v in values.items() if not (k in OMIT_WHEN_EMPTY and not v)}
+    for key in OMIT_WHEN_EMPTY:  # ``values`` is this call's own dict: dropped in place, not copied
+        if key in values and not values[key]:
+            del values[key]
+    return values
 
 
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
@@ -144,6 +147,8 @@ class TokenSigner:
         #: refresh tokens: their own ``kid`` (not in the JWKS: nobody else checks them) and HS256 secret
         self.refresh_kid = f"{self.kid}.refresh"
         self._refresh_secret = refresh_secret(self.key)
+        #: HMAC-SHA256 keyed once; a token's MAC is a copy of it (no key setup or algorithm lookup per token)
+        self._refresh_mac = hmac.new(self._refresh_secret, digestmod=hashlib.sha256)
         self._refresh_header = _header_segment(REFRESH_ALG, self.refresh_kid)
         self._refresh_header_text = self._refresh_header.decode("ascii")
         self._jwks: dict | None = None
@@ -170,11 +175,17 @@ class TokenSigner:
             return jwt.encode(claims, self.key, algorithm=self.alg, headers={"kid": self.kid, "typ": "JWT"}), None
         if refresh:
             signing_input = self._refresh_header + _b64(payload)
-            signature = hmac.digest(self._refresh_secret, signing_input, "sha256")
+            signature = self._mac(signing_input)
         else:
             signing_input = self._header + _b64(payload)
             signature = self._raw_sign(signing_input)
         return (signing_input + b"." + _b64(signature)).decode("ascii"), payload
+
+    def _mac(self, data: bytes) -> bytes:
+        """The refresh tokens' HS256 MAC of ``data``."""
+        mac = self._refresh_mac.copy()
+        mac.update(data)
+        return mac.digest()
 
     def mint(self, kind: str, issuer: str, subject: str, custom: dict, *, jti: str | None = None) -> tuple[str, dict]:
         """A new access or refresh token with ``custom`` claims; returns the JWT and its claims."""
@@ -194,8 +205,9 @@ class TokenSigner:
         token, payload = self._signed(claims, refresh=kind == REFRESH)
         if kind == ACCESS and payload is not None:
             # The client presents it next: its signature is ours by construction, so it is not checked again
-            # (a payload beyond orjson, see ``_signed``, is checked on first use instead).
-            self._remember(token, orjson.loads(payload))
+            # (a payload beyond orjson, see ``_signed``, is checked on first use instead). ``claims`` are what the
+            # payload decodes to (JSON values only); nobody changes a token's claims once it is minted.
+            self._remember(token, claims)
         return token, claims
 
     def mint_id_token(self, issuer: str, identity: dict, client_id: str, custom: dict, nonce: str | None) -> str:
@@ -265,7 +277,7 @@ class TokenSigner:
         signing_input, _, signature = token.rpartition(".")
         if not token.isascii() or signing_input.count(".") != 1:
             raise TokenRejected("invalid")
-        expected = _b64(hmac.digest(self._refresh_secret, signing_input.encode("ascii"), "sha256"))
+        expected = _b64(self._mac(signing_input.encode("ascii")))
         if not hmac.compare_digest(expected, signature.encode("ascii")):
             raise TokenRejected("invalid")
         payload = signing_input.partition(".")[2]

@@ -80,5 +80,10 @@ class RequestGuard:
     def __init__(self, *, auth_limiter: AuthRateLimiter):
         self.auth_limiter = auth_limiter
 
+    @property
+    def active(self) -> bool:
+        """Whether ``check`` can refuse anything (with no limit configured, it never does)."""
+        return self.auth_limiter.settings() is not None
+
     def check(self, request: RequestInfo) -> None:
         self.auth_limiter.check(request)

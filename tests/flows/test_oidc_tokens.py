@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+import jwt
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from harness import flows
 from harness.client import ZitiClient
 from harness.oidc import OidcError, OidcTokens
-from tests.flows.oidc_support import bearer, oauth_error, password_identity, password_tokens, refresh
+from tests.flows.oidc_support import (
+    bearer,
+    code_of,
+    exchange,
+    oauth_error,
+    password_identity,
+    password_tokens,
+    refresh,
+    start,
+)
 from tests.support import auth_policy_body
 
+#: what a login body's ``sdkInfo`` may hold: any JSON the controller parses (no NaN: not JSON)
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
 EXPIRED = 'Bearer realm="openziti-oidc" error="expired" error_description="token expired"'
 INVALID = 'Bearer realm="openziti-oidc" error="invalid" error_description="token is invalid"'
 ME = "/edge/client/v1/current-identity"
@@ -207,3 +229,27 @@ def test_an_access_token_signature_is_checked_once_then_only_its_expiry_and_revo
         api_sessions.for_token(access)
     ziti_clock.advance(minutes=31)
     assert raw.get(ME, headers=bearer(access)).headers["www-authenticate"] == EXPIRED
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sdk_info=st.dictionaries(st.text(min_size=1, max_size=6), JSON, min_size=1, max_size=4))
+def test_a_minted_access_token_is_remembered_with_exactly_the_claims_it_carries(ziti_app, raw, user, sdk_info):
+    """Its claims are kept as minted (not parsed back from the payload): they must be what the payload decodes to."""
+    request_id, verifier = start(raw, method="password")
+    login = {"username": user[0], "password": user[1], "sdkInfo": sdk_info}
+    assert raw.post("/oidc/login/password", params={"id": request_id}, json=login).status_code == 302
+    reply = exchange(raw, code_of(raw, request_id), verifier)
+    assert reply.status_code == 200, reply.text
+    access = reply.json()["access_token"]
+    carried = jwt.decode(access, options={"verify_signature": False})
+    assert carried["z_sdk"] == sdk_info
+    assert ziti_app.controller.oidc.signer.known_claims(access) == carried
+    assert raw.get(ME, headers=bearer(access)).status_code == 200
+
+
+def test_empty_session_claims_are_left_out_as_the_real_controller_does(raw, user):
+    """A non-admin password login: no admin flag, external id, config types, cert fingerprint or expired-cert leave."""
+    claims = jwt.decode(password_tokens(raw, *user)["access_token"], options={"verify_signature": False})
+    assert not {"z_ia", "z_eid", "z_ct", "z_acf", "z_cae"} & set(claims), claims
+    assert claims["z_aid"] == "openziti" and claims["z_authid"] and claims["z_asid"]
+    assert claims["z_cfs"] is None and claims["z_iccc"] is False  # not in the omitted set: present even when empty

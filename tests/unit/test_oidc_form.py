@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, quote, urlencode
 
+import falcon
+import falcon.testing
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.api.ops_oidc import first_values
+from controller.api.ops_oidc import first_values, query_values
+from controller.app import create_app
+from controller.config import Config
 
 #: characters a hostile or sloppy client may put in a query or form: separators, escapes (good and broken), spaces
 PIECES = st.sampled_from(["&", "=", "+", "%", "%2", "%20", "%26", "%3D", "%2B", "%zz", "%C3%A9", "%FF", " ", ";", "é"])
@@ -32,6 +37,26 @@ def test_encoded_fields_round_trip_first_value_wins(pairs):
         for name, value in pairs:
             firsts.setdefault(name, value)
         assert first_values(encoded) == firsts
+
+
+@pytest.fixture(scope="module")
+def request_options():
+    """The request options of the controller's app (how Falcon parses a query)."""
+    app = create_app(Config())
+    yield app.req_options
+    app.controller.close()
+
+
+@settings(max_examples=400)
+@given(RAW)
+def test_the_query_falcon_parsed_reads_as_first_values(request_options, text):
+    """``/oidc/authorize`` reads the parse Falcon made of the query: the same fields and values as ``first_values``."""
+    environ = falcon.testing.create_environ(path="/oidc/authorize")
+    environ["QUERY_STRING"] = text.encode("utf-8").decode("latin-1")  # as a WSGI server tunnels the raw bytes
+    parsed = query_values(falcon.Request(environ, options=request_options))
+    expected = first_values(environ["QUERY_STRING"])
+    parsed.pop("", None), expected.pop("", None)  # a nameless field is never read (Falcon keeps it only with a value)
+    assert parsed == expected
 
 
 def test_the_c_sdk_token_form_with_its_repeated_state():
