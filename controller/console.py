@@ -232,15 +232,18 @@ def _closed_pipe() -> int:
 
 
 #: modules third-party libraries import when installed, though no command line here uses them:
-#: rfc3987-syntax (``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU) and
-#: trio (httpcore probes it for an async backend: 50 ms for each command that connects; ours are sync)
-UNUSED_IMPORTS = ("rfc3987_syntax", "trio")
+#: rfc3987-syntax (``import jsonschema`` builds a Lark grammar for the "iri" formats: 1.2 s of CPU),
+#: trio (httpcore probes it for an async backend: 50 ms for each command that connects; ours are sync) and
+#: httpx's own command line (``import httpx`` loads click, rich and pygments for it: 15 ms of CPU in each
+#: process that imports httpx, a ninth of a ``ziti edge`` command's)
+UNUSED_IMPORTS = ("rfc3987_syntax", "trio", "httpx._main")
 
 
 def without_unused_imports(names: tuple[str, ...] = UNUSED_IMPORTS) -> None:
     """Make ``import NAME`` raise ImportError in this process for each of ``names`` not imported yet.
 
-    jsonschema and httpcore treat that as "not installed". rfc3987-syntax comes with jupyter-events
+    jsonschema and httpcore treat that as "not installed", and httpx then defines ``httpx.main`` as a
+    stub saying its command line's dependencies are missing. rfc3987-syntax comes with jupyter-events
     (jsonschema[format-nongpl]); no schema of the controller, the harness or nbformat uses the "iri"
     formats, so every check stays the same. Command lines call this first thing, as the Locust file
     does for trio; the test suite's processes too.

@@ -26,8 +26,10 @@ import time
 from locust import User, between, events, task
 
 # NOTE(perf): Locust has patched the standard library for gevent by now, and trio (which httpcore
-# probes for its async backend) fails to import without select.epoll; the sync client needs neither.
+# probes for its async backend) fails to import without select.epoll; the sync client needs neither,
+# nor httpx's own command line (click, rich, pygments: 15 ms of CPU in each worker).
 sys.modules.setdefault("trio", None)
+sys.modules.setdefault("httpx._main", None)
 import httpx  # noqa: E402
 from locust.exception import StopUser  # noqa: E402
 

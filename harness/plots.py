@@ -9,14 +9,15 @@ global state); the widgets in :mod:`harness.notebook` call them. Needs the
 from __future__ import annotations
 
 import base64
+import functools
 import io
 from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable
 
-from matplotlib.figure import Figure
-
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from harness.analysis import Analysis, Explanation
     from harness.paths import DialPaths
 
@@ -58,22 +59,38 @@ NODE_COLOURS = {
 VERDICT_COLOURS = {True: "#2e7d32", False: "#c62828", None: "#9a9a9a"}
 
 
-class Picture(Figure):
-    """A matplotlib figure that shows itself in notebooks without pyplot (``_repr_png_``)."""
+@functools.cache
+def _picture_class() -> type:
+    # NOTE(perf): matplotlib (with numpy) costs ~0.4 s of CPU to import; it comes with the first picture, not
+    # with this module, which harness.notebook (and every test process collecting its tests) imports
+    from matplotlib.figure import Figure
 
-    def _repr_png_(self) -> bytes:
-        buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=90)
-        return buffer.getvalue()
+    class Picture(Figure):
+        """A matplotlib figure that shows itself in notebooks without pyplot (``_repr_png_``)."""
 
-    def to_html(self) -> str:
-        """The figure as an ``<img>`` tag (for static views of widgets)."""
-        data = base64.b64encode(self._repr_png_()).decode()
-        return f"<img src='data:image/png;base64,{data}' style='max-width:100%'/>"
+        def _repr_png_(self) -> bytes:
+            buffer = io.BytesIO()
+            self.savefig(buffer, format="png", dpi=90)
+            return buffer.getvalue()
+
+        def to_html(self) -> str:
+            """The figure as an ``<img>`` tag (for static views of widgets)."""
+            data = base64.b64encode(self._repr_png_()).decode()
+            return f"<img src='data:image/png;base64,{data}' style='max-width:100%'/>"
+
+    Picture.__module__, Picture.__qualname__ = __name__, "Picture"
+    return Picture
 
 
-def _figure(width: float, height: float) -> Picture:
-    return Picture(figsize=(width, height), layout="constrained")
+def __getattr__(name: str):
+    """``Picture``: a ``matplotlib.figure.Figure`` that shows itself in notebooks, made on first use."""
+    if name == "Picture":
+        return _picture_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _figure(width: float, height: float) -> "Figure":
+    return _picture_class()(figsize=(width, height), layout="constrained")
 
 
 # -- the access matrix ------------------------------------------------------------------------
@@ -441,4 +458,5 @@ def draw_dial_paths(paths: "DialPaths", *, entry: str | None = None, ax=None):
     return ax.figure
 
 
-__all__ = ["Picture", "access_heatmap", "draw_dial_paths", "draw_policy_graph", "explorer_figure", "policy_graph"]
+# Picture comes from the module's __getattr__
+__all__ = ["Picture", "access_heatmap", "draw_dial_paths", "draw_policy_graph", "explorer_figure", "policy_graph"]  # noqa: F822

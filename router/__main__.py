@@ -223,9 +223,11 @@ def main(argv=None) -> int:
 
 
 def entry() -> None:
-    # httpcore probes trio for an async backend where it is installed (50 ms); the enrollment's client is sync
+    # httpcore probes trio for an async backend where it is installed (50 ms); the enrollment's client is sync;
+    # httpx loads its own command line (click, rich, pygments: 15 ms) where they are installed
     # (controller.console.without_unused_imports does the same for the other command lines)
-    sys.modules.setdefault("trio", None)  # type: ignore[assignment]
+    for name in ("trio", "httpx._main"):
+        sys.modules.setdefault(name, None)  # type: ignore[assignment]
     sys.exit(main())
 
 

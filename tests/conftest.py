@@ -11,6 +11,7 @@ from hypothesis import settings
 
 from controller.config import Config
 from controller.console import without_unused_imports
+from controller.heap import freeze_started_heap
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
@@ -33,6 +34,15 @@ sys.dont_write_bytecode = False
 # on tests/api + tests/unit, 5-6 s of 35 s CPU in the collector. Collecting the youngest generation
 # every 10,000 allocations instead of 700 still collects every cycle, and cut that to ~2 s.
 gc.set_threshold(10_000, 10, 10)
+
+
+def pytest_collection_finish(session):
+    """Once the tests are collected, the process's heap so far (every imported module and collected test) leaves
+    the cyclic collector, as a serving controller's does (``controller.heap``): collections then walk only what
+    the tests made. Measured on tests/api + tests/unit in one process: 2.9 -> 1.8 s of CPU in the collector
+    (0.9 s of it the five full collections pytest runs at the end of a session, over every collected item)."""
+    freeze_started_heap()
+
 
 # -- no rfc3987-syntax grammar nor trio, as in the command lines (the grammar: 1.2 s of CPU per test process
 # at its first invalid body or notebook read; 3-5 s on a busy machine, past httpx's 5 s read timeout for an

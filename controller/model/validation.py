@@ -77,7 +77,8 @@ _FAST_FORMATS = {"date-time": _checks(_is_datetime), "uuid": _checks(_is_uuid)}
 
 @lru_cache(maxsize=None)
 def _fast(schema_json: bytes):
-    return fastjsonschema.compile(orjson.loads(schema_json), formats=_FAST_FORMATS)
+    # only pass or fail is read (jsonschema words the error): without details it compiles and runs ~2x faster
+    return fastjsonschema.compile(orjson.loads(schema_json), formats=_FAST_FORMATS, detailed_exceptions=False)
 
 
 _BY_ID: dict[int, tuple[dict, Any]] = {}  # schema object -> compiled check: skips re-serializing the key

@@ -1,6 +1,10 @@
 """What a notebook shows without a live widget manager, and what the policy graph says about posture."""
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from harness.analysis import Analysis
@@ -9,7 +13,23 @@ from harness.notebook import MatrixView, PolicyExplorer, TimelineView, run_virtu
 from harness.plots import draw_policy_graph, policy_graph
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
+ROOT = Path(__file__).resolve().parents[2]
 POSTURE = {"ben.sales": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}}}
+
+
+def test_matplotlib_comes_with_the_first_picture_not_with_the_notebook_module():
+    # ~0.4 s of CPU in every process importing harness.notebook (each test process collecting this file)
+    probe = (
+        "import sys\n"
+        "import harness.notebook\n"
+        "print('matplotlib' in sys.modules)\n"
+        "from harness.plots import Picture, _figure\n"
+        "figure = _figure(1, 1)\n"
+        "print(isinstance(figure, Picture), type(figure).__module__, figure.to_html().startswith('<img'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True", "harness.plots", "True"]
 
 
 @pytest.fixture

@@ -64,6 +64,23 @@ def imported_modules(tree: ast.AST, module: str = ""):
                 yield from (f"{base}.{alias.name}" for alias in node.names)
 
 
+@cache
+def facts(path: Path, module: str) -> dict[str, tuple[str, ...]]:
+    """What every check reads of a source file, from one parse: the tree itself is not kept (held for the
+    whole module, ~300 trees made every later collection of the test process slower than parsing again)."""
+    tree = ast.parse(path.read_text())
+    return {
+        "imports": tuple(imported_modules(tree, module)),
+        "request_schemas": tuple(request_schemas(tree)),
+        "wire_rendering": tuple(wire_rendering(tree)),
+        "request_objects": tuple(request_objects(tree)),
+    }
+
+
+def imports_of(path: Path, module: str) -> tuple[str, ...]:
+    return facts(path, module)["imports"]
+
+
 def dotted(path: Path) -> str:
     """``controller/model/x.py`` -> ``controller.model.x`` (a package's ``__init__`` names the package)."""
     parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
@@ -75,7 +92,7 @@ def import_edges() -> dict[tuple[str, str], list[str]]:
     edges: dict[tuple[str, str], list[str]] = {}
     for path in sorted(ROOT.rglob("*.py")):
         source = package(path)
-        for module in imported_modules(ast.parse(path.read_text()), dotted(path)):
+        for module in imports_of(path, dotted(path)):
             parts = module.split(".")
             if parts[0] == "controller" and len(parts) > 1 and parts[1] != source:
                 files = edges.setdefault((source, parts[1]), [])
@@ -90,7 +107,7 @@ def http_imports() -> list[str]:
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         if package(path) in DOMAIN:
-            for module in imported_modules(ast.parse(path.read_text()), dotted(path)):
+            for module in imports_of(path, dotted(path)):
                 if module.split(".")[0] == "falcon" or module.startswith("controller.api"):
                     found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
     return found
@@ -128,7 +145,7 @@ def domain_request_schemas() -> list[str]:
         f"{path.relative_to(ROOT.parent)} {finding}"
         for path in sorted(ROOT.rglob("*.py"))
         if package(path) in DOMAIN
-        for finding in request_schemas(ast.parse(path.read_text()))
+        for finding in facts(path, dotted(path))["request_schemas"]
     ]
 
 
@@ -137,7 +154,7 @@ def domain_wire_rendering() -> list[str]:
         f"{path.relative_to(ROOT.parent)} {finding}"
         for path in sorted(ROOT.rglob("*.py"))
         if package(path) in DOMAIN
-        for finding in wire_rendering(ast.parse(path.read_text()))
+        for finding in facts(path, dotted(path))["wire_rendering"]
     ]
 
 
@@ -235,7 +252,7 @@ def domain_request_objects() -> list[str]:
         f"{path.relative_to(ROOT.parent)} {finding}"
         for path in sorted(ROOT.rglob("*.py"))
         if package(path) in NO_REQUEST_OBJECTS
-        for finding in request_objects(ast.parse(path.read_text()))
+        for finding in facts(path, dotted(path))["request_objects"]
     ]
 
 
@@ -245,7 +262,7 @@ def foreign_imports(folder: str, allowed) -> list[str]:
     found = []
     for path in sorted(root.rglob("*.py")):
         module_name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
-        for module in imported_modules(ast.parse(path.read_text()), module_name):
+        for module in imported_modules(ast.parse(path.read_text()), module_name):  # each file read once
             if module.split(".")[0] == "controller" and not allowed(module):
                 found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
     return sorted(set(found))

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -9,6 +14,8 @@ from controller.api.routes import build_route_table
 from harness import netcheck
 from harness.kinds import KINDS
 from harness.network import Network, NetworkError
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_each_kind_takes_the_api_create_schema_of_its_fields():
@@ -21,6 +28,31 @@ def test_each_kind_takes_the_api_create_schema_of_its_fields():
         assert schema["additionalProperties"] is False
         for name, ref in kind.refs.items():  # references by name, not the wire's ids
             assert ref.wire not in schema["properties"] or ref.wire == name
+
+
+def test_the_kept_schema_is_the_one_the_route_table_and_kinds_derive():
+    # order too: the "did you mean" suggestions and the problems' order follow the schema's
+    kept, derived = netcheck.network_schema(), netcheck.derive_network_schema()
+    assert json.dumps(kept) == json.dumps(derived), "harness/network_schema.py is stale: python -m harness.netcheck"
+
+
+def test_checking_a_file_imports_no_operation_of_the_controller(tmp_path):
+    net = tmp_path / "net.yaml"
+    net.write_text("identities:\n  - {name: ana, roleAtributes: [x]}\n")
+    probe = (
+        "import sys\n"
+        "from harness.netcheck import NetworkProblems, check_file\n"
+        "try:\n"
+        f"    check_file({str(net)!r})\n"
+        "except NetworkProblems as ex:\n"
+        "    print(ex.problems)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('controller.api.ops_') or m == 'falcon'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    problems, imported = done.stdout.splitlines()
+    assert "unknown field 'roleAtributes' (did you mean 'roleAttributes'?)" in problems
+    assert imported == "[]"
 
 
 def test_every_problem_is_reported_at_once_with_entity_field_and_suggestion():
