@@ -28,6 +28,7 @@ EXTRA_COMPACT_RUNS = 16
 MODES = ("write", "compact", "concurrent")
 PRELOAD = size(20_000, 8_000)  # records in the journal before the resume test's first run
 MAX_RESUME_RUNS = 40
+RESUME_KILL_PARTS = 100  # a resume run is killed after 1..100 new snapshot parts (of PRELOAD / 20)
 
 
 class Ledger:
@@ -69,7 +70,17 @@ def run_and_kill(folder: Path, mode: str, run: int, rng: random.Random) -> list[
     try:
         if not ready.wait(20) or not lines or not lines[0].startswith(b"ready"):
             raise RuntimeError(f"writer did not start: {process.stderr.read1(4096)!r}")
-        time.sleep(rng.uniform(0.02, 0.4))  # the random moment of the kill is the point of this test
+        if mode == "resume":
+            # Killed inside the snapshot, after a random number of its parts, whatever the disk: with a fast fsync a
+            # random lifetime can outlast a whole snapshot, and then no kill comes faster than one (the premise).
+            parts = len(list(folder.glob("snapshot-*.part-*"))) + rng.randint(1, RESUME_KILL_PARTS)
+            deadline = time.monotonic() + 20
+            while len(list(folder.glob("snapshot-*.part-*"))) < parts and not list(folder.glob("snapshot-*.json")):
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the writer wrote too few snapshot parts within 20 s")
+                time.sleep(0.001)
+        else:
+            time.sleep(rng.uniform(0.02, 0.4))  # the random moment of the kill is the point of this test
         if process.poll() is not None:
             raise RuntimeError(f"writer ended early: {process.stderr.read1(4096)!r}")
     finally:
