@@ -8,8 +8,8 @@ carry ``password``/``username``. Unknown fields are errors with a "did you
 mean"; every enum and every ``@name`` is checked, and all problems are
 reported at once as ``file: kind/name: field: what is wrong``.
 
-The derived schema is kept in ``harness/network_schema.py`` (``python -m harness.netcheck``
-writes it; tests/unit/test_netcheck.py fails when it differs from the route table's), so a
+The derived schema is kept in ``harness/network_schema.py`` (``python -m harness.opgen``
+writes it with the operation table; tests/unit/test_netcheck.py fails when it differs from the route table's), so a
 command checking a file does not import the controller's operations to derive it again
 (``ziti-harness apply`` and ``test``: ~0.2 s of CPU each).
 """
@@ -371,12 +371,7 @@ def schema_module_text(schema: dict) -> str:
 
     return (
         '"""The JSON Schema of a network file, derived by ``harness.netcheck.derive_network_schema``.\n\n'
-        "Written by ``python -m harness.netcheck``; tests/unit/test_netcheck.py fails when the route table's\n"
+        "Written by ``python -m harness.opgen``; tests/unit/test_netcheck.py fails when the route table's\n"
         'request schemas or the kinds say otherwise. Do not edit.\n"""\n\n'
         f"SCHEMA = {pprint.pformat(schema, width=120, sort_dicts=False)}\n"
     )
-
-
-if __name__ == "__main__":
-    SCHEMA_MODULE.write_text(schema_module_text(derive_network_schema()))
-    print(f"wrote {SCHEMA_MODULE} (run ruff format on it)")

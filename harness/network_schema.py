@@ -1,6 +1,6 @@
 """The JSON Schema of a network file, derived by ``harness.netcheck.derive_network_schema``.
 
-Written by ``python -m harness.netcheck``; tests/unit/test_netcheck.py fails when the route table's
+Written by ``python -m harness.opgen``; tests/unit/test_netcheck.py fails when the route table's
 request schemas or the kinds say otherwise. Do not edit.
 """
 

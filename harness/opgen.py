@@ -1,9 +1,10 @@
-"""Generate ``harness/operations.py`` from a controller's served OpenAPI documents.
+"""Generate the harness's tables derived from the controller: ``harness/operations.py`` and ``network_schema.py``.
 
 ``python -m harness.opgen`` builds an in-process controller, reads
 ``/specs/edge-client/spec``, ``/specs/edge-management/spec`` and ``/specs/fabric/spec`` over the API and
-writes the operation table the client builds its methods from. A test checks
-that the committed table still matches what the controller serves.
+writes the operation table the client builds its methods from; then the JSON Schema of a network file,
+derived from the route table's request bodies (``harness.netcheck``). Tests check that both committed
+files still match what the controller serves (run ``ruff format harness`` after writing them).
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ def main() -> int:
     target = Path(__file__).with_name("operations.py")
     target.write_text(text)
     print(f"wrote {target} ({text.count('(') - 1} operations)")
+    from harness.netcheck import SCHEMA_MODULE, derive_network_schema, schema_module_text
+
+    SCHEMA_MODULE.write_text(schema_module_text(derive_network_schema()))
+    print(f"wrote {SCHEMA_MODULE}")
     return 0
 
 

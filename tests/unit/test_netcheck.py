@@ -33,7 +33,7 @@ def test_each_kind_takes_the_api_create_schema_of_its_fields():
 def test_the_kept_schema_is_the_one_the_route_table_and_kinds_derive():
     # order too: the "did you mean" suggestions and the problems' order follow the schema's
     kept, derived = netcheck.network_schema(), netcheck.derive_network_schema()
-    assert json.dumps(kept) == json.dumps(derived), "harness/network_schema.py is stale: python -m harness.netcheck"
+    assert json.dumps(kept) == json.dumps(derived), "harness/network_schema.py is stale: python -m harness.opgen"
 
 
 def test_checking_a_file_imports_no_operation_of_the_controller(tmp_path):
