@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,15 +28,10 @@ from pathlib import Path
 import httpx
 
 from benchmarks.network import SHAPES
+from harness.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DEADLINE = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def wait_for(path: Path, process: subprocess.Popen) -> float:

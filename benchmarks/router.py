@@ -41,6 +41,7 @@ from harness import pki as hp
 from harness.client import ZitiClient
 from harness.dataplane import DataPlane
 from harness.quickstart import enroll_identity, new_quickstart
+from harness.server import free_port
 from harness.sync_dataplane import load_identity_file
 from router import tls_transport
 from router.wire import ContentType, Header, Message, i32, read_message, u32
@@ -49,12 +50,6 @@ ROOT = Path(__file__).resolve().parents[1]
 CHUNK = 64 * 1024
 #: stream buffer limit, the router's own (asyncio's 64 KiB default would throttle the anchors)
 LIMIT = 2**20
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def start_controller(folder: Path) -> tuple[subprocess.Popen, dict]:

@@ -16,12 +16,13 @@ import argparse
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from harness.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "02-policy-explorer.ipynb"
@@ -34,12 +35,6 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def start_lab(folder: Path, port: int, token: str) -> subprocess.Popen:

@@ -9,21 +9,14 @@ run as their own processes attach there, see ``harness.routers``), and stops cle
 from __future__ import annotations
 
 import shutil
-import socket
 import tempfile
 from pathlib import Path
 
 from controller.app import create_app
 from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.server.serve import ThreadedServer, controller_limits, ctrl_listener, start_router
+from controller.server.serve import ThreadedServer, controller_limits, ctrl_listener, free_port, start_router
 from controller.server.tls import TLSServer
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
 
 
 class LocalController:

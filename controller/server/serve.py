@@ -134,7 +134,7 @@ def ctrl_listener(ctl, host: str, port: int, **options):
     )
 
 
-def free_port(host: str) -> int:
+def free_port(host: str = "127.0.0.1") -> int:
     """A port free right now (the control channel's address goes into enrollment JWTs before it binds)."""
     import socket
 

@@ -11,13 +11,8 @@ import sys
 import httpx
 
 from harness.routers import ROOT, router_command
+from harness.server import free_port
 from tests.ctrl.support import run_router, wait_until
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_the_controller_writes_its_ready_file_once_admin_usable_with_its_router_online(tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import importlib.util
-import socket
 import subprocess
 import sys
 
@@ -13,16 +12,11 @@ import pytest
 import harness
 from harness.client import ZitiClient
 from harness.network import apply
+from harness.server import free_port
 
 # NOTE: never import locust here: it patches the standard library for gevent (the run is subprocesses)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="needs the load extra (locust)")
 LOCUSTFILE = harness.__path__[0] + "/locustfile.py"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(

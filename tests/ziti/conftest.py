@@ -17,17 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.server import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 READY = "controller and router started"
-
-
-def free_port() -> int:
-    """A loopback port free right now (the suites pass explicit ports; the real defaults are 1280/3022)."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def env_for(home: Path) -> dict:
