@@ -41,6 +41,8 @@ def test_checking_a_file_imports_no_operation_of_the_controller(tmp_path):
     net.write_text("identities:\n  - {name: ana, roleAtributes: [x]}\n")
     probe = (
         "import sys\n"
+        "from controller.console import without_unused_imports\n"
+        "without_unused_imports()  # as the command lines do (no IRI grammar built by jsonschema)\n"
         "from harness.netcheck import NetworkProblems, check_file\n"
         "try:\n"
         f"    check_file({str(net)!r})\n"
