@@ -245,8 +245,9 @@ def without_unused_imports(names: tuple[str, ...] = UNUSED_IMPORTS) -> None:
     jsonschema and httpcore treat that as "not installed", and httpx then defines ``httpx.main`` as a
     stub saying its command line's dependencies are missing. rfc3987-syntax comes with jupyter-events
     (jsonschema[format-nongpl]); no schema of the controller, the harness or nbformat uses the "iri"
-    formats, so every check stays the same. Command lines call this first thing, as the Locust file
-    does for trio; the test suite's processes too.
+    formats, so every check stays the same. Command lines call this first thing, and so do the Locust
+    file (where trio would not even import under gevent) and the test suite's processes; ``router`` does
+    the same itself, as it imports nothing of the controller.
     """
     for name in names:
         sys.modules.setdefault(name, None)  # type: ignore[assignment]

@@ -20,16 +20,15 @@ load it only in Locust processes.
 from __future__ import annotations
 
 import itertools
-import sys
 import time
 
 from locust import User, between, events, task
 
-# NOTE(perf): Locust has patched the standard library for gevent by now, and trio (which httpcore
-# probes for its async backend) fails to import without select.epoll; the sync client needs neither,
-# nor httpx's own command line (click, rich, pygments: 15 ms of CPU in each worker).
-sys.modules.setdefault("trio", None)
-sys.modules.setdefault("httpx._main", None)
+from controller.console import without_unused_imports
+
+# Locust has patched the standard library for gevent by now, and trio (which httpcore probes for its async
+# backend) fails to import without select.epoll: it is left out before httpx comes, as in the command lines.
+without_unused_imports()
 import httpx  # noqa: E402
 from locust.exception import StopUser  # noqa: E402
 
