@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 import threading
+import time
 import traceback
 from pathlib import Path
 from typing import Callable, NoReturn
@@ -253,11 +254,19 @@ def without_unused_imports(names: tuple[str, ...] = UNUSED_IMPORTS) -> None:
         sys.modules.setdefault(name, None)  # type: ignore[assignment]
 
 
-def exit_process(code: int) -> None:
-    """Exit with ``code``, even when a listener thread did not stop in time."""
+def exit_process(code: int, *, grace: float = 1.0) -> None:
+    """Exit with ``code``, even when a listener thread did not stop in time.
+
+    A thread that is just finishing (a pool worker that has handed over its
+    answer) gets ``grace`` seconds to end; one still running after that is left
+    behind by ``os._exit``, with the exit code the work earned.
+    """
     sys.stdout.flush()
     sys.stderr.flush()
-    stuck = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
-    if stuck:  # NOTE(cli): a listener that missed the stop deadline must not keep the process up
-        os._exit(code or 1)
+    deadline = time.monotonic() + grace
+    for thread in threading.enumerate():
+        if not thread.daemon and thread is not threading.main_thread():
+            thread.join(max(0.0, deadline - time.monotonic()))
+    if any(t.is_alive() and not t.daemon and t is not threading.main_thread() for t in threading.enumerate()):
+        os._exit(code)  # NOTE(cli): a listener that missed the stop deadline must not keep the process up
     sys.exit(code)
