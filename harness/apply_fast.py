@@ -135,19 +135,25 @@ def _answer_of(send: Callable[[], Any]) -> tuple[Any, KeyboardInterrupt | None]:
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import")
     future = pool.submit(send)
     pool.shutdown(wait=False)
+    first = None
     try:
-        return future.result(), None
-    except KeyboardInterrupt as first:
-        print(
-            "interrupted: waiting for the controller's answer to the import it is applying (Ctrl-C again to stop "
-            "waiting)",
-            file=sys.stderr,
-            flush=True,
-        )
         try:
+            return future.result(), None
+        except KeyboardInterrupt as ex:
+            first = ex
+        try:  # a Ctrl-C from here on, even while the line below is printed, is the second
+            print(
+                "interrupted: waiting for the controller's answer to the import it is applying (Ctrl-C again to "
+                "stop waiting)",
+                file=sys.stderr,
+                flush=True,
+            )
             return future.result(), first
         except KeyboardInterrupt:
             raise ImportUnanswered() from first
+    finally:
+        if future.done():  # it has answered: let its worker end before the process does (else it is left to finish)
+            pool.shutdown(wait=True)
 
 
 class ImportUnanswered(KeyboardInterrupt):

@@ -281,6 +281,35 @@ def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp
         assert len(list(admin.management.iterate("listIdentities", filter='name contains "sigint-"'))) == 6
 
 
+def test_a_second_ctrl_c_stops_waiting_for_the_import_and_says_how_to_see_where_it_is(served, tmp_path):
+    url, app = served
+    net = tmp_path / "net.yaml"
+    net.write_text(yaml.safe_dump({"identities": [{"name": f"twice-{i}"} for i in range(3)]}))
+    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=20_000, count=1)
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "apply", str(net), "--url", url, "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + TIMEOUT
+    while fault.hits == 0 and proc.poll() is None and time.monotonic() < deadline:  # the import has reached it
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    while "Ctrl-C again" not in (line := proc.stderr.readline()) and line and time.monotonic() < deadline:
+        pass
+    assert "waiting for the controller's answer" in line
+    began = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert time.monotonic() - began < 15  # not the import's 20 s: the process does not wait for it
+    assert proc.returncode == 130, err
+    assert "diff shows where it is" in err
+
+
 def test_show_delete_and_export_names_with_non_ascii_characters(served):
     url, app = served
     names = ["josé.müller", 'quote"and\\slash', "日本-service"]

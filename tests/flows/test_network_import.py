@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import socket
+import threading
 
 import orjson
 import pytest
 
 from controller.config import Config
 from harness.client import ApiError
+from harness.netcheck import ApplyInterrupted
 from harness.network import Network, apply, export
 
 
@@ -146,6 +148,19 @@ def test_apply_uses_the_import_and_reads_back_the_same_network(ziti_admin, ziti_
     policy = next(p for p in exported["servicePolicies"] if p["name"] == f"{prefix}-dial")
     assert sorted(policy["identityRoles"]) == sorted(["#sales", f"@{prefix}-bob"])
     ziti_admin.login(f"{prefix}-alice", "pw-alice-1")  # the password shorthand made its authenticator
+
+
+def test_apply_leaves_no_thread_behind_whether_the_import_succeeds_or_fails(ziti_admin, ziti_unique):
+    # a worker still ending when the command line exits made a successful apply exit 1 (a stuck listener's path)
+    def import_threads():
+        return [t.name for t in threading.enumerate() if t.name.startswith("import")]
+
+    apply(ziti_admin, small_network(ziti_unique("ok")))
+    assert import_threads() == []
+    ziti_admin.management.call("createSimulationFault", body={"path": "/imports$", "status": 503, "count": 1})
+    with pytest.raises(ApplyInterrupted, match="then ApiError: 503"):
+        apply(ziti_admin, small_network(ziti_unique("failed")))
+    assert import_threads() == []
 
 
 def test_apply_falls_back_to_concurrent_requests_without_the_extension(ziti_admin, ziti_unique):
