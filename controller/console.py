@@ -264,9 +264,12 @@ def exit_process(code: int, *, grace: float = 1.0) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     deadline = time.monotonic() + grace
-    for thread in threading.enumerate():
-        if not thread.daemon and thread is not threading.main_thread():
-            thread.join(max(0.0, deadline - time.monotonic()))
+    try:
+        for thread in threading.enumerate():
+            if not thread.daemon and thread is not threading.main_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
+    except KeyboardInterrupt:  # Ctrl-C during the grace: stop waiting, no traceback
+        pass
     if any(t.is_alive() and not t.daemon and t is not threading.main_thread() for t in threading.enumerate()):
         os._exit(code)  # NOTE(cli): a listener that missed the stop deadline must not keep the process up
     sys.exit(code)

@@ -6,6 +6,7 @@ way ``ziti-controller`` and ``ziti-harness`` end, and reads its exit code.
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -43,3 +44,24 @@ def test_a_stuck_thread_does_not_keep_the_process_up_or_change_its_exit_code(cod
     returncode, took = ended("time.sleep(600)", code)
     assert returncode == code
     assert took < 30  # the grace is a second; the thread would hold the process for ten minutes
+
+
+def test_ctrl_c_during_the_grace_ends_the_wait_without_a_traceback():
+    script = textwrap.dedent(
+        """
+        import threading, time
+        from controller.console import exit_process
+        threading.Thread(target=lambda: time.sleep(600), name="left-over").start()
+        print("waiting", flush=True)
+        exit_process(0, grace=300)
+        """
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline() == "waiting\n"
+    time.sleep(0.5)  # into the join (it starts right after the line)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert err == ""
