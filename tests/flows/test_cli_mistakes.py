@@ -254,24 +254,29 @@ def test_apply_quiet_prints_the_summary_only(served, tmp_path):
     assert result.stdout.splitlines() == ["5 change(s)"] and result.stderr == ""
 
 
-def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp_path):
-    url, app = served
+def applying_in_background(url: str, app, tmp_path: Path, names: list[str], latency_ms: int) -> subprocess.Popen:
+    """``ziti-harness apply`` of identities ``names``, returned once its import is held ``latency_ms`` by the
+    controller (the moment a Ctrl-C has to wait for the answer)."""
     net = tmp_path / "net.yaml"
-    names = [f"sigint-{i}" for i in range(6)]
     net.write_text(yaml.safe_dump({"identities": [{"name": name} for name in names]}))
-    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=1500, count=1)
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=latency_ms, count=1)
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "apply", str(net), "--url", url, "--quiet"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
         cwd=ROOT,
     )
     deadline = time.monotonic() + TIMEOUT
     while fault.hits == 0 and proc.poll() is None and time.monotonic() < deadline:  # the import has reached it
         time.sleep(0.02)
+    return proc
+
+
+def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp_path):
+    url, app = served
+    proc = applying_in_background(url, app, tmp_path, [f"sigint-{i}" for i in range(6)], latency_ms=1500)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 130, err
@@ -283,22 +288,9 @@ def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp
 
 def test_a_second_ctrl_c_stops_waiting_for_the_import_and_says_how_to_see_where_it_is(served, tmp_path):
     url, app = served
-    net = tmp_path / "net.yaml"
-    net.write_text(yaml.safe_dump({"identities": [{"name": f"twice-{i}"} for i in range(3)]}))
-    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=20_000, count=1)
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "harness.cli", "apply", str(net), "--url", url, "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    deadline = time.monotonic() + TIMEOUT
-    while fault.hits == 0 and proc.poll() is None and time.monotonic() < deadline:  # the import has reached it
-        time.sleep(0.02)
+    proc = applying_in_background(url, app, tmp_path, [f"twice-{i}" for i in range(3)], latency_ms=20_000)
     proc.send_signal(signal.SIGINT)
+    deadline = time.monotonic() + TIMEOUT
     while "Ctrl-C again" not in (line := proc.stderr.readline()) and line and time.monotonic() < deadline:
         pass
     assert "waiting for the controller's answer" in line
