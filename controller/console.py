@@ -263,13 +263,13 @@ def exit_process(code: int, *, grace: float = 1.0) -> None:
     """
     sys.stdout.flush()
     sys.stderr.flush()
+    others = [t for t in threading.enumerate() if not t.daemon and t is not threading.main_thread()]
     deadline = time.monotonic() + grace
     try:
-        for thread in threading.enumerate():
-            if not thread.daemon and thread is not threading.main_thread():
-                thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in others:
+            thread.join(max(0.0, deadline - time.monotonic()))
     except KeyboardInterrupt:  # Ctrl-C during the grace: stop waiting, no traceback
         pass
-    if any(t.is_alive() and not t.daemon and t is not threading.main_thread() for t in threading.enumerate()):
+    if any(thread.is_alive() for thread in others):
         os._exit(code)  # NOTE(cli): a listener that missed the stop deadline must not keep the process up
     sys.exit(code)
