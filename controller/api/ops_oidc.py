@@ -18,11 +18,11 @@ import falcon
 import orjson
 
 from controller import errors
+from controller.api.bearer import bearer_tokens
 from controller.api.call import change_of
 from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
 from controller.api.status import status_of
-from controller.auth.ext_jwt import bearer_tokens
 from controller.auth.request import AuthRequest
 from controller.oidc.flow import LOGIN_METHODS, MAX_ID, LoginOutcome, OAuthError
 
