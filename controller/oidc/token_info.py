@@ -15,6 +15,8 @@ controller's storage):
 * Revocation (RFC 7009) names a known client (``client_id``, form or Basic)
   and a ``token``; a refresh or access token of ours (expired or not) has its
   ``jti`` revoked, anything else is accepted and ignored: 200 with ``null``.
+* A TOTP token (``POST /current-api-session/totp-token`` of an OIDC session) is
+  signed here: ``z_t`` "t", the session's ``sub``, ``aud`` and ``z_asid``, no expiry.
 * ``end_session`` checks the optional ``id_token_hint`` (ours, issuer and
   signature; expiry tolerated), ``client_id`` against its ``azp``, and
   ``post_logout_redirect_uri`` against the clients' logout URIs; then revokes
@@ -26,6 +28,8 @@ controller's storage):
 from __future__ import annotations
 
 import re
+import uuid
+from datetime import datetime
 from urllib.parse import urlencode
 
 from controller.oidc.flow import OAuthError
@@ -33,6 +37,8 @@ from controller.oidc.tokens import ACCESS, CLIENTS, REFRESH
 from controller.pki.jwt_signature import TokenRejected, verify_signature
 
 LOGGED_OUT = "/oidc/logged-out"
+#: the ``z_t`` of a TOTP token
+TOTP = "t"
 #: the real controller's default post-logout redirect URIs (``*``: any port on the loopback)
 LOGOUT_REDIRECTS = (
     re.compile(r"^openziti://auth/logout$"),
@@ -87,6 +93,25 @@ class TokenInfo:
             return verify_signature(token, self.signer.public_key, [self.signer.alg])
         except TokenRejected:
             return None
+
+    def totp_token(self, access_claims: dict) -> tuple[str, datetime]:
+        """A TOTP token (``z_t`` "t") for the session of ``access_claims``: the proof of a TOTP check just made.
+
+        No expiry: it is scoped to the API session (``z_asid``) it names, as the real one.
+        """
+        now = self.clock.now()
+        claims = {
+            "iss": access_claims.get("iss"),
+            "sub": access_claims.get("sub"),
+            "iat": int(now.timestamp()),
+            "jti": str(uuid.uuid4()),
+            "z_asid": access_claims.get("z_asid"),
+            "z_t": TOTP,
+        }
+        audience = access_claims.get("aud")
+        if audience:
+            claims["aud"] = audience if isinstance(audience, list) else [audience]
+        return self.signer.sign(claims), now
 
     def end_session(self, params: dict, issuer: str, *, context=None) -> str:
         """Log out by ``params``; the URL to redirect to."""

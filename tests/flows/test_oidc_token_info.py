@@ -7,6 +7,7 @@ from urllib.parse import urlsplit
 import jwt
 import pytest
 
+from harness import flows
 from harness.client import ZitiClient
 from tests.flows.oidc_support import bearer, oauth_error, password_identity, password_tokens
 
@@ -122,3 +123,34 @@ def test_end_session_refusals(raw, tokens):
         oauth_error(raw.get("/oidc/end_session", params=params), 400, error, description)
     assert raw.get(ME, headers=bearer(tokens["access_token"])).status_code == 200
     assert raw.get("/oidc/end_session").headers["location"] == "/oidc/logged-out"
+
+
+# -- the TOTP token of an OIDC session ---------------------------------------------------------
+
+
+def test_an_oidc_session_trades_a_totp_code_for_a_signed_totp_token(ziti_app, ziti_admin, ziti_unique, ziti_clock, raw):
+    name = ziti_unique("totp-token")
+    password_identity(ziti_admin, name)
+    with ZitiClient.in_process(ziti_app) as me:
+        me.now = lambda: ziti_clock.now().timestamp()
+        me.login(name, "s3cret-pw", oidc="go")
+        no_code = me.edge.call("createTotpToken", body={"code": ""}, raw=True)
+        assert no_code.status_code == 400 and no_code.json()["error"]["code"] == "MFA_INVALID_TOKEN"
+        missing = me.edge.call("createTotpToken", body={"code": "123456"}, raw=True)
+        assert missing.status_code == 409 and missing.json()["error"]["code"] == "MFA_NOT_ENROLLED"
+        device = flows.enroll_totp(me, at=ziti_clock.now())
+        wrong = me.edge.call("createTotpToken", body={"code": device.recovery_codes[0]}, raw=True)
+        assert wrong.status_code == 400 and wrong.json()["error"]["code"] == "MFA_INVALID_TOKEN"
+        data = me.edge.call("createTotpToken", body={"code": device.code(ziti_clock.now())})
+        access = jwt.decode(me.oidc.access_token, options={"verify_signature": False})
+    keys = raw.get("/oidc/keys").json()["keys"]
+    header = jwt.get_unverified_header(data["token"])
+    [jwk] = [key for key in keys if key["kid"] == header["kid"]]
+    public = jwt.PyJWK(jwk).key
+    claims = jwt.decode(data["token"], public, algorithms=[header["alg"]], options={"verify_aud": False})
+    assert claims["z_t"] == "t" and claims["sub"] == access["sub"] and claims["z_asid"] == access["z_asid"]
+    assert claims["iss"] == access["iss"] and "exp" not in claims and claims["jti"]
+    assert data["issuedAt"].endswith("Z")
+    # no expiry reads as long expired to the userinfo endpoint's verifier, as the real one's
+    invalid = raw.get("/oidc/userinfo", headers=bearer(data["token"]))
+    oauth_error(invalid, 401, "access_denied", "access token invalid")
