@@ -45,7 +45,9 @@ class Oidc:
             ids=ids,
             resolve_config_types=resolve_config_types,
         )
-        self.grants = TokenGrants(self.requests, self.signer, self.revocations, identities=identities, clock=clock)
+        self.grants = TokenGrants(
+            self.requests, self.signer, self.revocations, identities=identities, clock=clock, pki=pki
+        )
         self.token_info = TokenInfo(self.signer, self.revocations, clock=clock)
         self.sessions = OidcSessions(
             self.signer,
