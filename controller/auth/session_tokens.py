@@ -101,7 +101,7 @@ class SessionTokens:
             resolved = self._per_request(presented)
             if resolved is not None:
                 return resolved
-        if any(not _is_jwt(token) for token in presented.bearer_tokens):
+        if self.oidc is not None and any(not _is_jwt(token) for token in presented.bearer_tokens):
             raise errors.Unauthorized(challenges=MALFORMED_BEARER)
         raise errors.Unauthorized(challenges=MISSING_TOKEN)
 
