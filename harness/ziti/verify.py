@@ -46,6 +46,7 @@ class Log:
     def __call__(self, level: str, message: str) -> None:
         if level == "debug" and not self.verbose:
             return
+        message = message.removesuffix("\n")  # as logrus trims one
         sys.stderr.write(f"\x1b[{COLORS[level]}m{level.upper():<7}\x1b[0m {message:<44} \n")
         sys.stderr.flush()
 

@@ -108,9 +108,25 @@ def test_verify_traffic_binds_dials_answers_and_cleans_up(ziti, quickstart):
 def test_verify_traffic_logs_in_from_its_flags_without_saving(quickstart, tmp_path):
     fresh = Ziti(tmp_path)
     url = f"127.0.0.1:{quickstart.ctrl_port}"
-    done = fresh("ops", "verify", "traffic", "-u", "admin", "-p", "admin", "--controller-url", url, "-y", timeout=120)
+    done = fresh(
+        "ops",
+        "verify",
+        "traffic",
+        "-u",
+        "admin",
+        "-p",
+        "admin",
+        "--controller-url",
+        url,
+        "-y",
+        "--verbose",
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert "client complete" in log_lines(done.stderr)
+    lines = log_lines(done.stderr)
+    assert "client complete" in lines
+    # --verbose adds logrus's debug lines: what was sent and what came back
+    assert {"sent : traffic test", "read : traffic test", "Received: you sent me: traffic test"} <= set(lines)
     assert fresh("fabric", "list", "routers").returncode == 3  # nothing saved
 
 
