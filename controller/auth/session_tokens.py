@@ -136,6 +136,8 @@ class SessionTokens:
         """Whether the tokens name a live session of an enabled admin, without touching any record.
 
         The listener asks this before buffering a large body; the request is still authorized in full after.
+        NOTE(surface2x): a per-request external JWT is not looked at here: checking it may fetch the signer's
+        JWKS, which the listener's event loop must not wait for; such a request gets the ordinary body limit.
         """
         if zt_session:
             session = self.api_sessions.find(self.api_sessions.by_token.get(zt_session) or "")
