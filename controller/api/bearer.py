@@ -17,3 +17,12 @@ def bearer_tokens(header: str | None) -> tuple[str, ...]:
         return ()
     values = [part.strip() for part in header.split(",")]
     return tuple(value[len(PREFIX) :].strip() for value in values if value.startswith(PREFIX))[:MAX_BEARER_TOKENS]
+
+
+def oauth_bearer(header: str | None) -> str | None:
+    """The one token of ``Authorization: <scheme> <token>`` when the scheme is ``Bearer`` in any case.
+
+    What the OIDC endpoints read (``/oidc/userinfo``), as the real controller's OIDC library does.
+    """
+    scheme, _, token = (header or "").partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None

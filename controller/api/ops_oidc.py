@@ -18,7 +18,7 @@ import falcon
 import orjson
 
 from controller import errors
-from controller.api.bearer import bearer_tokens
+from controller.api.bearer import bearer_tokens, oauth_bearer
 from controller.api.call import change_of
 from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
@@ -369,10 +369,7 @@ class Token(Endpoint):
 
 def access_token_of(req, fields: dict) -> str | None:
     """The bearer of the Authorization header (scheme in any case), else the ``access_token`` field."""
-    scheme, _, token = (req.get_header("Authorization") or "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return fields.get("access_token") or None
+    return oauth_bearer(req.get_header("Authorization")) or fields.get("access_token") or None
 
 
 def client_secret_of(req, form: dict) -> str | None:
