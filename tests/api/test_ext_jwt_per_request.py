@@ -9,8 +9,10 @@ calls ``GET /current-identity`` and ``GET /services`` with nothing but
 from __future__ import annotations
 
 import pytest
+from cryptography import x509
 
 from harness import pki as hp
+from harness.client import ZitiClient
 from tests.api.jwt_support import SigningKey, claims, signer_body
 from tests.support import assert_error, auth_policy_body, code, secret_of
 
@@ -41,6 +43,20 @@ def make_signer(admin, jwks_server, key, ziti_unique):
 
 def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
+
+
+def test_enroll_to_cert_then_the_certificate_logs_in_and_lists_services(
+    api, ziti_app, make_signer, key, ziti_clock, ziti_unique
+):
+    _, issuer = make_signer(enrollToCertEnabled=True)
+    csr, _ = hp.make_csr("test-cert-svc")
+    token = key.token(claims(issuer, ziti_unique("cert-svc"), ziti_clock))
+    enrolled = api.request("POST", CLIENT + "/enroll/token", json={"clientCsr": hp.csr_pem(csr)}, headers=bearer(token))
+    assert enrolled.status_code == 200, enrolled.text
+    chain = x509.load_pem_x509_certificates(enrolled.json()["data"]["cert"].encode())
+    with ZitiClient.in_process(ziti_app, peer_certs=chain) as holder:
+        holder.login_cert()
+        assert holder.edge("GET", "/services").status_code == 200
 
 
 def test_enroll_to_token_then_the_jwt_alone_reads_the_identity_and_lists_services(
