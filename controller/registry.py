@@ -116,6 +116,7 @@ class Controller:
     external_jwt_signers: ExternalJwtSignerManager
     ext_jwt: ExtJwtVerifier
     ext_jwt_secondary: ExtJwtSecondary
+    ext_jwt_primary: ExtJwtMethod
     factors: SecondaryFactors
     auth: Authenticator
     oidc: Oidc | None
@@ -186,6 +187,7 @@ class Controller:
             ext_jwt=self.ext_jwt,
         )
         self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
+        self.ext_jwt_primary = ExtJwtMethod(self.ext_jwt, signers=self.external_jwt_signers, identities=self.identities)
         self.auth = Authenticator(
             [
                 PasswordMethod(store=store, authenticators=self.authenticators, identities=self.identities),
@@ -196,7 +198,7 @@ class Controller:
                     identities=self.identities,
                     clock=clock,
                 ),
-                ExtJwtMethod(self.ext_jwt, signers=self.external_jwt_signers, identities=self.identities),
+                self.ext_jwt_primary,
             ],
             factors=self.factors,
             api_sessions=self.api_sessions,
@@ -218,7 +220,14 @@ class Controller:
             # NOTE(arch): a narrow callable: OIDC needs only this lookup of the config types.
             resolve_config_types=self.config_types.resolve,
         )
-        self.session_tokens = SessionTokens(self.api_sessions, self.identities, self.oidc and self.oidc.sessions)
+        self.session_tokens = SessionTokens(
+            self.api_sessions,
+            self.identities,
+            self.oidc and self.oidc.sessions,
+            ext_jwt=self.ext_jwt_primary,
+            factors=self.factors,
+            clock=clock,
+        )
         self.controller_settings = ControllerSettingManager(core, instance_id=self.instance_id)
         self.revocations = RevocationManager(
             core, identities=self.identities, api_sessions=self.api_sessions, sessions=self.sessions

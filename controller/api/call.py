@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from controller.auth.ext_jwt import bearer_tokens
+from controller.api.bearer import bearer_tokens
 from controller.auth.request import AuthRequest
 from controller.auth.session_tokens import Presented
 from controller.store.change_context import ChangeContext

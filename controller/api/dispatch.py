@@ -59,7 +59,8 @@ def authorize(call: Call, session_tokens) -> None:
             except errors.Unauthorized:
                 pass  # a public operation ignores a bad token
         return
-    attach(call, session_tokens.resolve(presented))
+    # an external JWT authenticates one request on its own, not the API-session operations
+    attach(call, session_tokens.resolve(presented, per_request=level in (SESSION, ADMIN)))
     if level != PARTIAL and call.resolved.is_partial:
         raise errors.Unauthorized()
     if level == ADMIN and not call.is_admin:

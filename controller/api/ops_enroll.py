@@ -53,11 +53,7 @@ def enroll_request(call: Call, method: str | None, token: str | None = None, **e
     body = call.body
     data = body if isinstance(body, dict) else {}
     csr = body if isinstance(body, str) else (data.get("clientCsr") or data.get("certCsr"))
-    authorization = call.header("Authorization")
-    headers = {
-        "authorization": [authorization] if authorization else [],
-        "ziti-token-issuer-id": call.header("ziti-token-issuer-id"),
-    }
+    headers = {"ziti-token-issuer-id": call.header("ziti-token-issuer-id")}
     return EnrollRequest(
         method=method,
         token=token or data.get("token") or call.query("token"),
@@ -66,6 +62,7 @@ def enroll_request(call: Call, method: str | None, token: str | None = None, **e
         data=data,
         peers=call.peer_certs,
         headers=headers,
+        bearer_tokens=call.bearer_tokens(),
         context=call.change,
         **extra,
     )

@@ -11,6 +11,7 @@ from controller.api.call import Call
 from controller.api.mappers.mfa import mfa_created_view, recovery_view
 from controller.api.operations import BOTH, MANAGEMENT, PARTIAL, SESSION, Operation
 from controller.api.schemas import mfa as mfa_schemas
+from controller.clock import rfc3339
 
 CODE_HEADER = "mfa-validation-code"
 
@@ -60,12 +61,16 @@ def authenticate_mfa(call: Call, *, mfas) -> None:
     mfas.authenticate(call.session, call.body["code"], context=call.change)
 
 
-def create_totp_token(call: Call) -> dict:
-    # NOTE: TOTP tokens back OIDC sessions only; every session here is a zt-session one.
-    raise errors.BadRequest(
-        errors.INVALID_BACKING_TOKEN_TYPE,
-        "TOTP tokens can only be created for OIDC sessions, the current session uses the zt-session token type",
-    )
+def create_totp_token(call: Call, *, mfas, oidc) -> dict:
+    """OIDC sessions only: a TOTP code (no recovery code) buys a signed proof of the check, for posture."""
+    if not call.resolved.is_oidc:
+        raise errors.BadRequest(
+            errors.INVALID_BACKING_TOKEN_TYPE,
+            "TOTP tokens can only be created for OIDC sessions, the current session uses the zt-session token type",
+        )
+    mfas.check_totp(call.identity["id"], (call.body or {}).get("code"))
+    token, issued_at = oidc.token_info.totp_token(call.resolved.claims)
+    return {"token": token, "issuedAt": rfc3339(issued_at)}
 
 
 def remove_identity_mfa(call: Call, *, mfas) -> None:

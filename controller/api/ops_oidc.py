@@ -18,11 +18,11 @@ import falcon
 import orjson
 
 from controller import errors
+from controller.api.bearer import bearer_tokens, oauth_bearer
 from controller.api.call import change_of
 from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
 from controller.api.status import status_of
-from controller.auth.ext_jwt import bearer_tokens
 from controller.auth.request import AuthRequest
 from controller.oidc.flow import LOGIN_METHODS, MAX_ID, LoginOutcome, OAuthError
 
@@ -163,7 +163,8 @@ def guarded(handler):
         try:
             handler(self, oidc, req, resp, **params)
         except OAuthError as ex:
-            write(resp, {"error": ex.error, "error_description": ex.description}, ex.status)
+            body = {"error": ex.error, "error_description": ex.description} if ex.description else {"error": ex.error}
+            write(resp, body, ex.status)
         except errors.ControllerError as ex:
             if isinstance(ex, errors.Unauthorized) and ex.challenges:
                 resp.set_header("WWW-Authenticate", www_authenticate(ex.challenges))
@@ -366,6 +367,81 @@ class Token(Endpoint):
         write(resp, reply)
 
 
+def access_token_of(req, fields: dict) -> str | None:
+    """The bearer of the Authorization header (scheme in any case), else the ``access_token`` field."""
+    return oauth_bearer(req.get_header("Authorization")) or fields.get("access_token") or None
+
+
+def client_secret_of(req, form: dict) -> str | None:
+    """The client secret of HTTP Basic credentials, else of the form."""
+    header = req.get_header("Authorization") or ""
+    if header.startswith("Basic "):
+        try:
+            decoded = base64.b64decode(header[len("Basic ") :], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
+        secret = unquote(decoded.partition(":")[2])
+        if secret:
+            return secret
+    return form.get("client_secret") or None
+
+
+class UserInfo(Endpoint):
+    """Any method, as the real router registers it: the token from the header, the query or a form body."""
+
+    @guarded
+    def on_get(self, oidc, req, resp):
+        write(resp, oidc.token_info.userinfo(access_token_of(req, query_values(req)), issuer_of(req)))
+
+    @guarded
+    def on_post(self, oidc, req, resp):
+        write(resp, oidc.token_info.userinfo(access_token_of(req, read_form(req)), issuer_of(req)))
+
+
+class Introspect(Endpoint):
+    def _introspect(self, oidc, req, resp, form: dict) -> None:
+        reply = oidc.token_info.introspect(
+            form.get("token"), client_secret=client_secret_of(req, form), client_assertion=form.get("client_assertion")
+        )
+        write(resp, reply)
+
+    @guarded
+    def on_get(self, oidc, req, resp):
+        self._introspect(oidc, req, resp, query_values(req))
+
+    @guarded
+    def on_post(self, oidc, req, resp):
+        self._introspect(oidc, req, resp, read_form(req))
+
+
+class EndSession(Endpoint):
+    @guarded
+    def on_get(self, oidc, req, resp):
+        redirect(resp, oidc.token_info.end_session(query_values(req), issuer_of(req), context=change_of(req)))
+
+    @guarded
+    def on_post(self, oidc, req, resp):
+        redirect(resp, oidc.token_info.end_session(read_form(req), issuer_of(req), context=change_of(req)))
+
+
+class Revoke(Endpoint):
+    @guarded
+    def on_post(self, oidc, req, resp):
+        form = read_form(req)
+        client_id = form.get("client_id") or basic_client(req)
+        oidc.token_info.revoke(form.get("token"), client_id, context=change_of(req))
+        write(resp, None)
+
+
+class LoggedOut(Endpoint):
+    """Where ``end_session`` sends a client by default: a plain line of text."""
+
+    @guarded
+    def on_get(self, oidc, req, resp):
+        resp.content_type = "text/plain; charset=utf-8"
+        resp.text = "signed out successfully"
+
+
 def oidc_routes():
     """``(path, resource)`` of every ``/oidc`` route (and the root discovery alias)."""
     yield "/oidc/.well-known/openid-configuration", Discovery()
@@ -380,3 +456,8 @@ def oidc_routes():
     yield "/oidc/login/totp/enroll/verify", TotpEnrollVerify()
     yield "/oidc/login/auth-queries", AuthQueries()
     yield "/oidc/oauth/token", Token()
+    yield "/oidc/oauth/introspect", Introspect()
+    yield "/oidc/userinfo", UserInfo()
+    yield "/oidc/end_session", EndSession()
+    yield "/oidc/revoke", Revoke()
+    yield "/oidc/logged-out", LoggedOut()

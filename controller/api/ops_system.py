@@ -49,8 +49,8 @@ def version_info(call: Call, *, config, oidc) -> dict:
     capabilities = []
     if oidc is not None:
         # SDKs choose OIDC when they see both the capability and the edge-oidc entry.
-        # NOTE: OIDC_AUTH_WITH_CSR is not advertised: session certificates from a CSR are not served.
-        capabilities.append("OIDC_AUTH")
+        # OIDC_AUTH_WITH_CSR: a login's csrPem comes back signed as session_cert (controller/oidc/grants.py)
+        capabilities.extend(("OIDC_AUTH", "OIDC_AUTH_WITH_CSR"))
         apis["edge-oidc"] = {"v1": {"apiBaseUrls": [base + OIDC_PATH], "path": OIDC_PATH, "version": "v1"}}
     return {
         "version": VERSION,

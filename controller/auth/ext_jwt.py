@@ -1,6 +1,6 @@
 """``method=ext-jwt`` and the ext-jwt second factor: external JWTs as the real controller checks them.
 
-* Candidates: up to three ``Authorization: Bearer <jwt>`` values (non-JWTs ignored).
+* Candidates: the request's bearer tokens, up to three, as the API layer read them (non-JWTs ignored).
 * Signer: the enabled one whose ``issuer`` equals the token's ``iss`` exactly.
 * Checks: ``kid`` header present with a known key, a valid asymmetric
   signature, ``exp`` and ``nbf`` (no leeway, controller clock), ``aud``
@@ -27,7 +27,6 @@ from controller.pki.jwt_signature import TokenRejected, verify_signature
 
 PRIMARY_REALM = errors.Realm.EXT_JWT_PRIMARY
 SECONDARY_REALM = errors.Realm.EXT_JWT_SECONDARY
-MAX_CANDIDATES = 3
 #: worst reason wins when several candidates fail
 SEVERITY = {"missing": 0, "invalid": 1, "expired": 2}
 
@@ -38,12 +37,13 @@ class Verified:
     claims: dict
 
 
-def bearer_tokens(header: str | None) -> list[str]:
-    """The first three ``Bearer`` values of an Authorization header (prefix exact)."""
-    if not header:
-        return []
-    values = [part.strip() for part in header.split(",")]
-    return [value[len("Bearer ") :].strip() for value in values if value.startswith("Bearer ")][:MAX_CANDIDATES]
+@dataclass
+class Bearer:
+    """A bearer token accepted as the primary credential: who it proves, and the token itself."""
+
+    proof: Proof
+    token: str
+    claims: dict
 
 
 def claim_at(claims: dict, pointer: str):
@@ -130,11 +130,15 @@ class ExtJwtMethod:
         self.verifier, self.signers, self.identities = verifier, signers, identities
 
     def authenticate(self, request: AuthRequest) -> Proof:
+        return self.prove(request.bearer_tokens).proof
+
+    def prove(self, tokens) -> "Bearer":
+        """The first of ``tokens`` that names an identity allowed to log in by it; 401 with a challenge if none."""
         signers = self.signers.enabled()
         if not signers:
             raise errors.Unauthorized()
         worst = "missing"
-        for token in request.bearer_tokens:
+        for token in tokens:
             try:
                 verified = self.verifier.verify(token)
             except TokenRejected as ex:
@@ -142,7 +146,7 @@ class ExtJwtMethod:
                 continue
             identity = self.verifier.identity_of(verified)
             if identity is not None and self._allowed(identity, verified.signer):
-                return Proof(identity, f"extJwtId:{verified.signer['id']}")
+                return Bearer(Proof(identity, f"extJwtId:{verified.signer['id']}"), token, verified.claims)
         raise errors.Unauthorized(challenges=(challenge(PRIMARY_REALM, worst, signers),))
 
     def _allowed(self, identity: dict, signer: dict) -> bool:

@@ -26,6 +26,8 @@ class EnrollRequest:
     #: the TLS peer chain, leaf first (never from a header)
     peers: list = field(default_factory=list)
     headers: dict = field(default_factory=dict)
+    #: the ``Authorization: Bearer`` values, as the API layer read them
+    bearer_tokens: tuple[str, ...] = ()
     #: ``/enroll?method=ca`` honours a requested name; ``/enroll/ca`` ignores it
     use_requested_name: bool = True
     #: the source of the enrollment's writes

@@ -17,7 +17,7 @@ Any token that does not verify is 400 INVALID_ENROLLMENT_TOKEN.
 from __future__ import annotations
 
 from controller import errors
-from controller.auth.ext_jwt import ExtJwtVerifier, TokenRejected, bearer_tokens, claim_at
+from controller.auth.ext_jwt import ExtJwtVerifier, TokenRejected, claim_at
 from controller.enroll.registry import EnrollRequest, EnrollResult, invalid_token
 from controller.model.identity import DEFAULT_AUTH_POLICY
 from controller.pki.certs import fingerprint
@@ -77,8 +77,7 @@ class TokenMethod:
             wanted = self.signers.find(issuer_id)
             if wanted is None or not wanted.get("enabled"):
                 raise invalid_token()
-        tokens = [t for value in request.headers.get("authorization", []) for t in bearer_tokens(value)]
-        for token in tokens:
+        for token in request.bearer_tokens:
             try:
                 verified = self.verifier.verify(token, wanted)
             except TokenRejected:

@@ -55,6 +55,15 @@ class MfaManager(EntityManager):
                 return index
         raise invalid_token()
 
+    def check_totp(self, identity_id: str, code: str | None) -> None:
+        """A TOTP code (never a recovery code) of the identity's enrollment: 400 when empty or wrong, 409 when none."""
+        if not (code or "").strip():
+            raise invalid_token()
+        record = self.of(identity_id)
+        if record is None:
+            raise errors.Conflict(errors.MFA_NOT_ENROLLED, "the identity has no MFA enrollment")
+        self.check_code(record, code, allow_recovery=False)
+
     # -- transitions ------------------------------------------------------------
     def enroll(self, identity: dict, *, context: ChangeContext | None = None) -> dict:
         now = self._now()

@@ -168,6 +168,8 @@ class OidcFlow:
         request.config_types = self.resolve_config_types(_names(auth.body.get("configTypes")))
         request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
         request.info_saved = False
+        csr = auth.body.get("csrPem")
+        request.csr_pem = csr if isinstance(csr, str) and csr.strip() else None
         request.totp_required = self.factors.mfa_enabled(identity["id"])
         policy = self.identities.auth_policy_of(identity)
         if method == "cert" and auth.peer_certs:

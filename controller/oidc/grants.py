@@ -9,7 +9,10 @@ deleted or revoked identity.
 from __future__ import annotations
 
 import hmac
+import uuid
+from datetime import timedelta
 
+from controller import errors
 from controller.oidc.flow import OAuthError
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.sessions import holds_bound_cert
@@ -24,7 +27,10 @@ from controller.oidc.tokens import (
     s256,
     session_claims,
 )
+from controller.pki.certs import fingerprint
 
+#: a session certificate signed from a login's (or a refresh's) CSR lives a year, as the real one's
+SESSION_CERT_LIFETIME = timedelta(days=365)
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 TYPE_PREFIX = "urn:ietf:params:oauth:token-type:"
 ACCESS_TYPE, REFRESH_TYPE, ID_TYPE = (TYPE_PREFIX + name for name in ("access_token", "refresh_token", "id_token"))
@@ -33,9 +39,9 @@ ACCESS_TYPE, REFRESH_TYPE, ID_TYPE = (TYPE_PREFIX + name for name in ("access_to
 class TokenGrants:
     """``POST /oidc/oauth/token``: one method per grant type."""
 
-    def __init__(self, requests: AuthRequests, signer: TokenSigner, revocations, *, identities, clock):
+    def __init__(self, requests: AuthRequests, signer: TokenSigner, revocations, *, identities, clock, pki=None):
         self.requests, self.signer, self.revocations = requests, signer, revocations
-        self.identities, self.clock = identities, clock
+        self.identities, self.clock, self.pki = identities, clock, pki
 
     def token(self, form: dict, *, basic_client: str | None, issuer: str, peer_certs=()) -> dict:
         """The token reply for ``form`` (first values of the form fields)."""
@@ -70,9 +76,30 @@ class TokenGrants:
             raise OAuthError("invalid_grant", "redirect_uri does not correspond")
         self.requests.remove(request)
         identity = self._usable_identity(request.identity_id)
+        custom = self._custom(request, identity)
+        session_cert = self._session_cert(custom, identity["id"], request.csr_pem)
         return self._reply(
-            request.issuer, identity, self._custom(request, identity), request.scopes, request.nonce, first=True
+            request.issuer, identity, custom, request.scopes, request.nonce, first=True, session_cert=session_cert
         )
+
+    def _session_cert(self, custom: dict, identity_id: str, csr_pem: str | None) -> str | None:
+        """``OIDC_AUTH_WITH_CSR``: sign ``csr_pem`` into the session's certificate and bind the tokens to it.
+
+        ``z_cfs`` becomes the login certificate's fingerprint (``z_acf``, when there is one) and the new one's;
+        the PEM goes back as ``session_cert``. A bad CSR is 400 ``invalid_request``.
+        """
+        if not csr_pem or self.pki is None:
+            return None
+        try:
+            cert = self.pki.sign_api_session_csr(
+                csr_pem, identity_id, custom["z_asid"], uuid.uuid4().hex, lifetime=SESSION_CERT_LIFETIME
+            )
+        except errors.ControllerError as ex:
+            reason = (ex.cause or {}).get("reason") if isinstance(ex.cause, dict) else None
+            raise OAuthError("invalid_request", f"invalid CSR: {reason or ex.message}") from None
+        bound = fingerprint(cert)
+        custom["z_cfs"] = [custom["z_acf"], bound] if custom.get("z_acf") else [bound]
+        return self.pki.chain_pem(cert)
 
     def _custom(self, request: OidcAuthRequest, identity: dict) -> dict:
         flags = request.flags
@@ -108,7 +135,10 @@ class TokenGrants:
         identity = self._usable_identity(claims["sub"])
         # The rotated token is spent: its jti is revoked at once (the real one batches this).
         self.revocations.revoke(claims["jti"], "JTI")
-        return self._reply(issuer, identity, _custom_of(claims), scopes, None, first=False)
+        custom = _custom_of(claims)
+        # a new session certificate only for a session already bound to one (z_cfs), as the real one
+        rotated = self._session_cert(custom, identity["id"], form.get("csr_pem")) if claims.get("z_cfs") else None
+        return self._reply(issuer, identity, custom, scopes, None, first=False, session_cert=rotated)
 
     # -- token exchange ---------------------------------------------------------
     def _exchange(self, form: dict, issuer: str, peer_certs) -> dict:
@@ -138,6 +168,7 @@ class TokenGrants:
                 "expires_in": int(self.signer.lifetimes.id.total_seconds()),
                 "scope": " ".join(scopes),
             }
+        rotated = self._session_cert(custom, identity["id"], form.get("csr_pem")) if claims.get("z_cfs") else None
         access, _ = self.signer.mint(ACCESS, issuer, identity["id"], custom)
         out = {
             "access_token": access,
@@ -148,6 +179,8 @@ class TokenGrants:
         }
         if subject_type == REFRESH_TYPE and "offline_access" in scopes:
             out["refresh_token"], _ = self.signer.mint(REFRESH, issuer, identity["id"], custom)
+        if rotated:
+            out["session_cert"] = rotated
         return out
 
     # -- shared checks ----------------------------------------------------------
@@ -188,7 +221,15 @@ class TokenGrants:
         return identity
 
     def _reply(
-        self, issuer: str, identity: dict, custom: dict, scopes: list[str], nonce: str | None, *, first: bool
+        self,
+        issuer: str,
+        identity: dict,
+        custom: dict,
+        scopes: list[str],
+        nonce: str | None,
+        *,
+        first: bool,
+        session_cert: str | None = None,
     ) -> dict:
         access, access_claims = self.signer.mint(ACCESS, issuer, identity["id"], custom)
         out = {
@@ -203,6 +244,8 @@ class TokenGrants:
             out["refresh_token"], _ = self.signer.mint(
                 REFRESH, issuer, identity["id"], custom, jti=access_claims["jti"] if first else None
             )
+        if session_cert:
+            out["session_cert"] = session_cert
         return out
 
 

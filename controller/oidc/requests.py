@@ -49,6 +49,8 @@ class OidcAuthRequest:
     totp_required: bool = False
     #: fingerprint of the authenticating certificate (cert logins)
     cert_fingerprint: str | None = None
+    #: ``csrPem`` of the login body: signed into the session certificate at the code exchange
+    csr_pem: str | None = None
     allow_expired_certs: bool = False
     code: str | None = None
     #: the SDK and environment info of this login are on the identity (written once, not again by the callback)

@@ -7,11 +7,12 @@ from controller.oidc.grants import TokenGrants
 from controller.oidc.requests import AuthRequests
 from controller.oidc.revocations import TokenRevocations
 from controller.oidc.sessions import OidcSessions
+from controller.oidc.token_info import TokenInfo
 from controller.oidc.tokens import Lifetimes, TokenSigner
 
 
 class Oidc:
-    """Signer, revocations, auth requests, login flow, token grants and bearer sessions."""
+    """Signer, revocations, auth requests, login flow, token grants, token info and bearer sessions."""
 
     def __init__(
         self,
@@ -44,7 +45,10 @@ class Oidc:
             ids=ids,
             resolve_config_types=resolve_config_types,
         )
-        self.grants = TokenGrants(self.requests, self.signer, self.revocations, identities=identities, clock=clock)
+        self.grants = TokenGrants(
+            self.requests, self.signer, self.revocations, identities=identities, clock=clock, pki=pki
+        )
+        self.token_info = TokenInfo(self.signer, self.revocations, clock=clock)
         self.sessions = OidcSessions(
             self.signer,
             self.revocations,

@@ -227,6 +227,8 @@ class TokenSigner:
         }
         if nonce:
             claims["nonce"] = nonce
+        if custom.get("z_asid"):  # the API session, as the real ID token carries it (``end_session`` revokes it)
+            claims["z_asid"] = custom["z_asid"]
         if identity.get("external_id"):
             claims["z_eid"] = identity["external_id"]
         return self.sign(claims)

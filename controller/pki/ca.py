@@ -197,14 +197,16 @@ class ControllerPKI:
             sans = None
         return self._sign(csr, csr.subject, sans, issue.CLIENT_AUTH, self._one_year())
 
-    def sign_api_session_csr(self, csr, identity_id: str, api_session_id: str, cert_id: str) -> x509.Certificate:
-        """Ephemeral API-session cert: now … +12 h, ``CN=<identity id>`` forced."""
+    def sign_api_session_csr(
+        self, csr, identity_id: str, api_session_id: str, cert_id: str, *, lifetime: timedelta | None = None
+    ) -> x509.Certificate:
+        """API-session cert: now … +12 h (or ``lifetime``: an OIDC session's is a year), ``CN=<identity id>`` forced."""
         csr = _ensure_csr(csr)
         now = self.clock.now()
         subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, identity_id)])
         uri = f"{self.identity_spiffe_id(identity_id)}/apiSession/{api_session_id}/apiSessionCertificate/{cert_id}"
         sans = x509.SubjectAlternativeName([x509.UniformResourceIdentifier(uri)])
-        return self._sign(csr, subject, sans, issue.CLIENT_AUTH, (now, now + API_SESSION_CERT_LIFETIME))
+        return self._sign(csr, subject, sans, issue.CLIENT_AUTH, (now, now + (lifetime or API_SESSION_CERT_LIFETIME)))
 
     def sign_router_csrs(self, client_csr, server_csr) -> tuple[x509.Certificate, x509.Certificate]:
         """Router client (clientAuth) and server (serverAuth) certs; subject and SANs from each CSR."""

@@ -5,6 +5,8 @@
 * ``ziti edge login|logout|enroll|policy-advisor`` (``harness.ziti.account``);
 * ``ziti ops unwrap`` splits an identity file into PEM files; ``ziti ops cluster recover`` answers as the real
   one does for a controller without HA (``harness.ziti.account``);
+* ``ziti fabric list routers|links|circuits|terminators|services|controllers`` (``harness.ziti.fabric``) and
+  ``ziti ops verify traffic`` (``harness.ziti.verify``);
 * ``ziti edge create|update|delete|list`` for identities, services, configs, config types,
   policies, edge routers, auth policies, CAs, external JWT signers, posture checks
   (``harness.ziti.edge``).
@@ -118,9 +120,10 @@ def parser(argv: list[str] | None = None):
     for module, function in [EDGE_VERBS[verb]] if verb is not None else dict.fromkeys(EDGE_VERBS.values()):
         getattr(importlib.import_module(f"harness.ziti.{module}"), function)(edge_sub)
     if verb is None:
-        from harness.ziti import account
+        from harness.ziti import account, fabric, verify
 
-        account.register_ops(sub)
+        verify.register(account.register_ops(sub))
+        fabric.register(sub)
     return top
 
 

@@ -378,7 +378,8 @@ def cmd_cluster_recover(args) -> int:
     )
 
 
-def register_ops(top_sub) -> None:
+def register_ops(top_sub):
+    """``ziti ops`` and its verbs; the verbs' subparsers (other modules add theirs)."""
     ops = top_sub.add_parser("ops", help="various utilities useful when operating a Ziti network")
     ops_sub = ops.add_subparsers(dest="ops_verb", required=True, metavar="VERB")
     p = ops_sub.add_parser("unwrap", help="unwrap a Ziti identity file into its separate pieces (PEM only)")
@@ -393,3 +394,4 @@ def register_ops(top_sub) -> None:
     p.add_argument("controller_config", help="the controller's configuration file")
     bool_flag(p, "--yes", dest="yes", help="skip the confirmation prompt")
     p.set_defaults(func=cmd_cluster_recover)
+    return ops_sub

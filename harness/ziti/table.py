@@ -14,8 +14,8 @@ def cell(value) -> str:
     return str(value)
 
 
-def render(headers: list[str], rows: list[list]) -> str:
-    """A rounded table; a cell may hold several lines."""
+def render(headers: list[str], rows: list[list], *, right: set[int] = frozenset()) -> str:
+    """A rounded table; a cell may hold several lines; the data cells of the ``right`` columns align right."""
     headers = [h.upper() for h in headers]
     body = [[cell(v).split("\n") for v in row] for row in rows]
     widths = [len(h) for h in headers]
@@ -26,14 +26,15 @@ def render(headers: list[str], rows: list[list]) -> str:
     def rule(left: str, middle: str, right: str) -> str:
         return left + middle.join("─" * (w + 2) for w in widths) + right
 
-    def line(values: list[str]) -> str:
-        return "│" + "│".join(f" {v:<{w}} " for v, w in zip(values, widths)) + "│"
+    def line(values: list[str], aligned=frozenset()) -> str:
+        cells = (f" {v:>{w}} " if at in aligned else f" {v:<{w}} " for at, (v, w) in enumerate(zip(values, widths)))
+        return "│" + "│".join(cells) + "│"
 
     out = [rule("╭", "┬", "╮"), line(headers), rule("├", "┼", "┤")]
     for row in body:
         height = max(len(lines) for lines in row) if row else 1
         for n in range(height):
-            out.append(line([lines[n] if n < len(lines) else "" for lines in row]))
+            out.append(line([lines[n] if n < len(lines) else "" for lines in row], right))
     out.append(rule("╰", "┴", "╯"))
     return "\n".join(out)
 

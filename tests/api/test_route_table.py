@@ -29,6 +29,11 @@ OIDC_ROUTES = {
     "/oidc/login/totp/enroll/verify": {"POST"},
     "/oidc/login/auth-queries": {"GET"},
     "/oidc/oauth/token": {"POST"},
+    "/oidc/oauth/introspect": {"GET", "POST"},
+    "/oidc/userinfo": {"GET", "POST"},
+    "/oidc/revoke": {"POST"},
+    "/oidc/end_session": {"GET", "POST"},
+    "/oidc/logged-out": {"GET"},
 }
 
 

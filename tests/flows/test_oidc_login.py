@@ -20,7 +20,7 @@ def claims(token: str) -> dict:
 
 def test_version_advertises_oidc_as_the_sdks_look_for_it(ziti):
     info = ziti.edge.list_version()
-    assert "OIDC_AUTH" in info["capabilities"] and "OIDC_AUTH_WITH_CSR" not in info["capabilities"]
+    assert "OIDC_AUTH" in info["capabilities"] and "OIDC_AUTH_WITH_CSR" in info["capabilities"]
     entry = info["apiVersions"]["edge-oidc"]["v1"]
     assert entry["path"] == "/oidc" and entry["apiBaseUrls"][0].endswith("/oidc")
     assert ziti.edge.list_enumerated_capabilities() == ["OIDC_AUTH", "HA_CONTROLLER", "OIDC_AUTH_WITH_CSR"]

@@ -31,6 +31,11 @@ PATHS = [
     "/oidc/oauth/token",
     "/oidc/keys",
     "/oidc/.well-known/openid-configuration",
+    "/oidc/userinfo",
+    "/oidc/oauth/introspect",
+    "/oidc/revoke",
+    "/oidc/end_session",
+    "/oidc/logged-out",
 ]
 NAMES = [
     "client_id",
@@ -58,6 +63,15 @@ NAMES = [
     "subject_token_type",
     "requested_token_type",
     "audience",
+    "access_token",
+    "token",
+    "token_type_hint",
+    "client_secret",
+    "client_assertion",
+    "id_token_hint",
+    "post_logout_redirect_uri",
+    "csr_pem",
+    "csrPem",
 ]
 CONTENT_TYPES = [
     "application/json",
@@ -87,6 +101,8 @@ def oidc_world():
         request_id,
         tokens["access_token"],
         tokens["refresh_token"],
+        tokens["id_token"],
+        "http://127.0.0.1:1234/auth/logout",
         "refresh_token",
         "authorization_code",
         "urn:ietf:params:oauth:grant-type:token-exchange",
@@ -132,7 +148,7 @@ def test_oidc_endpoints_never_answer_500(oidc_world, data):
     headers = {"Content-Type": data.draw(st.sampled_from(CONTENT_TYPES))}
     if data.draw(st.booleans()):
         headers["Authorization"] = data.draw(
-            st.sampled_from(["Basic b3BlbnppdGk6", "Basic !!", "Bearer x"] + ["Bearer " + k for k in known[-7:-5]])
+            st.sampled_from(["Basic b3BlbnppdGk6", "Basic !!", "Bearer x"] + ["Bearer " + k for k in known[9:12]])
         )
     kwargs = {"params": query, "headers": headers}
     if method != "GET":
