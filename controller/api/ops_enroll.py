@@ -15,7 +15,7 @@ from controller.api.dispatch import write_json
 from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
-from controller.enroll.methods import METHOD_NAMES
+from controller.enroll.methods import METHOD_NAMES, METHODS
 from controller.enroll.registry import EnrollRequest, EnrollResult
 from controller.model import schema as s
 
@@ -31,22 +31,17 @@ GENERIC = s.obj(
         "username": s.USERNAME,
     }
 )
-OTT = s.obj({"clientCsr": s.string(), "token": s.string()})
-ER_OTT = s.obj(
-    {
-        "clientCsr": s.string(),
-        "serverCsr": s.string(),
-        "token": s.string(),
-        "certCsr": s.string(),
-        "serverCertCsr": s.string(),
-    }
-)
-UPDB = s.obj({"password": s.PASSWORD, "username": s.USERNAME})
-TOKEN = s.obj({"clientCsr": s.string()})
 ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
 CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
 ENROLL_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}, **TOKEN_QUERY}
+#: the type of every body field an enrollment method's route declares
+BODY_FIELDS = {"password": s.PASSWORD, "username": s.USERNAME}
+
+
+def route_body(fields: tuple[str, ...] | None) -> dict | None:
+    """The JSON schema of a method's declared body fields (every field optional)."""
+    return None if fields is None else s.obj({name: BODY_FIELDS.get(name, s.string()) for name in fields})
 
 
 def enroll_request(call: Call, method: str | None, token: str | None = None, **extra) -> EnrollRequest:
@@ -161,33 +156,19 @@ def operations() -> list[Operation]:
             content_types=PEM_TYPES,
             query=ENROLL_QUERY,
         ),
-        op(
-            "enrollCa",
-            "/enroll/ca",
-            explicit("ca", use_requested_name=False),
-            None,
-            "Auto-enroll with a certificate from a verified third-party CA",
+        *(
+            op(
+                method.route.op_id,
+                f"/enroll/{method.name}",
+                explicit(method.name, **method.route.options),
+                route_body(method.route.body),
+                method.summary,
+                content_types=PEM_TYPES if method.route.pem_body else (),
+                query=TOKEN_QUERY if method.route.token_query else {},
+            )
+            # bodiless routes (``ca``) first: the order the routes have always been registered in
+            for method in sorted(METHODS, key=lambda method: method.route.body is not None)
         ),
-        op(
-            "enrollOtt",
-            "/enroll/ott",
-            explicit("ott"),
-            OTT,
-            "Enroll with a one-time token and a CSR",
-            content_types=PEM_TYPES,
-            query=TOKEN_QUERY,
-        ),
-        op(
-            "enrollOttCa",
-            "/enroll/ottca",
-            explicit("ottca"),
-            OTT,
-            "Enroll with a one-time token and a certificate from the enrollment's CA",
-            query=TOKEN_QUERY,
-        ),
-        op("enrollUpdb", "/enroll/updb", explicit("updb"), UPDB, "Enroll a username and password", query=TOKEN_QUERY),
-        op("enrollErOtt", "/enroll/erott", explicit("erott"), ER_OTT, "Enroll an edge router"),
-        op("enrollToken", "/enroll/token", explicit("token"), TOKEN, "Enroll with an external JWT"),
         Operation(
             "extendRouterEnrollment",
             "POST",

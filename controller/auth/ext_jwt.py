@@ -22,7 +22,7 @@ import jwt
 
 from controller import errors
 from controller.auth.jwt_keys import SignerKeys, algorithms_for
-from controller.auth.request import AuthRequest, Proof
+from controller.auth.request import AuthRequest, Collaborators, Proof
 from controller.pki.jwt_signature import TokenRejected, verify_signature
 
 PRIMARY_REALM = errors.Realm.EXT_JWT_PRIMARY
@@ -125,9 +125,16 @@ class ExtJwtMethod:
     """``method=ext-jwt``: the bearer token is the primary credential."""
 
     name = "ext-jwt"
+    #: no authenticator record: the token's claim names the identity
+    authenticator = None
+    login_page = "ext-jwt"
 
     def __init__(self, verifier: ExtJwtVerifier, *, signers, identities):
         self.verifier, self.signers, self.identities = verifier, signers, identities
+
+    @classmethod
+    def build(cls, use: Collaborators) -> ExtJwtMethod:
+        return cls(use.ext_jwt, signers=use.external_jwt_signers, identities=use.identities)
 
     def authenticate(self, request: AuthRequest) -> Proof:
         signers = self.signers.enabled()

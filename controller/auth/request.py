@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from controller.errors import Challenge
 from controller.store.change_context import ChangeContext
@@ -91,3 +92,17 @@ class AuthResult:
     expires_at: datetime
     #: an admin asked this client to extend (or roll the key of) its certificate
     extend_requested: bool = False
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """Everything a primary method may use; each method's ``build`` takes the few it needs."""
+
+    store: Any
+    pki: Any
+    clock: Any
+    cas: Any
+    authenticators: Any
+    identities: Any
+    external_jwt_signers: Any
+    ext_jwt: Any

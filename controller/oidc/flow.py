@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from controller import errors
-from controller.auth.primary import METHOD_NAMES as PRIMARY_METHODS
+from controller.auth.primary import LOGIN_METHODS, LOGIN_PAGES
 from controller.auth.request import AuthRequest, Pending
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.tokens import CLIENTS, SCOPES
@@ -27,9 +27,6 @@ REDIRECTS = (
     re.compile(r"^openziti://auth/callback$"),
     re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"),
 )
-#: the login pages, ``/oidc/login/<page>``, and the primary method each checks: one per declared method
-#: (``auth/primary.py``), plus ``username``, the real controller's other name for ``password``
-LOGIN_METHODS = {**{name: name for name in PRIMARY_METHODS}, "username": "password"}
 MAX_CODE, MAX_ID = 13, 40
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
@@ -143,7 +140,7 @@ class OidcFlow:
             )
         )
         method = params.get("method") or ("cert" if peer_certs else "username")
-        page = {"password": "username"}.get(method, method if method in LOGIN_METHODS else "username")
+        page = LOGIN_PAGES.get(method, method if method in LOGIN_METHODS else "username")
         return request, f"/oidc/login/{page}?authRequestID={request.id}"
 
     # -- primary login --------------------------------------------------------
