@@ -13,35 +13,16 @@ from controller.api import envelope
 from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
+from controller.api.schemas.enroll import CHALLENGE, GENERIC, ROUTER_EXTEND, route_body
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
 from controller.enroll.methods import METHOD_NAMES, METHODS
 from controller.enroll.registry import EnrollRequest, EnrollResult
-from controller.model import schema as s
 
 PEM_TYPES = ("text/plain", "application/x-pem-file", "application/pkcs7")
 PEM_REPLY = "application/x-pem-file"
-GENERIC = s.obj(
-    {
-        "certCsr": s.string(),
-        "clientCsr": s.string(),
-        "name": s.string(),
-        "password": s.PASSWORD,
-        "serverCertCsr": s.string(),
-        "username": s.USERNAME,
-    }
-)
-ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
-CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
 ENROLL_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}, **TOKEN_QUERY}
-#: the type of every body field an enrollment method's route declares
-BODY_FIELDS = {"password": s.PASSWORD, "username": s.USERNAME}
-
-
-def route_body(fields: tuple[str, ...] | None) -> dict | None:
-    """The JSON schema of a method's declared body fields (every field optional)."""
-    return None if fields is None else s.obj({name: BODY_FIELDS.get(name, s.string()) for name in fields})
 
 
 def enroll_request(call: Call, method: str | None, token: str | None = None, **extra) -> EnrollRequest:

@@ -167,7 +167,7 @@ class ExtJwtSecondary:
         self.verifier, self.signers = verifier, signers
 
     def check(self, identity: dict, policy: dict, tokens) -> tuple[list[dict], str | None]:
-        """The EXT-JWT auth queries still pending and the ``WWW-Authenticate`` challenge naming them."""
+        """The required signers whose token is still owed and the ``WWW-Authenticate`` challenge naming them."""
         signer_id = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
         if not signer_id:
             return [], None
@@ -175,15 +175,7 @@ class ExtJwtSecondary:
         reason = self._check_tokens(signer, identity, tokens)
         if reason is None:
             return [], None
-        query = {
-            "typeId": "EXT-JWT",
-            "provider": "url",
-            "httpUrl": signer.get("external_auth_url"),
-            "clientId": signer.get("client_id"),
-            "scopes": signer.get("scopes") or [],
-            "id": signer_id,
-        }
-        return [query], challenge(SECONDARY_REALM, reason, [signer])
+        return [signer], challenge(SECONDARY_REALM, reason, [signer])
 
     def _check_tokens(self, signer: dict, identity: dict, tokens) -> str | None:
         """None when ``tokens`` hold a valid bearer of ``signer`` for ``identity``, else the worst reason."""

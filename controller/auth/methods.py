@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from controller import errors
-from controller.auth.request import AuthRequest, AuthResult, Proof, fold_keys
+from controller.auth.request import AuthRequest, AuthResult, Proof
 
 
 class Authenticator:
@@ -50,8 +50,10 @@ class Authenticator:
         record = sessions.open(
             proof.identity,
             proof.authenticator_id,
-            request.body,
             request.remote_address,
+            config_types=request.config_types,
+            sdk_info=request.sdk_info,
+            env_info=request.env_info,
             context=request.context,
             **flags,
         )
@@ -69,11 +71,11 @@ class Authenticator:
             record,
             proof.identity,
             proof.authenticator_id,
-            sessions.render_queries(pending),
+            pending,
             pending.challenge,
             expires_at,
             bool(record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested")),
         )
 
 
-__all__ = ["AuthRequest", "AuthResult", "Authenticator", "Proof", "fold_keys"]
+__all__ = ["AuthRequest", "AuthResult", "Authenticator", "Proof"]
