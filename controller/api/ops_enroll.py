@@ -12,7 +12,7 @@ import falcon
 from controller.api import envelope
 from controller.api.call import Call
 from controller.api.dispatch import write_json
-from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
+from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation, operation_defaults
 from controller.api.schemas.enroll import CHALLENGE, GENERIC, ROUTER_EXTEND, route_body
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
@@ -109,100 +109,63 @@ def network_jwts(call: Call, *, pki, config, ids) -> list:
 
 
 def operations() -> list[Operation]:
-    tag, apis = "Enroll", (CLIENT,)
-
-    def op(op_id, path, handler, body=None, summary="", **kw):
-        return Operation(
-            op_id,
-            "POST",
-            path,
-            handler,
-            apis=apis,
-            auth=PUBLIC,
-            body=body,
-            reply="raw",
-            tag=tag,
-            summary=summary,
-            body_optional=True,
-            **kw,
-        )
-
+    op = operation_defaults(apis=(CLIENT,), auth=PUBLIC, tag="Enroll")
+    enroll_op = operation_defaults(apis=(CLIENT,), auth=PUBLIC, tag="Enroll", reply="raw", body_optional=True)
     return [
-        op(
+        enroll_op(
             "enroll",
-            "/enroll",
+            "POST /enroll",
             enroll,
-            GENERIC,
             "Enroll by the method and token in the query",
+            body=GENERIC,
             content_types=PEM_TYPES,
             query=ENROLL_QUERY,
         ),
         *(
-            op(
+            enroll_op(
                 method.route.op_id,
-                f"/enroll/{method.name}",
+                f"POST /enroll/{method.name}",
                 explicit(method.name, **method.route.options),
-                route_body(method.route.body),
                 method.summary,
+                body=route_body(method.route.body),
                 content_types=PEM_TYPES if method.route.pem_body else (),
                 query=TOKEN_QUERY if method.route.token_query else {},
             )
             # bodiless routes (``ca``) first: the order the routes have always been registered in
             for method in sorted(METHODS, key=lambda method: method.route.body is not None)
         ),
-        Operation(
+        op(
             "extendRouterEnrollment",
-            "POST",
-            "/enroll/extend/router",
+            "POST /enroll/extend/router",
             extend_router,
-            apis=apis,
-            auth=PUBLIC,
+            "Extend a router's certificates with its current one",
             body=ROUTER_EXTEND,
-            tag=tag,
-            summary="Extend a router's certificates with its current one",
         ),
-        Operation(
+        op(
             "getEnrollmentJwks",
-            "GET",
-            "/enroll/jwks",
+            "GET /enroll/jwks",
             enrollment_jwks,
-            apis=apis,
-            auth=PUBLIC,
+            "The public keys signing enrollment JWTs",
             reply="raw",
-            tag=tag,
-            summary="The public keys signing enrollment JWTs",
         ),
-        Operation(
+        op(
             "enrollmentChallenge",
-            "POST",
-            "/enroll/challenge",
+            "POST /enroll/challenge",
             enrollment_challenge,
-            apis=apis,
-            auth=PUBLIC,
+            "Sign a nonce with an enrollment signing key",
             body=CHALLENGE,
             reply="raw",
-            tag=tag,
-            summary="Sign a nonce with an enrollment signing key",
         ),
-        Operation(
+        op(
             "listWellKnownCas",
-            "GET",
-            "/.well-known/est/cacerts",
+            "GET /.well-known/est/cacerts",
             well_known_cas,
+            "The controller CA certificates as base64 PKCS#7",
             apis=BOTH,
-            auth=PUBLIC,
             reply="raw",
             tag="Well Known",
-            summary="The controller CA certificates as base64 PKCS#7",
         ),
-        Operation(
-            "listNetworkJWTs",
-            "GET",
-            "/network-jwts",
-            network_jwts,
-            apis=BOTH,
-            auth=PUBLIC,
-            tag="Enroll",
-            summary="The network JWTs a client may enroll from",
+        op(
+            "listNetworkJWTs", "GET /network-jwts", network_jwts, "The network JWTs a client may enroll from", apis=BOTH
         ),
     ]
