@@ -10,7 +10,7 @@ from controller.api.call import Call
 from controller.api.challenges import www_authenticate
 from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import listing
-from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
+from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation, operation_defaults
 from controller.api.schemas import authenticator as auth_schemas
 from controller.api.schemas.authenticate import AUTHENTICATE
 from controller.auth.primary import METHOD_NAMES
@@ -90,96 +90,64 @@ def patch_own_authenticator(call: Call, *, authenticators) -> None:
 
 
 def operations() -> list[Operation]:
-    tag = "Current API Session"
+    session = operation_defaults(apis=BOTH, auth=PARTIAL, tag="Current API Session")
+    own = operation_defaults(apis=BOTH, auth=SESSION, tag="Current Identity")
     return [
-        Operation(
+        session(
             "authenticate",
-            "POST",
-            "/authenticate",
+            "POST /authenticate",
             authenticate,
-            apis=BOTH,
+            "Authenticate and open an API session",
             auth=PUBLIC,
             body=AUTHENTICATE,
             body_optional=True,
             tag="Authentication",
-            summary="Authenticate and open an API session",
             query=METHOD_QUERY,
         ),
-        Operation(
-            "getCurrentAPISession",
-            "GET",
-            "/current-api-session",
-            current_api_session,
-            apis=BOTH,
-            auth=PARTIAL,
-            tag=tag,
-            summary="Return the current API session",
+        session(
+            "getCurrentAPISession", "GET /current-api-session", current_api_session, "Return the current API session"
         ),
-        Operation(
+        session(
             "deleteCurrentApiSession",
-            "DELETE",
-            "/current-api-session",
+            "DELETE /current-api-session",
             delete_current_api_session,
-            apis=BOTH,
-            auth=PARTIAL,
+            "Log out: delete the current API session",
             reply="empty",
-            tag=tag,
-            summary="Log out: delete the current API session",
         ),
-        Operation(
+        own(
             "getCurrentIdentity",
-            "GET",
-            "/current-identity",
+            "GET /current-identity",
             current_identity,
-            apis=BOTH,
-            auth=SESSION,
-            tag="Current Identity",
-            summary="Return the identity of the current API session",
+            "Return the identity of the current API session",
         ),
-        Operation(
+        own(
             "listCurrentIdentityAuthenticators",
-            "GET",
-            "/current-identity/authenticators",
+            "GET /current-identity/authenticators",
             own_authenticators,
-            apis=BOTH,
-            auth=SESSION,
+            "List the authenticators of the current identity",
             reply="list",
-            tag="Current Identity",
             query=LIST_QUERY,
-            summary="List the authenticators of the current identity",
         ),
-        Operation(
+        own(
             "detailCurrentIdentityAuthenticator",
-            "GET",
-            "/current-identity/authenticators/{id}",
+            "GET /current-identity/authenticators/{id}",
             own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
-            tag="Current Identity",
-            summary="Retrieve one of the current identity's authenticators",
+            "Retrieve one of the current identity's authenticators",
         ),
-        Operation(
+        own(
             "updateCurrentIdentityAuthenticator",
-            "PUT",
-            "/current-identity/authenticators/{id}",
+            "PUT /current-identity/authenticators/{id}",
             update_own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
+            "Replace the username and password of one's own authenticator",
             body=auth_schemas.UPDATE_OWN,
             reply="empty",
-            tag="Current Identity",
-            summary="Replace the username and password of one's own authenticator",
         ),
-        Operation(
+        own(
             "patchCurrentIdentityAuthenticator",
-            "PATCH",
-            "/current-identity/authenticators/{id}",
+            "PATCH /current-identity/authenticators/{id}",
             patch_own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
+            "Update the username or password of one's own authenticator",
             body=auth_schemas.PATCH_OWN,
             reply="empty",
-            tag="Current Identity",
-            summary="Update the username or password of one's own authenticator",
         ),
     ]

@@ -16,6 +16,7 @@ CODE_HEADER = "mfa-validation-code"
 
 
 def enroll_mfa(call: Call, *, mfas) -> dict:
+    # NOTE: enrollMfa takes no body: whatever a client sends (often an empty JSON body) is ignored.
     record = mfas.enroll(call.identity, context=call.change)
     return mfa_created_view(record)
 
@@ -74,6 +75,7 @@ def remove_identity_mfa(call: Call, *, mfas) -> None:
 
 def operations() -> list[Operation]:
     op = operation_defaults(apis=BOTH, auth=PARTIAL, tag="MFA")
+    session = operation_defaults(apis=BOTH, auth=SESSION, tag="MFA")
     code, optional_code = mfa_schemas.CODE, mfa_schemas.OPTIONAL_CODE
     return [
         op(
@@ -86,7 +88,6 @@ def operations() -> list[Operation]:
             tag="Authentication",
         ),
         op("detailMfa", "GET /current-identity/mfa", detail_mfa, "Return the MFA enrollment of the current identity"),
-        # NOTE: enrollMfa takes no body: whatever a client sends (often an empty JSON body) is ignored.
         op(
             "enrollMfa",
             "POST /current-identity/mfa",
@@ -94,12 +95,11 @@ def operations() -> list[Operation]:
             "Start TOTP MFA enrollment for the current identity",
             status=201,
         ),
-        op(
+        session(
             "deleteMfa",
             "DELETE /current-identity/mfa",
             delete_mfa,
             "Disable MFA for the current identity (mfa-validation-code header)",
-            auth=SESSION,
             reply="empty",
         ),
         op(
@@ -117,30 +117,27 @@ def operations() -> list[Operation]:
             body=code,
             reply="empty",
         ),
-        op(
+        session(
             "detailMfaRecoveryCodes",
             "GET /current-identity/mfa/recovery-codes",
             detail_mfa_recovery_codes,
             "Return the MFA recovery codes (TOTP code in the body or header)",
-            auth=SESSION,
             body=optional_code,
             body_optional=True,
         ),
-        op(
+        session(
             "createMfaRecoveryCodes",
             "POST /current-identity/mfa/recovery-codes",
             create_mfa_recovery_codes,
             "Replace every MFA recovery code",
-            auth=SESSION,
             body=code,
             reply="empty",
         ),
-        op(
+        session(
             "createTotpToken",
             "POST /current-api-session/totp-token",
             create_totp_token,
             "Create a TOTP token proving a recent TOTP check (OIDC sessions only)",
-            auth=SESSION,
             body=code,
             tag="Current API Session",
         ),
