@@ -166,9 +166,9 @@ def build_config(args, data_dir: Path | None) -> Config:
 def check_admin_password(password: str) -> None:
     """CliError (usage) when ``password`` breaks the default authentication policy's password rules."""
     from controller.auth.passwords import check_rules
-    from controller.model.auth_policy import DEFAULT_POLICY
+    from controller.model.auth_policy import DEFAULT_POLICY, password_rules
 
-    reason = check_rules(password, DEFAULT_POLICY["primary"]["updb"])
+    reason = check_rules(password, password_rules(DEFAULT_POLICY))
     if reason:
         raise CliError(f"--admin-password: the {reason} (the controller's password rules); choose another", USAGE)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Callable
 
-from controller.auth.cert import CertMethod
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
-from controller.auth.methods import Authenticator, PasswordMethod
+from controller.auth.methods import Authenticator
+from controller.auth.primary import primary_methods
 from controller.auth.session_tokens import SessionTokens
 from controller.clock import Clock, rfc3339
 from controller.config import Config
 from controller.enroll.jwt import sign_enrollment_jwt
-from controller.enroll.methods import enrollment_methods
+from controller.enroll.methods import IDENTITY_ENROLLMENTS, enrollment_methods
 from controller.enroll.registry import EnrollmentMethods
 from controller.entities import ROLE_TARGETS
 from controller.events import Events
@@ -187,23 +187,19 @@ class Controller:
             ext_jwt=self.ext_jwt,
         )
         self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
-        self.ext_jwt_primary = ExtJwtMethod(self.ext_jwt, signers=self.external_jwt_signers, identities=self.identities)
-        self.auth = Authenticator(
-            [
-                PasswordMethod(store=store, authenticators=self.authenticators, identities=self.identities),
-                CertMethod(
-                    pki=self.pki,
-                    cas=self.cas,
-                    authenticators=self.authenticators,
-                    identities=self.identities,
-                    clock=clock,
-                ),
-                self.ext_jwt_primary,
-            ],
-            factors=self.factors,
-            api_sessions=self.api_sessions,
-            events=self.events,
+        methods = primary_methods(
+            store=store,
+            pki=self.pki,
+            clock=clock,
+            cas=self.cas,
+            authenticators=self.authenticators,
+            identities=self.identities,
+            external_jwt_signers=self.external_jwt_signers,
+            ext_jwt=self.ext_jwt,
         )
+        # the per-request bearer check (controller.auth.session_tokens) uses the same ext-jwt method as /authenticate
+        self.ext_jwt_primary = next(method for method in methods if isinstance(method, ExtJwtMethod))
+        self.auth = Authenticator(methods, factors=self.factors, api_sessions=self.api_sessions, events=self.events)
         self.oidc = Oidc.from_config(
             config,
             pki=self.pki,
@@ -258,6 +254,7 @@ class Controller:
             identities=self.identities,
             authenticators=self.authenticators,
             sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url, ctrl_address=config.ctrl_address),
+            identity_fields=IDENTITY_ENROLLMENTS,
             duration_minutes=config.enrollment_duration_minutes,
             router_duration_minutes=config.router_enrollment_duration_minutes,
         )

@@ -143,7 +143,7 @@ class RouterLink:
             session, identity = self.api_sessions.for_token(token, peer_fingerprint=client_fingerprint)
         except ControllerError:
             raise PermissionError("invalid api session") from None
-        if self.api_sessions.auth_queries(session, identity):
+        if self.api_sessions.pending(session, identity).any:
             raise PermissionError("api session has unanswered authentication queries")
         if client_fingerprint not in self._fingerprints(session, identity):
             raise PermissionError("client certificate does not belong to the api session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from controller.api.auth_wire import auth_request
 from controller.api.bearer import bearer_tokens
 from controller.auth.request import AuthRequest
 from controller.auth.session_tokens import Presented
@@ -94,7 +95,7 @@ class Call:
 
     def auth_request(self, method: str | None) -> AuthRequest:
         """An :class:`AuthRequest` of this request's body and connection."""
-        return AuthRequest.of(
+        return auth_request(
             method or "",
             self.body,
             peer_certs=self.peer_certs,

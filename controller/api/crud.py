@@ -8,16 +8,65 @@ the manager's declaration (``controller/entities.py``).
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 from controller.api.call import Call, Created
 from controller.api.mappers.entity import View, generic, listing
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
 from controller.api.schemas import NO_BODIES, Bodies
 
-KINDS = ("list", "create", "detail", "update", "patch", "delete")
 LIST_QUERY = {"limit": {"type": "integer"}, "offset": {"type": "integer"}, "filter": {"type": "string"}}
+
+
+def _list(c: Call, *, manager, view):
+    return listing(manager, c.list_args(), view)
+
+
+def _create(c: Call, *, manager, view):
+    return Created(manager.declaration.collection, create(manager, c))
+
+
+def _detail(c: Call, *, manager, view):
+    return view(manager.get(c.param()))
+
+
+def _update(c: Call, *, manager, view):
+    return manager.update(c.param(), c.body, context=c.change)
+
+
+def _patch(c: Call, *, manager, view):
+    return manager.patch(c.param(), c.body, context=c.change)
+
+
+def _delete(c: Call, *, manager, view):
+    return manager.delete(c.param(), context=c.change)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One of the six CRUD operations, as data: ``summary`` names the entity as ``{singular}``/``{plural}``."""
+
+    method: str
+    on_item: bool
+    reply: str
+    summary: str
+    handler: Callable[..., Any]
+    #: the ``Bodies`` field holding its request body (None: no body)
+    body: str | None = None
+    status: int = 200
+    query: dict = field(default_factory=dict)
+
+
+KIND_TABLE = {
+    "list": Kind("GET", False, "list", "List {plural}", _list, query=LIST_QUERY),
+    "create": Kind("POST", False, "create", "Create a {singular}", _create, body="create", status=201),
+    "detail": Kind("GET", True, "detail", "Retrieve a {singular}", _detail),
+    "update": Kind("PUT", True, "empty", "Replace a {singular}", _update, body="update"),
+    "patch": Kind("PATCH", True, "empty", "Update the supplied fields of a {singular}", _patch, body="patch"),
+    "delete": Kind("DELETE", True, "empty", "Delete a {singular}", _delete),
+}
+KINDS = tuple(KIND_TABLE)
 
 
 def crud(
@@ -48,88 +97,30 @@ def crud(
     tag = tag or singular
     view = view or generic(manager_cls)
     uses = {"manager": attr, "view": view}
+    words = {"singular": singular.lower(), "plural": plural.lower()}
 
-    def handler(kind: str, default: Callable) -> dict:
-        """The kind's handler: the caller's own (its parameters name its services) or the generic one."""
-        if kind in handlers:
-            given = handlers[kind]
-            return dict(given) if isinstance(given, dict) else {"handler": given}
-        return {"handler": default, "uses": uses}
+    def operation(kind: str) -> Operation:
+        spec = KIND_TABLE[kind]
+        given = handlers.get(kind)
+        # the caller's own handler (its parameters name its services), else the generic one bound to the manager
+        bound = {"handler": spec.handler, "uses": uses} if given is None else given
+        return Operation(
+            names[kind],
+            spec.method,
+            item if spec.on_item else path,
+            **(dict(bound) if isinstance(bound, dict) else {"handler": bound}),
+            apis=apis,
+            auth=auth,
+            body=getattr(schemas, spec.body) if spec.body else None,
+            reply=spec.reply,
+            status=spec.status,
+            tag=tag,
+            summary=spec.summary.format(**words),
+            query=spec.query or {},
+        )
 
-    table: dict[str, Operation] = {
-        "list": Operation(
-            names["list"],
-            "GET",
-            path,
-            **handler("list", lambda c, *, manager, view: listing(manager, c.list_args(), view)),
-            apis=apis,
-            auth=auth,
-            reply="list",
-            tag=tag,
-            summary=f"List {plural.lower()}",
-            query=LIST_QUERY,
-        ),
-        "create": Operation(
-            names["create"],
-            "POST",
-            path,
-            **handler("create", lambda c, *, manager, view: Created(declared.collection, create(manager, c))),
-            apis=apis,
-            auth=auth,
-            body=schemas.create,
-            reply="create",
-            status=201,
-            tag=tag,
-            summary=f"Create a {singular.lower()}",
-        ),
-        "detail": Operation(
-            names["detail"],
-            "GET",
-            item,
-            **handler("detail", lambda c, *, manager, view: view(manager.get(c.param()))),
-            apis=apis,
-            auth=auth,
-            tag=tag,
-            summary=f"Retrieve a {singular.lower()}",
-        ),
-        "update": Operation(
-            names["update"],
-            "PUT",
-            item,
-            **handler("update", lambda c, *, manager, view: manager.update(c.param(), c.body, context=c.change)),
-            apis=apis,
-            auth=auth,
-            body=schemas.update,
-            reply="empty",
-            tag=tag,
-            summary=f"Replace a {singular.lower()}",
-        ),
-        "patch": Operation(
-            names["patch"],
-            "PATCH",
-            item,
-            **handler("patch", lambda c, *, manager, view: manager.patch(c.param(), c.body, context=c.change)),
-            apis=apis,
-            auth=auth,
-            body=schemas.patch,
-            reply="empty",
-            tag=tag,
-            summary=f"Update the supplied fields of a {singular.lower()}",
-        ),
-        "delete": Operation(
-            names["delete"],
-            "DELETE",
-            item,
-            **handler("delete", lambda c, *, manager, view: manager.delete(c.param(), context=c.change)),
-            apis=apis,
-            auth=auth,
-            reply="empty",
-            tag=tag,
-            summary=f"Delete a {singular.lower()}",
-        ),
-    }
     overrides = overrides or {}
-    return [replace(table[kind], **overrides.get(kind, {})) for kind in kinds]
+    return [replace(operation(kind), **overrides.get(kind, {})) for kind in kinds]
 
 
 def create(manager, call: Call) -> str:

@@ -50,6 +50,20 @@ class Operation:
     uses: Mapping[str, Any] | None = None
 
 
+def operation_defaults(**defaults: Any) -> Callable[..., Operation]:
+    """An :class:`Operation` builder for one module: what a row leaves out takes ``defaults`` (APIs, auth, tag...).
+
+    ``op = operation_defaults(apis=BOTH, auth=PARTIAL, tag="MFA")`` then one row per operation:
+    ``op("detailMfa", "GET /current-identity/mfa", detail_mfa, "Return the MFA enrollment", reply="raw")``.
+    """
+
+    def op(op_id: str, route: str, handler: Callable[..., Any], summary: str = "", **fields: Any) -> Operation:
+        method, path = route.split(" ", 1)
+        return Operation(op_id, method, path, handler, **{**defaults, "summary": summary, **fields})
+
+    return op
+
+
 class RouteTable:
     """An ordered collection of operations, unique per (api, method, path)."""
 

@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from controller import errors
+from controller.api.auth_wire import legacy_queries
 from controller.api.call import Call
 from controller.api.challenges import www_authenticate
 from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import listing
-from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation
+from controller.api.operations import BOTH, PARTIAL, PUBLIC, SESSION, Operation, operation_defaults
 from controller.api.schemas import authenticator as auth_schemas
+from controller.api.schemas.authenticate import AUTHENTICATE
 from controller.auth.primary import METHOD_NAMES
 from controller.errors import Challenge
-from controller.model import schema as s
-from controller.model.api_session import go_time
 from controller.store.query import Listing
 
-AUTHENTICATE = s.obj(
-    {
-        "configTypes": {"type": ["array", "null"], "items": {"type": "string"}},
-        "envInfo": {"type": ["object", "null"]},
-        "sdkInfo": {"type": ["object", "null"]},
-        "username": s.USERNAME,
-        "password": s.PASSWORD,
-    }
-)
 METHOD_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}}
 
 
@@ -32,7 +25,7 @@ def authenticate(call: Call, *, api_session_view, auth) -> dict:
     if method not in METHOD_NAMES:
         raise errors.FieldError("method", f"method in query should be one of [{' '.join(METHOD_NAMES)}]", method)
     result = auth.authenticate(call.auth_request(method))
-    view = api_session_view(result.api_session, current=True, auth_queries=result.auth_queries)
+    view = api_session_view(result.api_session, current=True, auth_queries=legacy_queries(result.pending))
     call.set_header("zt-session", result.api_session["token"])
     call.set_header("expiration-seconds", str(view["expirationSeconds"]))
     call.set_header("expires-at", go_time(result.expires_at))
@@ -42,18 +35,25 @@ def authenticate(call: Call, *, api_session_view, auth) -> dict:
     return view
 
 
+def go_time(dt: datetime) -> str:
+    """Go's ``time.String()`` form used in the ``expires-at`` header."""
+    millis = f"{dt.microsecond // 1000:03d}".rstrip("0")
+    fraction = f".{millis}" if millis else ""
+    return dt.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"
+
+
 def _challenge(call: Call, challenge: Challenge | None) -> None:
     """Name a missing secondary ext-jwt signer, on the operations the real controller does."""
     if challenge is not None:
         call.set_header("WWW-Authenticate", www_authenticate((challenge,)))
 
 
-def current_api_session(call: Call, *, oidc_session_view, api_session_view, api_sessions) -> dict:
+def current_api_session(call: Call, *, oidc_session_view, api_session_view) -> dict:
     resolved = call.resolved
     _challenge(call, resolved.pending.challenge)
     if resolved.is_oidc:
         return oidc_session_view(resolved)
-    queries = api_sessions.render_queries(resolved.pending)
+    queries = legacy_queries(resolved.pending)
     return api_session_view(call.session, current=True, auth_queries=queries)
 
 
@@ -90,96 +90,64 @@ def patch_own_authenticator(call: Call, *, authenticators) -> None:
 
 
 def operations() -> list[Operation]:
-    tag = "Current API Session"
+    session = operation_defaults(apis=BOTH, auth=PARTIAL, tag="Current API Session")
+    own = operation_defaults(apis=BOTH, auth=SESSION, tag="Current Identity")
     return [
-        Operation(
+        session(
             "authenticate",
-            "POST",
-            "/authenticate",
+            "POST /authenticate",
             authenticate,
-            apis=BOTH,
+            "Authenticate and open an API session",
             auth=PUBLIC,
             body=AUTHENTICATE,
             body_optional=True,
             tag="Authentication",
-            summary="Authenticate and open an API session",
             query=METHOD_QUERY,
         ),
-        Operation(
-            "getCurrentAPISession",
-            "GET",
-            "/current-api-session",
-            current_api_session,
-            apis=BOTH,
-            auth=PARTIAL,
-            tag=tag,
-            summary="Return the current API session",
+        session(
+            "getCurrentAPISession", "GET /current-api-session", current_api_session, "Return the current API session"
         ),
-        Operation(
+        session(
             "deleteCurrentApiSession",
-            "DELETE",
-            "/current-api-session",
+            "DELETE /current-api-session",
             delete_current_api_session,
-            apis=BOTH,
-            auth=PARTIAL,
+            "Log out: delete the current API session",
             reply="empty",
-            tag=tag,
-            summary="Log out: delete the current API session",
         ),
-        Operation(
+        own(
             "getCurrentIdentity",
-            "GET",
-            "/current-identity",
+            "GET /current-identity",
             current_identity,
-            apis=BOTH,
-            auth=SESSION,
-            tag="Current Identity",
-            summary="Return the identity of the current API session",
+            "Return the identity of the current API session",
         ),
-        Operation(
+        own(
             "listCurrentIdentityAuthenticators",
-            "GET",
-            "/current-identity/authenticators",
+            "GET /current-identity/authenticators",
             own_authenticators,
-            apis=BOTH,
-            auth=SESSION,
+            "List the authenticators of the current identity",
             reply="list",
-            tag="Current Identity",
             query=LIST_QUERY,
-            summary="List the authenticators of the current identity",
         ),
-        Operation(
+        own(
             "detailCurrentIdentityAuthenticator",
-            "GET",
-            "/current-identity/authenticators/{id}",
+            "GET /current-identity/authenticators/{id}",
             own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
-            tag="Current Identity",
-            summary="Retrieve one of the current identity's authenticators",
+            "Retrieve one of the current identity's authenticators",
         ),
-        Operation(
+        own(
             "updateCurrentIdentityAuthenticator",
-            "PUT",
-            "/current-identity/authenticators/{id}",
+            "PUT /current-identity/authenticators/{id}",
             update_own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
+            "Replace the username and password of one's own authenticator",
             body=auth_schemas.UPDATE_OWN,
             reply="empty",
-            tag="Current Identity",
-            summary="Replace the username and password of one's own authenticator",
         ),
-        Operation(
+        own(
             "patchCurrentIdentityAuthenticator",
-            "PATCH",
-            "/current-identity/authenticators/{id}",
+            "PATCH /current-identity/authenticators/{id}",
             patch_own_authenticator,
-            apis=BOTH,
-            auth=SESSION,
+            "Update the username or password of one's own authenticator",
             body=auth_schemas.PATCH_OWN,
             reply="empty",
-            tag="Current Identity",
-            summary="Update the username or password of one's own authenticator",
         ),
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from controller.api.call import Call, Created
 from controller.api.crud import LIST_QUERY
 from controller.api.mappers.entity import listing
-from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation
+from controller.api.operations import BOTH, CLIENT, MANAGEMENT, SESSION, Operation, operation_defaults
 from controller.api.schemas import api_session_certificate as asc
 from controller.api.schemas import authenticator as lifecycle
 from controller.store.query import Listing
@@ -52,99 +52,71 @@ def delete_session_cert(call: Call, *, api_session_certificates) -> None:
 
 
 def operations() -> list[Operation]:
-    own, admin, certs = "Current Identity", "Authenticator", "Current API Session"
+    own = operation_defaults(apis=BOTH, auth=SESSION, tag="Current Identity")
+    admin = operation_defaults(apis=(MANAGEMENT,), tag="Authenticator")
+    certs = operation_defaults(apis=(CLIENT,), auth=SESSION, tag="Current API Session")
     path = "/current-api-session/certificates"
     return [
-        Operation(
+        own(
             "extendCurrentIdentityAuthenticator",
-            "POST",
-            "/current-identity/authenticators/{id}/extend",
+            "POST /current-identity/authenticators/{id}/extend",
             extend_own,
-            apis=BOTH,
-            auth=SESSION,
+            "Issue a new certificate for one's own network-issued certificate",
             body=lifecycle.EXTEND,
-            tag=own,
-            summary="Issue a new certificate for one's own network-issued certificate",
         ),
-        Operation(
+        own(
             "extendVerifyCurrentIdentityAuthenticator",
-            "POST",
-            "/current-identity/authenticators/{id}/extend-verify",
+            "POST /current-identity/authenticators/{id}/extend-verify",
             extend_verify_own,
-            apis=BOTH,
-            auth=SESSION,
+            "Confirm receipt of the extended certificate; the old one stops working",
             body=lifecycle.EXTEND_VERIFY,
             reply="empty",
-            tag=own,
-            summary="Confirm receipt of the extended certificate; the old one stops working",
         ),
-        Operation(
+        admin(
             "requestExtendAuthenticator",
-            "POST",
-            "/authenticators/{id}/request-extend",
+            "POST /authenticators/{id}/request-extend",
             request_extend,
-            apis=(MANAGEMENT,),
+            "Ask a certificate authenticator's owner to extend (and maybe roll keys)",
             body=lifecycle.REQUEST_EXTEND,
             body_optional=True,
             reply="empty",
-            tag=admin,
-            summary="Ask a certificate authenticator's owner to extend (and maybe roll keys)",
         ),
-        Operation(
+        admin(
             "reEnrollAuthenticator",
-            "POST",
-            "/authenticators/{id}/re-enroll",
+            "POST /authenticators/{id}/re-enroll",
             re_enroll,
-            apis=(MANAGEMENT,),
+            "Replace an authenticator by an enrollment of the matching method",
             body=lifecycle.RE_ENROLL,
             reply="create",
             status=201,
-            tag=admin,
-            summary="Replace an authenticator by an enrollment of the matching method",
         ),
-        Operation(
+        certs(
             "listCurrentApiSessionCertificates",
-            "GET",
-            path,
+            f"GET {path}",
             list_session_certs,
-            apis=(CLIENT,),
-            auth=SESSION,
+            "List the current API session's certificates",
             reply="list",
             query=LIST_QUERY,
-            tag=certs,
-            summary="List the current API session's certificates",
         ),
-        Operation(
+        certs(
             "createCurrentApiSessionCertificate",
-            "POST",
-            path,
+            f"POST {path}",
             create_session_cert,
-            apis=(CLIENT,),
-            auth=SESSION,
+            "Sign an ephemeral certificate for the current API session",
             body=asc.CREATE,
             status=201,
-            tag=certs,
-            summary="Sign an ephemeral certificate for the current API session",
         ),
-        Operation(
+        certs(
             "detailCurrentApiSessionCertificate",
-            "GET",
-            path + "/{id}",
+            f"GET {path}/{{id}}",
             detail_session_cert,
-            apis=(CLIENT,),
-            auth=SESSION,
-            tag=certs,
-            summary="Retrieve one of the current API session's certificates",
+            "Retrieve one of the current API session's certificates",
         ),
-        Operation(
+        certs(
             "deleteCurrentApiSessionCertificate",
-            "DELETE",
-            path + "/{id}",
+            f"DELETE {path}/{{id}}",
             delete_session_cert,
-            apis=(CLIENT,),
-            auth=SESSION,
+            "Delete one of the current API session's certificates",
             reply="empty",
-            tag=certs,
-            summary="Delete one of the current API session's certificates",
         ),
     ]

@@ -12,39 +12,15 @@ import falcon
 from controller.api import envelope
 from controller.api.call import Call
 from controller.api.dispatch import write_json
-from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation
+from controller.api.operations import BOTH, CLIENT, PUBLIC, Operation, operation_defaults
+from controller.api.schemas.enroll import CHALLENGE, GENERIC, ROUTER_EXTEND, route_body
 from controller.enroll import keys, router
 from controller.enroll.jwt import sign_network_jwt
-from controller.enroll.methods import METHOD_NAMES
+from controller.enroll.methods import METHOD_NAMES, METHODS
 from controller.enroll.registry import EnrollRequest, EnrollResult
-from controller.model import schema as s
 
 PEM_TYPES = ("text/plain", "application/x-pem-file", "application/pkcs7")
 PEM_REPLY = "application/x-pem-file"
-GENERIC = s.obj(
-    {
-        "certCsr": s.string(),
-        "clientCsr": s.string(),
-        "name": s.string(),
-        "password": s.PASSWORD,
-        "serverCertCsr": s.string(),
-        "username": s.USERNAME,
-    }
-)
-OTT = s.obj({"clientCsr": s.string(), "token": s.string()})
-ER_OTT = s.obj(
-    {
-        "clientCsr": s.string(),
-        "serverCsr": s.string(),
-        "token": s.string(),
-        "certCsr": s.string(),
-        "serverCertCsr": s.string(),
-    }
-)
-UPDB = s.obj({"password": s.PASSWORD, "username": s.USERNAME})
-TOKEN = s.obj({"clientCsr": s.string()})
-ROUTER_EXTEND = s.obj({"certCsr": s.string(), "serverCertCsr": s.string()}, required=("serverCertCsr", "certCsr"))
-CHALLENGE = s.obj({"keyId": s.string(), "nonce": {"type": "string", "format": "uuid"}}, required=("nonce", "keyId"))
 TOKEN_QUERY = {"token": {"type": "string"}}
 ENROLL_QUERY = {"method": {"type": "string", "enum": list(METHOD_NAMES)}, **TOKEN_QUERY}
 
@@ -130,114 +106,63 @@ def network_jwts(call: Call, *, pki, config, ids) -> list:
 
 
 def operations() -> list[Operation]:
-    tag, apis = "Enroll", (CLIENT,)
-
-    def op(op_id, path, handler, body=None, summary="", **kw):
-        return Operation(
-            op_id,
-            "POST",
-            path,
-            handler,
-            apis=apis,
-            auth=PUBLIC,
-            body=body,
-            reply="raw",
-            tag=tag,
-            summary=summary,
-            body_optional=True,
-            **kw,
-        )
-
+    op = operation_defaults(apis=(CLIENT,), auth=PUBLIC, tag="Enroll")
+    enroll_op = operation_defaults(apis=(CLIENT,), auth=PUBLIC, tag="Enroll", reply="raw", body_optional=True)
     return [
-        op(
+        enroll_op(
             "enroll",
-            "/enroll",
+            "POST /enroll",
             enroll,
-            GENERIC,
             "Enroll by the method and token in the query",
+            body=GENERIC,
             content_types=PEM_TYPES,
             query=ENROLL_QUERY,
         ),
-        op(
-            "enrollCa",
-            "/enroll/ca",
-            explicit("ca", use_requested_name=False),
-            None,
-            "Auto-enroll with a certificate from a verified third-party CA",
+        *(
+            enroll_op(
+                method.route.op_id,
+                f"POST /enroll/{method.name}",
+                explicit(method.name, **method.route.options),
+                method.summary,
+                body=route_body(method.route.body),
+                content_types=PEM_TYPES if method.route.pem_body else (),
+                query=TOKEN_QUERY if method.route.token_query else {},
+            )
+            # bodiless routes (``ca``) first: the order the routes have always been registered in
+            for method in sorted(METHODS, key=lambda method: method.route.body is not None)
         ),
         op(
-            "enrollOtt",
-            "/enroll/ott",
-            explicit("ott"),
-            OTT,
-            "Enroll with a one-time token and a CSR",
-            content_types=PEM_TYPES,
-            query=TOKEN_QUERY,
-        ),
-        op(
-            "enrollOttCa",
-            "/enroll/ottca",
-            explicit("ottca"),
-            OTT,
-            "Enroll with a one-time token and a certificate from the enrollment's CA",
-            query=TOKEN_QUERY,
-        ),
-        op("enrollUpdb", "/enroll/updb", explicit("updb"), UPDB, "Enroll a username and password", query=TOKEN_QUERY),
-        op("enrollErOtt", "/enroll/erott", explicit("erott"), ER_OTT, "Enroll an edge router"),
-        op("enrollToken", "/enroll/token", explicit("token"), TOKEN, "Enroll with an external JWT"),
-        Operation(
             "extendRouterEnrollment",
-            "POST",
-            "/enroll/extend/router",
+            "POST /enroll/extend/router",
             extend_router,
-            apis=apis,
-            auth=PUBLIC,
+            "Extend a router's certificates with its current one",
             body=ROUTER_EXTEND,
-            tag=tag,
-            summary="Extend a router's certificates with its current one",
         ),
-        Operation(
+        op(
             "getEnrollmentJwks",
-            "GET",
-            "/enroll/jwks",
+            "GET /enroll/jwks",
             enrollment_jwks,
-            apis=apis,
-            auth=PUBLIC,
+            "The public keys signing enrollment JWTs",
             reply="raw",
-            tag=tag,
-            summary="The public keys signing enrollment JWTs",
         ),
-        Operation(
+        op(
             "enrollmentChallenge",
-            "POST",
-            "/enroll/challenge",
+            "POST /enroll/challenge",
             enrollment_challenge,
-            apis=apis,
-            auth=PUBLIC,
+            "Sign a nonce with an enrollment signing key",
             body=CHALLENGE,
             reply="raw",
-            tag=tag,
-            summary="Sign a nonce with an enrollment signing key",
         ),
-        Operation(
+        op(
             "listWellKnownCas",
-            "GET",
-            "/.well-known/est/cacerts",
+            "GET /.well-known/est/cacerts",
             well_known_cas,
+            "The controller CA certificates as base64 PKCS#7",
             apis=BOTH,
-            auth=PUBLIC,
             reply="raw",
             tag="Well Known",
-            summary="The controller CA certificates as base64 PKCS#7",
         ),
-        Operation(
-            "listNetworkJWTs",
-            "GET",
-            "/network-jwts",
-            network_jwts,
-            apis=BOTH,
-            auth=PUBLIC,
-            tag="Enroll",
-            summary="The network JWTs a client may enroll from",
+        op(
+            "listNetworkJWTs", "GET /network-jwts", network_jwts, "The network JWTs a client may enroll from", apis=BOTH
         ),
     ]

@@ -26,17 +26,12 @@ from typing import Any
 from controller import errors
 from controller.api.call import Call
 from controller.api.operations import ADMIN, MANAGEMENT, Operation
+from controller.api.schemas.imports import IMPORT
 from controller.gc_pause import gc_paused
-from controller.model import schema as s
 from controller.model.validation import validate
 
 MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 entities
 IMPORT_PATH = "/imports"  # under the management API's prefix
-ITEM = s.obj(
-    {"op": s.string(min_length=1), "ref": s.string(min_length=1, nullable=True), "body": {"type": "object"}},
-    required=("op", "body"),
-)
-IMPORT = s.obj({"items": {"type": "array", "items": ITEM}}, required=("items",))
 
 
 def import_entities(call: Call, *, routes, handlers, store) -> dict:

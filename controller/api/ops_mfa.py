@@ -9,7 +9,7 @@ from __future__ import annotations
 from controller import errors
 from controller.api.call import Call
 from controller.api.mappers.mfa import mfa_created_view, recovery_view
-from controller.api.operations import BOTH, MANAGEMENT, PARTIAL, SESSION, Operation
+from controller.api.operations import ADMIN, BOTH, MANAGEMENT, PARTIAL, SESSION, Operation, operation_defaults
 from controller.api.schemas import mfa as mfa_schemas
 from controller.clock import rfc3339
 
@@ -17,6 +17,7 @@ CODE_HEADER = "mfa-validation-code"
 
 
 def enroll_mfa(call: Call, *, mfas) -> dict:
+    # NOTE: enrollMfa takes no body: whatever a client sends (often an empty JSON body) is ignored.
     record = mfas.enroll(call.identity, context=call.change)
     return mfa_created_view(record)
 
@@ -78,119 +79,81 @@ def remove_identity_mfa(call: Call, *, mfas) -> None:
 
 
 def operations() -> list[Operation]:
-    tag = "MFA"
+    op = operation_defaults(apis=BOTH, auth=PARTIAL, tag="MFA")
+    session = operation_defaults(apis=BOTH, auth=SESSION, tag="MFA")
+    code, optional_code = mfa_schemas.CODE, mfa_schemas.OPTIONAL_CODE
     return [
-        Operation(
+        op(
             "authenticateMfa",
-            "POST",
-            "/authenticate/mfa",
+            "POST /authenticate/mfa",
             authenticate_mfa,
-            apis=BOTH,
-            auth=PARTIAL,
-            body=mfa_schemas.CODE,
+            "Complete MFA authentication with a TOTP or recovery code",
+            body=code,
             reply="empty",
             tag="Authentication",
-            summary="Complete MFA authentication with a TOTP or recovery code",
         ),
-        Operation(
-            "detailMfa",
-            "GET",
-            "/current-identity/mfa",
-            detail_mfa,
-            apis=BOTH,
-            auth=PARTIAL,
-            tag=tag,
-            summary="Return the MFA enrollment of the current identity",
-        ),
-        # NOTE: enrollMfa takes no body: whatever a client sends (often an empty JSON body) is ignored.
-        Operation(
+        op("detailMfa", "GET /current-identity/mfa", detail_mfa, "Return the MFA enrollment of the current identity"),
+        op(
             "enrollMfa",
-            "POST",
-            "/current-identity/mfa",
+            "POST /current-identity/mfa",
             enroll_mfa,
-            apis=BOTH,
-            auth=PARTIAL,
+            "Start TOTP MFA enrollment for the current identity",
             status=201,
-            tag=tag,
-            summary="Start TOTP MFA enrollment for the current identity",
         ),
-        Operation(
+        session(
             "deleteMfa",
-            "DELETE",
-            "/current-identity/mfa",
+            "DELETE /current-identity/mfa",
             delete_mfa,
-            apis=BOTH,
-            auth=SESSION,
+            "Disable MFA for the current identity (mfa-validation-code header)",
             reply="empty",
-            tag=tag,
-            summary="Disable MFA for the current identity (mfa-validation-code header)",
         ),
-        Operation(
+        op(
             "detailMfaQrCode",
-            "GET",
-            "/current-identity/mfa/qr-code",
+            "GET /current-identity/mfa/qr-code",
             detail_mfa_qr_code,
-            apis=BOTH,
-            auth=PARTIAL,
+            "Return the provisioning URL as a QR code PNG",
             reply="raw",
-            tag=tag,
-            summary="Return the provisioning URL as a QR code PNG",
         ),
-        Operation(
+        op(
             "verifyMfa",
-            "POST",
-            "/current-identity/mfa/verify",
+            "POST /current-identity/mfa/verify",
             verify_mfa,
-            apis=BOTH,
-            auth=PARTIAL,
-            body=mfa_schemas.CODE,
+            "Verify an MFA enrollment with a TOTP code",
+            body=code,
             reply="empty",
-            tag=tag,
-            summary="Verify an MFA enrollment with a TOTP code",
         ),
-        Operation(
+        session(
             "detailMfaRecoveryCodes",
-            "GET",
-            "/current-identity/mfa/recovery-codes",
+            "GET /current-identity/mfa/recovery-codes",
             detail_mfa_recovery_codes,
-            apis=BOTH,
-            auth=SESSION,
-            body=mfa_schemas.OPTIONAL_CODE,
+            "Return the MFA recovery codes (TOTP code in the body or header)",
+            body=optional_code,
             body_optional=True,
-            tag=tag,
-            summary="Return the MFA recovery codes (TOTP code in the body or header)",
         ),
-        Operation(
+        session(
             "createMfaRecoveryCodes",
-            "POST",
-            "/current-identity/mfa/recovery-codes",
+            "POST /current-identity/mfa/recovery-codes",
             create_mfa_recovery_codes,
-            apis=BOTH,
-            auth=SESSION,
-            body=mfa_schemas.CODE,
+            "Replace every MFA recovery code",
+            body=code,
             reply="empty",
-            tag=tag,
-            summary="Replace every MFA recovery code",
         ),
-        Operation(
+        session(
             "createTotpToken",
-            "POST",
-            "/current-api-session/totp-token",
+            "POST /current-api-session/totp-token",
             create_totp_token,
-            apis=BOTH,
-            auth=SESSION,
-            body=mfa_schemas.CODE,
+            "Create a TOTP token proving a recent TOTP check (OIDC sessions only)",
+            body=code,
             tag="Current API Session",
-            summary="Create a TOTP token proving a recent TOTP check (OIDC sessions only)",
         ),
-        Operation(
+        op(
             "removeIdentityMfa",
-            "DELETE",
-            "/identities/{id}/mfa",
+            "DELETE /identities/{id}/mfa",
             remove_identity_mfa,
+            "Remove the MFA enrollment of an identity",
             apis=(MANAGEMENT,),
+            auth=ADMIN,
             reply="empty",
             tag="Identity",
-            summary="Remove the MFA enrollment of an identity",
         ),
     ]

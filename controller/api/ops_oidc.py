@@ -18,12 +18,12 @@ import falcon
 import orjson
 
 from controller import errors
+from controller.api.auth_wire import auth_request, oidc_queries
 from controller.api.bearer import bearer_tokens, oauth_bearer
 from controller.api.call import change_of
 from controller.api.challenges import www_authenticate
 from controller.api.dispatch import MAX_BODY
 from controller.api.status import status_of
-from controller.auth.request import AuthRequest
 from controller.oidc.flow import LOGIN_METHODS, MAX_ID, LoginOutcome, OAuthError
 
 log = logging.getLogger("controller.oidc")
@@ -289,7 +289,7 @@ class Login(Endpoint):
     @guarded
     def on_post(self, oidc, req, resp):
         body = read_login_body(req)
-        auth = AuthRequest.of(
+        auth = auth_request(
             LOGIN_METHODS[self.method],
             body,
             peer_certs=req.env.get("controller.peer_certs") or [],
@@ -307,7 +307,7 @@ def reply_outcome(oidc, resp, outcome: LoginOutcome) -> None:
         return
     if outcome.totp_pending:
         resp.set_header("totp-required", "true")
-    write(resp, {"authQueries": outcome.queries})
+    write(resp, {"authQueries": oidc_queries(outcome.pending, outcome.totp_enrolled)})
 
 
 class Totp(Endpoint):
@@ -348,7 +348,8 @@ class TotpEnrollVerify(Endpoint):
 class AuthQueries(Endpoint):
     @guarded
     def on_get(self, oidc, req, resp):
-        write(resp, {"authQueries": oidc.flow.pending_queries(request_id_of(req, {}), context=change_of(req))})
+        outcome = oidc.flow.pending_factors(request_id_of(req, {}), context=change_of(req))
+        write(resp, {"authQueries": oidc_queries(outcome.pending, outcome.totp_enrolled)})
 
 
 class Token(Endpoint):

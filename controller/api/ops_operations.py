@@ -5,16 +5,7 @@ from __future__ import annotations
 from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.operations import MANAGEMENT, Operation
-from controller.model import schema as s
-
-TRACE_SPEC = s.obj(
-    {
-        "channels": {"type": ["array", "null"], "items": {"type": "string"}},
-        "duration": s.string(nullable=True),
-        "enabled": {"type": ["boolean", "null"]},
-        "traceId": s.string(nullable=True),
-    }
-)
+from controller.api.schemas.operations import TRACE_SPEC
 
 
 def create_database_snapshot(call: Call, *, database) -> None:

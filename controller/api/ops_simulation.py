@@ -4,38 +4,10 @@ from __future__ import annotations
 
 from controller.api.call import Call, Created
 from controller.api.envelope import UNLIMITED
-from controller.api.operations import MANAGEMENT, Operation
+from controller.api.operations import MANAGEMENT, Operation, operation_defaults
+from controller.api.schemas.simulation import ADVANCE, FAULT, ROUTER_FAULT
 from controller.clock import rfc3339
-from controller.model import schema as s
-from controller.simulation import DIRECTIONS
 from controller.store.query import Listing
-
-ADVANCE = s.obj({"seconds": {"type": "number", "minimum": 0}}, required=("seconds",))
-FAULT = s.obj(
-    {
-        "path": s.string(min_length=1),
-        "method": s.enum("GET", "POST", "PUT", "PATCH", "DELETE", nullable=True),
-        "status": s.integer(400, 599, nullable=True),
-        "latencyMs": s.integer(0, 60000, nullable=True),
-        "drop": {"type": ["boolean", "null"]},
-        "count": s.integer(1, nullable=True),
-    }
-)
-
-ROUTER_FAULT = {
-    **s.obj(
-        {
-            "router": s.string(min_length=1),
-            "direction": s.enum(*DIRECTIONS, nullable=True),
-            "contentTypes": {"type": ["array", "null"], "items": {"type": "string", "minLength": 1}, "maxItems": 64},
-            "drop": {"type": ["boolean", "null"]},
-            "latencyMs": s.integer(0, 60000, nullable=True),
-            "seconds": {"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 366 * 86400},
-        },
-        required=("router",),
-    ),
-    "additionalProperties": False,
-}
 
 
 def get_clock(call: Call, *, clock) -> dict:
@@ -106,119 +78,74 @@ def clear_router_faults(call: Call, *, router_faults) -> None:
 
 
 def operations() -> list[Operation]:
-    tag = "Simulation"
-    api = (MANAGEMENT,)
+    op = operation_defaults(apis=(MANAGEMENT,), tag="Simulation")
     return [
-        Operation(
-            "detailSimulationClock",
-            "GET",
-            "/simulation/clock",
-            get_clock,
-            apis=api,
-            tag=tag,
-            summary="The controller's current time",
-        ),
-        Operation(
+        op("detailSimulationClock", "GET /simulation/clock", get_clock, "The controller's current time"),
+        op(
             "advanceSimulationClock",
-            "POST",
-            "/simulation/clock/advance",
+            "POST /simulation/clock/advance",
             advance_clock,
-            apis=api,
+            "Move the controller's clock forward",
             body=ADVANCE,
-            tag=tag,
-            summary="Move the controller's clock forward",
         ),
-        Operation(
-            "listSimulationFaults",
-            "GET",
-            "/simulation/faults",
-            list_faults,
-            apis=api,
-            reply="list",
-            tag=tag,
-            summary="List injected faults",
-        ),
-        Operation(
+        op("listSimulationFaults", "GET /simulation/faults", list_faults, "List injected faults", reply="list"),
+        op(
             "createSimulationFault",
-            "POST",
-            "/simulation/faults",
+            "POST /simulation/faults",
             create_fault,
-            apis=api,
+            "Inject a fault on matching routes",
             body=FAULT,
             reply="create",
             status=201,
-            tag=tag,
-            summary="Inject a fault on matching routes",
         ),
-        Operation(
+        op(
             "deleteSimulationFault",
-            "DELETE",
-            "/simulation/faults/{id}",
+            "DELETE /simulation/faults/{id}",
             delete_fault,
-            apis=api,
+            "Remove one injected fault",
             reply="empty",
-            tag=tag,
-            summary="Remove one injected fault",
         ),
-        Operation(
+        op(
             "deleteSimulationFaults",
-            "DELETE",
-            "/simulation/faults",
+            "DELETE /simulation/faults",
             clear_faults,
-            apis=api,
+            "Remove every injected fault",
             reply="empty",
-            tag=tag,
-            summary="Remove every injected fault",
         ),
-        Operation(
+        op(
             "listSimulationRouterFaults",
-            "GET",
-            "/simulation/router-faults",
+            "GET /simulation/router-faults",
             list_router_faults,
-            apis=api,
+            "List faults on routers' edge messages, with their remaining time and hits",
             reply="list",
-            tag=tag,
-            summary="List faults on routers' edge messages, with their remaining time and hits",
         ),
-        Operation(
+        op(
             "detailSimulationRouterFault",
-            "GET",
-            "/simulation/router-faults/{id}",
+            "GET /simulation/router-faults/{id}",
             detail_router_fault,
-            apis=api,
-            tag=tag,
-            summary="One fault on a router's edge messages",
+            "One fault on a router's edge messages",
         ),
-        Operation(
+        op(
             "createSimulationRouterFault",
-            "POST",
-            "/simulation/router-faults",
+            "POST /simulation/router-faults",
             create_router_fault,
-            apis=api,
+            "Drop or delay one router's edge messages for a while (the controller's clock)",
             body=ROUTER_FAULT,
             reply="create",
             status=201,
-            tag=tag,
-            summary="Drop or delay one router's edge messages for a while (the controller's clock)",
         ),
-        Operation(
+        op(
             "deleteSimulationRouterFault",
-            "DELETE",
-            "/simulation/router-faults/{id}",
+            "DELETE /simulation/router-faults/{id}",
             delete_router_fault,
-            apis=api,
+            "Remove one fault on a router's edge messages",
             reply="empty",
-            tag=tag,
-            summary="Remove one fault on a router's edge messages",
         ),
-        Operation(
+        op(
             "deleteSimulationRouterFaults",
-            "DELETE",
-            "/simulation/router-faults",
+            "DELETE /simulation/router-faults",
             clear_router_faults,
-            apis=api,
+            "Remove every fault on routers' edge messages",
             reply="empty",
-            tag=tag,
-            summary="Remove every fault on routers' edge messages",
         ),
     ]

@@ -9,7 +9,18 @@ from controller.api.call import Call
 from controller.api.dispatch import write_json
 from controller.api.envelope import UNLIMITED
 from controller.api.openapi import SPEC_IDS, document
-from controller.api.operations import ADMIN, BOTH, CLIENT, FABRIC, MANAGEMENT, PREFIXES, PUBLIC, SESSION, Operation
+from controller.api.operations import (
+    ADMIN,
+    BOTH,
+    CLIENT,
+    FABRIC,
+    MANAGEMENT,
+    PREFIXES,
+    PUBLIC,
+    SESSION,
+    Operation,
+    operation_defaults,
+)
 from controller.config import BUILD_DATE, REVISION, VERSION
 from controller.store.query import Listing
 
@@ -119,93 +130,28 @@ def list_controllers(call: Call, *, controller_view) -> Listing:
 
 
 def operations() -> list[Operation]:
-    info = "Informational"
+    op = operation_defaults(apis=BOTH, auth=PUBLIC, tag="Informational")
     return [
-        Operation(
-            "listRoot", "GET", "/", version_info, apis=BOTH, auth=PUBLIC, tag=info, summary="Version information"
-        ),
-        Operation(
-            "listVersion",
-            "GET",
-            "/version",
-            version_info,
-            apis=BOTH,
-            auth=PUBLIC,
-            tag=info,
-            summary="Version information",
-        ),
-        Operation(
+        op("listRoot", "GET /", version_info, "Version information"),
+        op("listVersion", "GET /version", version_info, "Version information"),
+        op(
             "listEnumeratedCapabilities",
-            "GET",
-            "/enumerated-capabilities",
+            "GET /enumerated-capabilities",
             enumerated_capabilities,
-            apis=BOTH,
-            auth=PUBLIC,
-            tag=info,
-            summary="Every capability a controller may advertise",
+            "Every capability a controller may advertise",
         ),
-        Operation(
-            "listProtocols",
-            "GET",
-            "/protocols",
-            protocols,
-            apis=(CLIENT,),
-            auth=PUBLIC,
-            tag=info,
-            summary="Addresses of the served protocols",
-        ),
-        Operation(
-            "listSpecs",
-            "GET",
-            "/specs",
-            list_specs,
-            apis=BOTH,
-            auth=PUBLIC,
-            reply="list",
-            tag=info,
-            summary="List the API specifications",
-        ),
-        Operation(
-            "detailSpec",
-            "GET",
-            "/specs/{id}",
-            detail_spec,
-            apis=BOTH,
-            auth=PUBLIC,
-            tag=info,
-            summary="Retrieve an API specification record",
-        ),
-        Operation(
-            "detailSpecBody",
-            "GET",
-            "/specs/{id}/spec",
-            spec_body,
-            apis=BOTH,
-            auth=PUBLIC,
-            reply="raw",
-            tag=info,
-            summary="Return the OpenAPI document of an API",
-        ),
-        Operation(
-            "listSummary",
-            "GET",
-            "/summary",
-            summary,
-            apis=(MANAGEMENT,),
-            auth=ADMIN,
-            tag=info,
-            summary="Count the entities of every kind",
-        ),
-        Operation(
+        op("listProtocols", "GET /protocols", protocols, "Addresses of the served protocols", apis=(CLIENT,)),
+        op("listSpecs", "GET /specs", list_specs, "List the API specifications", reply="list"),
+        op("detailSpec", "GET /specs/{id}", detail_spec, "Retrieve an API specification record"),
+        op("detailSpecBody", "GET /specs/{id}/spec", spec_body, "Return the OpenAPI document of an API", reply="raw"),
+        op("listSummary", "GET /summary", summary, "Count the entities of every kind", apis=(MANAGEMENT,), auth=ADMIN),
+        op(
             "listControllers",
-            "GET",
-            "/controllers",
+            "GET /controllers",
             list_controllers,
-            apis=BOTH,
+            "List the controllers of the network",
             auth=SESSION,
             reply="list",
-            tag=info,
-            summary="List the controllers of the network",
         ),
     ]
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from cryptography import x509
 
 from controller import errors
-from controller.auth.request import AuthRequest, Proof
+from controller.auth.request import AuthRequest, Collaborators, Proof
 from controller.pki import claims
 from controller.pki.certs import fingerprint, is_expired
 
@@ -31,10 +31,19 @@ class CertMethod:
     """``method=cert``: resolve the TLS peer chain to an identity."""
 
     name = "cert"
+    #: the authenticators it checks (their ``method``, and their key in an identity's ``authenticators``)
+    authenticator = "cert"
+    login_page = "cert"
 
     def __init__(self, *, pki, cas, authenticators, identities, clock):
         self.pki, self.cas, self.clock = pki, cas, clock
         self.authenticators, self.identities = authenticators, identities
+
+    @classmethod
+    def build(cls, use: Collaborators) -> CertMethod:
+        return cls(
+            pki=use.pki, cas=use.cas, authenticators=use.authenticators, identities=use.identities, clock=use.clock
+        )
 
     def authenticate(self, request: AuthRequest) -> Proof:
         peers = list(request.peer_certs)

@@ -22,7 +22,7 @@ import jwt
 
 from controller import errors
 from controller.auth.jwt_keys import SignerKeys, algorithms_for
-from controller.auth.request import AuthRequest, Proof
+from controller.auth.request import AuthRequest, Collaborators, Proof
 from controller.pki.jwt_signature import TokenRejected, verify_signature
 
 PRIMARY_REALM = errors.Realm.EXT_JWT_PRIMARY
@@ -125,9 +125,16 @@ class ExtJwtMethod:
     """``method=ext-jwt``: the bearer token is the primary credential."""
 
     name = "ext-jwt"
+    #: no authenticator record: the token's claim names the identity
+    authenticator = None
+    login_page = "ext-jwt"
 
     def __init__(self, verifier: ExtJwtVerifier, *, signers, identities):
         self.verifier, self.signers, self.identities = verifier, signers, identities
+
+    @classmethod
+    def build(cls, use: Collaborators) -> ExtJwtMethod:
+        return cls(use.ext_jwt, signers=use.external_jwt_signers, identities=use.identities)
 
     def authenticate(self, request: AuthRequest) -> Proof:
         return self.prove(request.bearer_tokens).proof
@@ -164,7 +171,7 @@ class ExtJwtSecondary:
         self.verifier, self.signers = verifier, signers
 
     def check(self, identity: dict, policy: dict, tokens) -> tuple[list[dict], str | None]:
-        """The EXT-JWT auth queries still pending and the ``WWW-Authenticate`` challenge naming them."""
+        """The required signers whose token is still owed and the ``WWW-Authenticate`` challenge naming them."""
         signer_id = (policy.get("secondary") or {}).get("require_ext_jwt_signer")
         if not signer_id:
             return [], None
@@ -172,15 +179,7 @@ class ExtJwtSecondary:
         reason = self._check_tokens(signer, identity, tokens)
         if reason is None:
             return [], None
-        query = {
-            "typeId": "EXT-JWT",
-            "provider": "url",
-            "httpUrl": signer.get("external_auth_url"),
-            "clientId": signer.get("client_id"),
-            "scopes": signer.get("scopes") or [],
-            "id": signer_id,
-        }
-        return [query], challenge(SECONDARY_REALM, reason, [signer])
+        return [signer], challenge(SECONDARY_REALM, reason, [signer])
 
     def _check_tokens(self, signer: dict, identity: dict, tokens) -> str | None:
         """None when ``tokens`` hold a valid bearer of ``signer`` for ``identity``, else the worst reason."""

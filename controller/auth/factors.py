@@ -29,5 +29,5 @@ class SecondaryFactors:
         policy = self.identities.auth_policy_of(identity) if policy is None else policy
         secondary = policy.get("secondary", {})
         totp = bool((totp_required or secondary.get("require_totp")) and not totp_done)
-        queries, challenge = self.ext_jwt.check(identity, policy, bearer_tokens)
-        return Pending(totp, queries, challenge)
+        signers, challenge = self.ext_jwt.check(identity, policy, bearer_tokens)
+        return Pending(totp, signers, challenge)

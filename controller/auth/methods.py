@@ -1,4 +1,4 @@
-"""Primary authentication: the password method and the authenticator that runs any method.
+"""Primary authentication: the authenticator that runs any method (``auth/primary.py`` lists them).
 
 ``Authenticator.verify`` picks the method an :class:`AuthRequest` names and lets
 it find the identity (a :class:`Proof`); ``authenticate`` then opens the legacy
@@ -11,55 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from controller import errors
-from controller.auth.passwords import verify_password
-from controller.auth.request import AuthRequest, AuthResult, Proof, fold_keys
-from controller.store.change_context import ChangeContext
-
-
-class PasswordMethod:
-    """``method=password``: a updb authenticator's username and Argon2id hash."""
-
-    name = "password"
-
-    def __init__(self, *, store, authenticators, identities):
-        self.store, self.authenticators, self.identities = store, authenticators, identities
-        #: failures per authenticator, in memory like the real controller (reset on success)
-        self.failures: dict[str, int] = {}
-
-    def authenticate(self, request: AuthRequest) -> Proof:
-        username, password = request.body.get("username"), request.body.get("password")
-        for field, value in (("username", username), ("password", password)):
-            if value is not None and not isinstance(value, str):
-                raise errors.FieldError(field, f"{field} in body must be of type string", value)
-        if not username or not password:
-            raise errors.BadRequest(
-                errors.COULD_NOT_VALIDATE,
-                cause={"code": errors.UNHANDLED, "message": "username and password fields are required"},
-            )
-        with self.store.lock:
-            authenticator = self.authenticators.find_updb(username)
-            if authenticator is None:
-                raise errors.InvalidAuth()
-            identity = self.identities.find(authenticator["identity_id"])
-            if identity is None or self.identities.is_disabled(identity):
-                raise errors.InvalidAuth()
-            updb = self.identities.auth_policy_of(identity).get("primary", {}).get("updb", {})
-            if not updb.get("allowed", True):
-                raise errors.InvalidAuth()
-        if not verify_password(password, authenticator):
-            self._fail(authenticator, identity, updb, request.context)
-            raise errors.InvalidAuth()
-        self.failures.pop(authenticator["id"], None)
-        return Proof(identity, authenticator["id"])
-
-    def _fail(self, authenticator: dict, identity: dict, updb: dict, context: ChangeContext | None) -> None:
-        count = self.failures.get(authenticator["id"], 0) + 1
-        max_attempts = updb.get("max_attempts") or 0
-        if max_attempts and count >= max_attempts:
-            self.failures.pop(authenticator["id"], None)
-            self.identities.disable(identity["id"], updb.get("lockout_duration_minutes") or 0, context=context)
-        else:
-            self.failures[authenticator["id"]] = count
+from controller.auth.request import AuthRequest, AuthResult, Proof
 
 
 class Authenticator:
@@ -98,8 +50,10 @@ class Authenticator:
         record = sessions.open(
             proof.identity,
             proof.authenticator_id,
-            request.body,
             request.remote_address,
+            config_types=request.config_types,
+            sdk_info=request.sdk_info,
+            env_info=request.env_info,
             context=request.context,
             **flags,
         )
@@ -117,11 +71,11 @@ class Authenticator:
             record,
             proof.identity,
             proof.authenticator_id,
-            sessions.render_queries(pending),
+            pending,
             pending.challenge,
             expires_at,
             bool(record.get("is_cert_extend_requested") or record.get("is_cert_key_roll_requested")),
         )
 
 
-__all__ = ["AuthRequest", "AuthResult", "Authenticator", "PasswordMethod", "Proof", "fold_keys"]
+__all__ = ["AuthRequest", "AuthResult", "Authenticator", "Proof"]

@@ -9,7 +9,7 @@ certificate may rotate); otherwise a cert authenticator pins the fingerprint.
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, cert_in_use
+from controller.enroll.registry import Collaborators, EnrollRequest, EnrollResult, Route, cert_in_use
 from controller.model.ca import DEFAULT_NAME_FORMAT, common_name
 from controller.pki import claims
 from controller.pki.certs import cert_pem, fingerprint
@@ -19,10 +19,20 @@ MAX_NAME_SUFFIX = 999999
 
 class CaMethod:
     name = "ca"
+    identity_field = None
+    summary = "Auto-enroll with a certificate from a verified third-party CA"
+    #: ``/enroll/ca`` ignores a requested name (``/enroll?method=ca`` honours it)
+    route = Route("enrollCa", options={"use_requested_name": False})
 
     def __init__(self, *, store, ids, cas, identities, authenticators):
         self.store, self.ids, self.cas = store, ids, cas
         self.identities, self.authenticators = identities, authenticators
+
+    @classmethod
+    def build(cls, use: Collaborators) -> CaMethod:
+        return cls(
+            store=use.store, ids=use.ids, cas=use.cas, identities=use.identities, authenticators=use.authenticators
+        )
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         if self.store.count("cas") == 0:

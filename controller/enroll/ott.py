@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens
+from controller.enroll.registry import FLAG, Collaborators, EnrollRequest, EnrollResult, OneTimeTokens, Route
 from controller.pki.certs import fingerprint
 from controller.pki.csr import parse_csr
 
@@ -11,9 +11,16 @@ class OttMethod:
     """Sign the CSR for the enrollment's identity; attach a cert authenticator."""
 
     name = "ott"
+    identity_field = FLAG
+    summary = "Enroll with a one-time token and a CSR"
+    route = Route("enrollOtt", body=("clientCsr", "token"), token_query=True, pem_body=True)
 
     def __init__(self, tokens: OneTimeTokens, *, pki, store, authenticators):
         self.tokens, self.pki, self.store, self.authenticators = tokens, pki, store, authenticators
+
+    @classmethod
+    def build(cls, use: Collaborators) -> OttMethod:
+        return cls(use.tokens, pki=use.pki, store=use.store, authenticators=use.authenticators)
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         record, identity = self.tokens.pending_identity(request.token, self.name)

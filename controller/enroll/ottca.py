@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens, cert_in_use, invalid_token
+from controller.enroll.registry import (
+    Collaborators,
+    EnrollRequest,
+    EnrollResult,
+    OneTimeTokens,
+    Route,
+    cert_in_use,
+    invalid_token,
+)
 from controller.pki.certs import cert_pem, fingerprint
 
 
@@ -11,9 +19,17 @@ class OttCaMethod:
     """Attach the presented certificate (not network-issued) to the enrollment's identity."""
 
     name = "ottca"
+    #: an identity's create body names the CA: ``{"ottca": "<caId>"}``
+    identity_field = "caId"
+    summary = "Enroll with a one-time token and a certificate from the enrollment's CA"
+    route = Route("enrollOttCa", body=("clientCsr", "token"), token_query=True)
 
     def __init__(self, tokens: OneTimeTokens, *, cas, store, authenticators):
         self.tokens, self.cas, self.store, self.authenticators = tokens, cas, store, authenticators
+
+    @classmethod
+    def build(cls, use: Collaborators) -> OttCaMethod:
+        return cls(use.tokens, cas=use.cas, store=use.store, authenticators=use.authenticators)
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         record, identity = self.tokens.pending_identity(request.token, self.name)

@@ -1,5 +1,10 @@
 """The enrollment methods, one file each, in a small registry.
 
+Each method's module declares it once: its ``name``, its ``identity_field`` (what
+an identity's create body gives it, when it can be opened there), its ``summary``
+and ``route`` (how its own ``POST /enroll/<name>`` is served) and ``build`` (which
+of the :class:`Collaborators` it takes). ``enroll/methods.py`` lists them.
+
 Every method takes an :class:`EnrollRequest` (token, CSRs, JSON data and the
 TLS peer chain) and returns an :class:`EnrollResult` (the JSON ``data`` and,
 for methods issuing a certificate, the PEM a client may ask for instead).
@@ -9,9 +14,46 @@ One-time tokens are looked up and consumed here, the same way for every method.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from controller import errors
 from controller.store.change_context import ChangeContext
+
+#: ``identity_field`` of a method an identity's create body opens with a flag (``{"ott": true}``)
+FLAG = "<flag>"
+
+
+@dataclass(frozen=True)
+class Route:
+    """How a method's own ``POST /enroll/<name>`` is served; the API layer builds the operation from it."""
+
+    op_id: str
+    #: the JSON body fields the method reads, in document order (None: no body schema)
+    body: tuple[str, ...] | None = None
+    #: the token may come as ``?token=``
+    token_query: bool = False
+    #: the body may be a PEM CSR instead of JSON
+    pem_body: bool = False
+    #: :class:`EnrollRequest` fields this route fixes
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    """Everything an enrollment method may use; each method's ``build`` takes the few it needs."""
+
+    store: Any
+    ids: Any
+    pki: Any
+    identities: Any
+    authenticators: Any
+    enrollments: Any
+    cas: Any
+    routers: Any
+    auth_policies: Any
+    external_jwt_signers: Any
+    ext_jwt: Any
+    tokens: OneTimeTokens
 
 
 @dataclass

@@ -8,7 +8,15 @@ Written against a small interface of the routers model (``routers``):
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens, expired, invalid_token
+from controller.enroll.registry import (
+    Collaborators,
+    EnrollRequest,
+    EnrollResult,
+    OneTimeTokens,
+    Route,
+    expired,
+    invalid_token,
+)
 from controller.model.ca import common_name
 from controller.pki.certs import fingerprint, load_pem_cert
 from controller.pki.csr import parse_csr
@@ -26,10 +34,17 @@ class RouterMethod:
 
     names = ("erott", "trott")
     name = "erott"
+    identity_field = None
+    summary = "Enroll an edge router"
+    route = Route("enrollErOtt", body=("clientCsr", "serverCsr", "token", "certCsr", "serverCertCsr"))
 
     def __init__(self, tokens: OneTimeTokens, *, enrollments, routers, pki, store):
         self.tokens, self.enrollments, self.routers = tokens, enrollments, routers
         self.pki, self.store = pki, store
+
+    @classmethod
+    def build(cls, use: Collaborators) -> RouterMethod:
+        return cls(use.tokens, enrollments=use.enrollments, routers=use.routers, pki=use.pki, store=use.store)
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         record = self.enrollments.find_by_token(request.token) if request.token else None

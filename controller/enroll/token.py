@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from controller import errors
 from controller.auth.ext_jwt import ExtJwtVerifier, TokenRejected, claim_at
-from controller.enroll.registry import EnrollRequest, EnrollResult, invalid_token
+from controller.enroll.registry import Collaborators, EnrollRequest, EnrollResult, Route, invalid_token
 from controller.model.identity import DEFAULT_AUTH_POLICY
 from controller.pki.certs import fingerprint
 from controller.pki.csr import parse_csr
@@ -30,6 +30,9 @@ def not_allowed(reason: str) -> errors.Conflict:
 
 class TokenMethod:
     name = "token"
+    identity_field = None
+    summary = "Enroll with an external JWT"
+    route = Route("enrollToken", body=("clientCsr",))
 
     def __init__(
         self, verifier: ExtJwtVerifier, *, signers, auth_policies, cas, identities, authenticators, pki, store, ids
@@ -37,6 +40,20 @@ class TokenMethod:
         self.verifier, self.signers, self.auth_policies = verifier, signers, auth_policies
         self.cas, self.identities, self.authenticators = cas, identities, authenticators
         self.pki, self.store, self.ids = pki, store, ids
+
+    @classmethod
+    def build(cls, use: Collaborators) -> TokenMethod:
+        return cls(
+            use.ext_jwt,
+            signers=use.external_jwt_signers,
+            auth_policies=use.auth_policies,
+            cas=use.cas,
+            identities=use.identities,
+            authenticators=use.authenticators,
+            pki=use.pki,
+            store=use.store,
+            ids=use.ids,
+        )
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         signer, claims = self._verify(request)

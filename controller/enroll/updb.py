@@ -7,14 +7,22 @@ the body is ignored, as by the real controller.
 from __future__ import annotations
 
 from controller import errors
-from controller.enroll.registry import EnrollRequest, EnrollResult, OneTimeTokens
+from controller.enroll.registry import Collaborators, EnrollRequest, EnrollResult, OneTimeTokens, Route
 
 
 class UpdbMethod:
     name = "updb"
+    #: an identity's create body names the login: ``{"updb": "<username>"}``
+    identity_field = "username"
+    summary = "Enroll a username and password"
+    route = Route("enrollUpdb", body=("password", "username"), token_query=True)
 
     def __init__(self, tokens: OneTimeTokens, *, store, authenticators):
         self.tokens, self.store, self.authenticators = tokens, store, authenticators
+
+    @classmethod
+    def build(cls, use: Collaborators) -> UpdbMethod:
+        return cls(use.tokens, store=use.store, authenticators=use.authenticators)
 
     def enroll(self, request: EnrollRequest) -> EnrollResult:
         record, identity = self.tokens.pending_identity(request.token, self.name)

@@ -19,28 +19,11 @@ from controller.store.query import Field, dt_key
 INVALID_TOKEN = errors.Challenge(errors.Realm.ZT_SESSION, errors.Reason.INVALID)
 #: how often a session's activity reaches the store (the real controller flushes every 90 s)
 ACTIVITY_FLUSH = timedelta(seconds=90)
-TOTP_QUERY = {
-    "typeId": "MFA",
-    "provider": "ziti",
-    "format": "alphaNumeric",
-    "httpMethod": "POST",
-    "httpUrl": "./authenticate/mfa",
-    "minLength": 4,
-    "maxLength": 6,
-    "scopes": None,
-}
 
 
 def _info(value) -> dict | None:
     """A legacy login's ``sdkInfo``/``envInfo``: any object (an empty one clears what is stored), else not sent."""
     return value if isinstance(value, dict) else None
-
-
-def go_time(dt: datetime) -> str:
-    """Go's ``time.String()`` form used in the ``expires-at`` header."""
-    millis = f"{dt.microsecond // 1000:03d}".rstrip("0")
-    fraction = f".{millis}" if millis else ""
-    return dt.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC"
 
 
 class ApiSessionManager(EntityManager):
@@ -86,13 +69,18 @@ class ApiSessionManager(EntityManager):
         self,
         identity: dict,
         authenticator_id: str,
-        body: dict,
         ip: str,
         *,
+        config_types=None,
+        sdk_info=None,
+        env_info=None,
         context: ChangeContext | None = None,
         **flags,
     ) -> dict:
-        """Create the API session of a successful primary authentication."""
+        """Create the API session of a successful primary authentication.
+
+        ``config_types``, ``sdk_info`` and ``env_info`` are the client's, as it sent them.
+        """
         now = self._now()
         record = {
             "id": self.ids.cuid(),
@@ -103,7 +91,7 @@ class ApiSessionManager(EntityManager):
             "identity_id": identity["id"],
             "authenticator_id": authenticator_id,
             "ip_address": ip,
-            "config_types": self.resolve_config_types(body.get("configTypes") or []),
+            "config_types": self.resolve_config_types(config_types or []),
             "last_activity_at": now,
             "is_mfa_required": False,
             "is_mfa_complete": False,
@@ -111,9 +99,7 @@ class ApiSessionManager(EntityManager):
         }
         with self.store.lock, self.store.transaction(context):
             self.store.insert(self.table, record["id"], record)
-            self.identities.save_info(
-                identity["id"], sdk_info=_info(body.get("sdkInfo")), env_info=_info(body.get("envInfo"))
-            )
+            self.identities.save_info(identity["id"], sdk_info=_info(sdk_info), env_info=_info(env_info))
         return record
 
     def close(self, session_id: str, *, context: ChangeContext | None = None) -> None:
@@ -206,11 +192,3 @@ class ApiSessionManager(EntityManager):
             totp_done=bool(session.get("is_mfa_complete")),
             bearer_tokens=bearer_tokens,
         )
-
-    @staticmethod
-    def render_queries(pending: Pending) -> list[dict]:
-        """The legacy ``authQueries`` of what is pending."""
-        return ([dict(TOTP_QUERY)] if pending.totp else []) + list(pending.ext_jwt)
-
-    def auth_queries(self, session: dict, identity: dict, bearer_tokens=()) -> list[dict]:
-        return self.render_queries(self.pending(session, identity, bearer_tokens))

@@ -6,6 +6,7 @@ import copy
 from typing import Callable
 
 from controller import errors
+from controller.auth.password import UPDB
 from controller.entities import ENTITIES
 from controller.errors import ControllerError, NotFound, ReferenceExists
 from controller.model.base import Attr, Core, EntityManager, name_field, snake
@@ -16,7 +17,7 @@ DEFAULT_POLICY = {
     "primary": {
         "cert": {"allowed": True, "allow_expired_certs": True},
         "ext_jwt": {"allowed": True, "allowed_signers": []},
-        "updb": {
+        UPDB: {
             "allowed": True,
             "lockout_duration_minutes": 0,
             "max_attempts": 0,
@@ -28,6 +29,11 @@ DEFAULT_POLICY = {
     },
     "secondary": {"require_ext_jwt_signer": None, "require_totp": False},
 }
+
+
+def password_rules(policy: dict) -> dict:
+    """The password section of a policy record (``primary.updb``)."""
+    return policy.get("primary", {}).get(UPDB, {})
 
 
 def to_record(value):
@@ -108,7 +114,7 @@ class AuthPolicyManager(EntityManager):
                 out[part] = to_record(out[part])
         primary = out.get("primary")
         if primary:
-            updb = primary.get("updb", {})
+            updb = primary.get(UPDB, {})
             # NOTE: the real controller raises a minimum under 5 to 5 and stores negatives as 0.
             if "min_password_length" in updb:
                 updb["min_password_length"] = max(5, updb["min_password_length"] or 0)

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from controller import errors
+from controller.auth.password import UPDB
 from controller.auth.passwords import check_rules, hash_password, verify_password
+from controller.auth.primary import AUTHENTICATOR_KINDS
 from controller.entities import ENTITIES
 from controller.errors import Conflict, ControllerError, FieldError, NotFound, Unauthorized
+from controller.model.auth_policy import password_rules
 from controller.model.base import Attr, Core, EntityManager, scalar
 from controller.model.identity import IdentityManager
 from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 
-METHODS = ("updb", "cert")
+#: the kinds of authenticator record, from the primary methods that check one
+METHODS = AUTHENTICATOR_KINDS
 
 
 class AuthenticatorManager(EntityManager):
@@ -38,7 +42,7 @@ class AuthenticatorManager(EntityManager):
         self.identities = identities
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
         self.by_username = UniqueIndex(
-            self.store, self.table, lambda r: r.get("username") if r.get("method") == "updb" else None
+            self.store, self.table, lambda r: r.get("username") if r.get("method") == UPDB else None
         )
         self.by_fingerprint = UniqueIndex(self.store, self.table, lambda r: r.get("fingerprint"))
 
@@ -59,7 +63,7 @@ class AuthenticatorManager(EntityManager):
         identity = self.identities.get(record["identity_id"])
         if old is None:
             self._check_one_per_method(record)
-        if record["method"] == "updb":
+        if record["method"] == UPDB:
             self._prepare_updb(record, old, body, identity)
         elif old is None:
             self._prepare_cert(record)
@@ -109,12 +113,12 @@ class AuthenticatorManager(EntityManager):
 
     def check_password_rules(self, password: str, identity: dict) -> None:
         policy = self.identities.auth_policy_of(identity)
-        reason = check_rules(password, policy.get("primary", {}).get("updb", {}))
+        reason = check_rules(password, password_rules(policy))
         if reason:
             raise FieldError("password", reason, None)
 
     def create_updb(self, identity_id: str, username: str, password: str) -> str:
-        return self.create({"identityId": identity_id, "method": "updb", "username": username, "password": password})
+        return self.create({"identityId": identity_id, "method": UPDB, "username": username, "password": password})
 
     def create_cert(self, identity_id: str, cert_pem: str, fingerprint: str, issued_by_network: bool) -> str:
         """Attach a certificate already checked by the caller (enrollment)."""
@@ -143,7 +147,7 @@ class AuthenticatorManager(EntityManager):
     ) -> None:
         """Change one's own password: ``currentPassword`` must match (401 otherwise)."""
         record = self.get_own(identity_id, auth_id)
-        if record["method"] != "updb":
+        if record["method"] != UPDB:
             raise ControllerError(errors.CAN_NOT_UPDATE_AUTHENTICATOR, "only updb authenticators have a password")
         if not verify_password(body.get("currentPassword"), record):
             raise Unauthorized(cause={"field": "currentPassword", "reason": "invalid current password", "value": ""})

@@ -10,6 +10,7 @@ from __future__ import annotations
 from cryptography.hazmat.primitives import serialization
 
 from controller import errors
+from controller.auth.password import UPDB
 from controller.clock import rfc3339
 from controller.model.api_session import ApiSessionManager
 from controller.model.authenticator import AuthenticatorManager
@@ -123,8 +124,9 @@ class CertLifecycle:
     def re_enroll(self, auth_id: str, expires_at: str, *, context: ChangeContext | None = None) -> str:
         """``reEnrollAuthenticator``: replace the authenticator by an enrollment; return its id.
 
-        updb -> updb (same username); network or unknown cert -> ott; a cert
-        issued by a registered, verified CA -> ottca for that CA.
+        a password -> the enrollment carrying a username (the same one); a network or
+        unknown cert -> the flag enrollment; a cert issued by a registered, verified
+        CA -> the enrollment carrying that CA's id.
         """
         with self.store.lock, self.store.transaction(context):
             record = self.authenticators.get(auth_id)
@@ -138,8 +140,8 @@ class CertLifecycle:
             return self.enrollments.create(body)
 
     def _enrollment_for(self, record: dict) -> dict:
-        if record["method"] == "updb":
-            return {"method": "updb", "username": record.get("username")}
+        if record["method"] == UPDB:
+            return {"method": self.enrollments.identity_method("username"), "username": record.get("username")}
         ca = None
         if not record.get("is_issued_by_network"):
             ca = self.cas.find(record.get("ca_id")) if record.get("ca_id") else None
@@ -149,7 +151,9 @@ class CertLifecycle:
                 except errors.BadRequest:
                     chain = []
                 ca = self.cas.issuer_of(chain, lambda r: True, check_leaf=False, client_auth=False)
-        return {"method": "ottca", "caId": ca["id"]} if ca else {"method": "ott"}
+        if ca is None:
+            return {"method": self.enrollments.identity_method(None)}
+        return {"method": self.enrollments.identity_method("caId"), "caId": ca["id"]}
 
     def _set_session_flags(self, authenticator: dict, extend: bool, roll: bool) -> None:
         """Live sessions opened with ``authenticator`` show (or stop showing) the request."""

@@ -1,4 +1,4 @@
-"""Enrollments: outstanding one-time tokens (ott, ottca, updb) and their JWTs."""
+"""Enrollments: outstanding one-time tokens and their JWTs (the methods are declared in ``controller/enroll``)."""
 
 from __future__ import annotations
 
@@ -14,12 +14,6 @@ from controller.model.identity import IdentityManager
 from controller.store.change_context import ChangeContext
 from controller.store.indexes import MultiIndex, UniqueIndex
 from controller.store.query import Field
-
-#: the enrollments an identity's create body may open: method -> the record field its value fills
-#: (None: the value is a flag). The create body's schema (``api/schemas/identity.py``) and
-#: ``create_for_identity_request`` both read this; it is also every method ``createEnrollment`` takes.
-IDENTITY_ENROLLMENTS = {"ott": None, "ottca": "caId", "updb": "username"}
-METHODS = tuple(IDENTITY_ENROLLMENTS)
 
 
 class EnrollmentManager(EntityManager):
@@ -51,11 +45,17 @@ class EnrollmentManager(EntityManager):
         identities: IdentityManager,
         authenticators: AuthenticatorManager,
         sign_jwt: Callable[[dict], str],
+        identity_fields: dict[str, str | None],
         duration_minutes: int,
         router_duration_minutes: int,
     ):
-        """``sign_jwt`` turns a record into its enrollment JWT (``controller.enroll.jwt``)."""
+        """``sign_jwt`` turns a record into its enrollment JWT (``controller.enroll.jwt``).
+
+        ``identity_fields`` are the enrollments an identity may open (``controller.enroll.methods``):
+        method -> the field its value fills (``caId``, ``username``), None for a flag.
+        """
         super().__init__(core)
+        self.identity_fields = dict(identity_fields)
         self.identities, self.authenticators, self.sign_jwt = identities, authenticators, sign_jwt
         self.duration_minutes, self.router_duration_minutes = duration_minutes, router_duration_minutes
         self.by_identity = MultiIndex(self.store, self.table, lambda r: r.get("identity_id"))
@@ -67,8 +67,8 @@ class EnrollmentManager(EntityManager):
         return rfc3339(self.clock.now() + timedelta(minutes=max(5, minutes)))
 
     def create_for_identity_request(self, identity_id: str, request: dict) -> None:
-        """``POST /identities`` with ``enrollment {ott | ottca | updb}`` (``IDENTITY_ENROLLMENTS``)."""
-        for method, field_name in IDENTITY_ENROLLMENTS.items():
+        """``POST /identities`` with ``enrollment {<method>: flag or value}`` (``identity_fields``)."""
+        for method, field_name in self.identity_fields.items():
             value = request.get(method)
             if not value:
                 continue
@@ -76,6 +76,10 @@ class EnrollmentManager(EntityManager):
             if field_name is not None:
                 body[field_name] = value
             self.create({**body, "expiresAt": self.default_expiry()})
+
+    def identity_method(self, field_name: str | None) -> str:
+        """The identity enrollment whose value fills ``field_name`` (None: the flag one)."""
+        return next(method for method, name in self.identity_fields.items() if name == field_name)
 
     def create_for_router(self, router_id: str, method: str = "erott", expires_at: str | None = None) -> dict:
         """A router's one-time enrollment (``erott`` edge router, ``trott`` transit router); returns the record.
@@ -118,14 +122,15 @@ class EnrollmentManager(EntityManager):
                 raise errors.Conflict(
                     errors.ENROLLMENT_EXISTS, f"an enrollment of method {record['method']} is outstanding"
                 )
-        if record["method"] == "ottca":
+        field_name = self.identity_fields.get(record["method"])
+        if field_name == "caId":
             ca_id = record.get("ca_id")
             if not ca_id:
-                raise errors.FieldError("caId", "caId in body is required for method ottca", ca_id)
+                raise errors.FieldError("caId", f"caId in body is required for method {record['method']}", ca_id)
             self.require_ref(record, "ca_id")
         else:
             record["ca_id"] = None
-        if record["method"] == "updb":
+        if field_name == "username":
             username = record.get("username")
             if not username or not (4 <= len(username) <= 100):
                 raise errors.FieldError("username", "username in body should be between 4 and 100 chars long", username)

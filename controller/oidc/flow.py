@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
 from controller import errors
-from controller.auth.primary import METHOD_NAMES as PRIMARY_METHODS
+from controller.auth.primary import LOGIN_METHODS, LOGIN_PAGES
 from controller.auth.request import AuthRequest, Pending
 from controller.oidc.requests import AuthRequests, OidcAuthRequest
 from controller.oidc.tokens import CLIENTS, SCOPES
@@ -27,23 +27,10 @@ REDIRECTS = (
     re.compile(r"^openziti://auth/callback$"),
     re.compile(r"^https?://(127\.0\.0\.1|localhost):[^/]*/auth/callback$"),
 )
-#: the login pages, ``/oidc/login/<page>``, and the primary method each checks: one per declared method
-#: (``auth/primary.py``), plus ``username``, the real controller's other name for ``password``
-LOGIN_METHODS = {**{name: name for name in PRIMARY_METHODS}, "username": "password"}
 MAX_CODE, MAX_ID = 13, 40
 # NOTE(oidc): the real controller spells this code with spaces, so it stays out of the
 # upper-snake catalogue; a BadRequest, so 400.
 INVALID_TOTP_CODE = "INVALID TOTP CODE"
-TOTP_QUERY = {
-    "typeId": "TOTP",
-    "provider": "ziti",
-    "httpMethod": "POST",
-    "httpUrl": "./oidc/login/totp",
-    "format": "numeric",
-    "minLength": 6,
-    "maxLength": 8,
-    "scopes": None,
-}
 
 
 class OAuthError(Exception):
@@ -58,28 +45,23 @@ def invalid_totp() -> errors.BadRequest:
     return errors.BadRequest(INVALID_TOTP_CODE, "an invalid TOTP code was supplied")
 
 
-def auth_queries(pending: Pending, totp_enrolled: bool) -> list[dict]:
-    """The OIDC auth queries of what is pending (``isTotpEnrolled`` omitted when false)."""
-    out = []
-    if pending.totp:
-        out.append({**TOTP_QUERY, **({"isTotpEnrolled": True} if totp_enrolled else {})})
-    return out + list(pending.ext_jwt)
-
-
 @dataclass
 class LoginOutcome:
     """After a login step: done (go to the callback) or second factors pending."""
 
     request: OidcAuthRequest
-    queries: list[dict] = field(default_factory=list)
+    #: the second factors still owed (the API renders them as ``authQueries``)
+    pending: Pending = field(default_factory=Pending)
+    #: the identity has a verified TOTP enrollment (told only while TOTP is pending)
+    totp_enrolled: bool = False
 
     @property
     def complete(self) -> bool:
-        return not self.queries
+        return not self.pending.any
 
     @property
     def totp_pending(self) -> bool:
-        return any(q["typeId"] == "TOTP" for q in self.queries)
+        return self.pending.totp
 
 
 class OidcFlow:
@@ -143,7 +125,7 @@ class OidcFlow:
             )
         )
         method = params.get("method") or ("cert" if peer_certs else "username")
-        page = {"password": "username"}.get(method, method if method in LOGIN_METHODS else "username")
+        page = LOGIN_PAGES.get(method, method if method in LOGIN_METHODS else "username")
         return request, f"/oidc/login/{page}?authRequestID={request.id}"
 
     # -- primary login --------------------------------------------------------
@@ -152,23 +134,16 @@ class OidcFlow:
         request = self.requests.get(request_id)
         method = LOGIN_METHODS[auth.method]
         proof = self.auth.verify(
-            AuthRequest(
-                method,
-                auth.body,
-                auth.peer_certs,
-                auth.bearer_tokens,
-                auth.remote_address or request.remote_address,
-                auth.context,
-            )
+            replace(auth, method=method, remote_address=auth.remote_address or request.remote_address)
         )
         identity = proof.identity
         request.identity_id, request.authenticator_id = identity["id"], proof.authenticator_id
         request.amr, request.flags = [method], dict(proof.flags)
         request.auth_time = int(self.clock.now().timestamp())
-        request.config_types = self.resolve_config_types(_names(auth.body.get("configTypes")))
-        request.sdk_info, request.env_info = _dict(auth.body.get("sdkInfo")), _dict(auth.body.get("envInfo"))
+        request.config_types = self.resolve_config_types(_names(auth.config_types))
+        request.sdk_info, request.env_info = _dict(auth.sdk_info), _dict(auth.env_info)
         request.info_saved = False
-        csr = auth.body.get("csrPem")
+        csr = auth.csr_pem
         request.csr_pem = csr if isinstance(csr, str) and csr.strip() else None
         request.totp_required = self.factors.mfa_enabled(identity["id"])
         policy = self.identities.auth_policy_of(identity)
@@ -219,8 +194,9 @@ class OidcFlow:
             raise invalid_totp() from None
         return self._add_totp(request, context)
 
-    def pending_queries(self, request_id, *, context: ChangeContext | None = None) -> list[dict]:
-        return self._outcome(self._authenticated(request_id), (), context).queries
+    def pending_factors(self, request_id, *, context: ChangeContext | None = None) -> LoginOutcome:
+        """What an authenticated login still owes (``/oidc/login/auth-queries``)."""
+        return self._outcome(self._authenticated(request_id), (), context)
 
     # -- callback -------------------------------------------------------------
     def callback(self, request_id, *, context: ChangeContext | None = None) -> str:
@@ -287,7 +263,7 @@ class OidcFlow:
         if not pending.any:
             self._save_info(request, context)
         enrolled = pending.totp and self.factors.mfa_enabled(identity["id"])  # only a TOTP query tells it
-        return LoginOutcome(request, auth_queries(pending, enrolled))
+        return LoginOutcome(request, pending, bool(enrolled))
 
     def _save_info(self, request: OidcAuthRequest, context: ChangeContext | None) -> None:
         """Once per login, when its factors are done (the callback that follows writes nothing); only what changed."""

@@ -45,3 +45,38 @@ def test_every_declared_authentication_method_has_an_oidc_login_page_and_no_othe
         (*primary.METHOD_NAMES, "username"), 401
     )
     assert status("not-a-method") == 404
+
+
+def test_each_enrollment_method_serves_its_declared_route(app):
+    served = {op.op_id: op for op in app.routes if op.path.startswith("/enroll/")}
+    for method in enroll_methods.METHODS:
+        op = served[method.route.op_id]
+        assert (op.method, op.path, op.summary) == ("POST", f"/enroll/{method.name}", method.summary)
+        assert ("token" in op.query) == method.route.token_query
+        body_fields = None if op.body is None else tuple(op.body["properties"])
+        assert body_fields == method.route.body
+
+
+def test_the_identity_enrollments_and_authenticator_kinds_come_from_the_declarations(app):
+    ops = {op.op_id: op for op in app.routes}
+    declared = {m.name: m.identity_field for m in enroll_methods.METHODS if m.identity_field is not None}
+    assert set(ops["createIdentity"].body["properties"]["enrollment"]["properties"]) == set(declared)
+    assert ops["createEnrollment"].body["properties"]["method"]["enum"] == list(declared)
+    kinds = [m.authenticator for m in primary.METHODS if m.authenticator]
+    assert ops["createAuthenticator"].body["properties"]["method"]["enum"] == kinds
+
+
+def test_a_method_name_of_its_own_is_spelled_only_in_its_module():
+    import ast
+    from pathlib import Path
+
+    import controller
+
+    root = Path(controller.__file__).parent
+    spelled = {
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Constant) and node.value == "ottca"
+    }
+    assert spelled == {"enroll/ottca.py"}

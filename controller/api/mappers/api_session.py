@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from controller.api.auth_wire import legacy_queries, oidc_queries
 from controller.api.mappers.entity import ref
 from controller.clock import rfc3339
-from controller.oidc.flow import auth_queries as oidc_auth_queries
 
 FLAGS = (
     ("isCertExtendRequested", "is_cert_extend_requested"),
@@ -20,7 +20,7 @@ def api_session_view(
     sessions = api_sessions
     identity = identities.find(record["identity_id"]) or {"id": record["identity_id"]}
     if auth_queries is None:
-        auth_queries = sessions.auth_queries(record, identity)
+        auth_queries = legacy_queries(sessions.pending(record, identity))
     last = sessions.last_activity(record)
     out = {
         "_links": {
@@ -59,7 +59,7 @@ def oidc_session_view(resolved, *, api_session_view, api_sessions, clock, factor
     sessions, record, claims = api_sessions, resolved.session, resolved.claims
     now = clock.now()
     enrolled = factors.mfa_enabled(resolved.identity["id"])
-    out = api_session_view(record, auth_queries=oidc_auth_queries(resolved.pending, enrolled))
+    out = api_session_view(record, auth_queries=oidc_queries(resolved.pending, enrolled))
     out.pop("cachedLastActivityAt", None)
     out["lastActivityAt"] = rfc3339(now)
     out["expiresAt"] = rfc3339(now + sessions.timeout)

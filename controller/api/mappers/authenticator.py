@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from controller.api.mappers.entity import ref, render
+from controller.auth.password import UPDB
 
 
 def authenticator_view(record: dict, *, authenticators, identities) -> dict:
@@ -19,7 +20,7 @@ def authenticator_view(record: dict, *, authenticators, identities) -> dict:
             "lastExtendRolledKeys": bool(record.get("last_extend_rolled_keys")),
         }
     )
-    if record["method"] != "updb":
+    if record["method"] != UPDB:
         out.pop("username", None)
     if record["method"] != "cert":
         out.pop("certPem", None)
@@ -31,8 +32,8 @@ def authenticators_summary(identity_id: str, *, authenticators) -> dict:
     """The identity view's ``authenticators`` map."""
     out: dict = {}
     for record in authenticators.of_identity(identity_id):
-        if record["method"] == "updb":
-            out["updb"] = {"id": record["id"], "username": record.get("username")}
+        if record["method"] == UPDB:
+            out[UPDB] = {"id": record["id"], "username": record.get("username")}
         elif record["method"] == "cert":
             out["cert"] = {"id": record["id"], "fingerprint": record.get("fingerprint")}
     return out

@@ -41,7 +41,7 @@ def enrollments_summary(identity_id: str, *, store, enrollments) -> dict:
             "token": record["token"],
             "expiresAt": record["expires_at"],
         }
-        if record["method"] == "ottca":
+        if record.get("ca_id"):
             entry["caId"] = record["ca_id"]
             entry["ca"] = table_ref(store, "cas", record["ca_id"])
         out[record["method"]] = entry

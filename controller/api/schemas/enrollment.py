@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from controller.api.schemas import Bodies
+from controller.enroll.methods import IDENTITY_ENROLLMENTS
 from controller.model import schema as s
-from controller.model.enrollment import METHODS
 
 CREATE = s.obj(
     {
         "expiresAt": s.DATETIME,
         "identityId": s.string(),
-        "method": s.enum(*METHODS),
+        "method": s.enum(*IDENTITY_ENROLLMENTS),
         "caId": s.string(nullable=True),
         "username": s.string(nullable=True),
         "tags": s.TAGS,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from controller.api.schemas import Bodies
+from controller.enroll.methods import IDENTITY_ENROLLMENTS
 from controller.model import schema as s
-from controller.model.enrollment import IDENTITY_ENROLLMENTS
 from controller.model.identity import IDENTITY_TYPES, PERMISSIONS
 
 _COMMON = {
