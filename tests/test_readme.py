@@ -1,4 +1,5 @@
-"""Every fenced Python block of the README runs as written (```python and ```py alike).
+"""Every fenced Python block of the README runs as written (```python and ```py alike), pasted line by line
+into an interactive prompt (``code.InteractiveConsole``, as ``python`` reads a paste) and compiled as a saved file.
 
 A block whose first line names a test file (``# test_my_sdk.py ...``) is such a file: it runs with
 pytest in a project folder of its own, as a user would run it. Every other block runs in order, from
@@ -7,6 +8,7 @@ the repository root.
 
 from __future__ import annotations
 
+import code
 import os
 import re
 import subprocess
@@ -40,15 +42,34 @@ def test_readme_has_a_tour_and_every_fenced_block_is_run_here():
     assert {name for name, _ in readme_test_files()} == {"test_my_sdk.py", "test_echo.py"}
 
 
+class Prompt(code.InteractiveConsole):
+    """An interactive prompt that stops at the first error instead of printing it and reading on."""
+
+    def runcode(self, compiled):
+        exec(compiled, self.locals)
+
+    def showsyntaxerror(self, filename=None, **kwargs):
+        raise  # noqa: PLE0704 (called while runsource handles the SyntaxError)
+
+
+def paste(block: str, prompt: Prompt) -> None:
+    """Type ``block`` into ``prompt`` line by line, then the blank line that ends a pasted block."""
+    for line in [*block.splitlines(), ""]:
+        prompt.push(line)
+
+
 def test_readme_python_blocks_run_as_written(capsys):
     previous = os.getcwd()
     os.chdir(ROOT)
+    prompt = Prompt({"__name__": "__console__"}, filename="<stdin>")
     try:
         for block in python_blocks():
-            exec(compile(block, "README.md", "exec"), {"__name__": "readme"})
+            compile(block, "README.md", "exec")  # saved as a file, it is valid too
+            paste(block, prompt)
     finally:
         os.chdir(previous)
     printed = capsys.readouterr().out
+    assert "['edge-1', 'quickstart-router']" in printed  # what step 5's comment names
     assert "web-host" in printed and "401 UNAUTHORIZED" in printed and "503 TIMEOUT" in printed
     assert "Default Admin" in printed and "expired: 401" in printed
     assert "b'hello'" in printed and "['edge']" in printed
