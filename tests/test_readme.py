@@ -89,3 +89,63 @@ def test_readme_test_files_pass_with_pytest_in_a_project_of_their_own(name, bloc
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_the_install_the_readme_names_brings_what_the_plugin_and_its_test_files_import(tmp_path):
+    """``pip install /path/to/checkout pytest`` (no extra) is enough for the README's test files."""
+    for name, block in readme_test_files():
+        (tmp_path / name).write_text(block)
+    probe = (
+        "import sys, pytest, importlib.metadata as md; pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'harness.pytest_plugin']);"
+        "dists = md.packages_distributions();"
+        "print(sorted({d for m in list(sys.modules) for d in dists.get(m.split('.')[0], ())}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # only ours
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert "2 passed" in result.stdout, result.stdout + result.stderr
+    imported = {canonical(name) for name in eval(result.stdout.strip().splitlines()[-1])}
+    allowed = base_requirements() | {"pytest", "ziti-edge-controller-py"} | requirements_of("pytest") | OPPORTUNISTIC
+    assert imported <= allowed, f"imported, but not installed by `pip install /path/to/checkout`: {imported - allowed}"
+
+
+#: imported by a dependency only when present (httpx: brotli, and click and rich for its command line;
+#: setuptools' distutils hook), so an install without them works the same
+OPPORTUNISTIC = {"brotli", "click", "rich", "setuptools"}
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirements_of(dist: str, seen: set | None = None) -> set[str]:
+    """``dist`` and what it requires (without extras), transitively, as installed here."""
+    import importlib.metadata as md
+
+    seen = set() if seen is None else seen
+    if canonical(dist) in seen:
+        return seen
+    seen.add(canonical(dist))
+    try:
+        requires = md.requires(dist) or []
+    except md.PackageNotFoundError:
+        return seen
+    for line in requires:
+        if "extra ==" not in line:
+            requirements_of(re.split(r"[\s\[<>=!~;(]", line, maxsplit=1)[0], seen)
+    return seen
+
+
+def base_requirements() -> set[str]:
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    out: set[str] = set()
+    for line in project["dependencies"]:
+        requirements_of(re.split(r"[\s\[<>=!~;(]", line, maxsplit=1)[0], out)
+    return out
