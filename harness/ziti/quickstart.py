@@ -43,6 +43,10 @@ QUICKSTART_POLICIES = (
 )
 
 
+#: the controller's port options -> this command's (None: picked free, no option sets it)
+OPTIONS = {"--port": "--ctrl-port", "--ctrl-port": None}
+
+
 def _port(value: int) -> int:
     from harness.server import free_port
 
@@ -100,18 +104,18 @@ def _run(args, home: Path, temporary: bool) -> int:
         ctrl_address=f"tls:{address}:{router_ctrl_port}",
     )
     built: list = []
-    group = Listeners(
+    served = listeners(
+        lambda: built[0],
         bind,
-        listeners(
-            lambda: built[0],
-            bind,
-            port=ctrl_port,
-            http_port=0,
-            router_port=router_port,
-            router_advertise=router_address,
-            ctrl_port=router_ctrl_port,
-        ),
+        port=ctrl_port,
+        http_port=None,
+        router_port=router_port,
+        router_advertise=router_address,
+        ctrl_port=router_ctrl_port,
     )
+    for listener in served:  # a port in use names this command's option (the control channel's port has none)
+        listener.option = OPTIONS.get(listener.option, listener.option)
+    group = Listeners(bind, served)
     stop = threading.Event()
     stop_on_signals(stop)
     group.check()
