@@ -137,6 +137,7 @@ def test_port_0_is_any_free_port_and_every_address_clients_are_given_names_the_p
         urls = json.loads(ready.read_text())
         https, http = urls["https"], urls["http"]
         assert not https.endswith(":0") and http and not http.endswith(":0")
+        assert not urls["router"].endswith(":0") and not urls["ctrl"].endswith(":0")
         port = int(https.rsplit(":", 1)[1])
         with httpx.Client(base_url=http + "/edge/management/v1", timeout=30) as client:
             token = client.post(
