@@ -128,6 +128,7 @@ def _run(args, home: Path, temporary: bool) -> int:
         ca_file = str(config.data_dir / "pki" / "root-ca.cert.pem")
         path = _login_and_configure(url, ca_file, username, password, args.cli_identity)
         print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
+        print(f"The controller's CA bundle (clients: --ca FILE): {ca_file}", flush=True)
         if router_port is not None:
             print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
         print(
