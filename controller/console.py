@@ -50,7 +50,22 @@ class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose mistakes are one line (``error: ...``) and exit code 2, as every other mistake."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE, f"error: {self.prog}: {message} ({self.prog} --help lists the options)\n")
+        self.exit(USAGE, f"error: {self.prog}: {with_suggestion(message)} ({self.prog} --help lists the options)\n")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def with_suggestion(message: str) -> str:
+    """argparse's ``invalid choice`` message, with ``did you mean`` the closest choice when one is close."""
+    import difflib
+
+    found = _INVALID_CHOICE.search(message)
+    if not found:
+        return message
+    choices = re.findall(r"'([^']*)'", found.group(2))
+    close = difflib.get_close_matches(found.group(1), choices, n=1)
+    return f"{message}: did you mean '{close[0]}'?" if close else message
 
 
 def port_number(text: str) -> int:

@@ -60,7 +60,9 @@ def cmd_quickstart(args) -> int:
     else:
         home, temporary = Path(tempfile.mkdtemp(prefix="quickstart")), True
         print(f"temporary --home '{home}'", flush=True)
-    home.mkdir(parents=True, exist_ok=True)
+    from harness.files import private_folder
+
+    private_folder(home)  # APPSEC(secrets-at-rest): the PKI and the store live here, whatever the umask
     try:
         return _run(args, home, temporary)
     finally:

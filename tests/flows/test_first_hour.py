@@ -168,3 +168,39 @@ def test_no_http_turns_plain_http_off(tmp_path):
     finally:
         code, out, _ = stopped(proc)
     assert code == 0 and "HTTP  (local scripts)" not in out
+
+
+# -- item 9: small things a user notices ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def served():
+    from controller.app import create_app
+    from controller.config import Config
+    from controller.server.serve import ThreadedServer
+
+    app = create_app(Config())
+    with ThreadedServer(app) as server:
+        yield server.url
+    app.controller.close()
+
+
+def test_apply_prints_no_progress_bar_when_its_output_is_not_a_terminal(served, tmp_path):
+    net = tmp_path / "net.yaml"
+    net.write_text("identities:\n" + "".join(f"  - {{name: bar-{i}}}\n" for i in range(30)))
+    result = cli("-m", "harness.cli", "apply", str(net), "--url", served)
+    assert result.returncode == 0, result.stderr
+    assert "entity/s" not in result.stderr and "\r" not in result.stderr, result.stderr
+    assert "create identities/bar-0" in result.stdout
+
+
+def test_ziti_harness_generates_every_shape_python_m_harness_generate_does():
+    result = cli("-m", "harness.cli", "generate", "realistic")
+    assert result.returncode == 0, result.stderr
+    assert "identities:" in result.stdout
+
+
+def test_a_mistyped_command_gets_a_did_you_mean():
+    result = cli("-m", "harness.cli", "lisst", "identities")
+    assert result.returncode == 2
+    assert ": did you mean 'list'? (ziti-harness --help lists the options)" in one_line(result)
