@@ -118,6 +118,25 @@ def _check_admin_login(url: str, admin: str) -> None:
         )
 
 
+#: what the ``harness`` extra installs, by module: the fixtures' network files, data plane and TOTP devices
+HARNESS_EXTRA = ("yaml", "tqdm", "nacl", "pyotp")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Stop with one line when a collected test uses the ``ziti_*`` fixtures without the ``harness`` extra."""
+    import importlib.util
+
+    if not any(name.startswith("ziti") for item in items for name in getattr(item, "fixturenames", ())):
+        return
+    missing = [name for name in HARNESS_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.exit(
+            f"the ziti_* fixtures need the harness extra (missing: {', '.join(missing)}): "
+            'pip install "/path/to/checkout[harness]"',
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+
+
 def pytest_generate_tests(metafunc):
     if "ziti_mode" in metafunc.fixturenames:
         if metafunc.config.getoption("controller_url"):

@@ -36,7 +36,9 @@ def test_the_folder_is_served_at_zac_over_https(tmp_path):
     folder.mkdir()
     (folder / "index.html").write_bytes(INDEX)
     port = free_port()
-    command, options = controller("--temp", "--console", str(folder), "--port", str(port), "--http-port", "0")
+    command, options = controller(
+        "--temp", "--console", str(folder), "--port", str(port), "--http-port", "0", "--ctrl-port", "0"
+    )
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options)
     try:
         deadline, response = time.monotonic() + 60, None

@@ -239,3 +239,24 @@ def test_the_factories_say_what_make_takes_in_pytest_fixtures(tmp_path):
         assert lines[at + 1].strip() == summary
     verbose = _pytest(tmp_path, "--fixtures", "-vv").stdout  # -q is one of _pytest's own
     assert "attrs: role attributes (``roleAttributes``)" in verbose and "Returns:" in verbose
+
+
+def test_without_the_harness_extra_a_run_using_the_fixtures_stops_with_one_line(tmp_path):
+    (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n")
+    (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n")
+    probe = (
+        "import sys, pytest; sys.modules['pyotp'] = None;"  # as if the extra was not installed
+        "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', *sys.argv[1:]]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        for args in ([], ["test_other.py"])
+    ]
+    stopped, other = runs
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    assert 'the ziti_* fixtures need the harness extra (missing: pyotp): pip install "/path/to/checkout[harness]"' in (
+        stopped.stdout
+    )
+    assert other.returncode == 0 and "1 passed" in other.stdout  # a run without the fixtures is left alone
