@@ -121,12 +121,13 @@ class Listeners:
             raise
         return self
 
-    def pick_free_ports(self) -> None:
-        """Give every listener asked for any free port (0) one now: the addresses clients are given (enrollment
-        JWTs, identity files, ``/controllers``) are written before the listeners bind, and must name the real one.
+    def pick_free_ports(self, *options: str) -> None:
+        """Give the listeners set by ``options`` that ask for any free port (0) one now: the addresses clients are
+        given (enrollment JWTs, identity files, ``/controllers``) are written before the listeners bind, and must
+        name the real one. The others bind port 0 themselves (no other process can take it in between).
         """
         for listener in self.listeners:
-            if listener.port == 0:
+            if listener.port == 0 and listener.option in options:
                 listener.port = free_port(self.host)
 
     def planned(self, option: str) -> int | None:

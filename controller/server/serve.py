@@ -214,7 +214,7 @@ def run(
         ),
     )
     group.check()
-    group.pick_free_ports()  # the API's and the control channel's addresses below name the ports bound
+    group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
     if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
         config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
     if ctrl_port is not None:
