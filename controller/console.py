@@ -63,7 +63,8 @@ def with_suggestion(message: str) -> str:
     found = _INVALID_CHOICE.search(message)
     if not found:
         return message
-    choices = re.findall(r"'([^']*)'", found.group(2))
+    # quoted choices up to Python 3.11, bare ones (comma-separated) from 3.12
+    choices = re.findall(r"'([^']*)'", found.group(2)) or [c.strip() for c in found.group(2).split(",")]
     close = difflib.get_close_matches(found.group(1), choices, n=1)
     return f"{message}: did you mean '{close[0]}'?" if close else message
 
