@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -92,3 +93,24 @@ def test_a_stale_cached_ca_names_the_way_out(quickstart, tmp_path):
     assert f"doesn't match the one cached at {cached}" in line and "pass -y" in line
     fresh.ok("edge", "login", f"127.0.0.1:{quickstart.ctrl_port}", "-u", "admin", "-p", "admin", "-y")
     assert "stale" not in cached.read_text()
+
+
+def test_ziti_harness_names_the_way_out_when_the_saved_login_has_ended(ziti, quickstart, tmp_path):
+    saved = json.loads((ziti.home / ".config" / "ziti" / "ziti-cli.json").read_text())
+    saved["edgeIdentities"]["default"]["token"] = "ended-long-ago"
+    folder = tmp_path / ".config" / "ziti"
+    folder.mkdir(parents=True)
+    (folder / "ziti-cli.json").write_text(json.dumps(saved))
+    result = subprocess.run(
+        [sys.executable, "-m", "harness.cli", "list", "identities"],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: the login saved by `ziti edge login` for https://127.0.0.1:{quickstart.ctrl_port} was refused "
+        "(UNAUTHORIZED): log in again with `ziti edge login`, or give --url, --user and --password"
+    )
