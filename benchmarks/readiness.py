@@ -48,7 +48,7 @@ def start_controller(folder: Path, data: Path, ctrl_port: int = 0) -> tuple[subp
     """``ctrl_port``: fixed when routers enrolled against it must find it again after a restart."""
     ready = folder / f"ctl-{time.perf_counter_ns()}.ready"
     command = [sys.executable, "-m", "controller", "--data", str(data), "--port", str(free_port())]
-    command += ["--http-port", "0", "--router-port", "0", "--ctrl-port", str(ctrl_port), "--log-level", "warning"]
+    command += ["--no-http", "--router-port", "0", "--ctrl-port", str(ctrl_port), "--log-level", "warning"]
     started = time.perf_counter()
     process = subprocess.Popen(
         [*command, "--ready-file", str(ready)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -16,12 +17,14 @@ from controller.console import (
     USAGE,
     CliError,
     OneLineParser,
+    advertised_address,
     check_data_folder,
     check_host,
     exit_process,
     port_number,
     positive_minutes,
     run,
+    url_host,
     without_unused_imports,
 )
 
@@ -48,9 +51,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add("--temp", action="store_true", help="use a fresh temporary data folder, removed on exit")
     add("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    add("--port", type=port_number, default=1280, help="HTTPS port for both APIs (default 1280)")
-    add("--http-port", type=port_number, default=1281, help="plain HTTP port for local scripts (default 1281; 0 = off)")
-    add("--advertise", default=None, help="public host:port clients use (default host:port)")
+    add("--port", type=port_number, default=1280, help="HTTPS port for both APIs (default 1280; 0 = any free port)")
+    add(
+        "--http-port",
+        type=port_number,
+        default=1281,
+        help="plain HTTP port for local scripts (default 1281; 0 = any free port; --no-http turns it off)",
+    )
+    add("--no-http", action="store_true", help="serve no plain HTTP (default: served on --http-port)")
+    add(
+        "--advertise",
+        type=advertised_address,
+        default=None,
+        metavar="HOST[:PORT]",
+        help="the address clients are given, in enrollment JWTs and identity files (default --host; PORT "
+        "defaults to the HTTPS port)",
+    )
     add(
         "--hostname",
         action="append",
@@ -146,7 +162,12 @@ def build_config(args, data_dir: Path | None) -> Config:
     console = Path(args.console) if args.console else None
     if console is not None and not (console / "index.html").is_file():
         raise CliError(f"--console {args.console}: no index.html there; give the folder of a console build", USAGE)
-    advertise = args.advertise or f"{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}"
+    advertised_host, advertised_port = args.advertise or (
+        "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host,
+        None,
+    )
+    # port 0 (any free port) is resolved once chosen, before anything names it (controller.server.serve.run)
+    advertise = f"{url_host(advertised_host)}:{advertised_port or args.port}"
     hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
     return Config(
         data_dir=data_dir,
@@ -186,12 +207,20 @@ def serve(args) -> int:
         config.data_dir = data_dir
         if (data_dir / "db").exists():  # the default admin was made then: its password is not ours to print
             config.extra["admin_login"] = f"{config.admin_username} / the password given when this folder was made"
+            if args.admin_password is not None:
+                print(
+                    "warning: --admin-password (or ZITI_CTRL_ADMIN_PASSWORD) sets the admin password of a new data "
+                    f"folder only: {data_dir} keeps the one it was made with (log in with that one and change it, "
+                    "or give a new --data)",
+                    file=sys.stderr,
+                    flush=True,
+                )
         stop = threading.Event()
         stop_on_signals(stop)
         return run_server(
             config,
             port=args.port,
-            http_port=args.http_port,
+            http_port=None if args.no_http else args.http_port,
             stop=stop,
             temporary=args.temp,
             router_port=None if args.no_router else args.router_port,

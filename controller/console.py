@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import os
+import re
 import socket
 import sys
 import threading
@@ -48,7 +50,23 @@ class OneLineParser(argparse.ArgumentParser):
     """An argument parser whose mistakes are one line (``error: ...``) and exit code 2, as every other mistake."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(USAGE, f"error: {self.prog}: {message} ({self.prog} --help lists the options)\n")
+        self.exit(USAGE, f"error: {self.prog}: {with_suggestion(message)} ({self.prog} --help lists the options)\n")
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)$")
+
+
+def with_suggestion(message: str) -> str:
+    """argparse's ``invalid choice`` message, with ``did you mean`` the closest choice when one is close."""
+    import difflib
+
+    found = _INVALID_CHOICE.search(message)
+    if not found:
+        return message
+    # quoted choices up to Python 3.11, bare ones (comma-separated) from 3.12
+    choices = re.findall(r"'([^']*)'", found.group(2)) or [c.strip() for c in found.group(2).split(",")]
+    close = difflib.get_close_matches(found.group(1), choices, n=1)
+    return f"{message}: did you mean '{close[0]}'?" if close else message
 
 
 def port_number(text: str) -> int:
@@ -60,6 +78,42 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"{port} is not a port number: give 0 (any free port) to 65535")
     return port
+
+
+_DNS_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+
+
+def advertised_address(text: str) -> tuple[str, int | None]:
+    """An ``type=`` for ``--advertise``: ``HOST`` or ``HOST:PORT`` (HOST a DNS name, an IPv4 or a ``[IPv6]``
+    address; PORT 1-65535, default the HTTPS port) -> ``(host, port or None)``."""
+    host, port = text, None
+    bracketed = re.fullmatch(r"\[([^\]]*)\](?::(\d*))?", text)
+    if bracketed:
+        host, port = bracketed.group(1), bracketed.group(2)
+    elif text.count(":") == 1:
+        host, port = text.split(":")
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        raise argparse.ArgumentTypeError(f"{text!r}: the port must be a number from 1 to 65535 (HOST:PORT)")
+    if not _is_host(host, ipv6=bool(bracketed) or text.count(":") > 1):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an address clients can use: give HOST or HOST:PORT, HOST a DNS name, an IPv4 address "
+            "or an IPv6 address in brackets (e.g. [::1]:1280)"
+        )
+    return host, int(port) if port else None
+
+
+def _is_host(host: str, *, ipv6: bool) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == (6 if ipv6 else 4)
+    except ValueError:
+        pass
+    labels = host.rstrip(".").split(".")
+    return not ipv6 and len(host) <= 253 and all(_DNS_LABEL.fullmatch(label) for label in labels)
+
+
+def url_host(host: str) -> str:
+    """``host`` as it stands in a URL (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
 
 
 def positive_minutes(text: str) -> int:
@@ -134,11 +188,13 @@ def check_data_folder(path: Path, option: str = "--data") -> None:
 def controller_errors(ex: BaseException) -> CliError | None:
     """Failures of the controller's own start: ports, the data folder, the PKI, this machine."""
     from controller.pki.files import DamagedFile
-    from controller.server.lifecycle import ListenerError
+    from controller.server.lifecycle import ListenerError, PortGivenTwice
     from controller.store.journal import StoreCorruptError, StoreFormatError, StoreInUseError
 
     if isinstance(ex, ListenerError):
         return CliError(str(ex), LOCAL)
+    if isinstance(ex, PortGivenTwice):
+        return CliError(str(ex), USAGE)
     if isinstance(ex, DamagedFile):
         return CliError(
             f"the PKI file {ex.path} is damaged ({ex.reason}): restore it from a backup of the data folder, "

@@ -55,16 +55,52 @@ def client_for(args) -> ZitiClient:
     """A client of ``--url`` (not logged in), trusting ``--ca`` for HTTPS."""
     from harness.client import ZitiClient
 
+    if args.url is None and getattr(args, "url_fallback", None):
+        args.url = args.url_fallback
     return ZitiClient.connect(args.url, ca=args.ca, verify=not args.insecure)
 
 
+def saved_login(args) -> ZitiClient | None:
+    """Without ``--url``, ``--user`` and ``--password``: a client carrying the ``ziti`` command's saved login
+    (``ziti edge login`` or ``ziti edge quickstart``: URL, CA and session), None when there is none."""
+    from harness.ziti import session
+
+    explicit = args.url is not None or args.user or args.password or args.ca or args.insecure
+    if explicit or not getattr(args, "url_fallback", None):
+        return None
+    config = session.load_config()
+    login = config["edgeIdentities"].get(session.identity_name(config))
+    if not (login and login.get("url") and login.get("token")):
+        return None
+    client = session.saved_client()
+    args.url = session.base_url(login["url"])
+    print(f"using the login `ziti` saved in {session.config_file()}: {args.url}", file=sys.stderr, flush=True)
+    return client
+
+
 def connect(args) -> ZitiClient:
-    """A client of ``--url`` logged in as ``--user``; CliError when the login is refused."""
+    """A client of ``--url`` logged in as ``--user``; CliError when the login is refused.
+
+    Without ``--url`` (and without ``--user``/``--password``) the ``ziti`` command's saved login is used
+    when there is one (``ziti edge login``, ``ziti edge quickstart``), else ``http://127.0.0.1:1281`` as admin.
+    """
     from harness.client import ApiError
 
+    client = saved_login(args)
+    if client is not None:
+        try:
+            client.management.call("getCurrentAPISession")
+        except ApiError as ex:
+            client.close()
+            raise CliError(
+                f"the login saved by `ziti edge login` for {args.url} was refused ({ex.code}): log in again "
+                "with `ziti edge login`, or give --url, --user and --password",
+                UNREACHABLE,
+            ) from ex
+        return client
     client = client_for(args)
     try:
-        client.login(args.user, args.password)
+        client.login(args.user or "admin", args.password or "admin")
     except ApiError as ex:
         client.close()
         if ex.code is None:  # not the controller's error envelope: another server, or HTTP sent to the HTTPS port
@@ -75,7 +111,8 @@ def connect(args) -> ZitiClient:
             ) from ex
         reason = ex.code if ex.status == 401 else (ex.cause or {}).get("reason", ex.message)
         raise CliError(
-            f"the controller at {args.url} refused the login of {args.user!r} ({reason}): check --user and --password",
+            f"the controller at {args.url} refused the login of {args.user or 'admin'!r} ({reason}): check --user and "
+            "--password",
             UNREACHABLE,
         ) from ex
     return client
@@ -388,12 +425,18 @@ def cmd_scenario(args) -> int:
 
 def remote(parser: argparse.ArgumentParser, url: str | None = DEFAULT_URL, *, with_url: bool = True) -> None:
     """The options that reach a controller."""
-    if with_url:
+    if with_url and url:
         parser.add_argument(
-            "--url", default=url, type=controller_url, help=f"controller URL (default {url or 'in-process'})"
+            "--url",
+            default=None,
+            type=controller_url,
+            help=f"controller URL (default: the login `ziti edge login` saved, else {url})",
         )
-    parser.add_argument("--user", default="admin", help="admin username (default admin)")
-    parser.add_argument("--password", default="admin", help="admin password (default admin)")
+        parser.set_defaults(url_fallback=url)
+    elif with_url:
+        parser.add_argument("--url", default=None, type=controller_url, help="controller URL (default in-process)")
+    parser.add_argument("--user", default=None, help="admin username (default admin)")
+    parser.add_argument("--password", default=None, help="admin password (default admin)")
     parser.add_argument("--ca", default=None, help="CA bundle (PEM file) to trust for HTTPS (default the system's)")
     parser.add_argument("--insecure", action="store_true", help="do not verify the controller's TLS certificate")
 

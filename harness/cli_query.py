@@ -175,7 +175,7 @@ def cmd_generate(args) -> int:
 
 def register(sub, common) -> None:
     from harness.cli import remote
-    from harness.generate import SHAPES
+    from harness.generate import SHAPE_NAMES
 
     def command(name: str, func, help: str, *, json_output: bool = True):
         parser = sub.add_parser(name, parents=[common], help=help, description=help)
@@ -208,6 +208,6 @@ def register(sub, common) -> None:
     advisor.add_argument("side", choices=["identities", "services"], help="go through identities or services")
     advisor.add_argument("name", nargs="?", help="only this identity or service (default all)")
     gen = sub.add_parser("generate", parents=[common], help="print a generated network file of a shape")
-    gen.add_argument("shape", choices=sorted(SHAPES), help="the network's size")
+    gen.add_argument("shape", choices=SHAPE_NAMES, help="the network's size, or realistic (a company to analyse)")
     gen.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     gen.set_defaults(func=cmd_generate)

@@ -51,7 +51,7 @@ def _check_returns(returns: str) -> None:
         raise ValueError(f"returns must be 'detail' or 'id', not {returns!r}")
 
 
-def _fixture(client: str, build):
+def _fixture(client: str, build, doc: str):
     """A pytest fixture that depends on ``ziti_unique`` and the fixture named ``client``.
 
     NOTE(cli): the dependency is declared in the signature (not fetched with
@@ -66,7 +66,52 @@ def _fixture(client: str, build):
     # NOTE(cli): ziti_cleanup comes after the client, so it is torn down (deleting) before the client closes
     names = dict.fromkeys(["ziti_unique", client, "ziti_cleanup"])
     factory.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY) for n in names])
+    factory.__doc__ = doc  # what ``pytest --fixtures`` shows: the ``make`` the fixture yields
     return pytest.fixture(factory)
+
+
+IDENTITY_DOC = """Create identities: make(name=None, *, attrs=None, password=None).
+
+    In full: ``make(name=None, *, password=None, username=None, attrs=None, is_admin=False, **fields)``.
+
+    Args:
+        name: the identity's name (default a unique one for this test).
+        password: also create a ``updb`` authenticator with this password.
+        username: the authenticator's username (default the name).
+        attrs: role attributes (``roleAttributes``), e.g. ``["sales"]`` for ``#sales``.
+        is_admin: whether the identity is an admin (default False).
+        **fields: any other field of the create body, in the API's camelCase.
+
+    Returns:
+        The identity's detail (or its id, for a factory made with ``returns="id"``).
+    """
+
+SERVICE_DOC = """Create services: make(name=None, *, attrs=(), configs=(), **fields).
+
+    Args:
+        name: the service's name (default a unique one for this test).
+        attrs: role attributes (``roleAttributes``), e.g. ``["web"]`` for ``#web``.
+        configs: ids of the configs to attach.
+        **fields: any other field of the create body, in the API's camelCase.
+
+    Returns:
+        The service's detail (or its id, for a factory made with ``returns="id"``).
+    """
+
+SERVICE_POLICY_DOC = """Create service policies: make(identity_roles, service_roles, *, type).
+
+    In full: ``make(identity_roles=("#all",), service_roles=("#all",), *, type="Dial", name=None, **fields)``.
+
+    Args:
+        identity_roles: ``#attribute``, ``@name`` or ``@id`` roles of the identities (default ``#all``).
+        service_roles: the same for services (default ``#all``).
+        type: ``"Dial"`` (default) or ``"Bind"``.
+        name: the policy's name (default a unique one for this test).
+        **fields: any other field of the create body (e.g. ``semantic="AllOf"``), in the API's camelCase.
+
+    Returns:
+        The policy's detail (or its id, for a factory made with ``returns="id"``).
+    """
 
 
 def identity_factory(client: str = "ziti_admin", *, returns: str = "detail"):
@@ -98,7 +143,7 @@ def identity_factory(client: str = "ziti_admin", *, returns: str = "detail"):
 
         return make
 
-    return _fixture(client, build)
+    return _fixture(client, build, IDENTITY_DOC)
 
 
 def service_factory(client: str = "ziti_admin", *, returns: str = "detail"):
@@ -120,7 +165,7 @@ def service_factory(client: str = "ziti_admin", *, returns: str = "detail"):
 
         return make
 
-    return _fixture(client, build)
+    return _fixture(client, build, SERVICE_DOC)
 
 
 def service_policy_factory(client: str = "ziti_admin", *, returns: str = "detail"):
@@ -146,7 +191,7 @@ def service_policy_factory(client: str = "ziti_admin", *, returns: str = "detail
 
         return make
 
-    return _fixture(client, build)
+    return _fixture(client, build, SERVICE_POLICY_DOC)
 
 
 __all__ = ["identity_factory", "resolve_roles", "service_factory", "service_policy_factory"]

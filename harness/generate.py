@@ -20,6 +20,8 @@ SHAPES = {
     "large": (2_000, 100_000, 500, 250, 250, 100),
     "many-services": (10_000, 16_000, 100, 100, 100, 100),
 }
+#: every shape ``generate`` makes: the sized ones, then ``realistic``
+SHAPE_NAMES = [*sorted(SHAPES), "realistic"]
 SPREAD = (2, 2, 3, 4, 5, 8, 10, 10)
 ATTRIBUTES = [f"attr{i}" for i in range(len(SPREAD))]
 
@@ -95,7 +97,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m harness.generate", description="print a network of a benchmark shape"
     )
-    parser.add_argument("shape", choices=[*sorted(SHAPES), "realistic"])
+    parser.add_argument("shape", choices=SHAPE_NAMES)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     sys.stdout.write(yaml.safe_dump(generate(args.shape, args.seed), sort_keys=False))

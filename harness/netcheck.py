@@ -323,6 +323,12 @@ class ApplyInterrupted(NetworkError):
             super().__init__(f"interrupted before the controller answered: {cause}; re-run to finish (idempotent)")
             return
         reason = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"{type(cause).__name__}: {cause}"
+        if done >= total:  # every entity went through; what was left (the controller's answer, pruning) was not
+            super().__init__(
+                f"all {total} entities applied, then {reason}; nothing is left to apply (with --prune, re-run to "
+                "finish deleting)"
+            )
+            return
         super().__init__(f"{done} of {total} entities applied, then {reason}; re-run to finish (apply is idempotent)")
 
 
@@ -339,7 +345,8 @@ class Tally:
         if show:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=self.total, desc="apply", unit="entity", leave=False)
+            # disable=None: no bar when standard error is not a terminal (a log, a pipe, CI)
+            self._bar = tqdm(total=self.total, desc="apply", unit="entity", leave=False, disable=None)
 
     def update(self, count: int = 1) -> None:
         self.done += count

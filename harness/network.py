@@ -286,7 +286,7 @@ def _progress(network: Network):
     from tqdm import tqdm
 
     total = sum(len(items) for items in network.entities.values())
-    return tqdm(total=total, desc="apply", unit="entity", leave=False)
+    return tqdm(total=total, desc="apply", unit="entity", leave=False, disable=None)  # None: only on a terminal
 
 
 def apply(

@@ -72,6 +72,7 @@ def pytest_configure(config):
     url = config.getoption("controller_url", None)
     if url and not hasattr(config, "workerinput"):  # checked once, by the main process
         _check_reachable(url)
+        _check_admin_login(url, config.getoption("controller_admin"))
 
 
 def _check_reachable(url: str) -> None:
@@ -87,6 +88,53 @@ def _check_reachable(url: str) -> None:
             f"--controller-url {url}: no controller answers there ({reason}); start one (ziti-controller) "
             "or fix the URL"
         ) from None
+
+
+def _check_admin_login(url: str, admin: str) -> None:
+    """A usage error (one line) when ``--controller-admin`` cannot log in at ``--controller-url``, or the URL's
+    scheme is not the port's (``http://`` sent to the HTTPS port), instead of a traceback in every test."""
+    import httpx
+
+    username, colon, password = admin.partition(":")
+    if not (username and colon):
+        raise pytest.UsageError(f"--controller-admin {admin!r}: give the admin's login as USER:PASSWORD")
+    with httpx.Client(verify=False, timeout=10) as http:
+        response = http.post(
+            url.rstrip("/") + "/edge/management/v1/authenticate",
+            params={"method": "password"},
+            json={"username": username, "password": password},
+        )
+    try:
+        code = response.json()["error"]["code"] if response.status_code >= 400 else None
+    except (ValueError, KeyError, TypeError):
+        raise pytest.UsageError(
+            f"--controller-url {url}: answered {response.status_code} without a controller's error envelope; "
+            "the HTTPS port needs https://, the plain HTTP port http://"
+        ) from None
+    if code is not None:
+        raise pytest.UsageError(
+            f"--controller-admin {username}:...: the controller at {url} refused this login ({code}); "
+            "give its admin's USER:PASSWORD"
+        )
+
+
+#: what the ``harness`` extra installs, by module: the fixtures' network files, data plane and TOTP devices
+HARNESS_EXTRA = ("yaml", "tqdm", "nacl", "pyotp")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Stop with one line when a collected test uses the ``ziti_*`` fixtures without the ``harness`` extra."""
+    import importlib.util
+
+    if not any(name.startswith("ziti") for item in items for name in getattr(item, "fixturenames", ())):
+        return
+    missing = [name for name in HARNESS_EXTRA if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.exit(
+            f"the ziti_* fixtures need the harness extra (missing: {', '.join(missing)}): "
+            'pip install "/path/to/checkout[harness]"',
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
 
 
 def pytest_generate_tests(metafunc):

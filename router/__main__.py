@@ -212,6 +212,8 @@ def main(argv=None) -> int:
     from router.enroll import EnrollError  # after parsing: --help and a usage mistake need no HTTP client or JWT
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # APPSEC: httpx logs each request's URL at INFO, and the enrollment's carries its one-time token
+    logging.getLogger("httpx").setLevel(max(logging.WARNING, logging.getLogger().level))
     try:
         return enroll_command(args) if args.command == "enroll" else run_command(args)
     except (UsageError, Unreachable, MachineError, EnrollError) as ex:

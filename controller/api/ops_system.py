@@ -99,7 +99,7 @@ def list_specs(call: Call, *, started_at) -> Listing:
 
 def _spec_api(spec_id: str) -> str:
     for api, name in SPEC_IDS.items():
-        if name == spec_id:
+        if name == spec_id and api != FABRIC:  # as the real one: the fabric document only at /fabric/v1/swagger.json
             return api
     raise errors.NotFound("spec", spec_id)
 
@@ -112,6 +112,22 @@ def detail_spec(call: Call, *, started_at) -> dict:
 def spec_body(call: Call, *, openapi) -> None:
     api = _spec_api(call.param())
     write_json(call.resp, openapi.document(api))
+
+
+class SwaggerDocument:
+    """``<prefix>/swagger.json``: an API's document where the real controller serves it (the fabric one only there)."""
+
+    def __init__(self, api: str):
+        self.api = api
+
+    def on_get(self, req, resp):
+        write_json(resp, req.context.api.openapi.document(self.api))
+
+
+def swagger_routes():
+    """``(path, resource)`` of every API's ``swagger.json``."""
+    for api, prefix in PREFIXES.items():
+        yield f"{prefix}/swagger.json", SwaggerDocument(api)
 
 
 def summary(call: Call, *, store) -> dict:
@@ -156,4 +172,4 @@ def operations() -> list[Operation]:
     ]
 
 
-__all__ = ["operations", "document"]
+__all__ = ["operations", "document", "swagger_routes"]

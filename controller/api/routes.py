@@ -32,6 +32,7 @@ from controller.api import (
 from controller.api.dispatch import PathResource
 from controller.api.operations import PREFIXES, RouteTable
 from controller.api.ops_oidc import oidc_routes
+from controller.api.ops_system import swagger_routes
 
 #: modules contributing operations, in documentation order
 OPERATION_MODULES = [
@@ -75,7 +76,7 @@ def shared_routing(extra_modules: tuple = ()) -> tuple[RouteTable, CompiledRoute
     """
     table = build_route_table(extra_modules)
     router = CompiledRouter()
-    for template, resource in [*_resources(table), *oidc_routes()]:
+    for template, resource in [*_resources(table), *oidc_routes(), *swagger_routes()]:
         router.add_route(template, resource)
     return table, router
 

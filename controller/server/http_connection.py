@@ -318,10 +318,15 @@ class Connection(asyncio.Protocol):
 def _check_framing(head: RequestHead) -> None:
     """Raise ``_Refused`` for a head no server may act on (RFC 9112 sections 3.2 and 6.1; Go's answers).
 
+    * a request line without a version (HTTP/0.9): 400; a version other than 1.x (``HTTP/2.0``): 505;
     * HTTP/1.1 without a Host header, or any request with two: 400 (the two are not joined);
     * a transfer coding other than exactly ``chunked`` (``identity, chunked``, ``gzip, chunked``) or two
       Transfer-Encoding headers: 501, the coding is not implemented.
     """
+    if head.version == "0.9":  # a request line without a version: no HTTP/1.x request
+        raise _Refused(400, "Bad Request", "malformed HTTP request: the request line has no HTTP version")
+    if not head.version.startswith("1."):
+        raise _Refused(505, "HTTP Version Not Supported", f"unsupported protocol version HTTP/{head.version}")
     hosts = codings = 0
     coding = b""
     for name, value in head.headers:

@@ -34,24 +34,36 @@ class ListenerError(OSError):
 
     def __init__(self, listener: "Listener", host: str, reason: str):
         self.listener = listener
+        remedy = f"pick another port with {listener.option} PORT" if listener.option else "start again"
+        super().__init__(f"{listener.name} port {listener.port} on {host} {reason}; stop what uses it or {remedy}")
+
+
+class PortGivenTwice(ValueError):
+    """Two listeners given the same fixed port: a usage mistake, found before anything binds."""
+
+    def __init__(self, first: "Listener", second: "Listener"):
         super().__init__(
-            f"{listener.name} port {listener.port} on {host} {reason}; "
-            f"stop what uses it or pick another port with {listener.option} PORT"
+            f"{first.option} and {second.option} both give port {first.port}: give each its own port "
+            "(0 picks any free one)"
         )
 
 
 @dataclass
 class Listener:
-    """One listening server: its name, the option that sets its port, how to bind it."""
+    """One listening server: its name, the option that sets its port (None: none does), how to bind it."""
 
     name: str
-    option: str
+    option: str | None
     port: int
     bind: Callable[[int], Any]
 
 
 def check_ports(host: str, listeners: list[Listener]) -> None:
-    """Raise :class:`ListenerError` for the first fixed port that cannot be bound."""
+    """Raise :class:`PortGivenTwice` for a fixed port given twice, :class:`ListenerError` for one that cannot be bound."""
+    given: dict[int, Listener] = {}
+    for listener in listeners:
+        if listener.port and given.setdefault(listener.port, listener) is not listener:
+            raise PortGivenTwice(given[listener.port], listener)
     for listener in listeners:
         if listener.port:
             reason = _bind_problem(host, listener.port)
@@ -109,6 +121,19 @@ class Listeners:
             raise
         return self
 
+    def pick_free_ports(self, *options: str) -> None:
+        """Give the listeners set by ``options`` that ask for any free port (0) one now: the addresses clients are
+        given (enrollment JWTs, identity files, ``/controllers``) are written before the listeners bind, and must
+        name the real one. The others bind port 0 themselves (no other process can take it in between).
+        """
+        for listener in self.listeners:
+            if listener.port == 0 and listener.option in options:
+                listener.port = free_port(self.host)
+
+    def planned(self, option: str) -> int | None:
+        """The port the listener set by ``option`` will bind (None when there is none)."""
+        return next((listener.port for listener in self.listeners if listener.option == option), None)
+
     def port(self, name: str) -> int | None:
         """The bound port of the listener called ``name`` (None when it is off)."""
         return next((server.port for listener, server in self.servers if listener.name == name), None)
@@ -126,6 +151,14 @@ class Listeners:
         for thread in threads:
             thread.join(max(0.0, end - time.monotonic()))
         return not any(thread.is_alive() for thread in threads)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free right now on ``host``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
 
 
 def _stop_quietly(listener: Listener, server) -> None:

@@ -16,6 +16,7 @@ from functools import partial
 from pathlib import Path
 
 from controller.server.httpserver import HTTPServer, Limits  # noqa: F401 - Limits: the deadlines callers may pass
+from controller.server.lifecycle import free_port  # noqa: F401 - where the harness and tests import it from
 
 log = logging.getLogger("controller.server.serve")
 
@@ -59,15 +60,15 @@ def listeners(
     host: str,
     *,
     port: int,
-    http_port: int,
+    http_port: int | None,
     router_port: int | None = None,
     router_advertise: str | None = None,
     ctrl_port: int | None = None,
 ) -> list:
     """The listeners in start order: HTTPS (both APIs), plain HTTP, the control channel, the edge router.
 
-    ``app_of()`` gives the app once it is built (ports are checked before); an
-    ``http_port`` of 0 turns plain HTTP off, a ``router_port`` of None the router,
+    ``app_of()`` gives the app once it is built (ports are checked before); a port of 0 is any free port,
+    an ``http_port`` of None turns plain HTTP off, a ``router_port`` of None the router,
     a ``ctrl_port`` of None the control channel. Each ``bind`` returns a server not yet serving.
     """
     from controller.server.lifecycle import Listener
@@ -81,7 +82,7 @@ def listeners(
             lambda bound: TLSServer(app_of(), host, bound, app_of().controller.pki, limits=controller_limits(app_of())),
         )
     ]
-    if http_port:
+    if http_port is not None:
         out.append(Listener("HTTP", "--http-port", http_port, lambda bound: ThreadedServer(app_of(), host, bound)))
     if ctrl_port is not None:
         out.append(
@@ -134,15 +135,6 @@ def ctrl_listener(ctl, host: str, port: int, **options):
     )
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port free right now (the control channel's address goes into enrollment JWTs before it binds)."""
-    import socket
-
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
-
-
 def start_router(ctl, host: str, port: int, advertise: str | None = None):
     """The edge router of this controller, started."""
     return edge_router(ctl, host, port, advertise).start()
@@ -186,7 +178,7 @@ def run(
     config,
     *,
     port: int,
-    http_port: int,
+    http_port: int | None,
     stop: threading.Event,
     router_port: int | None = None,
     quickstart_policies: bool = False,
@@ -222,11 +214,12 @@ def run(
         ),
     )
     group.check()
+    group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
+    if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
+        config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
     if ctrl_port is not None:
-        ctrl_port = ctrl_port or free_port(config.host)
-        group.listeners[[listener.option for listener in group.listeners].index("--ctrl-port")].port = ctrl_port
         advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
-        config.ctrl_address = f"tls:{advertise}:{ctrl_port}"
+        config.ctrl_address = f"tls:{advertise}:{group.planned('--ctrl-port')}"
     with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
         built.append(create_app(config))
         ctl = built[0].controller

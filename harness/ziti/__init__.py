@@ -99,6 +99,7 @@ def parser(argv: list[str] | None = None):
     A command runs in a process of its own, and declaring every command (~600 options) costs more
     than most commands' work; ``ziti edge --help`` and an unknown verb still see them all.
     """
+    import argparse
     import importlib
 
     from harness.ziti.common import Parser
@@ -107,6 +108,7 @@ def parser(argv: list[str] | None = None):
         prog="ziti",
         description="A drop-in for the OpenZiti `ziti` command (the subset SDK suites use).",
         epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,  # the exit codes one to a line
     )
     top.add_argument("--debug", action="store_true", help="show the traceback of a failure instead of one line")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=Parser)

@@ -132,26 +132,45 @@ def login(url: str | None, creds: Credentials, *, ca: str | None, yes: bool, tim
 
 
 def _trusted_ca(base: str, yes: bool, timeout: float) -> str:
-    """The CA file to trust ``base`` by: the bundle cached by an earlier ``-y`` when the controller still
-    serves it, else (with ``-y``) the one it serves now, cached in ``certificates/<hostname>``."""
+    """The CA file to trust ``base`` by: the bundle cached by an earlier login when the controller still
+    serves it, else the one it serves now, cached in ``certificates/<hostname>`` once ``-y`` or the person
+    at the terminal says so (as the real command asks)."""
     hostname = urlsplit(base).hostname
     served = fetch_ca_bundle(base, timeout)
     cached = session.config_dir() / "certificates" / hostname
     if cached.exists() and cached.read_text() == served:
         return str(cached)
-    if not yes:
-        if cached.exists():
-            raise CliError(
-                f"the certificate authority the controller at {base} serves doesn't match the one cached at "
-                f"{cached}: pass -y to replace it, or --ca FILE",
-                UNREACHABLE,
-            )
-        raise CliError(
-            f"the controller at {base} presents a certificate authority this machine does not trust: "
-            "pass -y to trust the one it serves, or --ca FILE",
-            UNREACHABLE,
+    if cached.exists():
+        print(f"WARNING: server supplied certificate authority doesn't match cached certs at {cached}", flush=True)
+        why = (
+            f"the certificate authority the controller at {base} serves doesn't match the one cached at {cached} "
+            "(an earlier controller at this address, e.g. a quickstart since removed, left it)"
         )
+        question = "Replace cached certs [Y/N]: "
+    else:
+        print("Untrusted certificate authority retrieved from server", flush=True)
+        print(f"Server supplied {served.count('BEGIN CERTIFICATE')} certificates", flush=True)
+        why = f"the controller at {base} presents a certificate authority this machine does not trust"
+        question = "Trust server provided certificate authority [Y/N]: "
+    if not (yes or _ask_yes_no(question, why)):
+        raise CliError(f"{why}, and it was not trusted: run again and answer Y, or give --ca FILE", UNREACHABLE)
     return str(session.cache_ca(hostname, served))
+
+
+def _ask_yes_no(question: str, why: str) -> bool:
+    """Ask the person at the terminal; with none (a script, a pipe) say how to go on without a question."""
+    if not sys.stdin.isatty():
+        raise CliError(
+            f"{why}, and there is no terminal to ask: pass -y to trust the one it serves, or --ca FILE", UNREACHABLE
+        )
+    while True:
+        try:
+            answer = input(question).strip().lower()
+        except EOFError:
+            return False
+        if answer in ("y", "yes", "n", "no"):
+            return answer.startswith("y")
+        print(f"Invalid input: {answer}")
 
 
 def _authenticate(client: ZitiClient, base: str, creds: Credentials) -> str:

@@ -20,7 +20,9 @@ class Parser(argparse.ArgumentParser):
     """argparse, with one line and exit code 2 for a usage mistake."""
 
     def error(self, message):
-        print(f"error: {message} (see '{self.prog} --help')", file=sys.stderr)
+        from controller.console import with_suggestion
+
+        print(f"error: {with_suggestion(message)} (see '{self.prog} --help')", file=sys.stderr)
         raise SystemExit(USAGE)
 
 

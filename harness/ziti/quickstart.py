@@ -43,6 +43,10 @@ QUICKSTART_POLICIES = (
 )
 
 
+#: the controller's port options -> this command's (None: picked free, no option sets it)
+OPTIONS = {"--port": "--ctrl-port", "--ctrl-port": None}
+
+
 def _port(value: int) -> int:
     from harness.server import free_port
 
@@ -56,7 +60,9 @@ def cmd_quickstart(args) -> int:
     else:
         home, temporary = Path(tempfile.mkdtemp(prefix="quickstart")), True
         print(f"temporary --home '{home}'", flush=True)
-    home.mkdir(parents=True, exist_ok=True)
+    from harness.files import private_folder
+
+    private_folder(home)  # APPSEC(secrets-at-rest): the PKI and the store live here, whatever the umask
     try:
         return _run(args, home, temporary)
     finally:
@@ -100,18 +106,18 @@ def _run(args, home: Path, temporary: bool) -> int:
         ctrl_address=f"tls:{address}:{router_ctrl_port}",
     )
     built: list = []
-    group = Listeners(
+    served = listeners(
+        lambda: built[0],
         bind,
-        listeners(
-            lambda: built[0],
-            bind,
-            port=ctrl_port,
-            http_port=0,
-            router_port=router_port,
-            router_advertise=router_address,
-            ctrl_port=router_ctrl_port,
-        ),
+        port=ctrl_port,
+        http_port=None,
+        router_port=router_port,
+        router_advertise=router_address,
+        ctrl_port=router_ctrl_port,
     )
+    for listener in served:  # a port in use names this command's option (the control channel's port has none)
+        listener.option = OPTIONS.get(listener.option, listener.option)
+    group = Listeners(bind, served)
     stop = threading.Event()
     stop_on_signals(stop)
     group.check()
@@ -124,6 +130,7 @@ def _run(args, home: Path, temporary: bool) -> int:
         ca_file = str(config.data_dir / "pki" / "root-ca.cert.pem")
         path = _login_and_configure(url, ca_file, username, password, args.cli_identity)
         print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
+        print(f"The controller's CA bundle (clients: --ca FILE): {ca_file}", flush=True)
         if router_port is not None:
             print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
         print(

@@ -35,19 +35,20 @@ def test_the_folder_is_served_at_zac_over_https(tmp_path):
     folder = tmp_path / "zac"
     folder.mkdir()
     (folder / "index.html").write_bytes(INDEX)
-    port = free_port()
-    command, options = controller("--temp", "--console", str(folder), "--port", str(port), "--http-port", "0")
+    port, ready = free_port(), tmp_path / "ready.json"
+    command, options = controller(
+        "--temp", "--console", str(folder), "--port", str(port), "--no-http", "--ctrl-port", "0", "--ready-file", ready
+    )
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **options)
     try:
-        deadline, response = time.monotonic() + 60, None
-        with httpx.Client(verify=False, timeout=5) as http:  # noqa: S501 - the temporary folder's own CA
-            while time.monotonic() < deadline and process.poll() is None:
-                try:
-                    response = http.get(f"https://127.0.0.1:{port}/zac/services/advanced/create")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
-        assert response is not None, process.stderr.read() if process.poll() is not None else "no answer"
+        # NOTE: connect once it is ready: a refused connect may escape httpx's exception mapping once an in-process
+        # pytester run has dropped httpcore from sys.modules (then this worker's map holds the old classes)
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)  # another process's file: no clock to advance
+        assert ready.exists(), process.stderr.read() if process.poll() is not None else "not ready"
+        with httpx.Client(verify=False, timeout=30) as http:  # noqa: S501 - the temporary folder's own CA
+            response = http.get(f"https://127.0.0.1:{port}/zac/services/advanced/create")
         assert response.status_code == 200 and response.content == INDEX
         assert response.headers["cache-control"] == "no-cache"
     finally:

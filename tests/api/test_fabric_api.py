@@ -310,8 +310,15 @@ def test_unknown_fabric_paths_are_404_in_the_envelope(admin):
     assert_error(fab(admin, "GET", "/routers/nope"), 404, "NOT_FOUND")
 
 
+def test_the_fabric_document_is_served_where_the_real_controller_serves_it_only(api):
+    assert api.request("GET", "/fabric/v1/swagger.json").json()["basePath"] == "/fabric/v1"
+    assert api.request("GET", "/edge/management/v1/specs/fabric/spec").status_code == 404  # as the real one
+    for prefix in ("/edge/client/v1", "/edge/management/v1"):
+        assert api.request("GET", f"{prefix}/swagger.json").json()["basePath"] == prefix
+
+
 def test_the_served_fabric_document_lists_every_fabric_operation(api):
-    document = api.request("GET", "/edge/management/v1/specs/fabric/spec").json()
+    document = api.request("GET", "/fabric/v1/swagger.json").json()
     assert document["basePath"] == "/fabric/v1"
     served = {(m.upper(), p): op["operationId"] for p, ops in document["paths"].items() for m, op in ops.items()}
     rows = REFERENCE + ALWAYS  # the real operations and this controller's own (getRouterServicePaths)

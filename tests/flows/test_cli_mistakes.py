@@ -280,7 +280,8 @@ def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 130, err
-    assert "6 of 6 entities applied, then interrupted" in err and "0 of 6" not in err
+    assert "all 6 entities applied, then interrupted; nothing is left to apply" in err and "0 of 6" not in err
+    assert "re-run to finish (" not in err  # nothing is unfinished
     with ZitiClient.in_process(app) as admin:
         admin.login("admin", "admin")
         assert len(list(admin.management.iterate("listIdentities", filter='name contains "sigint-"'))) == 6

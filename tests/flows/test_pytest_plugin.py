@@ -201,3 +201,62 @@ def test_a_dead_controller_url_is_one_line(tmp_path):
     assert "Traceback" not in result.stdout + result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and f"--controller-url {url}: no controller answers there" in lines[0]
+
+
+def test_a_wrong_admin_or_scheme_stops_the_run_with_one_line(tmp_path):
+    from harness.server import LocalController
+
+    (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n\ndef test_y(ziti_admin):\n    pass\n")
+    with LocalController() as ctrl:
+        https_as_http = ctrl.https_url.replace("https://", "http://")
+        cases = {
+            (ctrl.url, "admin:wrong"): f"--controller-admin admin:...: the controller at {ctrl.url} refused this "
+            "login (INVALID_AUTH); give its admin's USER:PASSWORD",
+            (ctrl.url, "admin"): "--controller-admin 'admin': give the admin's login as USER:PASSWORD",
+            (https_as_http, "admin:admin"): f"--controller-url {https_as_http}: answered 400 without a controller's "
+            "error envelope; the HTTPS port needs https://, the plain HTTP port http://",
+        }
+        results = {
+            case: _pytest(tmp_path, f"--controller-url={case[0]}", f"--controller-admin={case[1]}") for case in cases
+        }
+    for case, expected in cases.items():
+        result = results[case]
+        assert result.returncode == 4, result.stdout + result.stderr  # pytest's usage error: no test ran
+        assert "Traceback" not in result.stdout + result.stderr and "wrong" not in result.stderr
+        assert [line for line in result.stderr.splitlines() if line.strip()] == [f"ERROR: {expected}"]
+
+
+def test_the_factories_say_what_make_takes_in_pytest_fixtures(tmp_path):
+    (tmp_path / "test_x.py").write_text("def test_x(ziti_make_identity):\n    pass\n")
+    listing = _pytest(tmp_path, "--fixtures").stdout
+    for name, summary in (
+        ("ziti_make_identity", "Create identities: make(name=None, *, attrs=None, password=None)."),
+        ("ziti_make_service", "Create services: make(name=None, *, attrs=(), configs=(), **fields)."),
+        ("ziti_make_service_policy", "Create service policies: make(identity_roles, service_roles, *, type)."),
+    ):
+        lines = listing.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"{name} "))
+        assert lines[at + 1].strip() == summary
+    verbose = _pytest(tmp_path, "--fixtures", "-vv").stdout  # -q is one of _pytest's own
+    assert "attrs: role attributes (``roleAttributes``)" in verbose and "Returns:" in verbose
+
+
+def test_without_the_harness_extra_a_run_using_the_fixtures_stops_with_one_line(tmp_path):
+    (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n")
+    (tmp_path / "test_other.py").write_text("def test_other():\n    pass\n")
+    probe = (
+        "import sys, pytest; sys.modules['pyotp'] = None;"  # as if the extra was not installed
+        "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', *sys.argv[1:]]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    runs = [
+        subprocess.run([sys.executable, "-c", probe, *args], cwd=tmp_path, env=env, capture_output=True, text=True)
+        for args in ([], ["test_other.py"])
+    ]
+    stopped, other = runs
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    assert 'the ziti_* fixtures need the harness extra (missing: pyotp): pip install "/path/to/checkout[harness]"' in (
+        stopped.stdout
+    )
+    assert other.returncode == 0 and "1 passed" in other.stdout  # a run without the fixtures is left alone

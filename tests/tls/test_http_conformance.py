@@ -111,3 +111,14 @@ def test_plain_http_trickled_byte_by_byte_to_the_https_port_gets_the_400(tls_ser
             if byte == ord("/"):
                 break
         assert sock.recv(4096).startswith(b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request")
+
+
+def test_a_request_line_without_a_version_is_400_as_go_answers_it(server):
+    reply = exchange(server.port, b"GET /x\r\n\r\n")  # HTTP/0.9
+    assert status_of(reply) == 400 and b"no HTTP version" in reply
+
+
+@pytest.mark.parametrize("version", [b"HTTP/2.0"])
+def test_a_version_other_than_1_x_is_505_as_go_answers_it(server, version):
+    reply = exchange(server.port, b"GET /x " + version + b"\r\nHost: ctrl\r\n\r\n")
+    assert status_of(reply) == 505 and b"unsupported protocol version" in reply

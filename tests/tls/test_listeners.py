@@ -19,12 +19,12 @@ def app(tmp_path):
     app.controller.close()
 
 
-def _group(app, port: int, http_port: int) -> Listeners:
+def _group(app, port: int, http_port: int | None) -> Listeners:
     return Listeners("127.0.0.1", listeners(lambda: app, "127.0.0.1", port=port, http_port=http_port))
 
 
 def test_without_an_http_port_only_https_is_bound(app):
-    group = _group(app, 0, 0).start()
+    group = _group(app, 0, None).start()
     schemes = [server.scheme for _, server in group.servers]
     group.stop()
     assert schemes == ["https"]

@@ -1,0 +1,41 @@
+"""The drop-in ``ziti``'s small things a newcomer notices (issue 32 item 9), through the command line."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+
+from harness.server import free_port
+from tests.ziti.conftest import ROOT, Ziti, env_for
+
+
+def test_a_mistyped_verb_gets_a_did_you_mean(tmp_path):
+    result = Ziti(tmp_path)("edge", "lisst", "identities")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: argument VERB: invalid choice: 'lisst'")
+    assert line.endswith(": did you mean 'list'? (see 'ziti edge --help')")
+
+
+def test_help_lists_the_exit_codes_one_to_a_line(tmp_path):
+    out = Ziti(tmp_path).ok("--help")
+    lines = out[out.index("exit codes:") :].splitlines()
+    assert [line.split()[0] for line in lines[1:7]] == ["0", "1", "2", "3", "4", "130"]
+
+
+def test_quickstart_makes_its_home_owner_only_whatever_the_umask(tmp_path):
+    home = tmp_path / "qs-home"
+    args = ["edge", "quickstart", "--home", str(home), "--configure-and-exit", "--no-router"]
+    done = subprocess.run(
+        [sys.executable, "-m", "harness.ziti", *args, "--ctrl-port", str(free_port())],
+        cwd=ROOT,
+        env=env_for(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.umask(0),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
