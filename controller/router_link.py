@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import logging
 import random
 from datetime import datetime, timezone
 
@@ -25,6 +26,7 @@ from controller.fabric.routing import candidates, pick, router_costs, transit_al
 from controller.fabric.state import Circuit, Fabric, Link
 from controller.pki.certs import fingerprint
 
+log = logging.getLogger("controller.ctrl")
 DEFAULT_NAME = "quickstart-router"
 INVALID_SESSION = "Invalid Session"
 
@@ -208,6 +210,85 @@ class RouterLink:
         self._drop_terminators()
         self.router_presence.online(self.router_id, url)
         self.emit("router", "online", router_id=self.router_id, url=url)
+
+    def reconcile(
+        self,
+        url: str,
+        link_url: str | None,
+        terminators: list,
+        links: list[dict],
+        channels: list[tuple[str, str]],
+        version: str = "",
+    ) -> dict:
+        """A router (re)connected and reports its whole state: the controller takes what it lacks and answers what
+        the router must drop. ``links``: ``{"link_id", "router_id" (the peer), "dialed"}``; ``channels``: the token
+        and certificate fingerprint each open SDK channel presented (a refused one is answered by its index)."""
+        drop_channels, identities = [], []
+        for index, (token, client_fingerprint) in enumerate(channels):
+            try:
+                identities.append(self.hello(token, client_fingerprint)["identity_id"])
+            except PermissionError:
+                drop_channels.append(index)
+        self.router_presence.offline(self.router_id)  # connection counts start over from what the router holds
+        self.router_presence.online(self.router_id, url)
+        for identity_id in identities:
+            self.router_presence.connection_changed(identity_id, True, self.router_id)
+        self.emit("router", "online", router_id=self.router_id, url=url)
+
+        reported = {terminator.terminator_id: terminator for terminator in terminators}
+        stale = [t["id"] for t in self.terminators.of_router(self.router_id) if t["id"] not in reported]
+        for terminator_id in stale:
+            self.terminators.delete_system(terminator_id)
+        known = {t["id"] for t in self.terminators.of_router(self.router_id)}
+        added, drop_terminators = 0, []
+        for terminator_id, terminator in reported.items():
+            if terminator_id in known:
+                continue
+            try:
+                self.add_terminator(terminator)
+                added += 1
+            except ControllerError:  # e.g. its service was deleted while the router was away
+                drop_terminators.append(terminator_id)
+
+        links_added, drop_links = 0, []
+        for link in links:
+            peer = self.routers.find(link["router_id"])
+            if peer is None or not peer.get("is_verified") or peer.get("disabled"):
+                drop_links.append(link["link_id"])
+            elif self.fabric.link(link["link_id"]) is None:
+                src, dst = (self.router_id, peer["id"]) if link["dialed"] else (peer["id"], self.router_id)
+                record = Link(link["link_id"], src, dst, self._now())
+                self.fabric.link_up(record)
+                self._link_event("connected", record)
+                links_added += 1
+        if link_url:
+            self.fabric.returned(self.router_id, link_url)
+        summary = (
+            f"{len(reported)} terminators ({added} added, {len(stale)} removed, {len(drop_terminators)} refused), "
+            f"{len(links)} links ({links_added} added, {len(drop_links)} refused), "
+            f"{len(channels)} SDK channels ({len(drop_channels)} refused)"
+        )
+        log.info("ctrl: router %s (%s) %s reconciled: %s", self.name, self.router_id, version or "?", summary)
+        return {
+            "drop_terminators": drop_terminators,
+            "drop_links": drop_links,
+            "drop_channels": drop_channels,
+            "summary": summary,
+        }
+
+    def watch_state(self, report, reconciled) -> None:
+        """The embedded router never reconnects: nothing to report (see ``reconcile`` for routers that do)."""
+
+    def watch_peers(self, returned) -> None:
+        """Call ``returned({"router_id", "name", "url"})`` when another router's link listener is back after a
+        reconnect, so this router dials it again."""
+
+        def on_returned(router_id: str, url: str) -> None:
+            if router_id != self.router_id:
+                record = self.routers.find(router_id) or {}
+                returned({"router_id": router_id, "name": record.get("name") or "", "url": url})
+
+        self._unwatch.append(self.fabric.watch_returned(on_returned))
 
     def watch(self, revoked) -> None:
         """Deleted sessions and API sessions, from the event timeline (the store commit's listener)."""

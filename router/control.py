@@ -31,6 +31,8 @@ from router.tls_policy import new_context
 log = logging.getLogger("router.control")
 #: the control channel protocol version this router speaks
 VERSION = 1
+#: what this router reports of itself at every reconcile
+ROUTER_VERSION = "python-router/0.1.0"
 LENGTH = struct.Struct(">I")
 MAX_FRAME = 4 * 1024 * 1024
 BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
@@ -110,6 +112,11 @@ class RemoteControllerLink:
         self._revoked: Callable[[str, str], None] | None = None
         self._cas_changed: Callable[[str], None] | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
+        self._peer_returned: Callable[[dict], None] | None = None
+        #: the router's whole state at a reconnect (a future of :meth:`EdgeRouter.state`) and what applies the answer
+        self._report: Callable[[], "concurrent.futures.Future"] | None = None
+        self._reconciled: Callable[[dict], None] | None = None
+        self._link_url: str | None = None
         #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
         self._edge_faults: tuple[int, list] = (0, [])
         self._online_url: str | None = None
@@ -191,7 +198,7 @@ class RemoteControllerLink:
                 try:
                     await self._resync()
                     log.info("router: the control channel to %s is back", self.address)
-                except (ControlError, RuntimeError, PermissionError) as ex:
+                except (ControlError, RuntimeError, PermissionError, LookupError) as ex:
                     log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
                     self._abort()
             await serving
@@ -232,11 +239,28 @@ class RemoteControllerLink:
         writer.transport.abort()
 
     async def _resync(self) -> None:
-        """After a reconnect: online again (the controller dropped this router's terminators), then re-create them."""
+        """After a reconnect: the router's whole state in one ``reconcile`` (the controller takes what it lacks and
+        answers what this router must drop), then the trusted CAs."""
         if self._online_url is not None:
-            await self._request("online", {"url": self._online_url})
-            for terminator in list(self._terminators.values()):
-                await self._request("addTerminator", _terminator_args(terminator))
+            state = await asyncio.wrap_future(self._report()) if self._report is not None else {}
+            channels = state.get("channels", [])
+            answer = await self._request(
+                "reconcile",
+                {
+                    "url": self._online_url,
+                    "linkUrl": self._link_url,
+                    "terminators": [_terminator_args(t) for t in state.get("terminators", self._terminators.values())],
+                    "links": [
+                        {"linkId": link["link_id"], "routerId": link["router_id"], "dialed": link["dialed"]}
+                        for link in state.get("links", [])
+                    ],
+                    "channels": [{"token": token, "fingerprint": fp} for token, fp in channels],
+                    "version": ROUTER_VERSION,
+                },
+            )
+            log.info("router: reconnected to the controller at %s: %s", self.address, answer.get("summary", ""))
+            if self._reconciled is not None:
+                self._reconciled(answer)
         if self._cas_changed is not None:
             self._cas_changed(await self._request("trustedCas", {}))
 
@@ -254,14 +278,29 @@ class RemoteControllerLink:
             log.warning("router: the controller closed the control channel: %s", message.get("message"))
 
     def _push(self, name: str, args: dict) -> None:
-        if name == "revoked" and self._revoked is not None:
+        handler = PUSHES.get(name)
+        if handler is not None:
+            handler(self, args)
+
+    def _on_revoked(self, args: dict) -> None:
+        if self._revoked is not None:
             self._revoked(str(args.get("kind")), str(args.get("id")))
-        elif name == "trustedCas" and self._cas_changed is not None and isinstance(args.get("pem"), str):
+
+    def _on_trusted_cas(self, args: dict) -> None:
+        if self._cas_changed is not None and isinstance(args.get("pem"), str):
             self._cas_changed(args["pem"])
-        elif name == "edgeFaults" and isinstance(args.get("faults"), list) and isinstance(args.get("generation"), int):
+
+    def _on_edge_faults(self, args: dict) -> None:
+        if isinstance(args.get("faults"), list) and isinstance(args.get("generation"), int):
             self._edge_faults = (args["generation"], args["faults"])
             if self._faults_changed is not None:
                 self._faults_changed(*self._edge_faults)
+
+    def _on_peer_online(self, args: dict) -> None:
+        if self._peer_returned is not None and all(isinstance(args.get(k), str) for k in ("routerId", "url")):
+            self._peer_returned(
+                {"router_id": args["routerId"], "name": str(args.get("name") or ""), "url": args["url"]}
+            )
 
     # -- requests -------------------------------------------------------------------------
     async def _request(self, name: str, args: dict) -> Any:
@@ -361,6 +400,14 @@ class RemoteControllerLink:
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         self._cas_changed = changed
 
+    def watch_peers(self, returned: Callable[[dict], None]) -> None:
+        self._peer_returned = returned
+
+    def watch_state(
+        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[dict], None]
+    ) -> None:
+        self._report, self._reconciled = report, reconciled
+
     def watch_edge_faults(self, changed: Callable[[int, list], None]) -> None:
         self._faults_changed = changed
         if self.loop is not None and self.loop.is_running():  # in the channel's thread, so pushes stay in order
@@ -380,6 +427,7 @@ class RemoteControllerLink:
 
     # -- links and circuits ---------------------------------------------------------------
     def link_listen(self, url: str) -> None:
+        self._link_url = url
         self._call("linkListen", url=url)
 
     def peers(self) -> list[dict]:
@@ -405,6 +453,15 @@ class RemoteControllerLink:
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))
+
+
+#: controller pushes, by name: each handler beside the others above
+PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
+    "revoked": RemoteControllerLink._on_revoked,
+    "trustedCas": RemoteControllerLink._on_trusted_cas,
+    "edgeFaults": RemoteControllerLink._on_edge_faults,
+    "peerOnline": RemoteControllerLink._on_peer_online,
+}
 
 
 async def _cancel_other_tasks() -> None:

@@ -105,6 +105,7 @@ class Edge:
         token = hello.str_header(Header.SESSION_TOKEN) or ""
         try:
             channel.caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+            channel.token = token
         except PermissionError as ex:
             log.warning("router: %s %s refused: %s", channel.id, channel.peer, ex)
             await channel.send(channel.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
@@ -137,7 +138,7 @@ class Edge:
                 raise PermissionError("the new token belongs to another identity")
         except PermissionError as ex:
             return await channel.send(channel.reply(message, CT.UPDATE_TOKEN_FAILURE, str(ex).encode()))
-        channel.caller = caller
+        channel.caller, channel.token = caller, token
         await channel.send(channel.reply(message, CT.UPDATE_TOKEN_SUCCESS))
 
     async def _grant(self, channel: Channel, message: Message, kind: str) -> Grant | None:
@@ -417,6 +418,16 @@ class Edge:
         for binding in [b for b in self.bindings.values() if b.grant.session_id == revoked_id]:
             binding.channel.send_nowait(closed(binding.conn_id, "session removed"))
             self.spawn(self._drop_binding(binding))
+
+    def drop_terminators(self, terminator_ids) -> None:
+        """The controller refused these terminators at a reconcile (their service went): those bindings end."""
+        for terminator_id in terminator_ids:
+            binding = self.bindings.get(terminator_id)
+            if binding is not None:
+                binding.channel.send_nowait(closed(binding.conn_id, "terminator removed by the controller"))
+                if binding.channel.conns.get(binding.conn_id) is binding:
+                    del binding.channel.conns[binding.conn_id]
+                del self.bindings[terminator_id]
 
     async def channel_closed(self, channel: Channel) -> None:
         """The SDK went away: close its circuits' other ends, drop its bindings."""

@@ -102,6 +102,18 @@ class ControllerLink(Protocol):
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         """From now on call ``changed(pem)`` with the new bundle when the trusted CAs change; quick, any thread."""
 
+    def watch_peers(self, returned: Callable[[Mapping[str, Any]], None]) -> None:
+        """From now on call ``returned({"router_id", "name", "url"})`` when another router's link listener is back
+        after a reconnect (this router dials it again if no link to it is up); quick, any thread."""
+
+    def watch_state(
+        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[Mapping[str, Any]], None]
+    ) -> None:
+        """At every reconnect of the control channel send ``report()``'s result (the router's whole state:
+        ``{"terminators": [Terminator], "links": [{"link_id", "router_id", "dialed"}], "channels": [(token,
+        fingerprint)]}``) and hand the controller's answer (``drop_terminators``, ``drop_links``, ``drop_channels``:
+        indexes into ``channels``) to ``reconciled``. An in-process controller never reconnects: a no-op there."""
+
     def watch_edge_faults(self, changed: Callable[[int, list[Mapping[str, Any]]], None]) -> None:
         """Call ``changed(generation, faults)`` now and whenever this router's edge faults change, with the whole
         set; quick, any thread. Each fault: ``{"id", "direction": "fromSdk"|"toSdk"|"both", "contentTypes":

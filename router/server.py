@@ -12,6 +12,7 @@ to a CA that left the bundle are closed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures  # noqa: F401  (named in annotations)
 import logging
 import socket
 import ssl
@@ -175,6 +176,8 @@ class EdgeRouter:
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.watch_edge_faults(self._edge_faults_changed)
+        self.link.watch_peers(self._peer_returned)
+        self.link.watch_state(self._state, self._reconciled)
         self.link.online(self.url)
         if self.links is not None:
             self.link.link_listen(self.link_url)
@@ -301,6 +304,41 @@ class EdgeRouter:
                 self.loop.call_soon_threadsafe(self.links.router_gone, revoked_id)
         else:
             self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
+
+    def _peer_returned(self, peer: dict) -> None:
+        """Called from a controller thread: a peer router reconnected; dial it again if no link to it is up."""
+        if self.links is not None and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.links.peer_returned, peer)
+
+    def _state(self) -> "concurrent.futures.Future":
+        """From a controller thread: this router's whole state, collected in its loop (see ``watch_state``)."""
+        return asyncio.run_coroutine_threadsafe(self._collect(), self.loop)
+
+    async def _collect(self) -> dict:
+        channels = [channel for channel in self.channels if not channel.closed and channel.token]
+        self._reported_channels = channels
+        return {
+            "terminators": [binding.terminator for binding in self.edge.bindings.values()],
+            "links": self.links.state() if self.links is not None else [],
+            "channels": [(channel.token, channel.fingerprint()) for channel in channels],
+        }
+
+    def _reconciled(self, answer: dict) -> None:
+        """From a controller thread: drop what the controller refused at a reconcile."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self._apply_reconcile, answer)
+
+    def _apply_reconcile(self, answer: dict) -> None:
+        self.edge.drop_terminators(answer.get("drop_terminators") or ())
+        if self.links is not None:
+            self.links.drop(answer.get("drop_links") or ())
+        reported = getattr(self, "_reported_channels", [])
+        for index in answer.get("drop_channels") or ():
+            if isinstance(index, int) and 0 <= index < len(reported):
+                channel = reported[index]
+                log.info("router: %s closed: the controller no longer accepts its api session", channel.id)
+                channel.close()
+        self._reported_channels = []
 
     def _edge_faults_changed(self, generation: int, faults: list) -> None:
         """Called from a controller thread with this router's whole set of edge faults: hand over to the loop."""

@@ -75,6 +75,35 @@ def _caller(value: dict) -> Caller:
     return Caller(value["apiSessionId"], value["identityId"], str(value.get("identityName") or ""))
 
 
+#: at most this many entries in each list of a reconcile (a router's terminators, links and SDK channels)
+MAX_RECONCILE = 100_000
+
+
+def _reconcile(link, args: dict, router_id: str) -> dict:
+    for field in ("terminators", "links", "channels"):
+        if len(args[field]) > MAX_RECONCILE:
+            raise InvalidArgs(f"reconcile: more than {MAX_RECONCILE} {field}")
+    terminators = []
+    for item in args["terminators"]:
+        if not isinstance(item, dict):
+            raise InvalidArgs("reconcile: a terminator is not an object")
+        terminators.append(_terminator(TERMINATOR.check(item)))
+    links = []
+    for item in args["links"]:
+        if not isinstance(item, dict):
+            raise InvalidArgs("reconcile: a link is not an object")
+        item = LINK.check(item)
+        links.append({"link_id": item["linkId"], "router_id": item["routerId"], "dialed": item["dialed"]})
+    channels = []
+    for item in args["channels"]:
+        if not isinstance(item, dict):
+            raise InvalidArgs("reconcile: a channel is not an object")
+        item = CHANNEL.check(item)
+        channels.append((item["token"], item["fingerprint"]))
+    link_url = _url(args["linkUrl"]) if args["linkUrl"] is not None else None
+    return link.reconcile(_url(args["url"]), link_url, terminators, links, channels, args["version"])
+
+
 def _terminator(args: dict) -> Terminator:
     key = args["hostPublicKey"]
     try:
@@ -125,6 +154,22 @@ def _hits(value: dict) -> dict[str, int]:
     return value
 
 
+TERMINATOR = Entry(
+    "terminator",
+    {
+        "terminatorId": (str,),
+        "serviceId": (str,),
+        "identityId": (str,),
+        "cost": (int,),
+        "precedence": (str,),
+        "instanceId": (str,),
+        "hostPublicKey": OPTIONAL_STR,
+    },
+    lambda link, a, r: link.add_terminator(_terminator(a)),
+)
+LINK = Entry("link", {"linkId": (str,), "routerId": (str,), "dialed": (bool,)}, lambda link, a, r: None)
+CHANNEL = Entry("channel", {"token": (str,), "fingerprint": (str,)}, lambda link, a, r: None)
+
 ENTRIES = (
     Entry("trustedCas", {}, lambda link, a, r: link.trusted_cas()),
     Entry(
@@ -135,22 +180,23 @@ ENTRIES = (
         {"caller": (dict,), "token": (str,), "kind": (str,)},
         lambda link, a, r: link.session(_caller(a["caller"]), a["token"], a["kind"]),
     ),
-    Entry(
-        "addTerminator",
-        {
-            "terminatorId": (str,),
-            "serviceId": (str,),
-            "identityId": (str,),
-            "cost": (int,),
-            "precedence": (str,),
-            "instanceId": (str,),
-            "hostPublicKey": OPTIONAL_STR,
-        },
-        lambda link, a, r: link.add_terminator(_terminator(a)),
-    ),
+    Entry("addTerminator", TERMINATOR.args, TERMINATOR.call),
     Entry("removeTerminator", {"terminatorId": (str,)}, lambda link, a, r: link.remove_terminator(a["terminatorId"])),
     Entry("online", {"url": (str,)}, lambda link, a, r: link.online(_url(a["url"]))),
     Entry("offline", {}, lambda link, a, r: link.offline()),
+    # every (re)connect: the router's whole state; the answer says what it must drop
+    Entry(
+        "reconcile",
+        {
+            "url": (str,),
+            "linkUrl": OPTIONAL_STR,
+            "terminators": (list,),
+            "links": (list,),
+            "channels": (list,),
+            "version": (str,),
+        },
+        _reconcile,
+    ),
     Entry(
         "connectionChanged",
         {"identityId": (str,), "connected": (bool,)},

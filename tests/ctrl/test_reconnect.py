@@ -1,0 +1,170 @@
+"""Reconnects of the control channel are invisible: a controller restart, with process routers and with the embedded
+router, and a paused router. Routers run as their own processes (``harness.routers``); the controller restarts on
+its data folder and ports (``LocalController.restart``), as ``python -m controller`` restarted by a user."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.client import ZitiClient
+from harness.quickstart import new_quickstart
+from harness.routers import RouterNetwork, linked_pairs
+from harness.server import LocalController
+from harness.sync_dataplane import SyncDataPlane, echo
+from tests.ctrl.support import terminators_on, wait_until
+from tests.ctrl.test_multi_hop_process import embedded_router, split_routers
+
+#: generous bounds for polls (the 2 s targets are measured by the benchmark, not asserted here)
+BACK = 15.0
+
+
+@pytest.fixture
+def controller(tmp_path):
+    """A controller of this test alone (it restarts), its data in ``tmp_path``; control channel on, no policies."""
+    local = LocalController(data_dir=tmp_path / "ctrl", ctrl=True)
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+def admin_of(local: LocalController) -> ZitiClient:
+    client = ZitiClient.connect(local.url)
+    client.login("admin", local.config.admin_password)
+    return client
+
+
+def relogin(network: RouterNetwork, local: LocalController) -> ZitiClient:
+    """After a restart: one new admin client for the network and its routers."""
+    network.admin.close()
+    network.admin = admin_of(local)
+    for router in network:
+        router.admin = network.admin
+    return network.admin
+
+
+def echoes(plane: SyncDataPlane, service: str, text: bytes) -> bool:
+    with plane.dial(service) as conn:
+        conn.sendall(text)
+        return conn.recv_exactly(len(text)) == text
+
+
+def test_a_controller_restart_keeps_the_link_between_process_routers_and_dials_cross_it(
+    controller, tmp_path, ziti_unique
+):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-a", roles=["a"])
+    network.add("er-b", roles=["b"], links=["er-a"])
+    try:
+        network.start()
+        a, b = network["er-a"], network["er-b"]
+        stem = ziti_unique("restart")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=a.url)
+        split_routers(admin, stem, binder_router=a.id, dialer_router=b.id)
+        with SyncDataPlane.from_identity_file(qs.binder) as host:
+            host.bind(qs.service, echo)
+            wait_until(lambda: terminators_on(admin, a.id), what="the binder's terminator")
+
+            controller.restart()
+            admin = relogin(network, controller)
+            wait_until(lambda: frozenset((a.id, b.id)) in linked_pairs(admin), BACK, "the link listed again")
+            wait_until(lambda: terminators_on(admin, a.id), BACK, "the binder's terminator again")
+            with SyncDataPlane.from_identity_file(qs.dialer) as guest:
+                assert echoes(guest, qs.service, b"across the link after a restart")
+    finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_a_controller_restart_relinks_the_embedded_router_and_the_open_sdk_channel_dials_again(tmp_path, ziti_unique):
+    local = LocalController(data_dir=tmp_path / "ctrl", ctrl=True, router=True).start()
+    network = RouterNetwork(admin_of(local), tmp_path / "routers")
+    network.add("er-p", roles=["p"])
+    try:
+        network.start()
+        admin, process, embedded = network.admin, network["er-p"], embedded_router(network.admin)
+        wait_until(lambda: frozenset((process.id, embedded["id"])) in linked_pairs(admin), what="the first link")
+        stem = ziti_unique("embedded")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=local.https_url, router_url=process.url)
+        split_routers(admin, stem, binder_router=embedded["id"], dialer_router=process.id)
+        with SyncDataPlane.from_identity_file(qs.dialer) as guest:
+            with SyncDataPlane.from_identity_file(qs.binder) as host:
+                host.bind(qs.service, echo)
+                wait_until(lambda: terminators_on(admin, embedded["id"]), what="the binder's terminator")
+                assert echoes(guest, qs.service, b"process to embedded")
+
+            local.restart()  # the embedded router restarts with it; the process router and its SDK channel stay
+            admin = relogin(network, local)
+            wait_until(
+                lambda: frozenset((process.id, embedded["id"])) in linked_pairs(admin), BACK, "the link made again"
+            )
+            with SyncDataPlane.from_identity_file(qs.binder) as host:
+                host.bind(qs.service, echo)
+                wait_until(lambda: terminators_on(admin, embedded["id"]), BACK, "the binder's terminator again")
+                assert echoes(guest, qs.service, b"again after the restart")
+                assert len(guest._plane._channels) == 1
+    finally:
+        network.stop_routers()
+        network.admin.close()
+        local.stop()
+
+
+@pytest.mark.parametrize("reconnect", ["controller restart", "router paused"])
+def test_an_sdk_channel_open_across_a_control_reconnect_dials_again(controller, tmp_path, ziti_unique, reconnect):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-one", roles=["one"])
+    try:
+        network.start()
+        router = network["er-one"]
+        stem = ziti_unique("again")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url)
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+            host.bind(qs.service, echo)
+            wait_until(lambda: terminators_on(admin, router.id), what="the binder's terminator")
+            assert echoes(guest, qs.service, b"before")
+
+            if reconnect == "controller restart":
+                controller.restart()
+                admin = relogin(network, controller)
+            else:
+                router.pause()
+                try:  # paused past the controller's heartbeat timeout (3 s): it goes offline
+                    wait_until(lambda: not router.online(), BACK, "the paused router offline")
+                finally:
+                    router.resume()
+            router.wait_online(BACK)
+            wait_until(lambda: terminators_on(admin, router.id), BACK, "the binder's terminator again")
+            # the dialer's channel to the router stayed open: the same channel dials again
+            assert echoes(guest, qs.service, b"after the reconnect")
+            assert len(guest._plane._channels) == 1
+    finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_a_paused_listening_router_gets_its_link_back(controller, tmp_path):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-l1", roles=["l"])
+    try:
+        network.start()
+        network.add("er-l2", roles=["l"], links=["er-l1"])
+        network.start()  # the newer router dials: er-l1 listens
+        ids = {router.id: router for router in network}
+        [link] = network.links_between("er-l1", "er-l2")
+        listener = ids[link["destRouter"]["id"]]
+        listener.pause()
+        try:  # the controller marks it offline, and its peer drops the link
+            wait_until(lambda: not listener.online(), BACK, "the paused router offline")
+            wait_until(lambda: not network.links_between("er-l1", "er-l2"), BACK, "the link dropped")
+        finally:
+            listener.resume()
+        listener.wait_online(BACK)
+        network.wait_linked(timeout=BACK)
+    finally:
+        network.stop_routers()
+        network.admin.close()
