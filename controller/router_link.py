@@ -444,6 +444,9 @@ class RouterLink:
         chosen = pick(service.get("terminator_strategy") or "smartrouting", usable(found), self.random)
         if chosen is None:
             suffix = f" for instanceId {instance_id}" if instance_id else ""
+            unreachable = [c for c in found if c.path is None and c.reason.startswith("no live link path")]
+            if unreachable:  # terminators exist and are online, but no live link reaches them from here
+                raise LookupError(f"service {service_id} has no path to a terminator{suffix}: {unreachable[0].reason}")
             raise LookupError(f"service {service_id} has no terminators{suffix}")
         terminator, path = chosen
         return {

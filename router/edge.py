@@ -260,7 +260,7 @@ class Edge:
             on record when the SDK's dial returns, as on the real controller."""
             if channel.closed:
                 return
-            circuit.first = True
+            circuit.first = circuit.announcing = True
             circuit.info = {
                 "circuit_id": circuit.id,
                 "service_id": grant.service_id,
@@ -277,7 +277,12 @@ class Edge:
                 self.spawn(self._once_recorded(recorded, lambda: announce(host_key, circuit)))
 
         def announce(host_key: bytes | None, circuit: Circuit) -> None:
-            if channel.closed or circuit.closed:
+            circuit.announcing = False
+            if channel.closed:
+                return
+            if circuit.closed:  # the host closed before the dialer heard of the connection: the dial's answer
+                reason = f"the host closed the connection at once: {circuit.reason or 'closed'}"
+                channel.send_nowait(closed(conn_id, reason, message))
                 return
             out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
             if host_key:

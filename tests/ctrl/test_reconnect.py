@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.client import ZitiClient
+from harness.dataplane import DialError
 from harness.quickstart import new_quickstart
 from harness.routers import RouterNetwork, linked_pairs
 from harness.server import LocalController
@@ -165,6 +166,35 @@ def test_a_paused_listening_router_gets_its_link_back(controller, tmp_path):
             listener.resume()
         listener.wait_online(BACK)
         network.wait_linked(timeout=BACK)
+    finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+@pytest.mark.parametrize("across", [False, True], ids=["one router", "across a link"])
+def test_a_dial_to_a_binder_that_closes_at_once_is_answered_at_once_with_the_reason(
+    controller, tmp_path, ziti_unique, across
+):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-h", roles=["h"])
+    network.add("er-d", roles=["d"], links=["er-h"])
+    try:
+        network.start()
+        host_router, dial_router = network["er-h"], network["er-d" if across else "er-h"]
+        stem = ziti_unique("closes")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url="")
+        split_routers(admin, stem, binder_router=host_router.id, dialer_router=dial_router.id)
+        with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+            host.bind(qs.service, lambda conn: conn.close())
+            wait_until(lambda: terminators_on(admin, host_router.id), what="the binder's terminator")
+            guest.timeout = 8.0  # a dial must be answered well within the SDK's own timeout (10 s per request)
+            for _ in range(3):
+                try:
+                    with guest.dial(qs.service) as conn:  # the host's close may also reach the dialer after
+                        assert conn.recv() == b""
+                except DialError as ex:
+                    assert "the host closed the connection at once" in str(ex)
     finally:
         network.stop_routers()
         network.admin.close()
