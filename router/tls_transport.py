@@ -461,6 +461,8 @@ async def accept(
                     await waiter
                 finally:
                     loop.remove_reader(sock.fileno())
+            if not sock.recv(1, socket.MSG_PEEK):  # closed without a byte: no TLS state for it either
+                raise ConnectionResetError("closed before the TLS handshake")
             tls = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         except BaseException:
             sock.close()

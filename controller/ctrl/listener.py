@@ -212,6 +212,9 @@ class CtrlListener:
         writer = None
         try:
             await self._readable(sock)
+            if not sock.recv(1, socket.MSG_PEEK):  # closed without a byte: no TLS state for it either
+                sock.close()
+                return None
             reader = asyncio.StreamReader(limit=READ_LIMIT, loop=self.loop)
             protocol = asyncio.StreamReaderProtocol(reader, loop=self.loop)
             left = max(0.1, self.hello_timeout - (self.loop.time() - started))
