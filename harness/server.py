@@ -99,11 +99,17 @@ class LocalController:
             self._router_port = self.router.port
         return self
 
-    def restart(self) -> LocalController:
+    def restart(self, while_down=None) -> LocalController:
         """Stop and start again on the same data folder and ports, as ``python -m controller`` restarted: routers
-        running as their own processes see their control channel close and reconnect."""
+        running as their own processes see their control channel close and reconnect. ``while_down()``, if given,
+        runs in between (what a router or an SDK does while the controller is away)."""
         self._shutdown()
-        return self.start()
+        try:
+            if while_down is not None:
+                while_down()
+        finally:
+            self.start()
+        return self
 
     def stop(self) -> None:
         self._shutdown()

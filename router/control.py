@@ -21,6 +21,7 @@ import logging
 import ssl
 import struct
 import threading
+import time
 from typing import Any, Callable
 
 import orjson
@@ -58,6 +59,65 @@ async def read_frame(reader: asyncio.StreamReader) -> dict:
     if not isinstance(message, dict):
         raise ControlError("the controller sent a frame that is not an object")
     return message
+
+
+class AcceptedHellos:
+    """SDK hellos the controller accepted: ``(token, certificate fingerprint)`` -> the caller it answered.
+
+    Kept so the router answers a hello while its controller is away (an SDK reconnecting its channel). An OIDC
+    access token counts until its ``exp`` (the controller verified its signature when it accepted it); a legacy
+    token for ``LEGACY_SECONDS`` after the controller last accepted it (its API session's default idle timeout).
+    A revoked API session's entries go at once. At most ``limit`` entries (the oldest go first).
+    """
+
+    LEGACY_SECONDS = 1800.0
+
+    def __init__(self, limit: int = 100_000, clock: Callable[[], float] = time.time):
+        self.limit, self.clock = limit, clock
+        self._entries: dict[tuple[str, str], tuple[dict, float]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, token: str, fingerprint: str, caller: dict) -> None:
+        until = _jwt_exp(token) or self.clock() + self.LEGACY_SECONDS
+        with self._lock:
+            self._entries.pop((token, fingerprint), None)
+            if len(self._entries) >= self.limit:
+                del self._entries[next(iter(self._entries))]
+            self._entries[(token, fingerprint)] = (dict(caller), until)
+
+    def get(self, token: str, fingerprint: str) -> dict | None:
+        with self._lock:
+            entry = self._entries.get((token, fingerprint))
+            if entry is None:
+                return None
+            if self.clock() >= entry[1]:
+                del self._entries[(token, fingerprint)]
+                return None
+            return dict(entry[0])
+
+    def forget(self, token: str, fingerprint: str) -> None:
+        with self._lock:
+            self._entries.pop((token, fingerprint), None)
+
+    def revoke(self, api_session_id: str) -> None:
+        with self._lock:
+            for key in [
+                k for k, (caller, _) in self._entries.items() if caller.get("api_session_id") == api_session_id
+            ]:
+                del self._entries[key]
+
+
+def _jwt_exp(token: str) -> float | None:
+    """The ``exp`` of a JWT's payload (read, not verified: only for a token the controller accepted), else None."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = orjson.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    return float(exp) if isinstance(exp, (int, float)) and not isinstance(exp, bool) else None
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -125,6 +185,8 @@ class RemoteControllerLink:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._maintainer: asyncio.Future | None = None
+        #: what the controller accepted at SDK hellos, so a hello while it is away is still answered
+        self.accepted = AcceptedHellos()
         #: set while a hello-ed connection is up (tests and readiness wait on it)
         self.connected = threading.Event()
 
@@ -283,6 +345,8 @@ class RemoteControllerLink:
             handler(self, args)
 
     def _on_revoked(self, args: dict) -> None:
+        if args.get("kind") == "apiSession":
+            self.accepted.revoke(str(args.get("id")))
         if self._revoked is not None:
             self._revoked(str(args.get("kind")), str(args.get("id")))
 
@@ -361,7 +425,21 @@ class RemoteControllerLink:
         return self._call("trustedCas")
 
     def hello(self, token: str, fingerprint: str) -> dict:
-        return self._checked("hello", token=token, fingerprint=fingerprint)
+        """The controller's answer; while it is unreachable, what it answered for this token and certificate
+        before (until the token expires or its API session is revoked)."""
+        try:
+            caller = self._call("hello", token=token, fingerprint=fingerprint)
+        except (ControlError, TimeoutError) as ex:
+            caller = self.accepted.get(token, fingerprint)
+            if caller is None:
+                raise PermissionError(f"the controller is unreachable ({ex})") from None
+            log.info("router: the controller is unreachable; an SDK hello accepted as the controller did before")
+            return caller
+        except PermissionError:
+            self.accepted.forget(token, fingerprint)
+            raise
+        self.accepted.add(token, fingerprint, caller)
+        return caller
 
     def session(self, caller: Caller, token: str, kind: str) -> dict:
         who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}

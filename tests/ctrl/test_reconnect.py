@@ -12,8 +12,10 @@ from harness.quickstart import new_quickstart
 from harness.routers import RouterNetwork, linked_pairs
 from harness.server import LocalController
 from harness.sync_dataplane import SyncDataPlane, echo
+from router.wire import Header
 from tests.ctrl.support import terminators_on, wait_until
 from tests.ctrl.test_multi_hop_process import embedded_router, split_routers
+from tests.router.raw import RawChannel
 
 #: generous bounds for polls (the 2 s targets are measured by the benchmark, not asserted here)
 BACK = 15.0
@@ -195,6 +197,41 @@ def test_a_dial_to_a_binder_that_closes_at_once_is_answered_at_once_with_the_rea
                         assert conn.recv() == b""
                 except DialError as ex:
                     assert "the host closed the connection at once" in str(ex)
+    finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_while_the_controller_is_away_circuits_carry_on_and_a_hello_it_accepted_before_is_answered(
+    controller, tmp_path, ziti_unique
+):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-away", roles=["away"])
+    try:
+        network.start()
+        router = network["er-away"]
+        stem = ziti_unique("away")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url)
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+            host.bind(qs.service, echo)
+            wait_until(lambda: terminators_on(admin, router.id), what="the binder's terminator")
+            with guest.dial(qs.service) as conn, RawChannel(router.url, qs.dialer) as first:
+                with RawChannel(router.url, qs.dialer) as second:
+                    assert first.hello().bool_header(Header.RESULT_SUCCESS)
+                    seen: dict = {}
+
+                    def away() -> None:
+                        conn.sendall(b"while away")
+                        seen["echo"] = conn.recv_exactly(10)
+                        seen["hello"] = second.hello(first.token)
+
+                    controller.restart(while_down=away)
+                    assert seen["echo"] == b"while away"
+                    assert seen["hello"].bool_header(Header.RESULT_SUCCESS), seen["hello"].body
+                conn.sendall(b"and after")
+                assert conn.recv_exactly(9) == b"and after"
     finally:
         network.stop_routers()
         network.admin.close()
