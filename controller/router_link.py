@@ -459,6 +459,18 @@ class RouterLink:
             "links": list(path.links),
         }
 
+    def dial(self, caller, token: str, instance_id: str = "", dialer_key: bool = True) -> dict:
+        """One request per dial: validate the Dial session, pick the terminator and the path, record the circuit
+        (in the fabric, with its ``created`` event), then answer. ``PermissionError`` (a refusal) or ``LookupError``
+        (no terminator, no path) carry the text the dialer is told; a dial the router then cannot complete is
+        reported with ``circuit_down``."""
+        grant = self.session(caller, token, "Dial")
+        if grant["encryption_required"] and not dialer_key:
+            raise PermissionError("encryption required on service, initiator did not send public header")
+        route = self.route(caller.identity_id, grant["service_id"], instance_id)
+        self.circuit_up({**route, "identity_id": caller.identity_id})
+        return {**grant, **route}
+
     def _circuit_id(self) -> str:
         return "%032x" % self.random.getrandbits(128)
 

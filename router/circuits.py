@@ -110,10 +110,6 @@ class Circuit:
     queued: list[tuple[End, Message]] = field(default_factory=list)
     moved: dict[str, int] = field(default_factory=lambda: {"dialer": 0, "host": 0})
     info: dict = field(default_factory=dict)
-    #: the dialer's Connect awaits its answer (the host accepted, the controller is recording the circuit): a
-    #: close meanwhile is told to the dialer as that answer (see ``Edge.connect``), with this reason
-    announcing: bool = False
-    reason: str = ""
     #: closes the circuit if its reader makes no progress (see the module text)
     watchdog: asyncio.Task | None = None
 
@@ -222,9 +218,9 @@ class Circuits:
         """End ``circuit``: every end but ``source`` is told ``reason``; the circuit is forgotten."""
         if circuit.closed:
             return
-        circuit.closed, circuit.reason = True, reason
+        circuit.closed = True
         for end in circuit.ends():
-            if end is not source and not (end is circuit.dialer and circuit.announcing):
+            if end is not source:
                 end.outlet.paused = False
                 end.outlet.put(end.closed_frame(reason))
             if end.channel.conns.get(end.key) is circuit:

@@ -30,8 +30,8 @@ from router.link import Caller, Terminator
 from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
-#: the control channel protocol version this router speaks
-VERSION = 1
+#: the control channel protocol version this router speaks (``docs/control-channel.md``)
+VERSION = 2
 #: what this router reports of itself at every reconcile
 ROUTER_VERSION = "python-router/0.1.0"
 LENGTH = struct.Struct(">I")
@@ -523,11 +523,10 @@ class RemoteControllerLink:
     def link_down(self, link_id: str) -> None:
         self._notify("linkDown", linkId=link_id)
 
-    def route(self, identity_id: str, service_id: str, instance_id: str = "") -> dict:
-        return self._checked("route", identityId=identity_id, serviceId=service_id, instanceId=instance_id or "")
-
-    def circuit_up(self, circuit: dict) -> "concurrent.futures.Future | None":
-        return self._notify("circuitUp", circuit=dict(circuit))
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> dict:
+        who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}
+        who["identityName"] = caller.identity_name
+        return self._checked("dial", caller=who, token=token, instanceId=instance_id or "", dialerKey=dialer_key)
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))

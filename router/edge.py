@@ -19,7 +19,6 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Callable
 
 from router.channel import VERSION, Channel, ChannelClosed
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
@@ -235,54 +234,43 @@ class Edge:
 
     # -- connect ----------------------------------------------------------------------
     async def connect(self, channel: Channel, message: Message) -> None:
-        grant = await self._grant(channel, message, "Dial")
-        if grant is None or channel.closed:
-            return
+        """One request to the controller (``ControllerLink.dial``: session, terminator, path, circuit recorded),
+        then the host here or the next router over a link; the dialer is told StateConnected once the host
+        accepted, before any host data."""
         conn_id, dialer_key = message.conn_id, message.headers.get(Header.PUBLIC_KEY)
-        if grant.encryption_required and not dialer_key:
-            return await self._refuse(
-                channel, message, grant, "encryption required on service, initiator did not send public header"
-            )
+        if conn_id is None:
+            return await channel.send(closed(0, "connId not set, required", message))
+        caller, token = channel.caller, message.body.decode("utf-8", "replace")
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
         try:
-            route = await asyncio.to_thread(self.link.route, channel.caller.identity_id, grant.service_id, instance)
+            route = await asyncio.to_thread(self.link.dial, caller, token, instance, bool(dialer_key))
         except (PermissionError, LookupError) as ex:
-            return await self._refuse(channel, message, grant, str(ex).strip("'\""))
-        caller = channel.caller
+            reason = str(ex).strip("'\"") or INVALID_SESSION
+            await channel.send(closed(conn_id, reason, message))
+            self.link.emit("circuit", "failed", identity_id=caller.identity_id, router_id=self.router_id, reason=reason)
+            return None
+        service_id = route["service_id"]
+        info = {
+            "circuit_id": route["circuit_id"],
+            "service_id": service_id,
+            "identity_id": caller.identity_id,
+            "host_id": route.get("host_id", ""),
+            "terminator_id": route["terminator_id"],
+            "path": list(route["path"]),
+            "links": list(route["links"]),
+        }
+        if channel.closed:
+            return self.link.circuit_down({**info, "reason": "the dialer left"})
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
         dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()
         dialer = EdgeEnd(channel, conn_id)
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            """In the read loop that got the host's answer: the controller records the circuit, then the dialer
-            gets StateConnected, before any host data (which waits in the circuit meanwhile). So the circuit is
-            on record when the SDK's dial returns, as on the real controller."""
-            if channel.closed:
-                return
-            circuit.first = circuit.announcing = True
-            circuit.info = {
-                "circuit_id": circuit.id,
-                "service_id": grant.service_id,
-                "identity_id": caller.identity_id,
-                "host_id": route.get("host_id", ""),
-                "terminator_id": route["terminator_id"],
-                "path": list(route["path"]),
-                "links": list(route["links"]),
-            }
-            recorded = self.link.circuit_up(circuit.info)
-            if recorded is None:
-                announce(host_key, circuit)
-            else:
-                self.spawn(self._once_recorded(recorded, lambda: announce(host_key, circuit)))
-
-        def announce(host_key: bytes | None, circuit: Circuit) -> None:
-            circuit.announcing = False
-            if channel.closed:
-                return
-            if circuit.closed:  # the host closed before the dialer heard of the connection: the dial's answer
-                reason = f"the host closed the connection at once: {circuit.reason or 'closed'}"
-                channel.send_nowait(closed(conn_id, reason, message))
+            """In the read loop that got the host's answer (the controller recorded the circuit already): the
+            dialer gets StateConnected before any host data (which waits in the circuit meanwhile)."""
+            circuit.first, circuit.info = True, info
+            if channel.closed or circuit.closed:
                 return
             out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
             if host_key:
@@ -291,21 +279,23 @@ class Edge:
             self.circuits.start(circuit)
 
         try:
-            circuit = await self.dial(route, grant.service_id, dialer, dial, connected)
+            circuit = await self.dial(route, service_id, dialer, dial, connected)
         except DialFailed as ex:
-            return await self._refuse(channel, message, grant, f"dial failed: {ex}")
+            reason = f"dial failed: {ex}"
+            self.link.circuit_down({**info, "reason": reason})
+            await channel.send(closed(conn_id, reason, message))
+            self.link.emit(
+                "circuit",
+                "failed",
+                service_id=service_id,
+                identity_id=caller.identity_id,
+                router_id=self.router_id,
+                reason=reason,
+            )
+            return None
         if channel.closed:  # the dialer left while the host was accepting
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
         return None
-
-    @staticmethod
-    async def _once_recorded(recorded, then: Callable[[], None]) -> None:
-        """Run ``then`` once the controller answered (or failed to: that is logged, and the dial goes on)."""
-        try:
-            await asyncio.wrap_future(recorded)
-        except Exception:  # noqa: BLE001 - the failure is logged where it was sent
-            pass
-        then()
 
     async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
         """Reach the route's terminator from here: its host on this router, or the next router over a link.
@@ -381,17 +371,6 @@ class Edge:
             host.rekey(chosen)
             host.channel.conns[chosen] = circuit
             host.channel.send_nowait(host.channel.reply(reply, CT.STATE_CONNECTED, conn_id=u32(chosen)))
-
-    async def _refuse(self, channel: Channel, message: Message, grant: Grant, reason: str) -> None:
-        await channel.send(closed(message.conn_id, reason, message))
-        self.link.emit(
-            "circuit",
-            "failed",
-            service_id=grant.service_id,
-            identity_id=channel.caller.identity_id,
-            router_id=self.router_id,
-            reason=reason,
-        )
 
     # -- data and closes -------------------------------------------------------------------
     def data(self, channel: Channel, message: Message):

@@ -152,21 +152,17 @@ class ControllerLink(Protocol):
     def link_down(self, link_id: str) -> None:
         """The link closed (either end may say so; gone already is fine)."""
 
-    def route(self, identity_id: str, service_id: str, instance_id: str) -> Mapping[str, Any]:
-        """Where a dial of ``service_id`` arriving at this router goes.
-
-        The controller picks a terminator by the service's ``terminatorStrategy`` among terminators on
-        online routers it can reach (precedence required > default > failed, then cost), and the cheapest
-        path of live links to it. Returns ``{"circuit_id", "service_id", "terminator_id", "router_id",
-        "host_id", "path": [router ids, this router first], "links": [link ids between them]}``;
-        ``LookupError`` with the text the dialer is told when there is no terminator.
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> Mapping[str, Any]:
+        """One request per dial: the controller validates the Dial session ``token`` of ``caller``, picks the
+        terminator by the service's ``terminatorStrategy`` among terminators on online routers it can reach
+        (precedence required > default > failed, then cost) and the cheapest path of live links to it, records
+        the circuit, then answers ``{**Grant fields, "circuit_id", "terminator_id", "router_id", "host_id", "path":
+        [router ids, this router first], "links": [link ids between them]}``. ``PermissionError`` (refused) or
+        ``LookupError`` (no terminator, or no path to one) with the text the dialer is told. ``dialer_key``: the
+        dialer sent a public key (a service requiring encryption refuses a dial without one). A dial this router
+        then cannot complete is reported with :meth:`circuit_down`.
         """
 
-    def circuit_up(self, circuit: Mapping[str, Any]) -> "concurrent.futures.Future | None":
-        """A circuit this router took the dial for is connected: ``{"circuit_id", "service_id", "identity_id",
-        "host_id", "terminator_id", "path", "links"}`` (recorded and put on the timeline); quick. None once
-        recorded, or a future done once the controller has it (the dialer is told it is connected then, so a
-        listing right after a dial shows the circuit, as on the real controller)."""
-
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:
-        """That circuit ended: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host", "reason"}``; quick."""
+        """That circuit ended, or its dial failed: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host",
+        "reason"}``; quick."""

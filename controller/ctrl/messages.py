@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-#: the protocol version a router's hello must name; another answers UNSUPPORTED_VERSION and closes
-VERSION = 1
+#: the protocol version a router's hello must name; another answers UNSUPPORTED_VERSION and closes.
+#: 2: ``reconcile`` at every connect, the ``peerOnline`` push, ``dial`` (one request per dial) replacing
+#: ``route`` and ``circuitUp``
+VERSION = 2
 OPTIONAL_STR = (str, type(None))
 #: event namespaces a router may put on the timeline (its own edge and link events)
 ROUTER_EVENT_NAMESPACES = frozenset({"circuit", "terminator", "link"})
@@ -223,11 +225,10 @@ ENTRIES = (
     ),
     Entry("linkDown", {"linkId": (str,)}, lambda link, a, r: link.link_down(a["linkId"])),
     Entry(
-        "route",
-        {"identityId": (str,), "serviceId": (str,), "instanceId": (str,)},
-        lambda link, a, r: link.route(a["identityId"], a["serviceId"], a["instanceId"]),
+        "dial",
+        {"caller": (dict,), "token": (str,), "instanceId": (str,), "dialerKey": (bool,)},
+        lambda link, a, r: link.dial(_caller(a["caller"]), a["token"], a["instanceId"], a["dialerKey"]),
     ),
-    Entry("circuitUp", {"circuit": (dict,)}, lambda link, a, r: link.circuit_up(a["circuit"])),
     Entry("circuitDown", {"circuit": (dict,)}, lambda link, a, r: link.circuit_down(a["circuit"])),
     # faults on the router's edge messages (the edgeFaults push sets them; router/faults.py)
     Entry(

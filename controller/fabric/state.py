@@ -11,7 +11,6 @@ import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-
 log = logging.getLogger("controller.fabric")
 
 
