@@ -19,23 +19,19 @@ import concurrent.futures  # noqa: F401  (named in annotations)
 import itertools
 import logging
 import ssl
-import struct
 import threading
 import time
 from typing import Any, Callable
 
 import orjson
 
-from router.link import Caller, Terminator
+import protocol
+from protocol import VERSION, Caller, Terminator, encode
 from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
-#: the control channel protocol version this router speaks (``docs/control-channel.md``)
-VERSION = 2
 #: what this router reports of itself at every reconcile
 ROUTER_VERSION = "python-router/0.1.0"
-LENGTH = struct.Struct(">I")
-MAX_FRAME = 4 * 1024 * 1024
 BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
 
 
@@ -43,22 +39,11 @@ class ControlError(ConnectionError):
     """The controller cannot be reached, or refused the control channel."""
 
 
-def encode(message: dict) -> bytes:
-    body = orjson.dumps(message)
-    return LENGTH.pack(len(body)) + body
-
-
 async def read_frame(reader: asyncio.StreamReader) -> dict:
-    (length,) = LENGTH.unpack(await reader.readexactly(LENGTH.size))
-    if not 0 < length <= MAX_FRAME:
-        raise ControlError(f"the controller sent a frame of {length} bytes")
     try:
-        message = orjson.loads(await reader.readexactly(length))
-    except orjson.JSONDecodeError:
-        raise ControlError("the controller sent a frame that is not JSON") from None
-    if not isinstance(message, dict):
-        raise ControlError("the controller sent a frame that is not an object")
-    return message
+        return await protocol.read_frame(reader)
+    except protocol.FrameError as ex:
+        raise ControlError(f"the controller sent a malformed frame ({ex})") from None
 
 
 class AcceptedHellos:
@@ -311,7 +296,7 @@ class RemoteControllerLink:
                 {
                     "url": self._online_url,
                     "linkUrl": self._link_url,
-                    "terminators": [_terminator_args(t) for t in state.get("terminators", self._terminators.values())],
+                    "terminators": [t.to_wire() for t in state.get("terminators", self._terminators.values())],
                     "links": [
                         {"linkId": link["link_id"], "routerId": link["router_id"], "dialed": link["dialed"]}
                         for link in state.get("links", [])
@@ -442,14 +427,12 @@ class RemoteControllerLink:
         return caller
 
     def session(self, caller: Caller, token: str, kind: str) -> dict:
-        who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}
-        who["identityName"] = caller.identity_name
-        return self._checked("session", caller=who, token=token, kind=kind)
+        return self._checked("session", caller=caller.to_wire(), token=token, kind=kind)
 
     def add_terminator(self, terminator: Terminator) -> None:
         self._terminators[terminator.terminator_id] = terminator
         try:
-            self._call("addTerminator", **_terminator_args(terminator))
+            self._call("addTerminator", **terminator.to_wire())
         except BaseException:
             self._terminators.pop(terminator.terminator_id, None)
             raise
@@ -524,9 +507,9 @@ class RemoteControllerLink:
         self._notify("linkDown", linkId=link_id)
 
     def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> dict:
-        who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}
-        who["identityName"] = caller.identity_name
-        return self._checked("dial", caller=who, token=token, instanceId=instance_id or "", dialerKey=dialer_key)
+        return self._checked(
+            "dial", caller=caller.to_wire(), token=token, instanceId=instance_id or "", dialerKey=dialer_key
+        )
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))
@@ -546,19 +529,6 @@ async def _cancel_other_tasks() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _terminator_args(terminator: Terminator) -> dict:
-    key = terminator.host_public_key
-    return {
-        "terminatorId": terminator.terminator_id,
-        "serviceId": terminator.service_id,
-        "identityId": terminator.identity_id,
-        "cost": terminator.cost,
-        "precedence": terminator.precedence,
-        "instanceId": terminator.instance_id,
-        "hostPublicKey": base64.b64encode(key).decode("ascii") if key else None,
-    }
 
 
 def _log_failure(name: str, done) -> None:

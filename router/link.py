@@ -15,14 +15,9 @@ import concurrent.futures  # noqa: F401  (named in an annotation)
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
+from protocol import Caller, Terminator
 
-@dataclass(frozen=True)
-class Caller:
-    """The API session a channel's hello named, checked against its certificate."""
-
-    api_session_id: str
-    identity_id: str
-    identity_name: str
+__all__ = ["Caller", "ControllerLink", "Credentials", "Grant", "Terminator"]
 
 
 @dataclass(frozen=True)
@@ -33,19 +28,6 @@ class Grant:
     service_id: str
     service_name: str
     encryption_required: bool
-
-
-@dataclass(frozen=True)
-class Terminator:
-    """A binding the router asks the controller to record (``binding: edge``)."""
-
-    terminator_id: str
-    service_id: str
-    identity_id: str
-    cost: int = 0
-    precedence: str = "default"
-    instance_id: str = ""
-    host_public_key: bytes | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from typing import Callable
 from cryptography.hazmat.primitives import serialization
 
 from controller.ctrl.session import RouterSession
-from controller.server.tls import TLS12_CIPHERS
 
 log = logging.getLogger("controller.ctrl")
 #: connections at once from one address (as the HTTPS listener); more are closed at accept
@@ -34,14 +33,15 @@ MAX_PER_ADDRESS = 512
 READ_LIMIT = 2**16
 
 
-def server_context(pki) -> ssl.SSLContext:
+def server_context(pki, ciphers: str) -> ssl.SSLContext:
     """The controller's server certificate; client certificates required, from the controller's CAs only.
 
-    APPSEC(tls-policy): the same policy as every other port (TLS 1.2 with ECDHE and AEAD suites only, or 1.3).
+    APPSEC(tls-policy): ``ciphers`` is the TLS 1.2 suite list of every other port (the composition root passes
+    ``controller.server.tls.TLS12_CIPHERS``: ECDHE with AEAD suites only); TLS 1.3 as OpenSSL offers it.
     """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    context.set_ciphers(TLS12_CIPHERS)
+    context.set_ciphers(ciphers)
     key_pem = pki.server_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
@@ -73,6 +73,7 @@ class CtrlListener:
         heartbeat_timeout: float = 3.0,
         hello_timeout: float = 10.0,
         max_per_address: int = MAX_PER_ADDRESS,
+        ciphers: str,
     ):
         self.host, self.pki, self.find_router, self.link_for = host, pki, find_router, link_for
         self.heartbeat_seconds, self.heartbeat_timeout, self.hello_timeout = (
@@ -98,7 +99,7 @@ class CtrlListener:
         #: the current session of each connected router, by router id
         self.sessions: dict[str, RouterSession] = {}
         self._lock = threading.Lock()
-        self._context = server_context(pki)
+        self._context = server_context(pki, ciphers)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._accepting = False
         #: connections before their session (a stop cancels them at once)
