@@ -1,4 +1,4 @@
-"""The controller side of the router's :class:`router.link.ControllerLink`.
+"""The controller side of the router's :class:`router.controller_link.ControllerLink`.
 
 Built only on domain functions (managers, the policy engine, the PKI, the
 event timeline), each passed to the constructor; it never imports the router.
@@ -388,7 +388,7 @@ class RouterLink:
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         self.events.emit(namespace, event_type, **fields)
 
-    # -- links and circuits (see router/link.py for the contract) --------------------------------
+    # -- links and circuits (see router/controller_link.py for the contract) --------------------------------
     def link_listen(self, url: str) -> None:
         self.fabric.listen(self.router_id, url)
 

@@ -1,4 +1,4 @@
-"""``RemoteControllerLink``: the router's :class:`~router.link.ControllerLink` over the control channel.
+"""``RemoteControllerLink``: the router's :class:`~router.controller_link.ControllerLink` over the control channel.
 
 A router running as its own process reaches the controller only here: one mutual-TLS connection
 (the router's enrolled client certificate; the controller's certificate checked against the CA

@@ -7,7 +7,7 @@ loop (one thread), so no locks: a :class:`Binding` per hosted service and bind c
 
 A Connect asks the controller for a route (``ControllerLink.route``): the terminator it picked by the
 service's strategy, and the path of routers and links to it. A terminator here is dialed directly; one on
-another router is reached by a LinkRoute over the path's first link (``router/links.py``), and the
+another router is reached by a LinkRoute over the path's first link (``router/peer_links.py``), and the
 circuit's data crosses that link. Host data that arrives before the dialer's StateConnected is queued, so
 the dialer never sees bytes before the connection exists.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from router.channel import VERSION, Channel, ChannelClosed
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
-from router.link import Caller, ControllerLink, Grant, Terminator
+from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean, i32, u32
 
@@ -423,47 +423,6 @@ class Edge:
         if channel in self.channels:
             self.channels.discard(channel)
             self.link.connection_changed(channel.caller.identity_id, False)
-
-    # -- the far end of a link route --------------------------------------------------------
-    async def route_in(self, link: Channel, message: Message) -> None:
-        """A LinkRoute from the previous router: dial onwards (host here, or the next link), then answer."""
-        try:
-            route = json.loads(message.body)
-            circuit_id, service_id = str(route["circuit_id"]), str(route.get("service_id", ""))
-        except (ValueError, KeyError, TypeError):
-            log.warning("router: %s %s sent a malformed route, closing", link.id, link.peer)
-            return link.close()
-        headers = {key: value for key, value in message.headers.items() if key in DIAL_COPIES}
-        for key in (Header.DIALER_IDENTITY_ID, Header.DIALER_IDENTITY_NAME):
-            if key in message.headers:
-                headers[key] = message.headers[key]
-
-        def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            out = link.reply(message, CT.RESULT, result_success=boolean(True))
-            if host_key:
-                out.headers[Header.PUBLIC_KEY] = host_key
-            link.send_nowait(out)
-            self.circuits.start(circuit)
-
-        try:
-            if self.router_id not in route.get("path", []):
-                raise DialFailed("this router is not on the route")
-            await self.dial(route, service_id, LinkEnd(link, circuit_id), headers, connected)
-        except DialFailed as ex:
-            link.send_nowait(link.reply(message, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
-
-    def link_payload(self, link: Channel, message: Message):
-        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
-        if type(circuit) is not Circuit:
-            return None
-        source = circuit.dialer if circuit.dialer.channel is link else circuit.host
-        return self.circuits.forward(circuit, source, message)
-
-    def link_close(self, link: Channel, message: Message) -> None:
-        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
-        if isinstance(circuit, Circuit):
-            source = circuit.dialer if circuit.dialer.channel is link else circuit.host
-            self.circuits.close(circuit, source, message.body.decode("utf-8", "replace") or "closed")
 
 
 def ignore(channel: Channel, message: Message) -> None:

@@ -20,16 +20,16 @@ import tempfile
 import threading
 from pathlib import Path
 
-from router import links as links_tls
+from router import peer_links as links_tls
 from router import tls_transport
 from router.channel import Channel
 from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
+from router.controller_link import ControllerLink, Credentials
 from router.edge import Edge
 from router.faults import EdgeFaults
-from router.link import ControllerLink, Credentials
-from router.links import Links
+from router.forwarder import Forwarder
+from router.peer_links import Links
 from router.tls_policy import bundle_ders, new_context
-from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
 #: how long a stop waits for closed channels to clean up (terminators, circuits) before cancelling the rest;
@@ -77,7 +77,7 @@ class EdgeRouter:
     """An edge router SDKs dial and bind through, reaching the controller only via ``link``.
 
     It owns its parts and they point one way: the router holds the :class:`~router.edge.Edge` (SDK
-    messages), the :class:`~router.links.Links` (peer routers) and the :class:`~router.circuits.Circuits`;
+    messages), the :class:`~router.peer_links.Links` (peer routers) and the :class:`~router.circuits.Circuits`;
     each channel is served with its handler table and knows nothing of the router.
     """
 
@@ -154,13 +154,7 @@ class EdgeRouter:
                 router_id=self.router_id,
                 server_context=link_tls[0],
                 client_context=link_tls[1],
-                handlers={
-                    CT.LINK_ROUTE: lambda channel, message: self.spawn(self.edge.route_in(channel, message)),
-                    CT.LINK_PAYLOAD: self.edge.link_payload,
-                    CT.LINK_CLOSE: self.edge.link_close,
-                    CT.LINK_PAUSE: self.circuits.pause,
-                    CT.LINK_RESUME: self.circuits.resume,
-                },
+                handlers=Forwarder(self.edge, self.circuits, router_id=self.router_id, spawn=self.spawn).handlers,
                 on_closed=self._link_closed,
                 spawn=self.spawn,
                 hello_timeout=self.hello_timeout,

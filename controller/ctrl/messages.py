@@ -107,7 +107,7 @@ HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
     "reconcile": _reconcile,
     "connectionChanged": lambda link, a, r: link.connection_changed(a["identityId"], a["connected"]),
     "emit": _emit,
-    # links (router/links.py)
+    # links (router/peer_links.py)
     "linkListen": lambda link, a, r: link.link_listen(_url(a["url"])),
     "peers": lambda link, a, r: link.peers(),
     "linkPeer": lambda link, a, r: link.link_peer(a["routerId"], a["fingerprint"]),

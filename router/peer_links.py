@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 from router import tls_transport
 from router.channel import Channel, Handler
-from router.link import ControllerLink
+from router.controller_link import ControllerLink
 from router.tls_policy import new_context
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean

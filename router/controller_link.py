@@ -34,7 +34,7 @@ class Grant:
 class Credentials:
     """The router's id, name and TLS server certificate (chain and key as PEM).
 
-    For links (``router/links.py``) also its client certificate and key, and the controller's own CA
+    For links (``router/peer_links.py``) also its client certificate and key, and the controller's own CA
     bundle (the only trust root for links); without them the router opens no link listener.
     """
 
@@ -112,7 +112,7 @@ class ControllerLink(Protocol):
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         """Put an event on the controller's timeline."""
 
-    # -- links and circuits (router/links.py, router/edge.py). Plain JSON values in and out. ----------------
+    # -- links and circuits (router/peer_links.py, router/edge.py). Plain JSON values in and out. ----------------
     def link_listen(self, url: str) -> None:
         """This router accepts links at ``url`` (``tls://host:port``); peers learn it from :meth:`peers`."""
 
