@@ -1,6 +1,6 @@
 """What the router needs from a controller: the narrow interface it defines.
 
-The controller supplies an adapter (``controller/router_link.py``) in-process;
+The controller supplies an adapter (``controller/router_link/``) in-process;
 a router running as its own process uses :class:`router.control.RemoteControllerLink`,
 which speaks the same interface over the control channel (``docs/control-channel.md``).
 The router never reaches further. The adapter answers with plain dicts carrying the
