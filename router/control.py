@@ -245,7 +245,7 @@ class RemoteControllerLink:
                 try:
                     await self._resync()
                     log.info("router: the control channel to %s is back", self.address)
-                except (ControlError, RuntimeError, PermissionError, LookupError) as ex:
+                except Exception as ex:  # noqa: BLE001 - whatever failed, the channel reconnects (never dies)
                     log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
                     self._abort()
             await serving
@@ -393,6 +393,8 @@ class RemoteControllerLink:
             return self._call(name, **args)
         except (ControlError, TimeoutError) as ex:
             raise PermissionError(f"the controller is unreachable ({ex})") from None
+        except RuntimeError as ex:  # the controller failed that request: the SDK is told why, nothing hangs
+            raise PermissionError(f"the controller failed: {ex}") from None
 
     # -- ControllerLink ---------------------------------------------------------------------
     def credentials(self) -> dict:
@@ -414,6 +416,8 @@ class RemoteControllerLink:
         before (until the token expires or its API session is revoked)."""
         try:
             caller = self._call("hello", token=token, fingerprint=fingerprint)
+        except RuntimeError as ex:
+            raise PermissionError(f"the controller failed: {ex}") from None
         except (ControlError, TimeoutError) as ex:
             caller = self.accepted.get(token, fingerprint)
             if caller is None:

@@ -243,7 +243,13 @@ class EdgeRouter:
     def spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        """No task dies silently: an unexpected failure is logged with its traceback (and retrieved)."""
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("router: %s failed", task.get_coro().__qualname__, exc_info=task.exception())
 
     # -- channels -------------------------------------------------------------------
     async def _accept(self, sock: socket.socket) -> None:
