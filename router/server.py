@@ -35,6 +35,9 @@ log = logging.getLogger("router")
 #: how long a stop waits for closed channels to clean up (terminators, circuits) before cancelling the rest;
 #: within ``python -m router run``'s 5 s stop bound
 SHUTDOWN_WAIT = 3.0
+#: SDK channels at once from one address (many SDKs may share one address behind a NAT; an idle connection costs
+#: no TLS state before its first byte); more are closed as they are accepted
+EDGE_MAX_PER_ADDRESS = 4096
 
 
 def _pem_files(folder: str, chain_pem: str, key_pem: str, stem: str) -> tuple[str, str]:
@@ -183,7 +186,9 @@ class EdgeRouter:
         self.loop = asyncio.new_event_loop()
         try:
             self._context = context
-            self._server = tls_transport.listen(self.loop, self.host, self.port, self._accept)
+            self._server = tls_transport.listen(
+                self.loop, self.host, self.port, self._accept, max_per_address=EDGE_MAX_PER_ADDRESS
+            )
             self.port = self._server.sockets[0].getsockname()[1]
             if self.links is not None:
                 self._link_server = tls_transport.listen(self.loop, self.host, self.link_port, self._accept_link)

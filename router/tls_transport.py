@@ -514,7 +514,8 @@ async def connect(
     return await _start(tls, timeout, limit)
 
 
-#: connections at once from one address on one listener (as the controller's listeners); more are closed at accept
+#: connections at once from one address on one listener (the link listener's; the controller's listeners have the
+#: same); more are closed as they are accepted
 MAX_PER_ADDRESS = 512
 
 
@@ -587,7 +588,14 @@ class Listener:
             sock.close()
 
 
-def listen(loop: asyncio.AbstractEventLoop, host: str | None, port: int, on_accept, backlog: int = 100) -> Listener:
+def listen(
+    loop: asyncio.AbstractEventLoop,
+    host: str | None,
+    port: int,
+    on_accept,
+    backlog: int = 100,
+    max_per_address: int = MAX_PER_ADDRESS,
+) -> Listener:
     """Bind ``host:port`` on every address it resolves to (as ``loop.create_server``); ``OSError`` when one
     cannot be bound (nothing stays bound then)."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -606,4 +614,4 @@ def listen(loop: asyncio.AbstractEventLoop, host: str | None, port: int, on_acce
         for sock in sockets:
             sock.close()
         raise
-    return Listener(loop, sockets, on_accept, backlog)
+    return Listener(loop, sockets, on_accept, backlog, max_per_address)
