@@ -4,6 +4,9 @@ its data folder and ports (``LocalController.restart``), as ``python -m controll
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from harness.client import ZitiClient
@@ -14,7 +17,7 @@ from harness.server import LocalController
 from harness.sync_dataplane import SyncDataPlane, echo
 from router.wire import Header
 from tests.ctrl.support import terminators_on, wait_until
-from tests.ctrl.test_multi_hop_process import embedded_router, split_routers
+from tests.ctrl.test_multi_hop_process import SDK_ENV, SDK_SCRIPT, embedded_router, split_routers
 from tests.router.raw import RawChannel
 
 #: generous bounds for polls (the 2 s targets are measured by the benchmark, not asserted here)
@@ -233,5 +236,63 @@ def test_while_the_controller_is_away_circuits_carry_on_and_a_hello_it_accepted_
                 conn.sendall(b"and after")
                 assert conn.recv_exactly(9) == b"and after"
     finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_a_real_sdk_connected_before_a_controller_restart_dials_again_on_the_same_context(
+    controller, tmp_path, ziti_unique
+):
+    pytest.importorskip("openziti")
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-sdk", roles=["sdk"])
+    processes: list[subprocess.Popen] = []
+
+    def sdk(*args: str) -> subprocess.Popen:
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, str(SDK_SCRIPT), *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                env=SDK_ENV,
+            )
+        )
+        return processes[-1]
+
+    said: list[str] = []
+
+    def ask(guest: subprocess.Popen, message: str) -> str | None:
+        guest.stdin.write(message + "\n")
+        guest.stdin.flush()
+        for line in guest.stdout:
+            said.append(line)
+            if line.startswith(("ECHO", "FAILED")):
+                return line.strip()
+        return None  # the SDK process ended
+
+    try:
+        network.start()
+        router = network["er-sdk"]
+        stem = ziti_unique("realsdk")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url)
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        sdk("serve", str(qs.binder), qs.service, "host")
+        wait_until(lambda: terminators_on(admin, router.id), 30, "the SDK's terminator")
+        guest = sdk("dial-hold", str(qs.dialer), qs.service)
+        assert ask(guest, "before") == "ECHO host:before"
+        assert ask(guest, "again") == "ECHO host:again", "".join(said[-20:])
+
+        controller.restart()
+        admin = relogin(network, controller)
+        router.wait_online(BACK)
+        wait_until(lambda: terminators_on(admin, router.id), BACK, "the SDK's terminator again")
+        assert ask(guest, "after") == "ECHO host:after", "".join(said[-20:])
+    finally:
+        for process in processes:
+            process.kill()
+            process.communicate(timeout=10)
         network.stop_routers()
         network.admin.close()
