@@ -4,6 +4,7 @@ its data folder and ports (``LocalController.restart``), as ``python -m controll
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 
@@ -118,7 +119,10 @@ def test_a_controller_restart_relinks_the_embedded_router_and_the_open_sdk_chann
 
 
 @pytest.mark.parametrize("reconnect", ["controller restart", "router paused"])
-def test_an_sdk_channel_open_across_a_control_reconnect_dials_again(controller, tmp_path, ziti_unique, reconnect):
+def test_an_sdk_channel_open_across_a_control_reconnect_dials_again(
+    controller, tmp_path, ziti_unique, reconnect, caplog
+):
+    caplog.set_level(logging.INFO, logger="controller.ctrl")
     admin = admin_of(controller)
     network = RouterNetwork(admin, tmp_path / "routers")
     network.add("er-one", roles=["one"])
@@ -147,6 +151,11 @@ def test_an_sdk_channel_open_across_a_control_reconnect_dials_again(controller, 
             # the dialer's channel to the router stayed open: the same channel dials again
             assert echoes(guest, qs.service, b"after the reconnect")
             assert len(guest._plane._channels) == 1
+            # one line per reconnect says what was reconciled: here the binder's and the dialer's channels
+            lines = [
+                r.getMessage() for r in caplog.records if "er-one" in r.getMessage() and "reconciled" in r.getMessage()
+            ]
+            assert len(lines) == 1 and "1 terminators (" in lines[0] and "2 SDK channels (0 refused)" in lines[0]
     finally:
         network.stop_routers()
         network.admin.close()
