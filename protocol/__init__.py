@@ -179,6 +179,7 @@ PUSHES: dict[str, dict[str, tuple[type, ...]]] = {
     "trustedCas": {"pem": (str,)},
     "edgeFaults": {"generation": (int,), "faults": (list,)},
     "peerOnline": {"routerId": (str,), "name": (str,), "url": (str,)},
+    "oidcKeys": {"jwks": (dict,)},
 }
 
 

@@ -27,6 +27,7 @@ import orjson
 
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
+from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
@@ -172,6 +173,8 @@ class RemoteControllerLink:
         self._maintainer: asyncio.Future | None = None
         #: what the controller accepted at SDK hellos, so a hello while it is away is still answered
         self.accepted = AcceptedHellos()
+        #: OIDC access tokens verified here while the controller is away (keys and revocations it pushed)
+        self.local_tokens = LocalTokens()
         #: set while a hello-ed connection is up (tests and readiness wait on it)
         self.connected = threading.Event()
 
@@ -332,6 +335,7 @@ class RemoteControllerLink:
     def _on_revoked(self, args: dict) -> None:
         if args.get("kind") == "apiSession":
             self.accepted.revoke(str(args.get("id")))
+        self.local_tokens.revoke(str(args.get("kind")), str(args.get("id")))
         if self._revoked is not None:
             self._revoked(str(args.get("kind")), str(args.get("id")))
 
@@ -344,6 +348,10 @@ class RemoteControllerLink:
             self._edge_faults = (args["generation"], args["faults"])
             if self._faults_changed is not None:
                 self._faults_changed(*self._edge_faults)
+
+    def _on_oidc_keys(self, args: dict) -> None:
+        if isinstance(args.get("jwks"), dict):
+            self.local_tokens.set_keys(args["jwks"])
 
     def _on_peer_online(self, args: dict) -> None:
         if self._peer_returned is not None and all(isinstance(args.get(k), str) for k in ("routerId", "url")):
@@ -419,7 +427,7 @@ class RemoteControllerLink:
         except RuntimeError as ex:
             raise PermissionError(f"the controller failed: {ex}") from None
         except (ControlError, TimeoutError) as ex:
-            caller = self.accepted.get(token, fingerprint)
+            caller = self.accepted.get(token, fingerprint) or self.local_tokens.caller(token, fingerprint)
             if caller is None:
                 raise PermissionError(f"the controller is unreachable ({ex})") from None
             log.info("router: the controller is unreachable; an SDK hello accepted as the controller did before")
@@ -525,6 +533,7 @@ PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
     "trustedCas": RemoteControllerLink._on_trusted_cas,
     "edgeFaults": RemoteControllerLink._on_edge_faults,
     "peerOnline": RemoteControllerLink._on_peer_online,
+    "oidcKeys": RemoteControllerLink._on_oidc_keys,
 }
 
 

@@ -69,6 +69,7 @@ class RouterSession:
                 self.listener.adopt(self)
                 self.link.watch(lambda kind, revoked_id: self.push("revoked", kind=kind, id=revoked_id))
                 self.link.watch_trusted_cas(lambda pem: self.push("trustedCas", pem=pem))
+                self.link.watch_oidc_keys(lambda jwks: self.push("oidcKeys", jwks=jwks))
                 self.link.watch_peers(
                     lambda peer: self.push("peerOnline", routerId=peer["router_id"], name=peer["name"], url=peer["url"])
                 )

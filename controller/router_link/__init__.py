@@ -86,6 +86,7 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         clock=None,
         router_id: str = "",
         router_faults=None,
+        oidc_jwks=None,
     ):
         self.name, self.pki, self.store, self.events, self.engine = name, pki, store, events, engine
         self.api_sessions, self.api_session_certificates = api_sessions, api_session_certificates
@@ -101,6 +102,8 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         self.router_id = router_id
         #: faults on this router's edge messages (``controller/simulation.py`` RouterFaults), if any
         self.router_faults = router_faults
+        #: ``() -> JWKS`` of the OIDC access tokens' signing key (None without OIDC): pushed to routers
+        self.oidc_jwks = oidc_jwks
         self._unwatch: list = []
         #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
         #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation

@@ -8,6 +8,9 @@ from controller.errors import ControllerError
 from controller.fabric.state import Link
 
 log = logging.getLogger("controller.ctrl")
+#: OIDC revocation records (``controller/oidc/revocations.py``) -> the ``revoked`` push's kind: an OIDC API
+#: session (``z_asid``: its channels close), one token (``jti``), every token of an identity issued until now
+OIDC_REVOCATIONS = {"API_SESSION": "apiSession", "JTI": "token", "IDENTITY": "identityTokens"}
 
 
 class Presence:
@@ -108,8 +111,19 @@ class Presence:
             elif event.get("namespace") == "router" and event.get("event_type") == "offline":
                 if event.get("router_id") != self.router_id:
                     revoked("router", event.get("router_id"))
+            elif event.get("namespace") == "entityChange" and event.get("entityType") == "revocations":
+                record = event.get("finalState") or {}  # an OIDC revocation (logout, token, identity)
+                kind = OIDC_REVOCATIONS.get(record.get("type"))
+                if kind is not None and event.get("eventType") in ("created", "updated"):
+                    revoked(kind, str(event.get("entityId")))
 
         self._unwatch.append(self.events.subscribe(on_event))
+
+    def watch_oidc_keys(self, changed) -> None:
+        """Call ``changed(jwks)`` now with the public keys OIDC access tokens are signed with (if OIDC is on), so
+        a router verifies those tokens itself while this controller is away."""
+        if self.oidc_jwks is not None:
+            changed(self.oidc_jwks())
 
     def watch_trusted_cas(self, changed) -> None:
         """Call ``changed(pem)`` whenever the trusted CA bundle changes (a CA created, verified, disabled, deleted)."""

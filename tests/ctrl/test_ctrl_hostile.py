@@ -39,9 +39,13 @@ class RawCtrl:
         self.sock.sendall(data)
 
     def recv(self) -> dict | None:
-        """The next frame, or None once the controller closed the connection."""
-        head = self._exactly(4)
-        return None if head is None else orjson.loads(self._exactly(struct.unpack(">I", head)[0]))
+        """The next frame that is not a push (the controller pushes at connect and any time), or None once the
+        controller closed the connection."""
+        while True:
+            head = self._exactly(4)
+            message = None if head is None else orjson.loads(self._exactly(struct.unpack(">I", head)[0]))
+            if message is None or message.get("type") != "push":
+                return message
 
     def _exactly(self, size: int) -> bytes | None:
         return recv_exactly(self.sock, size)

@@ -15,7 +15,7 @@ from harness.dataplane import DialError
 from harness.quickstart import new_quickstart
 from harness.routers import RouterNetwork, linked_pairs
 from harness.server import LocalController
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from router.wire import Header
 from tests.ctrl.support import terminators_on, wait_until
 from tests.ctrl.test_multi_hop_process import SDK_ENV, SDK_SCRIPT, embedded_router, split_routers
@@ -303,5 +303,38 @@ def test_a_real_sdk_connected_before_a_controller_restart_dials_again_on_the_sam
         for process in processes:
             process.kill()
             process.communicate(timeout=10)
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_while_the_controller_is_away_the_router_verifies_an_oidc_access_token_it_never_saw(
+    controller, tmp_path, ziti_unique
+):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-oidc", roles=["oidc"])
+    try:
+        network.start()
+        router = network["er-oidc"]
+        stem = ziti_unique("oidcaway")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url)
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        client, _ = load_identity_file(qs.dialer)
+        client.logout()
+        client.login_cert(oidc="c")
+        token = client.session_token
+        head, payload, signature = token.split(".")
+        forged = f"{head}.{payload}.{signature[:-4]}{'AAAA' if signature[-4:] != 'AAAA' else 'BBBB'}"
+        with RawChannel(router.url, qs.dialer) as genuine, RawChannel(router.url, qs.dialer) as tampered:
+            seen: dict = {}
+
+            def away() -> None:
+                seen["genuine"] = genuine.hello(token)
+                seen["tampered"] = tampered.hello(forged)
+
+            controller.restart(while_down=away)
+            assert seen["genuine"].bool_header(Header.RESULT_SUCCESS), seen["genuine"].body
+            assert not seen["tampered"].bool_header(Header.RESULT_SUCCESS)
+    finally:
         network.stop_routers()
         network.admin.close()
