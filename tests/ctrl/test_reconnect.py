@@ -338,3 +338,25 @@ def test_while_the_controller_is_away_the_router_verifies_an_oidc_access_token_i
     finally:
         network.stop_routers()
         network.admin.close()
+
+
+def test_an_oidc_logout_closes_that_api_sessions_channels_on_a_process_router(controller, tmp_path, ziti_unique):
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-logout", roles=["logout"])
+    try:
+        network.start()
+        router = network["er-logout"]
+        stem = ziti_unique("logout")
+        qs = new_quickstart(admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url)
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        client, _ = load_identity_file(qs.dialer)
+        client.logout()
+        client.login_cert(oidc="c")
+        with RawChannel(router.url, qs.dialer) as channel:
+            assert channel.hello(client.session_token).bool_header(Header.RESULT_SUCCESS)
+            client.logout()  # revokes the OIDC API session (z_asid): the router is told and closes its channels
+            assert channel.recv() is None
+    finally:
+        network.stop_routers()
+        network.admin.close()
