@@ -618,6 +618,118 @@ async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
     }
 
 
+# -- the control plane: a controller restart under process routers, a flood on the control port ----------------
+def restart_to_dial(folder: Path, attempts: int = 3) -> dict:
+    """Process routers a and b linked, a binder on a, a dialer on b with its channel open: the controller restarts
+    (``LocalController.restart``, on its data and ports); ms from its return to the dialer's first successful
+    dial across the link on the same channel (the median of ``attempts`` restarts)."""
+    from harness.dataplane import DialError
+    from harness.routers import RouterNetwork
+    from harness.server import LocalController
+    from harness.sync_dataplane import SyncDataPlane, echo
+
+    local = LocalController(data_dir=folder / "ctrl", ctrl=True).start()
+    admin = ZitiClient.connect(local.url)
+    admin.login("admin", local.config.admin_password)
+    network = RouterNetwork(admin, folder / "routers")
+    network.add("bench-a", roles=["bench-a"])
+    network.add("bench-b", roles=["bench-b"], links=["bench-a"])
+    samples = []
+    try:
+        network.start()
+        qs = new_quickstart(admin, folder / "ids", "restart", controller_url=local.https_url, router_url="")
+        for who, router in (("binder", "bench-a"), ("dialer", "bench-b")):
+            admin.management.create_edge_router_policy(
+                body={
+                    "name": f"restart-{who}",
+                    "semantic": "AnyOf",
+                    "identityRoles": [f"#restart-{who}"],
+                    "edgeRouterRoles": [f"#{router}"],
+                }
+            )
+        admin.management.create_service_edge_router_policy(
+            body={"name": "restart", "semantic": "AnyOf", "serviceRoles": ["#restart"], "edgeRouterRoles": ["#all"]}
+        )
+        with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+            host.bind(qs.service, echo)
+            guest.dial(qs.service).close()
+            guest.timeout = 5.0
+            for _ in range(attempts):
+                local.restart()
+                back = time.perf_counter()
+                deadline = back + 30
+                while time.perf_counter() < deadline:
+                    try:
+                        guest.dial(qs.service).close()
+                        samples.append((time.perf_counter() - back) * 1000)
+                        break
+                    except (DialError, OSError):
+                        time.sleep(0.01)  # a real process restarting: poll the dial, bounded above
+                else:
+                    samples.append(float("inf"))
+                admin = network.admin = ZitiClient.connect(local.url)
+                admin.login("admin", local.config.admin_password)
+                for router in network:
+                    router.admin = admin
+    finally:
+        network.stop_routers()
+        network.admin.close()
+        local.stop()
+    return {"controller restart to first dial across a link (ms, median)": statistics.median(samples)}
+
+
+def ctrl_flood(folder: Path, count: int = 3000, sources: int = 10) -> dict:
+    """``python -m controller`` with its control port; RSS idle, with ``count`` idle TCP connections on the control
+    port (from ``sources`` loopback addresses, under the per-address cap), and a second after they closed."""
+    ctrl_port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "--data",
+            str(folder),
+            "--port",
+            str(free_port()),
+            "--http-port",
+            "0",
+            "--no-router",
+            "--ctrl-port",
+            str(ctrl_port),
+            "--log-level",
+            "ERROR",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for line in process.stdout:
+            if "Ctrl-C stops it" in line:
+                break
+        idle = rss_mib(process.pid)
+        socks = []
+        for index in range(count):
+            sock = socket.socket()
+            sock.bind((f"127.0.0.{2 + index % sources}", 0))
+            sock.connect(("127.0.0.1", ctrl_port))
+            socks.append(sock)
+        time.sleep(1.0)  # a real process accepting: let it take them all
+        held = rss_mib(process.pid)
+        for sock in socks:
+            sock.close()
+        time.sleep(1.0)
+        after = rss_mib(process.pid)
+    finally:
+        process.terminate()
+        process.wait(30)
+    return {
+        "controller RSS idle (MiB)": idle,
+        f"controller RSS with {count} idle control connections (MiB)": held,
+        "controller RSS after they closed (MiB)": after,
+    }
+
+
 SHAPES = {
     "quick": {"round_trips": 200, "bulk": 8 * 2**20, "dials": 50, "idle": 200, "active": 20, "circuits": 200},
     "full": {"round_trips": 2000, "bulk": 64 * 2**20, "dials": 300, "idle": 1000, "active": 100, "circuits": 1000},
@@ -634,6 +746,8 @@ def main(quick: bool = False) -> dict:
             process.terminate()
             process.wait(30)
         linked = asyncio.run(network_scenario(Path(tmp) / "net", shape))
+        figures.update(restart_to_dial(Path(tmp) / "restart", attempts=1 if quick else 3))
+        figures.update(ctrl_flood(Path(tmp) / "flood"))
     direct = (
         figures["echo p50 direct TLS, echo in its own process (ms)"],
         figures["echo p99 direct TLS, echo in its own process (ms)"],

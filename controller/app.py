@@ -131,6 +131,7 @@ def router_link(
         fabric=ctl.fabric,
         clock=ctl.clock,
         router_faults=ctl.router_faults,
+        oidc_jwks=ctl.oidc.signer.jwks if ctl.oidc is not None else None,
     )
 
 

@@ -9,7 +9,7 @@ Formats follow the real controller where it has them:
 
 Events the real controller has no format for use the same envelope:
 ``edge.mfa`` (MFA changes), ``edge.failedServiceRequests``, ``database`` and
-``edge.trace``; the edge router (through ``controller/router_link.py``) emits
+``edge.trace``; the edge router (through ``controller/router_link/``) emits
 ``circuit`` (created/failed/deleted, with bytes moved each way), ``terminator``
 (created/failed/deleted), ``edge.router.connections`` and ``router``
 (online/offline).

@@ -58,6 +58,9 @@ class LocalController:
         self.router = None
         self._want_router = router
         self._quickstart_policies = quickstart_policies
+        #: the HTTP and embedded router ports of the first start, kept by :meth:`restart`
+        self._http_port = 0
+        self._router_port = 0
 
     @property
     def controller(self):
@@ -84,17 +87,36 @@ class LocalController:
             self.app, self.host, self.https_port, self.app.controller.pki, limits=controller_limits(self.app)
         )
         tls.start()
-        http = ThreadedServer(self.app, self.host, 0).start()
+        http = ThreadedServer(self.app, self.host, self._http_port).start()
+        self._http_port = http.port
         self._servers = [tls, http]
         if self._want_ctrl:
             port = int(self.config.ctrl_address.rsplit(":", 1)[1])
             self.ctrl = ctrl_listener(self.app.controller, self.host, port, **self._ctrl_options)
             self.ctrl.start()
         if self._want_router:
-            self.router = start_router(self.app.controller, self.host, 0)
+            self.router = start_router(self.app.controller, self.host, self._router_port)
+            self._router_port = self.router.port
+        return self
+
+    def restart(self, while_down=None) -> LocalController:
+        """Stop and start again on the same data folder and ports, as ``python -m controller`` restarted: routers
+        running as their own processes see their control channel close and reconnect. ``while_down()``, if given,
+        runs in between (what a router or an SDK does while the controller is away)."""
+        self._shutdown()
+        try:
+            if while_down is not None:
+                while_down()
+        finally:
+            self.start()
         return self
 
     def stop(self) -> None:
+        self._shutdown()
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def _shutdown(self) -> None:
         if self.ctrl is not None:
             self.ctrl.stop()
             self.ctrl = None
@@ -106,8 +128,7 @@ class LocalController:
         self._servers = []
         if self.app is not None:
             self.app.controller.close()
-        if self._own_dir:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
+            self.app = None
 
     def __enter__(self):
         return self.start()

@@ -110,8 +110,12 @@ class Channel:
         self.peer = f"{peer[0]}:{peer[1]}"
         #: set by the hello: the SDK's API session (edge) or the peer router (link)
         self.caller = None
-        #: a link's id (link channels only)
+        #: a link's id (link channels only), and whether this router dialed it
         self.link_id: str | None = None
+        self.dialed = False
+        #: the API session token the SDK presented last (hello or UpdateToken; edge channels only): reported to the
+        #: controller at every reconnect of the control channel, so the channel's dials keep working
+        self.token = ""
         #: conn id (edge) or circuit id (link) -> what it names (a binding or a circuit)
         self.conns: dict = {}
         self._seq = itertools.count(1)

@@ -1,4 +1,4 @@
-"""``RemoteControllerLink``: the router's :class:`~router.link.ControllerLink` over the control channel.
+"""``RemoteControllerLink``: the router's :class:`~router.controller_link.ControllerLink` over the control channel.
 
 A router running as its own process reaches the controller only here: one mutual-TLS connection
 (the router's enrolled client certificate; the controller's certificate checked against the CA
@@ -19,20 +19,20 @@ import concurrent.futures  # noqa: F401  (named in annotations)
 import itertools
 import logging
 import ssl
-import struct
 import threading
+import time
 from typing import Any, Callable
 
 import orjson
 
-from router.link import Caller, Terminator
+import protocol
+from protocol import VERSION, Caller, Terminator, encode
+from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
-#: the control channel protocol version this router speaks
-VERSION = 1
-LENGTH = struct.Struct(">I")
-MAX_FRAME = 4 * 1024 * 1024
+#: what this router reports of itself at every reconcile
+ROUTER_VERSION = "python-router/0.1.0"
 BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
 
 
@@ -40,22 +40,70 @@ class ControlError(ConnectionError):
     """The controller cannot be reached, or refused the control channel."""
 
 
-def encode(message: dict) -> bytes:
-    body = orjson.dumps(message)
-    return LENGTH.pack(len(body)) + body
-
-
 async def read_frame(reader: asyncio.StreamReader) -> dict:
-    (length,) = LENGTH.unpack(await reader.readexactly(LENGTH.size))
-    if not 0 < length <= MAX_FRAME:
-        raise ControlError(f"the controller sent a frame of {length} bytes")
     try:
-        message = orjson.loads(await reader.readexactly(length))
-    except orjson.JSONDecodeError:
-        raise ControlError("the controller sent a frame that is not JSON") from None
-    if not isinstance(message, dict):
-        raise ControlError("the controller sent a frame that is not an object")
-    return message
+        return await protocol.read_frame(reader)
+    except protocol.FrameError as ex:
+        raise ControlError(f"the controller sent a malformed frame ({ex})") from None
+
+
+class AcceptedHellos:
+    """SDK hellos the controller accepted: ``(token, certificate fingerprint)`` -> the caller it answered.
+
+    Kept so the router answers a hello while its controller is away (an SDK reconnecting its channel). An OIDC
+    access token counts until its ``exp`` (the controller verified its signature when it accepted it); a legacy
+    token for ``LEGACY_SECONDS`` after the controller last accepted it (its API session's default idle timeout).
+    A revoked API session's entries go at once. At most ``limit`` entries (the oldest go first).
+    """
+
+    LEGACY_SECONDS = 1800.0
+
+    def __init__(self, limit: int = 100_000, clock: Callable[[], float] = time.time):
+        self.limit, self.clock = limit, clock
+        self._entries: dict[tuple[str, str], tuple[dict, float]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, token: str, fingerprint: str, caller: dict) -> None:
+        until = _jwt_exp(token) or self.clock() + self.LEGACY_SECONDS
+        with self._lock:
+            self._entries.pop((token, fingerprint), None)
+            if len(self._entries) >= self.limit:
+                del self._entries[next(iter(self._entries))]
+            self._entries[(token, fingerprint)] = (dict(caller), until)
+
+    def get(self, token: str, fingerprint: str) -> dict | None:
+        with self._lock:
+            entry = self._entries.get((token, fingerprint))
+            if entry is None:
+                return None
+            if self.clock() >= entry[1]:
+                del self._entries[(token, fingerprint)]
+                return None
+            return dict(entry[0])
+
+    def forget(self, token: str, fingerprint: str) -> None:
+        with self._lock:
+            self._entries.pop((token, fingerprint), None)
+
+    def revoke(self, api_session_id: str) -> None:
+        with self._lock:
+            for key in [
+                k for k, (caller, _) in self._entries.items() if caller.get("api_session_id") == api_session_id
+            ]:
+                del self._entries[key]
+
+
+def _jwt_exp(token: str) -> float | None:
+    """The ``exp`` of a JWT's payload (read, not verified: only for a token the controller accepted), else None."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        claims = orjson.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    exp = claims.get("exp") if isinstance(claims, dict) else None
+    return float(exp) if isinstance(exp, (int, float)) and not isinstance(exp, bool) else None
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -110,6 +158,11 @@ class RemoteControllerLink:
         self._revoked: Callable[[str, str], None] | None = None
         self._cas_changed: Callable[[str], None] | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
+        self._peer_returned: Callable[[dict], None] | None = None
+        #: the router's whole state at a reconnect (a future of :meth:`EdgeRouter.state`) and what applies the answer
+        self._report: Callable[[], "concurrent.futures.Future"] | None = None
+        self._reconciled: Callable[[dict], None] | None = None
+        self._link_url: str | None = None
         #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
         self._edge_faults: tuple[int, list] = (0, [])
         self._online_url: str | None = None
@@ -118,6 +171,10 @@ class RemoteControllerLink:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._maintainer: asyncio.Future | None = None
+        #: what the controller accepted at SDK hellos, so a hello while it is away is still answered
+        self.accepted = AcceptedHellos()
+        #: OIDC access tokens verified here while the controller is away (keys and revocations it pushed)
+        self.local_tokens = LocalTokens()
         #: set while a hello-ed connection is up (tests and readiness wait on it)
         self.connected = threading.Event()
 
@@ -191,7 +248,7 @@ class RemoteControllerLink:
                 try:
                     await self._resync()
                     log.info("router: the control channel to %s is back", self.address)
-                except (ControlError, RuntimeError, PermissionError) as ex:
+                except Exception as ex:  # noqa: BLE001 - whatever failed, the channel reconnects (never dies)
                     log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
                     self._abort()
             await serving
@@ -232,11 +289,28 @@ class RemoteControllerLink:
         writer.transport.abort()
 
     async def _resync(self) -> None:
-        """After a reconnect: online again (the controller dropped this router's terminators), then re-create them."""
+        """After a reconnect: the router's whole state in one ``reconcile`` (the controller takes what it lacks and
+        answers what this router must drop), then the trusted CAs."""
         if self._online_url is not None:
-            await self._request("online", {"url": self._online_url})
-            for terminator in list(self._terminators.values()):
-                await self._request("addTerminator", _terminator_args(terminator))
+            state = await asyncio.wrap_future(self._report()) if self._report is not None else {}
+            channels = state.get("channels", [])
+            answer = await self._request(
+                "reconcile",
+                {
+                    "url": self._online_url,
+                    "linkUrl": self._link_url,
+                    "terminators": [t.to_wire() for t in state.get("terminators", self._terminators.values())],
+                    "links": [
+                        {"linkId": link["link_id"], "routerId": link["router_id"], "dialed": link["dialed"]}
+                        for link in state.get("links", [])
+                    ],
+                    "channels": [{"token": token, "fingerprint": fp} for token, fp in channels],
+                    "version": ROUTER_VERSION,
+                },
+            )
+            log.info("router: reconnected to the controller at %s: %s", self.address, answer.get("summary", ""))
+            if self._reconciled is not None:
+                self._reconciled(answer)
         if self._cas_changed is not None:
             self._cas_changed(await self._request("trustedCas", {}))
 
@@ -254,14 +328,36 @@ class RemoteControllerLink:
             log.warning("router: the controller closed the control channel: %s", message.get("message"))
 
     def _push(self, name: str, args: dict) -> None:
-        if name == "revoked" and self._revoked is not None:
+        handler = PUSHES.get(name)
+        if handler is not None:
+            handler(self, args)
+
+    def _on_revoked(self, args: dict) -> None:
+        if args.get("kind") == "apiSession":
+            self.accepted.revoke(str(args.get("id")))
+        self.local_tokens.revoke(str(args.get("kind")), str(args.get("id")))
+        if self._revoked is not None:
             self._revoked(str(args.get("kind")), str(args.get("id")))
-        elif name == "trustedCas" and self._cas_changed is not None and isinstance(args.get("pem"), str):
+
+    def _on_trusted_cas(self, args: dict) -> None:
+        if self._cas_changed is not None and isinstance(args.get("pem"), str):
             self._cas_changed(args["pem"])
-        elif name == "edgeFaults" and isinstance(args.get("faults"), list) and isinstance(args.get("generation"), int):
+
+    def _on_edge_faults(self, args: dict) -> None:
+        if isinstance(args.get("faults"), list) and isinstance(args.get("generation"), int):
             self._edge_faults = (args["generation"], args["faults"])
             if self._faults_changed is not None:
                 self._faults_changed(*self._edge_faults)
+
+    def _on_oidc_keys(self, args: dict) -> None:
+        if isinstance(args.get("jwks"), dict):
+            self.local_tokens.set_keys(args["jwks"])
+
+    def _on_peer_online(self, args: dict) -> None:
+        if self._peer_returned is not None and all(isinstance(args.get(k), str) for k in ("routerId", "url")):
+            self._peer_returned(
+                {"router_id": args["routerId"], "name": str(args.get("name") or ""), "url": args["url"]}
+            )
 
     # -- requests -------------------------------------------------------------------------
     async def _request(self, name: str, args: dict) -> Any:
@@ -305,6 +401,8 @@ class RemoteControllerLink:
             return self._call(name, **args)
         except (ControlError, TimeoutError) as ex:
             raise PermissionError(f"the controller is unreachable ({ex})") from None
+        except RuntimeError as ex:  # the controller failed that request: the SDK is told why, nothing hangs
+            raise PermissionError(f"the controller failed: {ex}") from None
 
     # -- ControllerLink ---------------------------------------------------------------------
     def credentials(self) -> dict:
@@ -322,17 +420,31 @@ class RemoteControllerLink:
         return self._call("trustedCas")
 
     def hello(self, token: str, fingerprint: str) -> dict:
-        return self._checked("hello", token=token, fingerprint=fingerprint)
+        """The controller's answer; while it is unreachable, what it answered for this token and certificate
+        before (until the token expires or its API session is revoked)."""
+        try:
+            caller = self._call("hello", token=token, fingerprint=fingerprint)
+        except RuntimeError as ex:
+            raise PermissionError(f"the controller failed: {ex}") from None
+        except (ControlError, TimeoutError) as ex:
+            caller = self.accepted.get(token, fingerprint) or self.local_tokens.caller(token, fingerprint)
+            if caller is None:
+                raise PermissionError(f"the controller is unreachable ({ex})") from None
+            log.info("router: the controller is unreachable; an SDK hello accepted as the controller did before")
+            return caller
+        except PermissionError:
+            self.accepted.forget(token, fingerprint)
+            raise
+        self.accepted.add(token, fingerprint, caller)
+        return caller
 
     def session(self, caller: Caller, token: str, kind: str) -> dict:
-        who = {"apiSessionId": caller.api_session_id, "identityId": caller.identity_id}
-        who["identityName"] = caller.identity_name
-        return self._checked("session", caller=who, token=token, kind=kind)
+        return self._checked("session", caller=caller.to_wire(), token=token, kind=kind)
 
     def add_terminator(self, terminator: Terminator) -> None:
         self._terminators[terminator.terminator_id] = terminator
         try:
-            self._call("addTerminator", **_terminator_args(terminator))
+            self._call("addTerminator", **terminator.to_wire())
         except BaseException:
             self._terminators.pop(terminator.terminator_id, None)
             raise
@@ -361,6 +473,14 @@ class RemoteControllerLink:
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         self._cas_changed = changed
 
+    def watch_peers(self, returned: Callable[[dict], None]) -> None:
+        self._peer_returned = returned
+
+    def watch_state(
+        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[dict], None]
+    ) -> None:
+        self._report, self._reconciled = report, reconciled
+
     def watch_edge_faults(self, changed: Callable[[int, list], None]) -> None:
         self._faults_changed = changed
         if self.loop is not None and self.loop.is_running():  # in the channel's thread, so pushes stay in order
@@ -380,6 +500,7 @@ class RemoteControllerLink:
 
     # -- links and circuits ---------------------------------------------------------------
     def link_listen(self, url: str) -> None:
+        self._link_url = url
         self._call("linkListen", url=url)
 
     def peers(self) -> list[dict]:
@@ -397,14 +518,23 @@ class RemoteControllerLink:
     def link_down(self, link_id: str) -> None:
         self._notify("linkDown", linkId=link_id)
 
-    def route(self, identity_id: str, service_id: str, instance_id: str = "") -> dict:
-        return self._checked("route", identityId=identity_id, serviceId=service_id, instanceId=instance_id or "")
-
-    def circuit_up(self, circuit: dict) -> "concurrent.futures.Future | None":
-        return self._notify("circuitUp", circuit=dict(circuit))
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> dict:
+        return self._checked(
+            "dial", caller=caller.to_wire(), token=token, instanceId=instance_id or "", dialerKey=dialer_key
+        )
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))
+
+
+#: controller pushes, by name: each handler beside the others above
+PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
+    "revoked": RemoteControllerLink._on_revoked,
+    "trustedCas": RemoteControllerLink._on_trusted_cas,
+    "edgeFaults": RemoteControllerLink._on_edge_faults,
+    "peerOnline": RemoteControllerLink._on_peer_online,
+    "oidcKeys": RemoteControllerLink._on_oidc_keys,
+}
 
 
 async def _cancel_other_tasks() -> None:
@@ -412,19 +542,6 @@ async def _cancel_other_tasks() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _terminator_args(terminator: Terminator) -> dict:
-    key = terminator.host_public_key
-    return {
-        "terminatorId": terminator.terminator_id,
-        "serviceId": terminator.service_id,
-        "identityId": terminator.identity_id,
-        "cost": terminator.cost,
-        "precedence": terminator.precedence,
-        "instanceId": terminator.instance_id,
-        "hostPublicKey": base64.b64encode(key).decode("ascii") if key else None,
-    }
 
 
 def _log_failure(name: str, done) -> None:

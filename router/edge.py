@@ -7,7 +7,7 @@ loop (one thread), so no locks: a :class:`Binding` per hosted service and bind c
 
 A Connect asks the controller for a route (``ControllerLink.route``): the terminator it picked by the
 service's strategy, and the path of routers and links to it. A terminator here is dialed directly; one on
-another router is reached by a LinkRoute over the path's first link (``router/links.py``), and the
+another router is reached by a LinkRoute over the path's first link (``router/peer_links.py``), and the
 circuit's data crosses that link. Host data that arrives before the dialer's StateConnected is queued, so
 the dialer never sees bytes before the connection exists.
 """
@@ -19,11 +19,10 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Callable
 
 from router.channel import VERSION, Channel, ChannelClosed
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
-from router.link import Caller, ControllerLink, Grant, Terminator
+from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean, i32, u32
 
@@ -105,6 +104,7 @@ class Edge:
         token = hello.str_header(Header.SESSION_TOKEN) or ""
         try:
             channel.caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+            channel.token = token
         except PermissionError as ex:
             log.warning("router: %s %s refused: %s", channel.id, channel.peer, ex)
             await channel.send(channel.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
@@ -137,7 +137,7 @@ class Edge:
                 raise PermissionError("the new token belongs to another identity")
         except PermissionError as ex:
             return await channel.send(channel.reply(message, CT.UPDATE_TOKEN_FAILURE, str(ex).encode()))
-        channel.caller = caller
+        channel.caller, channel.token = caller, token
         await channel.send(channel.reply(message, CT.UPDATE_TOKEN_SUCCESS))
 
     async def _grant(self, channel: Channel, message: Message, kind: str) -> Grant | None:
@@ -234,48 +234,42 @@ class Edge:
 
     # -- connect ----------------------------------------------------------------------
     async def connect(self, channel: Channel, message: Message) -> None:
-        grant = await self._grant(channel, message, "Dial")
-        if grant is None or channel.closed:
-            return
+        """One request to the controller (``ControllerLink.dial``: session, terminator, path, circuit recorded),
+        then the host here or the next router over a link; the dialer is told StateConnected once the host
+        accepted, before any host data."""
         conn_id, dialer_key = message.conn_id, message.headers.get(Header.PUBLIC_KEY)
-        if grant.encryption_required and not dialer_key:
-            return await self._refuse(
-                channel, message, grant, "encryption required on service, initiator did not send public header"
-            )
+        if conn_id is None:
+            return await channel.send(closed(0, "connId not set, required", message))
+        caller, token = channel.caller, message.body.decode("utf-8", "replace")
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
         try:
-            route = await asyncio.to_thread(self.link.route, channel.caller.identity_id, grant.service_id, instance)
+            route = await asyncio.to_thread(self.link.dial, caller, token, instance, bool(dialer_key))
         except (PermissionError, LookupError) as ex:
-            return await self._refuse(channel, message, grant, str(ex).strip("'\""))
-        caller = channel.caller
+            reason = str(ex).strip("'\"") or INVALID_SESSION
+            await channel.send(closed(conn_id, reason, message))
+            self.link.emit("circuit", "failed", identity_id=caller.identity_id, router_id=self.router_id, reason=reason)
+            return None
+        service_id = route["service_id"]
+        info = {
+            "circuit_id": route["circuit_id"],
+            "service_id": service_id,
+            "identity_id": caller.identity_id,
+            "host_id": route.get("host_id", ""),
+            "terminator_id": route["terminator_id"],
+            "path": list(route["path"]),
+            "links": list(route["links"]),
+        }
+        if channel.closed:
+            return self.link.circuit_down({**info, "reason": "the dialer left"})
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
         dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()
         dialer = EdgeEnd(channel, conn_id)
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            """In the read loop that got the host's answer: the controller records the circuit, then the dialer
-            gets StateConnected, before any host data (which waits in the circuit meanwhile). So the circuit is
-            on record when the SDK's dial returns, as on the real controller."""
-            if channel.closed:
-                return
-            circuit.first = True
-            circuit.info = {
-                "circuit_id": circuit.id,
-                "service_id": grant.service_id,
-                "identity_id": caller.identity_id,
-                "host_id": route.get("host_id", ""),
-                "terminator_id": route["terminator_id"],
-                "path": list(route["path"]),
-                "links": list(route["links"]),
-            }
-            recorded = self.link.circuit_up(circuit.info)
-            if recorded is None:
-                announce(host_key, circuit)
-            else:
-                self.spawn(self._once_recorded(recorded, lambda: announce(host_key, circuit)))
-
-        def announce(host_key: bytes | None, circuit: Circuit) -> None:
+            """In the read loop that got the host's answer (the controller recorded the circuit already): the
+            dialer gets StateConnected before any host data (which waits in the circuit meanwhile)."""
+            circuit.first, circuit.info = True, info
             if channel.closed or circuit.closed:
                 return
             out = channel.reply(message, CT.STATE_CONNECTED, conn_id=u32(conn_id), circuit_id=circuit.id.encode())
@@ -285,21 +279,23 @@ class Edge:
             self.circuits.start(circuit)
 
         try:
-            circuit = await self.dial(route, grant.service_id, dialer, dial, connected)
+            circuit = await self.dial(route, service_id, dialer, dial, connected)
         except DialFailed as ex:
-            return await self._refuse(channel, message, grant, f"dial failed: {ex}")
+            reason = f"dial failed: {ex}"
+            self.link.circuit_down({**info, "reason": reason})
+            await channel.send(closed(conn_id, reason, message))
+            self.link.emit(
+                "circuit",
+                "failed",
+                service_id=service_id,
+                identity_id=caller.identity_id,
+                router_id=self.router_id,
+                reason=reason,
+            )
+            return None
         if channel.closed:  # the dialer left while the host was accepting
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
         return None
-
-    @staticmethod
-    async def _once_recorded(recorded, then: Callable[[], None]) -> None:
-        """Run ``then`` once the controller answered (or failed to: that is logged, and the dial goes on)."""
-        try:
-            await asyncio.wrap_future(recorded)
-        except Exception:  # noqa: BLE001 - the failure is logged where it was sent
-            pass
-        then()
 
     async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
         """Reach the route's terminator from here: its host on this router, or the next router over a link.
@@ -376,17 +372,6 @@ class Edge:
             host.channel.conns[chosen] = circuit
             host.channel.send_nowait(host.channel.reply(reply, CT.STATE_CONNECTED, conn_id=u32(chosen)))
 
-    async def _refuse(self, channel: Channel, message: Message, grant: Grant, reason: str) -> None:
-        await channel.send(closed(message.conn_id, reason, message))
-        self.link.emit(
-            "circuit",
-            "failed",
-            service_id=grant.service_id,
-            identity_id=channel.caller.identity_id,
-            router_id=self.router_id,
-            reason=reason,
-        )
-
     # -- data and closes -------------------------------------------------------------------
     def data(self, channel: Channel, message: Message):
         conn_id = message.conn_id
@@ -418,6 +403,16 @@ class Edge:
             binding.channel.send_nowait(closed(binding.conn_id, "session removed"))
             self.spawn(self._drop_binding(binding))
 
+    def drop_terminators(self, terminator_ids) -> None:
+        """The controller refused these terminators at a reconcile (their service went): those bindings end."""
+        for terminator_id in terminator_ids:
+            binding = self.bindings.get(terminator_id)
+            if binding is not None:
+                binding.channel.send_nowait(closed(binding.conn_id, "terminator removed by the controller"))
+                if binding.channel.conns.get(binding.conn_id) is binding:
+                    del binding.channel.conns[binding.conn_id]
+                del self.bindings[terminator_id]
+
     async def channel_closed(self, channel: Channel) -> None:
         """The SDK went away: close its circuits' other ends, drop its bindings."""
         self.circuits.channel_gone(channel, "peer closed")
@@ -428,47 +423,6 @@ class Edge:
         if channel in self.channels:
             self.channels.discard(channel)
             self.link.connection_changed(channel.caller.identity_id, False)
-
-    # -- the far end of a link route --------------------------------------------------------
-    async def route_in(self, link: Channel, message: Message) -> None:
-        """A LinkRoute from the previous router: dial onwards (host here, or the next link), then answer."""
-        try:
-            route = json.loads(message.body)
-            circuit_id, service_id = str(route["circuit_id"]), str(route.get("service_id", ""))
-        except (ValueError, KeyError, TypeError):
-            log.warning("router: %s %s sent a malformed route, closing", link.id, link.peer)
-            return link.close()
-        headers = {key: value for key, value in message.headers.items() if key in DIAL_COPIES}
-        for key in (Header.DIALER_IDENTITY_ID, Header.DIALER_IDENTITY_NAME):
-            if key in message.headers:
-                headers[key] = message.headers[key]
-
-        def connected(host_key: bytes | None, circuit: Circuit) -> None:
-            out = link.reply(message, CT.RESULT, result_success=boolean(True))
-            if host_key:
-                out.headers[Header.PUBLIC_KEY] = host_key
-            link.send_nowait(out)
-            self.circuits.start(circuit)
-
-        try:
-            if self.router_id not in route.get("path", []):
-                raise DialFailed("this router is not on the route")
-            await self.dial(route, service_id, LinkEnd(link, circuit_id), headers, connected)
-        except DialFailed as ex:
-            link.send_nowait(link.reply(message, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
-
-    def link_payload(self, link: Channel, message: Message):
-        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
-        if type(circuit) is not Circuit:
-            return None
-        source = circuit.dialer if circuit.dialer.channel is link else circuit.host
-        return self.circuits.forward(circuit, source, message)
-
-    def link_close(self, link: Channel, message: Message) -> None:
-        circuit = link.conns.get(message.str_header(Header.CIRCUIT_ID))
-        if isinstance(circuit, Circuit):
-            source = circuit.dialer if circuit.dialer.channel is link else circuit.host
-            self.circuits.close(circuit, source, message.body.decode("utf-8", "replace") or "closed")
 
 
 def ignore(channel: Channel, message: Message) -> None:

@@ -12,6 +12,7 @@ to a CA that left the bundle are closed.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures  # noqa: F401  (named in annotations)
 import logging
 import socket
 import ssl
@@ -19,21 +20,24 @@ import tempfile
 import threading
 from pathlib import Path
 
-from router import links as links_tls
+from router import peer_links as links_tls
 from router import tls_transport
 from router.channel import Channel
 from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
+from router.controller_link import ControllerLink, Credentials
 from router.edge import Edge
 from router.faults import EdgeFaults
-from router.link import ControllerLink, Credentials
-from router.links import Links
+from router.forwarder import Forwarder
+from router.peer_links import Links
 from router.tls_policy import bundle_ders, new_context
-from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
 #: how long a stop waits for closed channels to clean up (terminators, circuits) before cancelling the rest;
 #: within ``python -m router run``'s 5 s stop bound
 SHUTDOWN_WAIT = 3.0
+#: SDK channels at once from one address (many SDKs may share one address behind a NAT; an idle connection costs
+#: no TLS state before its first byte); more are closed as they are accepted
+EDGE_MAX_PER_ADDRESS = 4096
 
 
 def _pem_files(folder: str, chain_pem: str, key_pem: str, stem: str) -> tuple[str, str]:
@@ -76,7 +80,7 @@ class EdgeRouter:
     """An edge router SDKs dial and bind through, reaching the controller only via ``link``.
 
     It owns its parts and they point one way: the router holds the :class:`~router.edge.Edge` (SDK
-    messages), the :class:`~router.links.Links` (peer routers) and the :class:`~router.circuits.Circuits`;
+    messages), the :class:`~router.peer_links.Links` (peer routers) and the :class:`~router.circuits.Circuits`;
     each channel is served with its handler table and knows nothing of the router.
     """
 
@@ -153,13 +157,7 @@ class EdgeRouter:
                 router_id=self.router_id,
                 server_context=link_tls[0],
                 client_context=link_tls[1],
-                handlers={
-                    CT.LINK_ROUTE: lambda channel, message: self.spawn(self.edge.route_in(channel, message)),
-                    CT.LINK_PAYLOAD: self.edge.link_payload,
-                    CT.LINK_CLOSE: self.edge.link_close,
-                    CT.LINK_PAUSE: self.circuits.pause,
-                    CT.LINK_RESUME: self.circuits.resume,
-                },
+                handlers=Forwarder(self.edge, self.circuits, router_id=self.router_id, spawn=self.spawn).handlers,
                 on_closed=self._link_closed,
                 spawn=self.spawn,
                 hello_timeout=self.hello_timeout,
@@ -175,6 +173,8 @@ class EdgeRouter:
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.watch_edge_faults(self._edge_faults_changed)
+        self.link.watch_peers(self._peer_returned)
+        self.link.watch_state(self._state, self._reconciled)
         self.link.online(self.url)
         if self.links is not None:
             self.link.link_listen(self.link_url)
@@ -186,7 +186,9 @@ class EdgeRouter:
         self.loop = asyncio.new_event_loop()
         try:
             self._context = context
-            self._server = tls_transport.listen(self.loop, self.host, self.port, self._accept)
+            self._server = tls_transport.listen(
+                self.loop, self.host, self.port, self._accept, max_per_address=EDGE_MAX_PER_ADDRESS
+            )
             self.port = self._server.sockets[0].getsockname()[1]
             if self.links is not None:
                 self._link_server = tls_transport.listen(self.loop, self.host, self.link_port, self._accept_link)
@@ -246,7 +248,13 @@ class EdgeRouter:
     def spawn(self, coro) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        """No task dies silently: an unexpected failure is logged with its traceback (and retrieved)."""
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("router: %s failed", task.get_coro().__qualname__, exc_info=task.exception())
 
     # -- channels -------------------------------------------------------------------
     async def _accept(self, sock: socket.socket) -> None:
@@ -301,6 +309,41 @@ class EdgeRouter:
                 self.loop.call_soon_threadsafe(self.links.router_gone, revoked_id)
         else:
             self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
+
+    def _peer_returned(self, peer: dict) -> None:
+        """Called from a controller thread: a peer router reconnected; dial it again if no link to it is up."""
+        if self.links is not None and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.links.peer_returned, peer)
+
+    def _state(self) -> "concurrent.futures.Future":
+        """From a controller thread: this router's whole state, collected in its loop (see ``watch_state``)."""
+        return asyncio.run_coroutine_threadsafe(self._collect(), self.loop)
+
+    async def _collect(self) -> dict:
+        channels = [channel for channel in self.channels if not channel.closed and channel.token]
+        self._reported_channels = channels
+        return {
+            "terminators": [binding.terminator for binding in self.edge.bindings.values()],
+            "links": self.links.state() if self.links is not None else [],
+            "channels": [(channel.token, channel.fingerprint()) for channel in channels],
+        }
+
+    def _reconciled(self, answer: dict) -> None:
+        """From a controller thread: drop what the controller refused at a reconcile."""
+        if self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self._apply_reconcile, answer)
+
+    def _apply_reconcile(self, answer: dict) -> None:
+        self.edge.drop_terminators(answer.get("drop_terminators") or ())
+        if self.links is not None:
+            self.links.drop(answer.get("drop_links") or ())
+        reported = getattr(self, "_reported_channels", [])
+        for index in answer.get("drop_channels") or ():
+            if isinstance(index, int) and 0 <= index < len(reported):
+                channel = reported[index]
+                log.info("router: %s closed: the controller no longer accepts its api session", channel.id)
+                channel.close()
+        self._reported_channels = []
 
     def _edge_faults_changed(self, generation: int, faults: list) -> None:
         """Called from a controller thread with this router's whole set of edge faults: hand over to the loop."""

@@ -450,13 +450,25 @@ async def accept(
     task = asyncio.current_task()
     if pending is not None:
         pending.add(task)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
     try:
-        try:
+        try:  # no TLS state before the peer's first byte: an idle connection costs a socket and this task
+            async with asyncio.timeout(timeout):
+                waiter = loop.create_future()
+                loop.add_reader(sock.fileno(), _wake, waiter)
+                try:
+                    await waiter
+                finally:
+                    loop.remove_reader(sock.fileno())
+            if not sock.recv(1, socket.MSG_PEEK):  # closed without a byte: no TLS state for it either
+                raise ConnectionResetError("closed before the TLS handshake")
             tls = context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
         except BaseException:
             sock.close()
             raise
-        return await _start(tls, timeout, limit)
+        left = None if timeout is None else max(0.1, timeout - (loop.time() - started))
+        return await _start(tls, left, limit)
     finally:
         if pending is not None:
             pending.discard(task)
@@ -502,12 +514,28 @@ async def connect(
     return await _start(tls, timeout, limit)
 
 
+#: connections at once from one address on one listener (the link listener's; the controller's listeners have the
+#: same); more are closed as they are accepted
+MAX_PER_ADDRESS = 512
+
+
 class Listener:
     """Plain TCP listening sockets; each accepted socket goes (non-blocking, TCP_NODELAY) to ``on_accept``,
-    which runs as its own task (typically :func:`accept` and then the channel)."""
+    which runs as its own task (typically :func:`accept` and then the channel). At most ``max_per_address``
+    connections from one address are open at once; more are closed as they are accepted."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, sockets: list[socket.socket], on_accept, backlog: int):
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        sockets: list[socket.socket],
+        on_accept,
+        backlog: int,
+        max_per_address: int = MAX_PER_ADDRESS,
+    ):
         self.loop, self.sockets, self.on_accept, self.backlog = loop, sockets, on_accept, backlog
+        self.max_per_address = max_per_address
+        #: open connections by peer address
+        self.per_address: dict[str, int] = {}
         self.closed = False
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._accept, sock)
@@ -525,9 +553,27 @@ class Listener:
                     self.loop.call_later(ACCEPT_RETRY_DELAY, self._again, listener)
                     return
                 raise
+            try:
+                address = sock.getpeername()[0]
+            except OSError:  # gone already
+                sock.close()
+                continue
+            if self.per_address.get(address, 0) >= self.max_per_address:
+                log.warning("router: %s has %d connections open already, closing", address, self.max_per_address)
+                sock.close()
+                continue
+            self.per_address[address] = self.per_address.get(address, 0) + 1
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            self.loop.create_task(self.on_accept(sock))
+            task = self.loop.create_task(self.on_accept(sock))
+            task.add_done_callback(lambda _, a=address: self._gone(a))
+
+    def _gone(self, address: str) -> None:
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
 
     def _again(self, listener: socket.socket) -> None:
         if not self.closed:
@@ -542,7 +588,14 @@ class Listener:
             sock.close()
 
 
-def listen(loop: asyncio.AbstractEventLoop, host: str | None, port: int, on_accept, backlog: int = 100) -> Listener:
+def listen(
+    loop: asyncio.AbstractEventLoop,
+    host: str | None,
+    port: int,
+    on_accept,
+    backlog: int = 100,
+    max_per_address: int = MAX_PER_ADDRESS,
+) -> Listener:
     """Bind ``host:port`` on every address it resolves to (as ``loop.create_server``); ``OSError`` when one
     cannot be bound (nothing stays bound then)."""
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
@@ -561,4 +614,4 @@ def listen(loop: asyncio.AbstractEventLoop, host: str | None, port: int, on_acce
         for sock in sockets:
             sock.close()
         raise
-    return Listener(loop, sockets, on_accept, backlog)
+    return Listener(loop, sockets, on_accept, backlog, max_per_address)

@@ -31,7 +31,7 @@ class ContentType:
     UPDATE_TOKEN_SUCCESS, UPDATE_TOKEN_FAILURE, UPDATE_TOKEN = 60801, 60802, 60803
     INSPECT_RESPONSE = 60805
     POSTURE_RESPONSE = 10800
-    #: router-to-router link messages (this project's own, never seen by an SDK; ``router/links.py``)
+    #: router-to-router link messages (this project's own, never seen by an SDK; ``router/peer_links.py``)
     LINK_ROUTE, LINK_PAYLOAD, LINK_CLOSE, LINK_PAUSE, LINK_RESUME = 1050, 1100, 1102, 1104, 1105
 
 

@@ -27,12 +27,21 @@ from cryptography.hazmat.primitives import serialization
 from controller.ctrl.session import RouterSession
 
 log = logging.getLogger("controller.ctrl")
+#: connections at once from one address (as the HTTPS listener); more are closed at accept
+MAX_PER_ADDRESS = 512
+#: the largest control frame plus its length (a router's reads)
+READ_LIMIT = 2**16
 
 
-def server_context(pki) -> ssl.SSLContext:
-    """The controller's server certificate; client certificates required, from the controller's CAs only."""
+def server_context(pki, ciphers: str) -> ssl.SSLContext:
+    """The controller's server certificate; client certificates required, from the controller's CAs only.
+
+    APPSEC(tls-policy): ``ciphers`` is the TLS 1.2 suite list of every other port (the composition root passes
+    ``controller.server.tls.TLS12_CIPHERS``: ECDHE with AEAD suites only); TLS 1.3 as OpenSSL offers it.
+    """
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.set_ciphers(ciphers)
     key_pem = pki.server_key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
@@ -63,6 +72,8 @@ class CtrlListener:
         heartbeat_seconds: float = 1.0,
         heartbeat_timeout: float = 3.0,
         hello_timeout: float = 10.0,
+        max_per_address: int = MAX_PER_ADDRESS,
+        ciphers: str,
     ):
         self.host, self.pki, self.find_router, self.link_for = host, pki, find_router, link_for
         self.heartbeat_seconds, self.heartbeat_timeout, self.hello_timeout = (
@@ -71,11 +82,15 @@ class CtrlListener:
             hello_timeout,
         )
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.max_per_address = max_per_address
+        #: open connections by peer address (the cap above)
+        self.per_address: dict[str, int] = {}
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         try:
             self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self._sock.bind((host, port))
             self._sock.listen(128)
+            self._sock.setblocking(False)
         except OSError:
             self._sock.close()
             raise
@@ -84,9 +99,11 @@ class CtrlListener:
         #: the current session of each connected router, by router id
         self.sessions: dict[str, RouterSession] = {}
         self._lock = threading.Lock()
-        self._context = server_context(pki)
+        self._context = server_context(pki, ciphers)
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._server: asyncio.AbstractServer | None = None
+        self._accepting = False
+        #: connections before their session (a stop cancels them at once)
+        self._handshaking: set[asyncio.Task] = set()
         self._thread: threading.Thread | None = None
         self._tasks: set[asyncio.Task] = set()
         self._ready = threading.Event()
@@ -106,10 +123,46 @@ class CtrlListener:
 
     def _run(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self._server = self.loop.run_until_complete(asyncio.start_server(self._accept, sock=self._sock))
+        self.loop.add_reader(self._sock.fileno(), self._accept_ready)
+        self._accepting = True
         self._ready.set()
         self.loop.run_forever()
         self.loop.close()
+
+    def _accept_ready(self) -> None:
+        """Accept what is waiting; each connection is its own task. Over the per-address cap: closed at once."""
+        for _ in range(128):
+            try:
+                sock, peer = self._sock.accept()
+            except (BlockingIOError, InterruptedError, ConnectionAbortedError):
+                return
+            except OSError as ex:  # out of descriptors: pause accepting a moment, as the other listeners
+                log.warning("ctrl: cannot accept (%s), pausing 1 s", ex.strerror)
+                self.loop.remove_reader(self._sock.fileno())
+                self.loop.call_later(1.0, self._resume_accepting)
+                return
+            address = peer[0] if isinstance(peer, tuple) else str(peer)
+            if self.per_address.get(address, 0) >= self.max_per_address:
+                log.warning("ctrl: %s has %d connections open already, closing", address, self.max_per_address)
+                sock.close()
+                continue
+            self.per_address[address] = self.per_address.get(address, 0) + 1
+            sock.setblocking(False)
+            task = self.loop.create_task(self._accept(sock, peer))
+            self._tasks.add(task)
+            task.add_done_callback(lambda done, a=address: self._gone(done, a))
+
+    def _resume_accepting(self) -> None:
+        if self._accepting:
+            self.loop.add_reader(self._sock.fileno(), self._accept_ready)
+
+    def _gone(self, task: asyncio.Task, address: str) -> None:
+        self._tasks.discard(task)
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
 
     def stop(self) -> None:
         if self.loop is None or not self.loop.is_running():
@@ -120,34 +173,64 @@ class CtrlListener:
         self._thread.join(10)
 
     async def _shutdown(self) -> None:
-        self._server.close()
+        self._accepting = False
+        self.loop.remove_reader(self._sock.fileno())
+        self._sock.close()
         with self._lock:
             sessions = list(self.sessions.values())
         for session in sessions:
             session.close(abort=True)
+        for task in list(self._handshaking):
+            task.cancel()
         if self._tasks:
             await asyncio.wait(list(self._tasks), timeout=5)
 
     # -- connections ----------------------------------------------------------------------
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _accept(self, sock: socket.socket, peer) -> None:
+        """Nothing is allocated for TLS before the router's first byte (an idle connection costs a socket and this
+        task, closed after ``hello_timeout``); then the handshake, the router's certificate, its session."""
         task = asyncio.current_task()
-        self._tasks.add(task)
+        self._handshaking.add(task)
         try:
-            router = await self._handshake(writer)
-            if router is not None:
-                await RouterSession(self, reader, writer, router, self.link_for(router)).serve()
+            streams = await self._handshake(sock, peer)
         finally:
-            self._tasks.discard(task)
+            self._handshaking.discard(task)
+        if streams is not None:
+            reader, writer, router = streams
+            await RouterSession(self, reader, writer, router, self.link_for(router)).serve()
 
-    async def _handshake(self, writer: asyncio.StreamWriter) -> dict | None:
-        peer = writer.get_extra_info("peername") or ("?", 0)
+    async def _readable(self, sock: socket.socket) -> None:
+        ready = self.loop.create_future()
+        self.loop.add_reader(sock.fileno(), lambda: ready.done() or ready.set_result(None))
         try:
-            await writer.start_tls(self._context, ssl_handshake_timeout=self.hello_timeout)
+            await asyncio.wait_for(ready, self.hello_timeout)
+        finally:
+            self.loop.remove_reader(sock.fileno())
+
+    async def _handshake(self, sock: socket.socket, peer) -> tuple | None:
+        peer = peer if isinstance(peer, tuple) else ("?", 0)
+        started = self.loop.time()
+        writer = None
+        try:
+            await self._readable(sock)
+            if not sock.recv(1, socket.MSG_PEEK):  # closed without a byte: no TLS state for it either
+                sock.close()
+                return None
+            reader = asyncio.StreamReader(limit=READ_LIMIT, loop=self.loop)
+            protocol = asyncio.StreamReaderProtocol(reader, loop=self.loop)
+            left = max(0.1, self.hello_timeout - (self.loop.time() - started))
+            transport, _ = await self.loop.connect_accepted_socket(
+                lambda: protocol, sock, ssl=self._context, ssl_handshake_timeout=left
+            )
+            writer = asyncio.StreamWriter(transport, protocol, reader, self.loop)
         except (ssl.SSLError, ConnectionError, asyncio.TimeoutError, OSError) as ex:
             reason = getattr(ex, "reason", None) or type(ex).__name__
             log.warning("ctrl: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
-            writer.transport.abort()
+            sock.close()  # the transport closed it already if there was one
             return None
+        except asyncio.CancelledError:
+            sock.close()
+            raise
         leaf = writer.get_extra_info("ssl_object").getpeercert(binary_form=True)
         fingerprint = hashlib.sha1(leaf).hexdigest()
         router = await asyncio.to_thread(self.find_router, fingerprint)
@@ -164,7 +247,7 @@ class CtrlListener:
             log.warning("ctrl: %s:%s refused: %s, closing", peer[0], peer[1], problem)
             writer.transport.abort()
             return None
-        return router
+        return reader, writer, router
 
     def adopt(self, session: RouterSession) -> None:
         """``session`` is now its router's connection; an older one of the same router is closed."""

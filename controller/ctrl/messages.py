@@ -1,99 +1,55 @@
-"""The control channel's message set: ONE table, name -> (argument schema, the ``RouterLink`` call).
+"""The controller's handler of every request a router may send: ONE table, name -> the ``RouterLink`` call.
 
-A router's request ``{"type": "request", "id", "name", "args"}`` is checked against its entry's
-schema (every field present with its type, nothing else) and calls that router's ``RouterLink``.
-Adding a message is adding one :class:`Entry` here (and a line in ``docs/control-channel.md``).
+The messages themselves (names, argument schemas, the records) are declared once in :mod:`protocol`, which the
+router imports too. A router's request ``{"type": "request", "id", "name", "args"}`` is checked against its
+schema there (every field present with its type, nothing else) and calls that router's ``RouterLink`` here.
+Adding a request is one schema in ``protocol.REQUESTS``, one handler here (a test checks they match), one method
+on the router's ``RemoteControllerLink``, and a row in ``docs/control-channel.md``.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-#: the protocol version a router's hello must name; another answers UNSUPPORTED_VERSION and closes
-VERSION = 1
-OPTIONAL_STR = (str, type(None))
+import protocol
+from protocol import CHANNEL, LINK, TERMINATOR, VERSION, Caller, InvalidArgs, Terminator
+
+__all__ = ["MESSAGES", "VERSION", "Caller", "Entry", "InvalidArgs", "Terminator"]
+
 #: event namespaces a router may put on the timeline (its own edge and link events)
 ROUTER_EVENT_NAMESPACES = frozenset({"circuit", "terminator", "link"})
-
-
-class InvalidArgs(ValueError):
-    """A request whose arguments do not match its entry's schema."""
-
-
-@dataclass(frozen=True)
-class Caller:
-    """The API session a channel's hello named (what ``RouterLink.session`` reads)."""
-
-    api_session_id: str
-    identity_id: str
-    identity_name: str = ""
-
-
-@dataclass(frozen=True)
-class Terminator:
-    """A binding the router records (what ``RouterLink.add_terminator`` reads)."""
-
-    terminator_id: str
-    service_id: str
-    identity_id: str
-    cost: int
-    precedence: str
-    instance_id: str
-    host_public_key: bytes | None
+#: at most this many entries in each list of a reconcile (a router's terminators, links and SDK channels)
+MAX_RECONCILE = 100_000
+#: at most this many faults in one hit report (a router reports only the faults it was sent)
+MAX_HIT_REPORT = 1000
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One message: its argument schema (field -> allowed types) and the call it makes."""
+    """One request: its argument schema (from :mod:`protocol`) and the call it makes."""
 
     name: str
     args: dict[str, tuple[type, ...]]
     call: Callable[[Any, dict, str], Any]
 
     def check(self, args: Any) -> dict:
-        if not isinstance(args, dict):
-            raise InvalidArgs(f"{self.name}: args must be an object")
-        unknown = sorted(set(args) - set(self.args))
-        if unknown:
-            raise InvalidArgs(f"{self.name}: unknown argument {unknown[0]!r}")
-        for field, types in self.args.items():
-            if field not in args:
-                raise InvalidArgs(f"{self.name}: argument {field!r} is required")
-            value = args[field]
-            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-                raise InvalidArgs(f"{self.name}: argument {field!r} has the wrong type")
-        return args
+        return protocol.check(self.name, self.args, args)
 
 
-def _caller(value: dict) -> Caller:
-    if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("apiSessionId", "identityId")):
-        raise InvalidArgs("session: caller needs apiSessionId and identityId strings")
-    return Caller(value["apiSessionId"], value["identityId"], str(value.get("identityName") or ""))
+def _caller(value) -> Caller:
+    try:
+        return Caller.from_wire(value)
+    except InvalidArgs as ex:
+        raise InvalidArgs(f"session: {ex}") from None
 
 
 def _terminator(args: dict) -> Terminator:
-    key = args["hostPublicKey"]
     try:
-        raw_key = base64.b64decode(key, validate=True) if key is not None else None
-    except (binascii.Error, ValueError):
-        raise InvalidArgs("addTerminator: hostPublicKey is not base64") from None
-    if not 0 <= args["cost"] <= 65535:
-        raise InvalidArgs("addTerminator: cost outside 0..65535")
-    if args["precedence"] not in ("default", "required", "failed"):
-        raise InvalidArgs("addTerminator: precedence is not default, required or failed")
-    return Terminator(
-        args["terminatorId"],
-        args["serviceId"],
-        args["identityId"],
-        args["cost"],
-        args["precedence"],
-        args["instanceId"],
-        raw_key,
-    )
+        return Terminator.from_wire(args)
+    except InvalidArgs as ex:
+        raise InvalidArgs(f"addTerminator: {ex}") from None
 
 
 def _url(url: str) -> str:
@@ -101,6 +57,23 @@ def _url(url: str) -> str:
     if parts.scheme != "tls" or not parts.hostname or not parts.port:
         raise InvalidArgs("url must be tls://host:port")
     return url
+
+
+def _items(args: dict, field: str, schema: dict) -> list[dict]:
+    if len(args[field]) > MAX_RECONCILE:
+        raise InvalidArgs(f"reconcile: more than {MAX_RECONCILE} {field}")
+    return [protocol.check(f"reconcile: {field}", schema, item) for item in args[field]]
+
+
+def _reconcile(link, args: dict, router_id: str) -> dict:
+    terminators = [_terminator(item) for item in _items(args, "terminators", TERMINATOR)]
+    links = [
+        {"link_id": item["linkId"], "router_id": item["routerId"], "dialed": item["dialed"]}
+        for item in _items(args, "links", LINK)
+    ]
+    channels = [(item["token"], item["fingerprint"]) for item in _items(args, "channels", CHANNEL)]
+    link_url = _url(args["linkUrl"]) if args["linkUrl"] is not None else None
+    return link.reconcile(_url(args["url"]), link_url, terminators, links, channels, args["version"])
 
 
 def _emit(link, args: dict, router_id: str) -> None:
@@ -112,10 +85,6 @@ def _emit(link, args: dict, router_id: str) -> None:
     link.emit(args["namespace"], args["eventType"], **fields)
 
 
-#: at most this many faults in one hit report (a router reports only the faults it was sent)
-MAX_HIT_REPORT = 1000
-
-
 def _hits(value: dict) -> dict[str, int]:
     if len(value) > MAX_HIT_REPORT:
         raise InvalidArgs(f"edgeFaultHits: more than {MAX_HIT_REPORT} faults")
@@ -125,70 +94,33 @@ def _hits(value: dict) -> dict[str, int]:
     return value
 
 
-ENTRIES = (
-    Entry("trustedCas", {}, lambda link, a, r: link.trusted_cas()),
-    Entry(
-        "hello", {"token": (str,), "fingerprint": (str,)}, lambda link, a, r: link.hello(a["token"], a["fingerprint"])
-    ),
-    Entry(
-        "session",
-        {"caller": (dict,), "token": (str,), "kind": (str,)},
-        lambda link, a, r: link.session(_caller(a["caller"]), a["token"], a["kind"]),
-    ),
-    Entry(
-        "addTerminator",
-        {
-            "terminatorId": (str,),
-            "serviceId": (str,),
-            "identityId": (str,),
-            "cost": (int,),
-            "precedence": (str,),
-            "instanceId": (str,),
-            "hostPublicKey": OPTIONAL_STR,
-        },
-        lambda link, a, r: link.add_terminator(_terminator(a)),
-    ),
-    Entry("removeTerminator", {"terminatorId": (str,)}, lambda link, a, r: link.remove_terminator(a["terminatorId"])),
-    Entry("online", {"url": (str,)}, lambda link, a, r: link.online(_url(a["url"]))),
-    Entry("offline", {}, lambda link, a, r: link.offline()),
-    Entry(
-        "connectionChanged",
-        {"identityId": (str,), "connected": (bool,)},
-        lambda link, a, r: link.connection_changed(a["identityId"], a["connected"]),
-    ),
-    Entry("emit", {"namespace": (str,), "eventType": (str,), "fields": (dict,)}, _emit),
-    # links and circuits (router/links.py, router/edge.py)
-    Entry("linkListen", {"url": (str,)}, lambda link, a, r: link.link_listen(_url(a["url"]))),
-    Entry("peers", {}, lambda link, a, r: link.peers()),
-    Entry(
-        "linkPeer",
-        {"routerId": (str,), "fingerprint": (str,)},
-        lambda link, a, r: link.link_peer(a["routerId"], a["fingerprint"]),
-    ),
-    Entry(
-        "linkUp",
-        {"linkId": (str,), "dstRouterId": (str,)},
-        lambda link, a, r: link.link_up(a["linkId"], a["dstRouterId"]),
-    ),
-    Entry(
-        "linkLatency",
-        {"linkId": (str,), "latencyNs": (int,)},
-        lambda link, a, r: link.link_latency(a["linkId"], max(0, a["latencyNs"])),
-    ),
-    Entry("linkDown", {"linkId": (str,)}, lambda link, a, r: link.link_down(a["linkId"])),
-    Entry(
-        "route",
-        {"identityId": (str,), "serviceId": (str,), "instanceId": (str,)},
-        lambda link, a, r: link.route(a["identityId"], a["serviceId"], a["instanceId"]),
-    ),
-    Entry("circuitUp", {"circuit": (dict,)}, lambda link, a, r: link.circuit_up(a["circuit"])),
-    Entry("circuitDown", {"circuit": (dict,)}, lambda link, a, r: link.circuit_down(a["circuit"])),
+#: name -> handler (link: the router's ``RouterLink``, a: checked args, r: the connection's router id)
+HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
+    "trustedCas": lambda link, a, r: link.trusted_cas(),
+    "hello": lambda link, a, r: link.hello(a["token"], a["fingerprint"]),
+    "session": lambda link, a, r: link.session(_caller(a["caller"]), a["token"], a["kind"]),
+    "addTerminator": lambda link, a, r: link.add_terminator(_terminator(a)),
+    "removeTerminator": lambda link, a, r: link.remove_terminator(a["terminatorId"]),
+    "online": lambda link, a, r: link.online(_url(a["url"])),
+    "offline": lambda link, a, r: link.offline(),
+    # every (re)connect: the router's whole state; the answer says what it must drop
+    "reconcile": _reconcile,
+    "connectionChanged": lambda link, a, r: link.connection_changed(a["identityId"], a["connected"]),
+    "emit": _emit,
+    # links (router/peer_links.py)
+    "linkListen": lambda link, a, r: link.link_listen(_url(a["url"])),
+    "peers": lambda link, a, r: link.peers(),
+    "linkPeer": lambda link, a, r: link.link_peer(a["routerId"], a["fingerprint"]),
+    "linkUp": lambda link, a, r: link.link_up(a["linkId"], a["dstRouterId"]),
+    "linkLatency": lambda link, a, r: link.link_latency(a["linkId"], max(0, a["latencyNs"])),
+    "linkDown": lambda link, a, r: link.link_down(a["linkId"]),
+    # circuits (router/edge.py): one request per dial, then the circuit's end
+    "dial": lambda link, a, r: link.dial(_caller(a["caller"]), a["token"], a["instanceId"], a["dialerKey"]),
+    "circuitDown": lambda link, a, r: link.circuit_down(a["circuit"]),
     # faults on the router's edge messages (the edgeFaults push sets them; router/faults.py)
-    Entry(
-        "edgeFaultHits",
-        {"generation": (int,), "hits": (dict,)},
-        lambda link, a, r: link.edge_fault_hits(a["generation"], _hits(a["hits"])),
-    ),
-)
+    "edgeFaultHits": lambda link, a, r: link.edge_fault_hits(a["generation"], _hits(a["hits"])),
+}
 
-MESSAGES: dict[str, Entry] = {entry.name: entry for entry in ENTRIES}
+MESSAGES: dict[str, Entry] = {
+    name: Entry(name, schema, HANDLERS[name]) for name, schema in protocol.REQUESTS.items() if name in HANDLERS
+}

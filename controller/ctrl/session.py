@@ -48,7 +48,7 @@ class RouterSession:
         if not self.closed:
             self.writer.write(encode(message))
 
-    def push(self, name: str, **args) -> None:
+    def push(self, name: str, /, **args) -> None:
         """From any thread: a push to the router (dropped once closed)."""
         if not self.closed:
             self.loop.call_soon_threadsafe(self.send, {"type": "push", "name": name, "args": args})
@@ -69,6 +69,10 @@ class RouterSession:
                 self.listener.adopt(self)
                 self.link.watch(lambda kind, revoked_id: self.push("revoked", kind=kind, id=revoked_id))
                 self.link.watch_trusted_cas(lambda pem: self.push("trustedCas", pem=pem))
+                self.link.watch_oidc_keys(lambda jwks: self.push("oidcKeys", jwks=jwks))
+                self.link.watch_peers(
+                    lambda peer: self.push("peerOnline", routerId=peer["router_id"], name=peer["name"], url=peer["url"])
+                )
                 self.link.watch_edge_faults(
                     lambda generation, faults: self.push("edgeFaults", generation=generation, faults=faults)
                 )

@@ -6,9 +6,12 @@ them in the real ``/fabric/v1`` shapes. All methods are thread-safe and quick.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+
+log = logging.getLogger("controller.fabric")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ class Fabric:
         self._circuits: dict[str, Circuit] = {}
         #: router id -> the URL its link listener advertised (``tls://host:port``)
         self._listeners: dict[str, str] = {}
+        #: ``returned(router_id, url)`` callbacks: a router's link listener is back after a reconnect
+        self._returned: list = []
 
     # -- link listeners -------------------------------------------------------------------
     def listen(self, router_id: str, url: str) -> None:
@@ -68,6 +73,30 @@ class Fabric:
     def listeners(self) -> dict[str, str]:
         with self._lock:
             return dict(self._listeners)
+
+    def watch_returned(self, returned) -> "callable":
+        """Call ``returned(router_id, url)`` whenever a router's link listener comes back (:meth:`returned`), so its
+        peers dial it again; returns the unwatch function."""
+        with self._lock:
+            self._returned.append(returned)
+
+        def unwatch() -> None:
+            with self._lock:
+                if returned in self._returned:
+                    self._returned.remove(returned)
+
+        return unwatch
+
+    def returned(self, router_id: str, url: str) -> None:
+        """``router_id`` reconnected and listens for links at ``url`` again: its peers are told."""
+        self.listen(router_id, url)
+        with self._lock:
+            watchers = list(self._returned)
+        for watcher in watchers:
+            try:
+                watcher(router_id, url)
+            except Exception:  # noqa: BLE001 - one router's push failing must not fail another's reconcile
+                log.exception("fabric: telling a router that %s is back failed", router_id)
 
     # -- links --------------------------------------------------------------------------
     def link_up(self, link: Link) -> None:

@@ -103,5 +103,8 @@ class TerminatorManager(EntityManager):
         for terminator_id in list(self.by_router.get(router["id"])):
             self.store.delete(self.table, terminator_id)
 
+    def of_router(self, router_id: str) -> list[dict]:
+        return [r for r in (self.find(t) for t in list(self.by_router.get(router_id))) if r]
+
     def of_service(self, service_id: str) -> list[dict]:
         return [r for r in (self.find(t) for t in self.by_service.get(service_id)) if r]

@@ -122,6 +122,7 @@ def ctrl_listener(ctl, host: str, port: int, **options):
     """
     from controller.app import remote_router_link
     from controller.ctrl.listener import CtrlListener
+    from controller.server.tls import TLS12_CIPHERS
 
     advertise = ctl.config.ctrl_address.rsplit(":", 1)[0][4:] if ctl.config.ctrl_address else None
     return CtrlListener(
@@ -131,6 +132,7 @@ def ctrl_listener(ctl, host: str, port: int, **options):
         find_router=ctl.routers.find_by_fingerprint,
         link_for=lambda router: remote_router_link(ctl, router),
         advertise=advertise,
+        ciphers=TLS12_CIPHERS,
         **options,
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from controller.ctrl.messages import VERSION
 from harness import pki as hp
 from harness.client import ZitiClient
 from harness.quickstart import enroll_identity
@@ -38,9 +39,13 @@ class RawCtrl:
         self.sock.sendall(data)
 
     def recv(self) -> dict | None:
-        """The next frame, or None once the controller closed the connection."""
-        head = self._exactly(4)
-        return None if head is None else orjson.loads(self._exactly(struct.unpack(">I", head)[0]))
+        """The next frame that is not a push (the controller pushes at connect and any time), or None once the
+        controller closed the connection."""
+        while True:
+            head = self._exactly(4)
+            message = None if head is None else orjson.loads(self._exactly(struct.unpack(">I", head)[0]))
+            if message is None or message.get("type") != "push":
+                return message
 
     def _exactly(self, size: int) -> bytes | None:
         return recv_exactly(self.sock, size)
@@ -149,7 +154,7 @@ def test_hostile_requests_are_answered_with_an_error_and_close_the_connection(
     network, enrolled, bystander, ctrl_log, message, code
 ):
     hostile = connect(network, enrolled)
-    hostile.send({"type": "hello", "version": 1})
+    hostile.send({"type": "hello", "version": VERSION})
     assert hostile.recv()["routerId"] == enrolled.id
     hostile.send(message)
     answer = hostile.recv()
@@ -165,7 +170,7 @@ def test_hostile_requests_are_answered_with_an_error_and_close_the_connection(
 
 def test_a_peer_that_vanishes_after_hello_leaves_the_router_offline(network, enrolled, bystander, ctrl_log, timeline):
     peer = connect(network, enrolled)
-    peer.send({"type": "hello", "version": 1})
+    peer.send({"type": "hello", "version": VERSION})
     peer.recv()
     peer.send({"type": "request", "id": 1, "name": "online", "args": {"url": "tls://127.0.0.1:1"}})
     assert peer.recv() == {"type": "reply", "id": 1, "result": None}
@@ -182,7 +187,7 @@ def test_a_foreign_certificate_is_refused_in_the_handshake(network, enrolled, by
     folder = Path(tempfile.mkdtemp(prefix="foreign-"))
     cert, key = hp.make_leaf(root, enrolled.id).write(folder)
     hostile = RawCtrl(network.listener.address, cert, key, (enrolled.data_dir / "ca.pem").read_text())
-    hostile.send({"type": "hello", "version": 1})
+    hostile.send({"type": "hello", "version": VERSION})
     assert hostile.recv() is None
     hostile.close()
     [line] = ctrl_log.wait()
@@ -196,7 +201,7 @@ def test_an_identity_certificate_of_this_controller_is_not_a_router(network, adm
     client.close()
     cert, key = identity.cert_key().write(tmp_path)
     hostile = RawCtrl(network.listener.address, cert, key, identity.ca_pem)
-    hostile.send({"type": "hello", "version": 1})
+    hostile.send({"type": "hello", "version": VERSION})
     assert hostile.recv() is None
     hostile.close()
     [line] = ctrl_log.wait()

@@ -6,7 +6,8 @@
 ``python sdk_echo.py both BINDER DIALER SERVICE MESSAGE``: both in one process.
 ``python sdk_echo.py serve BINDER SERVICE NAME``: bind and answer ``NAME:data`` on every connection until killed.
 ``python sdk_echo.py dial-each DIALER SERVICE``: one SDK context; for each line on stdin, dial, send it, print
-the reply (``ECHO ...`` or ``FAILED ...``).
+the reply (``ECHO ...`` or ``FAILED ...``); ``dial-hold``: the same, each connection left open (libziti 0.6.0
+refuses a dial on a descriptor number it still tracks as connected when the previous one was just closed).
 ``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
 """
 
@@ -66,14 +67,18 @@ def serve(identity: str, service: str, name: str) -> None:
         threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
 
-def dial_each(identity: str, service: str) -> None:
+def dial_each(identity: str, service: str, hold: bool = False) -> None:
     context = openziti.load(identity)
+    held = []
     for line in sys.stdin:
         message = line.strip().encode()
         try:
             fd = zitilib.ziti_socket(socket.SOCK_STREAM)
             zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd) as conn:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd)
+            if hold:  # kept open: libziti 0.6.0 refuses a new dial on a descriptor number it still tracks
+                held.append(conn)
+            with conn if not hold else _kept(conn):
                 conn.sendall(message)
                 reply = b""
                 while not reply.endswith(message):
@@ -86,6 +91,17 @@ def dial_each(identity: str, service: str) -> None:
             print("FAILED", ex, flush=True)
 
 
+class _kept:
+    def __init__(self, conn):
+        self.conn = conn
+
+    def __enter__(self):
+        return self.conn
+
+    def __exit__(self, *exc):
+        return False
+
+
 def main(mode: str, *args: str) -> None:
     if mode == "enroll":
         with open(args[1], "w") as out:
@@ -94,8 +110,8 @@ def main(mode: str, *args: str) -> None:
         bind(*args).join(60)
     elif mode == "serve":
         serve(*args)
-    elif mode == "dial-each":
-        dial_each(*args)
+    elif mode in ("dial-each", "dial-hold"):
+        dial_each(*args, hold=mode == "dial-hold")
     elif mode in ("dial", "dial-fin"):
         dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")
     else:

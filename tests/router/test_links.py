@@ -7,7 +7,7 @@ import collections
 
 import pytest
 
-from harness.dataplane import DataPlane
+from harness.dataplane import DataPlane, DialError
 from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from harness.timeline import event_rows
 
@@ -220,3 +220,20 @@ def test_a_stop_cancels_edge_and_link_connections_stuck_in_their_tls_handshake(n
     finally:
         for sock in silent:
             sock.close()
+
+
+def test_terminators_no_live_link_reaches_are_told_apart_from_no_terminators(net):
+    net.start("a"), net.start("b")
+    net.wait_links(1)
+    service = net.service("nopath")
+    binder = net.identity("binder", service, "Bind", ["a"])
+    dialer = net.identity("dialer", service, "Dial", ["b"])
+    with SyncDataPlane.from_identity_file(dialer) as guest:
+        with pytest.raises(DialError, match=r"service \S+ has no terminators$"):
+            guest.dial(service)
+        with SyncDataPlane.from_identity_file(binder) as host:
+            host.bind(service, echo)
+            link = net.link_between("a", "b")
+            net.admin.fabric.patch_link(link.id, body={"down": True})
+            with pytest.raises(DialError, match=r"service \S+ has no path to a terminator: no live link path"):
+                guest.dial(service)

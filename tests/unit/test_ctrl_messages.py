@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import protocol
 from controller.ctrl.frames import MAX_FRAME, FrameError, encode, read_frame
 from controller.ctrl.messages import MESSAGES, InvalidArgs
 
@@ -101,4 +102,11 @@ def test_every_message_and_push_is_documented():
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "control-channel.md").read_text()
     assert [name for name in MESSAGES if f"| `{name}` |" not in text] == []
-    assert [name for name in ("revoked", "trustedCas", "edgeFaults") if f"`{name}` {{" not in text] == []
+    assert [name for name in protocol.PUSHES if f"`{name}` {{" not in text] == []
+
+
+def test_both_sides_handle_exactly_the_messages_declared_once():
+    from router.control import PUSHES
+
+    assert sorted(MESSAGES) == sorted(protocol.REQUESTS)
+    assert sorted(PUSHES) == sorted(protocol.PUSHES)

@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 from router import tls_transport
 from router.channel import Channel, Handler
-from router.link import ControllerLink
+from router.controller_link import ControllerLink
 from router.tls_policy import new_context
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean
@@ -127,8 +127,17 @@ class Links:
             if peer["router_id"] != self.router_id and self.to_router(peer["router_id"]) is None:
                 self.spawn(self.keep(peer))
 
+    def peer_returned(self, peer: Mapping) -> None:
+        """The controller says ``peer``'s link listener is back (it reconnected): dial it unless a link is up."""
+        if peer["router_id"] != self.router_id and not self.stopping and self.to_router(peer["router_id"]) is None:
+            self.spawn(self.keep(peer))
+
     async def keep(self, peer: Mapping) -> None:
-        """Hold a link to ``peer``: dial, serve, and dial again (with backoff) while the controller lists it."""
+        """Hold a link to ``peer``: dial, serve, and dial again (with backoff) while the controller lists it.
+
+        While the controller cannot be asked (its control channel is down) the last known address is dialed
+        again with backoff; nothing here ends the task but a stop or the controller no longer listing the peer.
+        """
         router_id = peer["router_id"]
         if router_id in self._dialing:
             return
@@ -142,7 +151,14 @@ class Links:
                 if self.stopping:
                     return
                 await asyncio.sleep(backoff)
-                peers = await asyncio.to_thread(self.link.peers)
+                try:
+                    peers = await asyncio.to_thread(self.link.peers)
+                except Exception as ex:  # noqa: BLE001 - the controller is away: keep dialing what it said last
+                    log.info(
+                        "router: cannot ask the controller about link peer %s (%s), dialing it again", router_id, ex
+                    )
+                    backoff = min(backoff * 2, 5.0)
+                    continue
                 peer = next((p for p in peers if p["router_id"] == router_id), None)
                 if peer is None:
                     return
@@ -178,6 +194,7 @@ class Links:
             channel.close()
             return False
         self._opened(channel, link_id, router_id)
+        channel.dialed = True
         try:
             await asyncio.to_thread(self.link.link_up, link_id, router_id)
         except Exception as ex:  # noqa: BLE001 - the link works; the controller just does not know it yet
@@ -239,6 +256,22 @@ class Links:
         for channel in list(self.by_id.values()):
             if channel.caller == router_id:
                 log.info("router: link %s closed, router %s went offline", channel.link_id, router_id)
+                channel.close()
+
+    def state(self) -> list[dict]:
+        """The live links, for a reconcile: ``{"link_id", "router_id" (the peer), "dialed"}``."""
+        return [
+            {"link_id": link_id, "router_id": channel.caller, "dialed": channel.dialed}
+            for link_id, channel in self.by_id.items()
+            if not channel.closed
+        ]
+
+    def drop(self, link_ids) -> None:
+        """The controller refused these links at a reconcile (the peer is no enrolled, enabled router)."""
+        for link_id in link_ids:
+            channel = self.by_id.get(link_id)
+            if channel is not None:
+                log.info("router: link %s to %s closed: the controller refused it", link_id, channel.caller)
                 channel.close()
 
     def close_all(self) -> None:

@@ -1,6 +1,6 @@
 """What the router needs from a controller: the narrow interface it defines.
 
-The controller supplies an adapter (``controller/router_link.py``) in-process;
+The controller supplies an adapter (``controller/router_link/``) in-process;
 a router running as its own process uses :class:`router.control.RemoteControllerLink`,
 which speaks the same interface over the control channel (``docs/control-channel.md``).
 The router never reaches further. The adapter answers with plain dicts carrying the
@@ -15,14 +15,9 @@ import concurrent.futures  # noqa: F401  (named in an annotation)
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Protocol
 
+from protocol import Caller, Terminator
 
-@dataclass(frozen=True)
-class Caller:
-    """The API session a channel's hello named, checked against its certificate."""
-
-    api_session_id: str
-    identity_id: str
-    identity_name: str
+__all__ = ["Caller", "ControllerLink", "Credentials", "Grant", "Terminator"]
 
 
 @dataclass(frozen=True)
@@ -36,23 +31,10 @@ class Grant:
 
 
 @dataclass(frozen=True)
-class Terminator:
-    """A binding the router asks the controller to record (``binding: edge``)."""
-
-    terminator_id: str
-    service_id: str
-    identity_id: str
-    cost: int = 0
-    precedence: str = "default"
-    instance_id: str = ""
-    host_public_key: bytes | None = None
-
-
-@dataclass(frozen=True)
 class Credentials:
     """The router's id, name and TLS server certificate (chain and key as PEM).
 
-    For links (``router/links.py``) also its client certificate and key, and the controller's own CA
+    For links (``router/peer_links.py``) also its client certificate and key, and the controller's own CA
     bundle (the only trust root for links); without them the router opens no link listener.
     """
 
@@ -102,6 +84,18 @@ class ControllerLink(Protocol):
     def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
         """From now on call ``changed(pem)`` with the new bundle when the trusted CAs change; quick, any thread."""
 
+    def watch_peers(self, returned: Callable[[Mapping[str, Any]], None]) -> None:
+        """From now on call ``returned({"router_id", "name", "url"})`` when another router's link listener is back
+        after a reconnect (this router dials it again if no link to it is up); quick, any thread."""
+
+    def watch_state(
+        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[Mapping[str, Any]], None]
+    ) -> None:
+        """At every reconnect of the control channel send ``report()``'s result (the router's whole state:
+        ``{"terminators": [Terminator], "links": [{"link_id", "router_id", "dialed"}], "channels": [(token,
+        fingerprint)]}``) and hand the controller's answer (``drop_terminators``, ``drop_links``, ``drop_channels``:
+        indexes into ``channels``) to ``reconciled``. An in-process controller never reconnects: a no-op there."""
+
     def watch_edge_faults(self, changed: Callable[[int, list[Mapping[str, Any]]], None]) -> None:
         """Call ``changed(generation, faults)`` now and whenever this router's edge faults change, with the whole
         set; quick, any thread. Each fault: ``{"id", "direction": "fromSdk"|"toSdk"|"both", "contentTypes":
@@ -118,7 +112,7 @@ class ControllerLink(Protocol):
     def emit(self, namespace: str, event_type: str, **fields) -> None:
         """Put an event on the controller's timeline."""
 
-    # -- links and circuits (router/links.py, router/edge.py). Plain JSON values in and out. ----------------
+    # -- links and circuits (router/peer_links.py, router/edge.py). Plain JSON values in and out. ----------------
     def link_listen(self, url: str) -> None:
         """This router accepts links at ``url`` (``tls://host:port``); peers learn it from :meth:`peers`."""
 
@@ -140,21 +134,17 @@ class ControllerLink(Protocol):
     def link_down(self, link_id: str) -> None:
         """The link closed (either end may say so; gone already is fine)."""
 
-    def route(self, identity_id: str, service_id: str, instance_id: str) -> Mapping[str, Any]:
-        """Where a dial of ``service_id`` arriving at this router goes.
-
-        The controller picks a terminator by the service's ``terminatorStrategy`` among terminators on
-        online routers it can reach (precedence required > default > failed, then cost), and the cheapest
-        path of live links to it. Returns ``{"circuit_id", "service_id", "terminator_id", "router_id",
-        "host_id", "path": [router ids, this router first], "links": [link ids between them]}``;
-        ``LookupError`` with the text the dialer is told when there is no terminator.
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> Mapping[str, Any]:
+        """One request per dial: the controller validates the Dial session ``token`` of ``caller``, picks the
+        terminator by the service's ``terminatorStrategy`` among terminators on online routers it can reach
+        (precedence required > default > failed, then cost) and the cheapest path of live links to it, records
+        the circuit, then answers ``{**Grant fields, "circuit_id", "terminator_id", "router_id", "host_id", "path":
+        [router ids, this router first], "links": [link ids between them]}``. ``PermissionError`` (refused) or
+        ``LookupError`` (no terminator, or no path to one) with the text the dialer is told. ``dialer_key``: the
+        dialer sent a public key (a service requiring encryption refuses a dial without one). A dial this router
+        then cannot complete is reported with :meth:`circuit_down`.
         """
 
-    def circuit_up(self, circuit: Mapping[str, Any]) -> "concurrent.futures.Future | None":
-        """A circuit this router took the dial for is connected: ``{"circuit_id", "service_id", "identity_id",
-        "host_id", "terminator_id", "path", "links"}`` (recorded and put on the timeline); quick. None once
-        recorded, or a future done once the controller has it (the dialer is told it is connected then, so a
-        listing right after a dial shows the circuit, as on the real controller)."""
-
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:
-        """That circuit ended: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host", "reason"}``; quick."""
+        """That circuit ended, or its dial failed: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host",
+        "reason"}``; quick."""

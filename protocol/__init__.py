@@ -1,0 +1,199 @@
+"""The control channel between routers and the controller, declared once: both sides import this module (and the
+router nothing else of the controller). ``docs/control-channel.md`` is its prose.
+
+* :data:`VERSION`, the framing (:func:`encode`, :func:`read_frame`);
+* the records both sides pass: :class:`Caller`, :class:`Terminator` (and their wire forms);
+* :data:`REQUESTS`: every request a router may send, name -> argument schema (field -> allowed types; every
+  field required, nothing else accepted); :data:`PUSHES`: every push the controller sends, name -> its fields.
+
+Each side binds a handler to every name (the controller: ``controller/ctrl/messages.py``, one ``RouterLink``
+call each; the router: ``router/control.py``, ``PUSHES``), and a test checks both cover these tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import struct
+from dataclasses import dataclass
+
+import orjson
+
+#: 2: ``reconcile`` at every connect, the ``peerOnline`` push, ``dial`` (one request per dial) replacing ``route``
+#: and ``circuitUp``
+VERSION = 2
+
+# -- framing: a 4-byte big-endian length, then that many bytes of one UTF-8 JSON object with a string type ----------
+LENGTH = struct.Struct(">I")
+#: a trusted-CA bundle with a few hundred CAs fits; anything bigger is hostile
+MAX_FRAME = 4 * 1024 * 1024
+
+
+class FrameError(ValueError):
+    """The peer sent something that is not a control channel frame."""
+
+
+def encode(message: dict) -> bytes:
+    body = orjson.dumps(message)
+    return LENGTH.pack(len(body)) + body
+
+
+async def read_frame(reader: asyncio.StreamReader) -> dict:
+    """The next message; ``asyncio.IncompleteReadError`` at end of stream, :class:`FrameError` when malformed."""
+    (length,) = LENGTH.unpack(await reader.readexactly(LENGTH.size))
+    if not 0 < length <= MAX_FRAME:
+        raise FrameError(f"frame length {length} outside 1..{MAX_FRAME}")
+    body = await reader.readexactly(length)
+    try:
+        message = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        raise FrameError("frame is not JSON") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise FrameError("frame is not an object with a string type")
+    return message
+
+
+# -- records ---------------------------------------------------------------------------------------------------------
+class InvalidArgs(ValueError):
+    """A request whose arguments do not match its schema."""
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The API session an SDK channel's hello named, checked against its certificate."""
+
+    api_session_id: str
+    identity_id: str
+    identity_name: str = ""
+
+    def to_wire(self) -> dict:
+        return {"apiSessionId": self.api_session_id, "identityId": self.identity_id, "identityName": self.identity_name}
+
+    @classmethod
+    def from_wire(cls, value) -> "Caller":
+        if not isinstance(value, dict) or not all(
+            isinstance(value.get(k), str) for k in ("apiSessionId", "identityId")
+        ):
+            raise InvalidArgs("caller needs apiSessionId and identityId strings")
+        return cls(value["apiSessionId"], value["identityId"], str(value.get("identityName") or ""))
+
+
+@dataclass(frozen=True)
+class Terminator:
+    """A binding a router records on the controller (``binding: edge``)."""
+
+    terminator_id: str
+    service_id: str
+    identity_id: str
+    cost: int = 0
+    precedence: str = "default"
+    instance_id: str = ""
+    host_public_key: bytes | None = None
+
+    def to_wire(self) -> dict:
+        key = self.host_public_key
+        return {
+            "terminatorId": self.terminator_id,
+            "serviceId": self.service_id,
+            "identityId": self.identity_id,
+            "cost": self.cost,
+            "precedence": self.precedence,
+            "instanceId": self.instance_id,
+            "hostPublicKey": base64.b64encode(key).decode("ascii") if key else None,
+        }
+
+    @classmethod
+    def from_wire(cls, args: dict) -> "Terminator":
+        """From arguments already checked against :data:`TERMINATOR`; :class:`InvalidArgs` for bad values."""
+        key = args["hostPublicKey"]
+        try:
+            raw_key = base64.b64decode(key, validate=True) if key is not None else None
+        except (binascii.Error, ValueError):
+            raise InvalidArgs("hostPublicKey is not base64") from None
+        if not 0 <= args["cost"] <= 65535:
+            raise InvalidArgs("cost outside 0..65535")
+        if args["precedence"] not in ("default", "required", "failed"):
+            raise InvalidArgs("precedence is not default, required or failed")
+        return cls(
+            args["terminatorId"],
+            args["serviceId"],
+            args["identityId"],
+            args["cost"],
+            args["precedence"],
+            args["instanceId"],
+            raw_key,
+        )
+
+
+# -- the messages ----------------------------------------------------------------------------------------------------
+OPTIONAL_STR = (str, type(None))
+
+TERMINATOR = {
+    "terminatorId": (str,),
+    "serviceId": (str,),
+    "identityId": (str,),
+    "cost": (int,),
+    "precedence": (str,),
+    "instanceId": (str,),
+    "hostPublicKey": OPTIONAL_STR,
+}
+#: one link of a ``reconcile``: its id, the peer router, whether the reporting router dialed it
+LINK = {"linkId": (str,), "routerId": (str,), "dialed": (bool,)}
+#: one SDK channel of a ``reconcile``: what it presented last (hello or UpdateToken)
+CHANNEL = {"token": (str,), "fingerprint": (str,)}
+
+#: router -> controller requests: name -> argument schema
+REQUESTS: dict[str, dict[str, tuple[type, ...]]] = {
+    "trustedCas": {},
+    "hello": {"token": (str,), "fingerprint": (str,)},
+    "session": {"caller": (dict,), "token": (str,), "kind": (str,)},
+    "addTerminator": TERMINATOR,
+    "removeTerminator": {"terminatorId": (str,)},
+    "online": {"url": (str,)},
+    "offline": {},
+    "reconcile": {
+        "url": (str,),
+        "linkUrl": OPTIONAL_STR,
+        "terminators": (list,),
+        "links": (list,),
+        "channels": (list,),
+        "version": (str,),
+    },
+    "connectionChanged": {"identityId": (str,), "connected": (bool,)},
+    "emit": {"namespace": (str,), "eventType": (str,), "fields": (dict,)},
+    "linkListen": {"url": (str,)},
+    "peers": {},
+    "linkPeer": {"routerId": (str,), "fingerprint": (str,)},
+    "linkUp": {"linkId": (str,), "dstRouterId": (str,)},
+    "linkLatency": {"linkId": (str,), "latencyNs": (int,)},
+    "linkDown": {"linkId": (str,)},
+    "dial": {"caller": (dict,), "token": (str,), "instanceId": (str,), "dialerKey": (bool,)},
+    "circuitDown": {"circuit": (dict,)},
+    "edgeFaultHits": {"generation": (int,), "hits": (dict,)},
+}
+
+#: controller -> router pushes: name -> fields
+PUSHES: dict[str, dict[str, tuple[type, ...]]] = {
+    "revoked": {"kind": (str,), "id": (str,)},
+    "trustedCas": {"pem": (str,)},
+    "edgeFaults": {"generation": (int,), "faults": (list,)},
+    "peerOnline": {"routerId": (str,), "name": (str,), "url": (str,)},
+    "oidcKeys": {"jwks": (dict,)},
+}
+
+
+def check(name: str, schema: dict[str, tuple[type, ...]], args) -> dict:
+    """``args`` if it is an object with exactly the schema's fields, each of an allowed type; else InvalidArgs."""
+    if not isinstance(args, dict):
+        raise InvalidArgs(f"{name}: args must be an object")
+    unknown = sorted(set(args) - set(schema))
+    if unknown:
+        raise InvalidArgs(f"{name}: unknown argument {unknown[0]!r}")
+    for field, types in schema.items():
+        if field not in args:
+            raise InvalidArgs(f"{name}: argument {field!r} is required")
+        value = args[field]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise InvalidArgs(f"{name}: argument {field!r} has the wrong type")
+    return args
