@@ -204,9 +204,9 @@ class RouterLink:
     def remove_terminator(self, terminator_id: str) -> None:
         self.terminators.delete_system(terminator_id)
 
-    def online(self, url: str) -> None:
+    def online(self, url: str, version_info: dict | None = None) -> None:
         self._drop_terminators()
-        self.router_presence.online(self.router_id, url)
+        self.router_presence.online(self.router_id, url, version_info)
         self.emit("router", "online", router_id=self.router_id, url=url)
 
     def watch(self, revoked) -> None:

@@ -21,7 +21,7 @@ import logging
 import ssl
 import struct
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import orjson
 
@@ -113,6 +113,7 @@ class RemoteControllerLink:
         #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
         self._edge_faults: tuple[int, list] = (0, [])
         self._online_url: str | None = None
+        self._online_version: dict[str, str] = {}
         self._terminators: dict[str, Terminator] = {}
         self._closing = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -234,7 +235,7 @@ class RemoteControllerLink:
     async def _resync(self) -> None:
         """After a reconnect: online again (the controller dropped this router's terminators), then re-create them."""
         if self._online_url is not None:
-            await self._request("online", {"url": self._online_url})
+            await self._request("online", {"url": self._online_url, "versionInfo": self._online_version})
             for terminator in list(self._terminators.values()):
                 await self._request("addTerminator", _terminator_args(terminator))
         if self._cas_changed is not None:
@@ -344,9 +345,9 @@ class RemoteControllerLink:
         except (ControlError, RuntimeError, TimeoutError) as ex:
             log.info("router: terminator %s not removed on the controller now (%s)", terminator_id, ex)
 
-    def online(self, url: str) -> None:
-        self._online_url = url
-        self._call("online", url=url)
+    def online(self, url: str, version_info: Mapping[str, str] | None = None) -> None:
+        self._online_url, self._online_version = url, dict(version_info or {})
+        self._call("online", url=url, versionInfo=self._online_version)
 
     def offline(self) -> None:
         self._online_url = None

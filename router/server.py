@@ -28,6 +28,7 @@ from router.faults import EdgeFaults
 from router.link import ControllerLink, Credentials
 from router.links import Links
 from router.tls_policy import bundle_ders, new_context
+from router.version import version_info
 from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
@@ -175,7 +176,7 @@ class EdgeRouter:
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.watch_edge_faults(self._edge_faults_changed)
-        self.link.online(self.url)
+        self.link.online(self.url, version_info())
         if self.links is not None:
             self.link.link_listen(self.link_url)
             self.loop.call_soon_threadsafe(self.links.dial_peers)

@@ -103,6 +103,19 @@ def _url(url: str) -> str:
     return url
 
 
+VERSION_FIELDS = ("version", "revision", "buildDate", "os", "arch")
+
+
+def _version_info(value: dict) -> dict[str, str]:
+    """The build a router reports at ``online``: the five strings of the real ``versionInfo``, each short."""
+    if set(value) - set(VERSION_FIELDS):
+        raise InvalidArgs(f"online: versionInfo has only {', '.join(VERSION_FIELDS)}")
+    fields = {key: value.get(key, "") for key in VERSION_FIELDS}
+    if not all(isinstance(v, str) and len(v) <= 100 for v in fields.values()):
+        raise InvalidArgs("online: versionInfo fields are strings of at most 100 characters")
+    return fields
+
+
 def _emit(link, args: dict, router_id: str) -> None:
     if args["namespace"] not in ROUTER_EVENT_NAMESPACES:
         raise InvalidArgs(f"emit: namespace {args['namespace']!r} is not a router event namespace")
@@ -149,7 +162,11 @@ ENTRIES = (
         lambda link, a, r: link.add_terminator(_terminator(a)),
     ),
     Entry("removeTerminator", {"terminatorId": (str,)}, lambda link, a, r: link.remove_terminator(a["terminatorId"])),
-    Entry("online", {"url": (str,)}, lambda link, a, r: link.online(_url(a["url"]))),
+    Entry(
+        "online",
+        {"url": (str,), "versionInfo": (dict,)},
+        lambda link, a, r: link.online(_url(a["url"]), _version_info(a["versionInfo"])),
+    ),
     Entry("offline", {}, lambda link, a, r: link.offline()),
     Entry(
         "connectionChanged",
