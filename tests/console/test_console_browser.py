@@ -1,0 +1,190 @@
+"""The real Admin Console 4.5.1 in headless Chromium against this controller (issue 31).
+
+Logins both ways, every list page, the dashboard's router count, and edits saved through the console's own forms,
+``intercept.v1`` and ``host.v1`` configs included. ``conftest.Watch`` fails a test on any request that failed or
+console error beyond the console's known probes.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from harness.client import ZitiClient
+from harness.server import LocalController
+from tests.console.conftest import CHROMIUM, Watch, console_dir
+
+INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 80, "high": 80}]}
+HOST = {"protocol": "tcp", "address": "127.0.0.1", "port": 8080}
+#: list pages (one level deep: a full load of a deeper path has the console resolve its assets under it)
+LIST_PAGES = {
+    "identities": "Default Admin",
+    "services": "web",
+    "routers": "quickstart-router",
+    "transit-routers": None,
+    "service-policies": "web-dial",
+    "router-policies": "all-endpoints-public-routers",
+    "service-router-policies": "all-routers-all-services",
+    "posture-checks": None,
+    "certificate-authorities": None,
+    "jwt-signers": None,
+    "auth-policies": "Default",
+    "sessions": None,
+    "api-sessions": None,
+    "configs": "web-intercept",
+    "config-types": "intercept.v1",
+    "terminators": None,
+    "network-visualizer": None,
+    "settings": None,
+    "profile": None,
+}
+
+
+@pytest.fixture(scope="module")
+def folder():
+    return console_dir()
+
+
+@pytest.fixture(scope="module")
+def browser(folder):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # --no-sandbox: CI runs as root, where Chromium's sandbox cannot start
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+def controller(folder, *, oidc: bool) -> LocalController:
+    local = LocalController(router=True, quickstart_policies=True)
+    local.config.console_dir = folder
+    local.config.oidc = oidc
+    return local
+
+
+@pytest.fixture(scope="module")
+def network(folder):
+    """A controller with its router and a little of everything the pages list."""
+    with controller(folder, oidc=True) as local, ZitiClient.connect(local.url) as admin:
+        admin.login("admin", "admin")
+        service = admin.create("services", {"name": "web", "roleAttributes": ["web"], "encryptionRequired": True})
+        admin.create(
+            "service-policies",
+            {
+                "name": "web-dial",
+                "type": "Dial",
+                "semantic": "AnyOf",
+                "serviceRoles": [f"@{service}"],
+                "identityRoles": ["#web-clients"],
+            },
+        )
+        admin.create("configs", {"name": "web-intercept", "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
+        admin.create("configs", {"name": "web-host", "configTypeId": "NH5p4FpGR", "data": HOST})
+        admin.create("edge-routers", {"name": "spare-router", "roleAttributes": ["spare"]})
+        yield local, admin
+
+
+class Console:
+    """A browser page logged in to the console, with its watch."""
+
+    def __init__(self, browser, local):
+        self.origin = local.https_url
+        self.context = browser.new_context(ignore_https_errors=True, viewport={"width": 1400, "height": 900})
+        self.page = self.context.new_page()
+        self.page.set_default_timeout(20_000)
+        self.watch = Watch(self.page, self.origin)
+
+    def login(self) -> None:
+        self.page.goto(self.origin + "/zac/")
+        self.page.fill("#Username", "admin")
+        self.page.fill("#Password", "admin")
+        self.page.click("text=LOG IN")
+        self.page.wait_for_url("**/zac/dashboard")
+        self.page.wait_for_load_state("networkidle")
+
+    def open(self, route: str) -> None:
+        self.page.goto(f"{self.origin}/zac/{route}")
+        self.page.wait_for_load_state("networkidle")
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def console(browser, network):
+    local, _ = network
+    page = Console(browser, local)
+    page.login()
+    yield page
+    page.close()
+
+
+@pytest.fixture(autouse=True)
+def no_failures(request, tmp_path):
+    """Every test ends with the watch of each console it used checked (a screenshot kept when it fails)."""
+    used: list[Console] = []
+    request.node.consoles = used
+    yield
+    for index, page in enumerate(used):
+        page.watch.check(tmp_path / f"console-{index}.png")
+
+
+def use(request, page: Console) -> Console:
+    request.node.consoles.append(page)
+    return page
+
+
+def test_login_by_oidc_lands_on_the_dashboard_with_the_router_count(request, console, network):
+    page = use(request, console)
+    _, admin = network
+    assert ("POST", "/oidc/oauth/token", 200) in page.watch.requests
+    assert not [r for r in page.watch.requests if r[1].endswith("/authenticate")]
+    page.open("dashboard")
+    count = page.page.locator(".entity-chip.router-chip .entity-count").first.inner_text()
+    assert int(count) == len(admin.mgmt_ok("GET", "/edge-routers", params={"limit": -1})) == 2
+    assert "Controller: 2.0.3" in page.page.locator("body").inner_text()
+
+
+def test_legacy_login_when_the_controller_has_no_oidc(request, browser, folder):
+    with controller(folder, oidc=False) as local:
+        page = use(request, Console(browser, local))
+        try:
+            page.login()
+            assert ("POST", "/edge/management/v1/authenticate", 200) in page.watch.requests
+            assert not [r for r in page.watch.requests if r[1].startswith("/oidc/")]
+        finally:
+            page.close()
+
+
+@pytest.mark.parametrize("route", sorted(LIST_PAGES))
+def test_each_list_page_renders(request, console, route):
+    page = use(request, console)
+    page.open(route)
+    expected = LIST_PAGES[route]
+    if expected:
+        page.page.get_by_text(expected, exact=True).first.wait_for()
+
+
+@pytest.mark.parametrize(("name", "edit"), [("web-intercept", "udp"), ("web-host", None)])
+def test_a_config_edited_in_the_console_saves(request, console, network, name, edit):
+    page = use(request, console)
+    _, admin = network
+    page.open("configs")
+    page.page.get_by_text(name, exact=True).first.click()
+    page.page.wait_for_url(re.compile(r".*/zac/configs/[^/]+$"))
+    page.page.wait_for_load_state("networkidle")
+    config_id = page.page.url.rsplit("/", 1)[1]
+    if edit:
+        page.page.locator(f"div:has(> span.boxlabel:text-is('{edit}')) > input[type=checkbox]").first.click()
+    with page.page.expect_response(
+        lambda r: f"/configs/{config_id}" in r.url and r.request.method in ("PUT", "PATCH")
+    ) as saved:
+        page.page.locator(".save-button").first.click()
+    assert saved.value.status == 200, saved.value.text()
+    data = admin.mgmt_ok("GET", f"/configs/{config_id}")["data"]
+    if edit:
+        assert data["protocols"] == ["tcp", "udp"]
+    else:
+        assert {k: data[k] for k in HOST} == HOST
