@@ -17,6 +17,39 @@ from tests.console.conftest import CHROMIUM, Watch, console_dir
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 80, "high": 80}]}
 HOST = {"protocol": "tcp", "address": "127.0.0.1", "port": 8080}
+AUTH_POLICY = {
+    "name": "strict",
+    "primary": {
+        "cert": {"allowed": True, "allowExpiredCerts": True},
+        "extJwt": {"allowed": False, "allowedSigners": []},
+        "updb": {
+            "allowed": True,
+            "lockoutDurationMinutes": 0,
+            "maxAttempts": 5,
+            "minPasswordLength": 5,
+            "requireMixedCase": False,
+            "requireNumberChar": False,
+            "requireSpecialChar": False,
+        },
+    },
+    "secondary": {"requireTotp": False},
+}
+#: entity kind -> (list page, a record's name, the management collection its save writes)
+DETAILS = {
+    "identity": ("identities", "alice", "identities"),
+    "service": ("services", "web", "services"),
+    "edge router": ("routers", "quickstart-router", "edge-routers"),
+    "service policy": ("service-policies", "web-dial", "service-policies"),
+    "edge router policy": ("router-policies", "all-endpoints-public-routers", "edge-router-policies"),
+    "service edge router policy": (
+        "service-router-policies",
+        "all-routers-all-services",
+        "service-edge-router-policies",
+    ),
+    "posture check": ("posture-checks", "mfa-check", "posture-checks"),
+    "auth policy": ("auth-policies", "strict", "auth-policies"),
+    "config type": ("config-types", "port.v1", "config-types"),
+}
 #: list pages (one level deep: a full load of a deeper path has the console resolve its assets under it)
 LIST_PAGES = {
     "identities": "Default Admin",
@@ -83,6 +116,22 @@ def network(folder):
         admin.create("configs", {"name": "web-intercept", "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
         admin.create("configs", {"name": "web-host", "configTypeId": "NH5p4FpGR", "data": HOST})
         admin.create("edge-routers", {"name": "spare-router", "roleAttributes": ["spare"]})
+        admin.create(
+            "identities",
+            {
+                "name": "alice",
+                "type": "User",
+                "isAdmin": False,
+                "roleAttributes": ["web-clients"],
+                "enrollment": {"ott": True},
+            },
+        )
+        admin.create("posture-checks", {"name": "mfa-check", "typeId": "MFA", "roleAttributes": ["web-clients"]})
+        admin.create("auth-policies", AUTH_POLICY)
+        admin.create(
+            "config-types",
+            {"name": "port.v1", "schema": {"type": "object", "properties": {"port": {"type": "integer"}}}},
+        )
         yield local, admin
 
 
@@ -105,6 +154,7 @@ class Console:
         self.page.wait_for_load_state("networkidle")
 
     def open(self, route: str) -> None:
+        self.page.wait_for_load_state("networkidle")  # what the last step started (the console's own navigation)
         self.page.goto(f"{self.origin}/zac/{route}")
         self.page.wait_for_load_state("networkidle")
 
@@ -188,3 +238,22 @@ def test_a_config_edited_in_the_console_saves(request, console, network, name, e
         assert data["protocols"] == ["tcp", "udp"]
     else:
         assert {k: data[k] for k in HOST} == HOST
+
+
+@pytest.mark.parametrize("kind", sorted(DETAILS))
+def test_one_detail_of_each_kind_saves_unchanged(request, console, kind):
+    page = use(request, console)
+    route, name, collection = DETAILS[kind]
+    page.open(route)
+    page.page.get_by_text(name, exact=True).first.click()
+    page.page.wait_for_url(re.compile(rf".*/zac/{route}/(advanced/)?[^/]+$"))
+    page.page.wait_for_load_state("networkidle")
+    record_id = page.page.url.rsplit("/", 1)[1]
+
+    def is_save(response) -> bool:
+        return f"/{collection}/{record_id}" in response.url and response.request.method in ("PUT", "PATCH")
+
+    with page.page.expect_response(is_save) as saved:
+        page.page.locator(".save-button").first.click()
+    assert saved.value.status == 200, saved.value.text()
+    page.page.wait_for_load_state("networkidle")
