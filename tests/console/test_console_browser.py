@@ -154,8 +154,17 @@ class Console:
         self.page.wait_for_load_state("networkidle")
 
     def open(self, route: str) -> None:
+        from playwright.sync_api import Error
+
         self.page.wait_for_load_state("networkidle")  # what the last step started (the console's own navigation)
-        self.page.goto(f"{self.origin}/zac/{route}")
+        for attempt in range(3):  # bounded: a navigation the console starts itself (after a save) aborts a load
+            try:
+                self.page.goto(f"{self.origin}/zac/{route}")
+                break
+            except Error as ex:
+                if "ERR_ABORTED" not in str(ex) or attempt == 2:
+                    raise
+                self.page.wait_for_load_state("networkidle")
         self.page.wait_for_load_state("networkidle")
 
     def close(self) -> None:
