@@ -29,7 +29,13 @@ KNOWN_FAILURES = {
     "filter grammar refuses; it then lists the terminators plainly",
     ("GET", "/auth/callback", 404): "the OIDC redirect_uri outside /zac/: the console takes the code from the "
     "redirect, the page itself is never needed",
+    ("GET", "/edge/management/v1/identities/undefined/services/", 404): "the identity create form asks for the "
+    "services of the identity it has not made yet (and logs the 404 as ERROR {error: undefined})",
+    ("GET", "/edge/management/v1/identities/undefined/service-policies/", 404): "the same form, the same way, for "
+    "service policies",
 }
+#: the console error the console logs for each of those 404s of an ``undefined`` id
+UNDEFINED_ID_ERROR = "ERROR {error: undefined}"
 
 
 #: console errors of the console's own code, on any controller: (text it starts with, where) -> why
@@ -62,6 +68,7 @@ class Watch:
         self.failures: list[str] = []
         self.known: list[str] = []
         self.requests: list[tuple[str, str, int]] = []
+        self._undefined_ids = 0  # known 404s of an ``undefined`` id not yet matched by their console error
         page.on("response", self._response)
         page.on("console", self._console)
         page.on("pageerror", lambda error: self.failures.append(f"page error: {error}"))
@@ -82,6 +89,8 @@ class Watch:
             (self.known if key in KNOWN_FAILURES else self.failures).append(
                 f"{request.method} {response.url.removeprefix(self.origin)} -> {response.status}"
             )
+            if key in KNOWN_FAILURES and "/undefined/" in key[1]:
+                self._undefined_ids += 1
 
     def _console(self, message) -> None:
         if message.type != "error":
@@ -90,6 +99,10 @@ class Watch:
         if url and not self._local(url):  # map tiles and the icon font: no internet here
             return
         if message.text.startswith("Failed to load resource"):  # the response handler judged that request
+            return
+        if message.text == UNDEFINED_ID_ERROR and self._undefined_ids > 0:
+            self._undefined_ids -= 1
+            self.known.append(message.text)
             return
         for (start, where), _why in KNOWN_CONSOLE_ERRORS.items():
             if message.text.startswith(start) and where in message.text:

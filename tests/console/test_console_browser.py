@@ -126,6 +126,8 @@ def network(folder):
                 "enrollment": {"ott": True},
             },
         )
+        for name in ("carol", "dave"):
+            admin.create("identities", {"name": name, "type": "User", "isAdmin": False, "enrollment": {"ott": True}})
         admin.create("posture-checks", {"name": "mfa-check", "typeId": "MFA", "roleAttributes": ["web-clients"]})
         admin.create("auth-policies", AUTH_POLICY)
         admin.create(
@@ -266,3 +268,49 @@ def test_one_detail_of_each_kind_saves_unchanged(request, console, kind):
         page.page.locator(".save-button").first.click()
     assert saved.value.status == 200, saved.value.text()
     page.page.wait_for_load_state("networkidle")
+
+
+def row_action(page: Console, name: str, action: str) -> None:
+    """Open a list row's ``...`` menu (the grid's pinned column, matched by row index) and choose ``action``."""
+    index = page.page.locator(".ag-row", has_text=name).first.get_attribute("row-index")
+    page.page.locator(f".ag-row[row-index='{index}'] .dots").first.click()
+    page.page.locator(".tActionRow:visible", has_text=action).first.click()
+
+
+def confirm(page: Console, label: str) -> None:
+    page.page.locator(f"text=/^\\s*{label}\\s*$/i").locator("visible=true").first.click()
+
+
+def test_an_identity_created_through_the_form(request, console, network):
+    page = use(request, console)
+    _, admin = network
+    page.open("identities")
+    page.page.locator(".icon-add").first.click()
+    page.page.wait_for_url("**/zac/identities/create")
+    page.page.get_by_placeholder("Name this identity").fill("bob")
+    with page.page.expect_response(lambda r: r.url.endswith("/identities") and r.request.method == "POST") as made:
+        page.page.locator(".save-button").first.click()
+    assert made.value.status == 201, made.value.text()
+    [bob] = admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "bob"'})
+    assert bob["enrollment"]["ott"]["jwt"]  # the form's default: a one-time token
+
+
+def test_identity_actions_reissue_enrollment_and_delete(request, console, network):
+    page = use(request, console)
+    _, admin = network
+    [carol] = admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "carol"'})
+    before = carol["enrollment"]["ott"]["jwt"]
+    page.open("identities")
+    row_action(page, "carol", "Reissue Enrollment")
+    with page.page.expect_response(lambda r: "/enrollments" in r.url and r.request.method == "POST") as reissued:
+        confirm(page, "submit")
+    assert reissued.value.status < 300, reissued.value.text()
+    [carol] = admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "carol"'})
+    assert carol["enrollment"]["ott"]["jwt"] != before
+
+    page.open("identities")
+    row_action(page, "dave", "Delete")
+    with page.page.expect_response(lambda r: "/identities/" in r.url and r.request.method == "DELETE") as deleted:
+        page.page.locator(".confirm-buttons-container button.confirm").first.click()
+    assert deleted.value.status == 200, deleted.value.text()
+    assert admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "dave"'}) == []
