@@ -314,3 +314,58 @@ def test_identity_actions_reissue_enrollment_and_delete(request, console, networ
         page.page.locator(".confirm-buttons-container button.confirm").first.click()
     assert deleted.value.status == 200, deleted.value.text()
     assert admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "dave"'}) == []
+
+
+def test_the_simple_service_wizard_makes_a_service_whose_configs_then_save(request, console, network):
+    page = use(request, console)
+    _, admin = network
+    page.open("services")
+    page.page.locator(".icon-add").first.click()
+    page.page.wait_for_url("**/zac/services/select")
+    page.page.get_by_text(re.compile("simple", re.I)).first.click()
+    page.page.wait_for_url("**/zac/services/simple")
+    # typed, not filled: the wizard names the configs and policies after the service on each key
+    page.page.get_by_placeholder("Name this service").press_sequentially("shop")
+    access = page.page.get_by_placeholder("Select identity attributes to grant access")
+    access.fill("shop-clients")
+    access.press("Enter")
+    page.page.locator("#HowTo").fill("shop.ziti")
+    page.page.locator("#HowToPort").press_sequentially("443")
+    hosts = page.page.get_by_placeholder("Select identity attributes", exact=True)
+    hosts.fill("shop-hosts")
+    hosts.press("Enter")
+    page.page.locator("#HostedHost").fill("127.0.0.1")
+    page.page.locator("#HostedPort").press_sequentially("8443")
+
+    def bind_policy_made(response) -> bool:
+        return response.url.endswith("/service-policies") and "Bind" in (response.request.post_data or "")
+
+    with page.page.expect_response(bind_policy_made) as made:
+        page.page.locator(".save-button").first.click()
+    assert made.value.status == 201, made.value.text()
+    page.page.wait_for_load_state("networkidle")
+
+    [service] = admin.mgmt_ok("GET", "/services", params={"filter": 'name = "shop"'})
+    configs = [admin.mgmt_ok("GET", f"/configs/{config_id}") for config_id in service["configs"]]
+    by_type = {c["configType"]["name"]: c for c in configs}
+    assert by_type["intercept.v1"]["data"]["addresses"] == ["shop.ziti"]
+    assert by_type["host.v1"]["data"]["address"] == "127.0.0.1" and by_type["host.v1"]["data"]["port"] == 8443
+    policies = admin.mgmt_ok("GET", "/service-policies", params={"filter": 'name contains "shop-"'})
+    assert {(p["type"], tuple(p["serviceRoles"])) for p in policies} == {
+        ("Dial", (f"@{service['id']}",)),
+        ("Bind", (f"@{service['id']}",)),
+    }
+
+    for config in by_type.values():  # what the wizard made saves from the config editor
+        page.open("configs")
+        page.page.get_by_text(config["name"], exact=True).first.click()
+        page.page.wait_for_url(re.compile(r".*/zac/configs/[^/]+$"))
+        page.page.wait_for_load_state("networkidle")
+
+        def is_save(response, config_id=config["id"]) -> bool:
+            return f"/configs/{config_id}" in response.url and response.request.method in ("PUT", "PATCH")
+
+        with page.page.expect_response(is_save) as saved:
+            page.page.locator(".save-button").first.click()
+        assert saved.value.status == 200, saved.value.text()
+        page.page.wait_for_load_state("networkidle")
