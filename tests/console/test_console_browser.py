@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from controller.config import VERSION
 from harness.client import ZitiClient
 from harness.server import LocalController
 from tests.console.conftest import CHROMIUM, Watch, console_dir
@@ -369,3 +370,11 @@ def test_the_simple_service_wizard_makes_a_service_whose_configs_then_save(reque
             page.page.locator(".save-button").first.click()
         assert saved.value.status == 200, saved.value.text()
         page.page.wait_for_load_state("networkidle")
+
+
+def test_the_routers_page_shows_each_online_routers_version(request, console):
+    page = use(request, console)
+    page.open("routers")
+    index = page.page.locator(".ag-row", has_text="quickstart-router").first.get_attribute("row-index")
+    row = " ".join(cell.inner_text() for cell in page.page.locator(f".ag-row[row-index='{index}']").all())
+    assert VERSION.removeprefix("v") in row  # the "Router Version" column (versionInfo.version)
