@@ -60,6 +60,13 @@ def console_dir() -> Path:
     return Path(folder)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test, so its fixtures can tell whether it failed."""
+    outcome = yield
+    setattr(item, f"report_{call.when}", outcome.get_result())
+
+
 class Watch:
     """Failed requests and console errors of one page, the known ones set aside."""
 

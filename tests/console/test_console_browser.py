@@ -145,7 +145,7 @@ class Console:
         self.origin = local.https_url
         self.context = browser.new_context(ignore_https_errors=True, viewport={"width": 1400, "height": 900})
         self.page = self.context.new_page()
-        self.page.set_default_timeout(20_000)
+        self.page.set_default_timeout(60_000)  # a CI machine is busy: four workers, each with its own browser
         self.watch = Watch(self.page, self.origin)
 
     def login(self) -> None:
@@ -157,18 +157,24 @@ class Console:
         self.page.wait_for_load_state("networkidle")
 
     def open(self, route: str) -> None:
+        """Load ``/zac/<route>``; again (bounded) when the console's own navigation, a list it returns to after a
+        save, aborts the load or replaces the page."""
         from playwright.sync_api import Error
 
-        self.page.wait_for_load_state("networkidle")  # what the last step started (the console's own navigation)
-        for attempt in range(3):  # bounded: a navigation the console starts itself (after a save) aborts a load
+        target = f"{self.origin}/zac/{route}"
+        for attempt in range(4):
+            self.page.wait_for_load_state("networkidle")
             try:
-                self.page.goto(f"{self.origin}/zac/{route}")
-                break
-            except Error as ex:
-                if "ERR_ABORTED" not in str(ex) or attempt == 2:
-                    raise
+                self.page.goto(target)
                 self.page.wait_for_load_state("networkidle")
-        self.page.wait_for_load_state("networkidle")
+            except Error as ex:
+                if "ERR_ABORTED" not in str(ex) or attempt == 3:
+                    raise
+                continue
+            self.page.wait_for_timeout(300)  # a navigation the console had queued shows by now
+            if self.page.url == target:
+                return
+        raise AssertionError(f"the console left {target} for {self.page.url}")
 
     def close(self) -> None:
         self.context.close()
@@ -189,8 +195,13 @@ def no_failures(request, tmp_path):
     used: list[Console] = []
     request.node.consoles = used
     yield
+    report = getattr(request.node, "report_call", None)
     for index, page in enumerate(used):
-        page.watch.check(tmp_path / f"console-{index}.png")
+        shot = tmp_path / f"console-{index}.png"
+        if report is not None and report.failed:  # a failed step: keep what the page showed
+            page.page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot of the failed test's console: {shot}")
+        page.watch.check(shot)
 
 
 def use(request, page: Console) -> Console:
@@ -375,6 +386,7 @@ def test_the_simple_service_wizard_makes_a_service_whose_configs_then_save(reque
 def test_the_routers_page_shows_each_online_routers_version(request, console):
     page = use(request, console)
     page.open("routers")
+    page.page.get_by_text("quickstart-router", exact=True).first.wait_for()
     index = page.page.locator(".ag-row", has_text="quickstart-router").first.get_attribute("row-index")
     row = " ".join(cell.inner_text() for cell in page.page.locator(f".ag-row[row-index='{index}']").all())
     assert VERSION.removeprefix("v") in row  # the "Router Version" column (versionInfo.version)
