@@ -127,6 +127,9 @@ def network(folder):
                 "enrollment": {"ott": True},
             },
         )
+        admin.create("services", {"name": "old-service", "encryptionRequired": True})
+        admin.create("service-policies", {"name": "old-policy", "type": "Bind", "semantic": "AnyOf"})
+        admin.create("configs", {"name": "old-config", "configTypeId": "g7cIWbcGg", "data": INTERCEPT})
         for name in ("carol", "dave"):
             admin.create("identities", {"name": name, "type": "User", "isAdmin": False, "enrollment": {"ott": True}})
         admin.create("posture-checks", {"name": "mfa-check", "typeId": "MFA", "roleAttributes": ["web-clients"]})
@@ -390,3 +393,23 @@ def test_the_routers_page_shows_each_online_routers_version(request, console):
     index = page.page.locator(".ag-row", has_text="quickstart-router").first.get_attribute("row-index")
     row = " ".join(cell.inner_text() for cell in page.page.locator(f".ag-row[row-index='{index}']").all())
     assert VERSION.removeprefix("v") in row  # the "Router Version" column (versionInfo.version)
+
+
+@pytest.mark.parametrize(
+    ("route", "name", "collection"),
+    [
+        ("services", "old-service", "services"),
+        ("service-policies", "old-policy", "service-policies"),
+        ("configs", "old-config", "configs"),
+    ],
+)
+def test_a_record_deleted_from_its_list(request, console, network, route, name, collection):
+    page = use(request, console)
+    _, admin = network
+    page.open(route)
+    page.page.get_by_text(name, exact=True).first.wait_for()
+    row_action(page, name, "Delete")
+    with page.page.expect_response(lambda r: f"/{collection}/" in r.url and r.request.method == "DELETE") as deleted:
+        page.page.locator(".confirm-buttons-container button.confirm").first.click()
+    assert deleted.value.status == 200, deleted.value.text()
+    assert admin.mgmt_ok("GET", f"/{collection}", params={"filter": f'name = "{name}"'}) == []
