@@ -6,7 +6,9 @@ import ipaddress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-VERSION = "v1.6.0-py"
+#: the real OpenZiti release whose behaviour this project follows: `/version`, every command's `--version`,
+#: `ziti version` and the routers (`router/version.py`, kept equal by a test) all say it
+VERSION = "v2.0.3"
 REVISION = "pyctrl"
 BUILD_DATE = "2026-11-21 00:00:00"
 

@@ -81,6 +81,10 @@ NO_EDGE_ROUTERS_AVAILABLE = _declare(
     "NO_EDGE_ROUTERS_AVAILABLE", 400, "No edge routers are assigned and online to handle the requested connection"
 )
 REFERENCED_ENTITY_NOT_FOUND = _declare("REFERENCED_ENTITY_NOT_FOUND", 400, "Referenced entity not found")
+#: a cluster operation on a controller that is not one of a cluster (the real one's words)
+SERVER_NOT_RUNNING_IN_HA_MODE = _declare(
+    "SERVER_NOT_RUNNING_IN_HA_MODE", 400, "The server is not running in HA mode. HA operations are not permitted"
+)
 
 # -- 401 ------------------------------------------------------------
 UNAUTHORIZED = _declare(

@@ -89,6 +89,7 @@ OPERATIONS = {
     },
     "fabric": {
         "checkDataIntegrity": ("POST", "/database/check-data-integrity", False, ()),
+        "clusterListMembers": ("GET", "/cluster/list-members", False, ()),
         "createDatabaseSnapshot": ("POST", "/database", False, ()),
         "createRouter": ("POST", "/routers", True, ()),
         "createService": ("POST", "/services", True, ()),

@@ -150,7 +150,7 @@ REQUESTS: dict[str, dict[str, tuple[type, ...]]] = {
     "session": {"caller": (dict,), "token": (str,), "kind": (str,)},
     "addTerminator": TERMINATOR,
     "removeTerminator": {"terminatorId": (str,)},
-    "online": {"url": (str,)},
+    "online": {"url": (str,), "versionInfo": (dict,)},
     "offline": {},
     "reconcile": {
         "url": (str,),
@@ -158,7 +158,7 @@ REQUESTS: dict[str, dict[str, tuple[type, ...]]] = {
         "terminators": (list,),
         "links": (list,),
         "channels": (list,),
-        "version": (str,),
+        "versionInfo": (dict,),
     },
     "connectionChanged": {"identityId": (str,), "connected": (bool,)},
     "emit": {"namespace": (str,), "eventType": (str,), "fields": (dict,)},

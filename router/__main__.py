@@ -18,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 
+from router.version import VERSION
+
 EXIT_CODES = (
     "exit codes: 0 ok, 1 the work failed (e.g. enrollment refused), 2 usage, "
     "3 cannot reach the controller or it refused the router, 4 this machine (e.g. port in use), 130 interrupted"
@@ -32,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"ziti-router {VERSION}")
     parser.add_argument(
         "--log-level",
         default="info",

@@ -23,6 +23,7 @@ from collections import OrderedDict, deque
 from typing import Awaitable, Callable, Mapping
 
 from router.tls_policy import issuers_of
+from router.version import hello_version
 from router.wire import (
     MAGIC,
     MAX_BODY,
@@ -39,7 +40,7 @@ from router.wire import (
 from router.wire import ContentType as CT
 
 log = logging.getLogger("router")
-VERSION = b"v1.6.0-py|pyrouter|2026-11-21|linux|amd64"
+VERSION = hello_version()
 #: router-provided conn ids start at 2^31, SDK-chosen ones stay below (the real router's split)
 ROUTER_CONN_IDS = 2**31
 #: the socket's own write buffer: above HIGH a channel counts as congested and outlets queue

@@ -21,7 +21,7 @@ import logging
 import ssl
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import orjson
 
@@ -32,7 +32,6 @@ from router.tls_policy import new_context
 
 log = logging.getLogger("router.control")
 #: what this router reports of itself at every reconcile
-ROUTER_VERSION = "python-router/0.1.0"
 BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
 
 
@@ -166,6 +165,7 @@ class RemoteControllerLink:
         #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
         self._edge_faults: tuple[int, list] = (0, [])
         self._online_url: str | None = None
+        self._online_version: dict[str, str] = {}
         self._terminators: dict[str, Terminator] = {}
         self._closing = False
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -305,7 +305,7 @@ class RemoteControllerLink:
                         for link in state.get("links", [])
                     ],
                     "channels": [{"token": token, "fingerprint": fp} for token, fp in channels],
-                    "version": ROUTER_VERSION,
+                    "versionInfo": self._online_version,
                 },
             )
             log.info("router: reconnected to the controller at %s: %s", self.address, answer.get("summary", ""))
@@ -456,9 +456,9 @@ class RemoteControllerLink:
         except (ControlError, RuntimeError, TimeoutError) as ex:
             log.info("router: terminator %s not removed on the controller now (%s)", terminator_id, ex)
 
-    def online(self, url: str) -> None:
-        self._online_url = url
-        self._call("online", url=url)
+    def online(self, url: str, version_info: Mapping[str, str] | None = None) -> None:
+        self._online_url, self._online_version = url, dict(version_info or {})
+        self._call("online", url=url, versionInfo=self._online_version)
 
     def offline(self) -> None:
         self._online_url = None

@@ -68,8 +68,9 @@ class ControllerLink(Protocol):
     def remove_terminator(self, terminator_id: str) -> None:
         """Forget a terminator (gone already is fine)."""
 
-    def online(self, url: str) -> None:
-        """The router listens at ``url`` (``tls://host:port``); stale terminators go."""
+    def online(self, url: str, version_info: Mapping[str, str] | None = None) -> None:
+        """The router listens at ``url`` (``tls://host:port``) and runs the build ``version_info`` names
+        (``router.version``); stale terminators go."""
 
     def offline(self) -> None:
         """The router stopped."""

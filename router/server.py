@@ -30,6 +30,7 @@ from router.faults import EdgeFaults
 from router.forwarder import Forwarder
 from router.peer_links import Links
 from router.tls_policy import bundle_ders, new_context
+from router.version import version_info
 
 log = logging.getLogger("router")
 #: how long a stop waits for closed channels to clean up (terminators, circuits) before cancelling the rest;
@@ -175,7 +176,7 @@ class EdgeRouter:
         self.link.watch_edge_faults(self._edge_faults_changed)
         self.link.watch_peers(self._peer_returned)
         self.link.watch_state(self._state, self._reconciled)
-        self.link.online(self.url)
+        self.link.online(self.url, version_info())
         if self.links is not None:
             self.link.link_listen(self.link_url)
             self.loop.call_soon_threadsafe(self.links.dial_peers)

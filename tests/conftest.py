@@ -16,6 +16,7 @@ from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
 from harness.transport import SwappableApp, inprocess, over_http
 from tests import sizes
+from tests.real_sdk import real_sdk  # noqa: F401  (a fixture every real-SDK test uses)
 
 # -- bytecode: compiled once, not in every process ------------------------------------------------
 # The suite starts ~400 Python processes of this checkout (command lines, routers, controllers, kernels)

@@ -124,6 +124,8 @@ def statuses(op) -> set[int]:
         codes.add(410)
     if op.path.startswith("/authenticators/{id}/"):
         codes.add(403)
+    if op.path.startswith("/cluster/"):  # not one of a cluster (SERVER_NOT_RUNNING_IN_HA_MODE)
+        codes.add(400)
     return codes
 
 

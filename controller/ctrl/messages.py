@@ -73,7 +73,22 @@ def _reconcile(link, args: dict, router_id: str) -> dict:
     ]
     channels = [(item["token"], item["fingerprint"]) for item in _items(args, "channels", CHANNEL)]
     link_url = _url(args["linkUrl"]) if args["linkUrl"] is not None else None
-    return link.reconcile(_url(args["url"]), link_url, terminators, links, channels, args["version"])
+    version_info = _version_info("reconcile", args["versionInfo"])
+    return link.reconcile(_url(args["url"]), link_url, terminators, links, channels, version_info)
+
+
+VERSION_FIELDS = ("version", "revision", "buildDate", "os", "arch")
+
+
+def _version_info(name: str, value: dict) -> dict[str, str]:
+    """The build a router reports (``online``, ``reconcile``): the five strings of the real ``versionInfo``, each
+    short."""
+    if set(value) - set(VERSION_FIELDS):
+        raise InvalidArgs(f"{name}: versionInfo has only {', '.join(VERSION_FIELDS)}")
+    fields = {key: value.get(key, "") for key in VERSION_FIELDS}
+    if not all(isinstance(v, str) and len(v) <= 100 for v in fields.values()):
+        raise InvalidArgs(f"{name}: versionInfo fields are strings of at most 100 characters")
+    return fields
 
 
 def _emit(link, args: dict, router_id: str) -> None:
@@ -101,7 +116,7 @@ HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
     "session": lambda link, a, r: link.session(_caller(a["caller"]), a["token"], a["kind"]),
     "addTerminator": lambda link, a, r: link.add_terminator(_terminator(a)),
     "removeTerminator": lambda link, a, r: link.remove_terminator(a["terminatorId"]),
-    "online": lambda link, a, r: link.online(_url(a["url"])),
+    "online": lambda link, a, r: link.online(_url(a["url"]), _version_info("online", a["versionInfo"])),
     "offline": lambda link, a, r: link.offline(),
     # every (re)connect: the router's whole state; the answer says what it must drop
     "reconcile": _reconcile,

@@ -1,141 +1,244 @@
 """Records a fresh database holds, with the real controller's ids.
 
-The config-type schemas are written here from the documented constraints of
-each type (they are the project's own, not copies).
+The config-type schemas are written here in the shapes the real ones have (see the note below).
 """
 
 from __future__ import annotations
 
 from controller.store.db import Store
 
-PORT = {"type": "integer", "minimum": 0, "maximum": 65535}
-PROTOCOL = {"type": "string", "enum": ["tcp", "udp"]}
-PROTOCOLS = {"type": "array", "items": PROTOCOL, "minItems": 1, "uniqueItems": True}
-ADDRESSES = {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "uniqueItems": True}
-PORT_RANGE = {
-    "type": "object",
-    "properties": {"low": PORT, "high": PORT},
-    "required": ["low", "high"],
-    "additionalProperties": False,
-}
-PORT_RANGES = {"type": "array", "items": PORT_RANGE, "minItems": 1, "uniqueItems": True}
-DURATION = {"type": "string", "pattern": r"^[0-9]+(ms|s|m|h)$"}
-PORT_CHECK = {
-    "type": "object",
-    "properties": {
-        "address": {"type": "string"},
-        "interval": DURATION,
-        "timeout": DURATION,
-        "actions": {"type": "array"},
+# The shapes follow the config types OpenZiti v2.0.3 installs (controller/db/migration_initialize.go): the
+# same properties, required fields and ``definitions``, and optional arrays as ``allOf`` of an inhabited set and
+# their items with no top-level ``type``. That matters to the Admin Console, whose editor sends every property
+# declared ``type: array`` as ``[]`` when it is empty (docs/real-clients.md).
+
+
+def ref(name: str) -> dict:
+    return {"$ref": f"#/definitions/{name}"}
+
+
+def inhabited_set_of(item: str) -> dict:
+    """An optional array that, when present, holds at least one item, each unique (no top-level ``type``)."""
+    return {"allOf": [ref("inhabitedSet"), {"items": ref(item)}]}
+
+
+UINT16 = {"type": "integer", "minimum": 0, "maximum": 65535}
+HEALTH_CHECK_DEFINITIONS = {
+    "duration": {"type": "string", "pattern": "[0-9]+(h|m|s|ms)"},
+    "method": {"type": "string", "enum": ["GET", "POST", "PUT", "PATCH"]},
+    "action": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["trigger", "action"],
+        "properties": {
+            "trigger": {"type": "string", "enum": ["fail", "pass", "change"]},
+            "consecutiveEvents": UINT16,
+            "duration": ref("duration"),
+            "action": {
+                "type": "string",
+                "pattern": "(mark (un)?healthy|increase cost [0-9]+|decrease cost [0-9]+|send event)",
+            },
+        },
     },
-    "required": ["address", "interval", "timeout"],
-}
-HTTP_CHECK = {
-    "type": "object",
-    "properties": {
-        "url": {"type": "string"},
-        "method": {"type": "string"},
-        "body": {"type": "string"},
-        "expectStatus": {"type": "integer"},
-        "expectInBody": {"type": "string"},
-        "interval": DURATION,
-        "timeout": DURATION,
-        "actions": {"type": "array"},
+    "actionList": {"type": "array", "items": ref("action"), "minItems": 1, "maxItems": 20},
+    "portCheck": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["interval", "timeout", "address"],
+        "properties": {
+            "interval": ref("duration"),
+            "timeout": ref("duration"),
+            "address": {"type": "string"},
+            "actions": ref("actionList"),
+        },
     },
-    "required": ["url", "interval", "timeout"],
-}
-LISTEN_OPTIONS = {
-    "type": "object",
-    "properties": {
-        "bindUsingEdgeIdentity": {"type": "boolean"},
-        "connectTimeoutSeconds": {"type": "integer", "minimum": 0},
-        "connectTimeout": DURATION,
-        "cost": PORT,
-        "identity": {"type": "string"},
-        "maxConnections": {"type": "integer", "minimum": 1},
-        "precedence": {"type": "string", "enum": ["default", "required", "failed"]},
+    "httpCheck": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["interval", "timeout", "url"],
+        "properties": {
+            "url": {"type": "string"},
+            "method": ref("method"),
+            "body": {"type": "string"},
+            "interval": ref("duration"),
+            "timeout": ref("duration"),
+            "actions": ref("actionList"),
+            "expectStatus": {"type": "integer", "minimum": 100, "maximum": 599},
+            "expectInBody": {"type": "string"},
+        },
     },
+    "portCheckList": {"type": "array", "items": ref("portCheck")},
+    "httpCheckList": {"type": "array", "items": ref("httpCheck")},
+}
+HEALTH_CHECK_PROPERTIES = {"portChecks": ref("portCheckList"), "httpChecks": ref("httpCheckList")}
+
+# an address: any non-empty string (``idn-hostname`` is a format the real validator does not check, see validation.py)
+ADDRESS = {"type": "string", "format": "idn-hostname", "not": {"pattern": "^$"}}
+TUNNEL_DEFINITIONS = {
+    "dialAddress": ADDRESS,
+    "listenAddress": ADDRESS,
+    "inhabitedSet": {"type": "array", "minItems": 1, "uniqueItems": True},
+    "portNumber": UINT16,
+    "portRange": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"low": ref("portNumber"), "high": ref("portNumber")},
+        "required": ["low", "high"],
+    },
+    "protocolName": {"type": "string", "enum": ["tcp", "udp"]},
+    "timeoutSeconds": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+    "proxyType": {"type": "string", "enum": ["http"]},
+    "proxyConfiguration": {
+        "type": "object",
+        "required": ["type", "address"],
+        "properties": {"type": ref("proxyType"), "address": {"type": "string"}},
+    },
+    "ipv4AddressTranslation": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "from": {"type": "string", "format": "ipv4"},
+            "to": {"type": "string", "format": "ipv4"},
+            "prefixLength": {"type": "integer", "minimum": 0, "maximum": 32},
+        },
+    },
+    "ipv6AddressTranslation": {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "from": {"type": "string", "format": "ipv6"},
+            "to": {"type": "string", "format": "ipv6"},
+            "prefixLength": {"type": "integer", "minimum": 0, "maximum": 128},
+        },
+    },
+    "addressTranslation": {"oneOf": [ref("ipv4AddressTranslation"), ref("ipv6AddressTranslation")]},
 }
 
-TUNNELER_CLIENT_V1 = {
+
+def _forward_or(flag: str, allowed: str, fixed: str) -> dict:
+    """``flag: true`` needs ``allowed``; otherwise ``fixed`` is required."""
+    return {
+        "if": {"properties": {flag: {"const": True}}, "required": [flag]},
+        "then": {"required": [allowed]},
+        "else": {"required": [fixed]},
+    }
+
+
+TRUE_ONLY = {"type": "boolean", "enum": [True]}
+HOST_TERMINATOR = {
     "type": "object",
-    "properties": {"hostname": {"type": "string"}, "port": PORT},
-    "required": ["hostname", "port"],
+    "properties": {
+        **HEALTH_CHECK_PROPERTIES,
+        "protocol": ref("protocolName"),
+        "forwardProtocol": TRUE_ONLY,
+        "allowedProtocols": inhabited_set_of("protocolName"),
+        "address": ref("dialAddress"),
+        "forwardAddress": TRUE_ONLY,
+        "allowedAddresses": inhabited_set_of("listenAddress"),
+        "forwardAddressTranslations": inhabited_set_of("addressTranslation"),
+        "port": ref("portNumber"),
+        "forwardPort": TRUE_ONLY,
+        "allowedPortRanges": inhabited_set_of("portRange"),
+        "allowedSourceAddresses": inhabited_set_of("listenAddress"),
+        "proxy": ref("proxyConfiguration"),
+        "listenOptions": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "connectTimeoutSeconds": {**ref("timeoutSeconds"), "deprecated": True},
+                "connectTimeout": ref("duration"),
+                "maxConnections": {"type": "integer", "minimum": 1},
+                "identity": {"type": "string"},
+                "bindUsingEdgeIdentity": {"type": "boolean"},
+                "cost": UINT16,
+                "precedence": {"type": "string", "enum": ["default", "required", "failed"]},
+            },
+        },
+    },
     "additionalProperties": False,
+    "allOf": [
+        _forward_or("forwardProtocol", "allowedProtocols", "protocol"),
+        _forward_or("forwardAddress", "allowedAddresses", "address"),
+        _forward_or("forwardPort", "allowedPortRanges", "port"),
+    ],
+}
+HOST_DEFINITIONS = {**HEALTH_CHECK_DEFINITIONS, **TUNNEL_DEFINITIONS}
+
+TUNNELER_CLIENT_V1 = {
+    "$id": "http://edge.openziti.org/schemas/ziti-tunneler-client.v1.config.json",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["hostname", "port"],
+    "properties": {"hostname": {"type": "string"}, "port": UINT16},
 }
 TUNNELER_SERVER_V1 = {
+    "$id": "http://edge.openziti.org/schemas/ziti-tunneler-server.v1.config.json",
     "type": "object",
-    "properties": {
-        "hostname": {"type": "string"},
-        "port": PORT,
-        "protocol": PROTOCOL,
-        "portChecks": {"type": "array", "items": PORT_CHECK},
-        "httpChecks": {"type": "array", "items": HTTP_CHECK},
-    },
-    "required": ["hostname", "port"],
     "additionalProperties": False,
+    "definitions": HEALTH_CHECK_DEFINITIONS,
+    "required": ["hostname", "port"],
+    "properties": {
+        "protocol": {"type": ["string", "null"], "enum": ["tcp", "udp"]},
+        "hostname": {"type": "string"},
+        "port": UINT16,
+        **HEALTH_CHECK_PROPERTIES,
+    },
 }
 INTERCEPT_V1 = {
+    "$id": "http://edge.openziti.org/schemas/intercept.v1.config.json",
     "type": "object",
+    "additionalProperties": False,
+    "definitions": TUNNEL_DEFINITIONS,
     "properties": {
-        "protocols": PROTOCOLS,
-        "addresses": ADDRESSES,
-        "portRanges": PORT_RANGES,
+        "protocols": inhabited_set_of("protocolName"),
+        "addresses": inhabited_set_of("listenAddress"),
+        "portRanges": inhabited_set_of("portRange"),
         "dialOptions": {
             "type": "object",
-            "properties": {"identity": {"type": "string"}, "connectTimeoutSeconds": {"type": "integer", "minimum": 0}},
+            "additionalProperties": False,
+            "properties": {"identity": {"type": "string"}, "connectTimeoutSeconds": ref("timeoutSeconds")},
         },
         "sourceIp": {"type": "string"},
-        "allowedSourceAddresses": ADDRESSES,
+        "allowedSourceAddresses": inhabited_set_of("listenAddress"),
     },
     "required": ["protocols", "addresses", "portRanges"],
-    "additionalProperties": False,
 }
 HOST_V1 = {
-    "type": "object",
-    "properties": {
-        "protocol": PROTOCOL,
-        "forwardProtocol": {"type": "boolean"},
-        "allowedProtocols": PROTOCOLS,
-        "address": {"type": "string", "minLength": 1},
-        "forwardAddress": {"type": "boolean"},
-        "allowedAddresses": ADDRESSES,
-        "port": PORT,
-        "forwardPort": {"type": "boolean"},
-        "allowedPortRanges": PORT_RANGES,
-        "allowedSourceAddresses": ADDRESSES,
-        "listenOptions": LISTEN_OPTIONS,
-        "portChecks": {"type": "array", "items": PORT_CHECK},
-        "httpChecks": {"type": "array", "items": HTTP_CHECK},
-    },
-    "allOf": [
-        {"anyOf": [{"required": ["protocol"]}, {"required": ["forwardProtocol", "allowedProtocols"]}]},
-        {"anyOf": [{"required": ["address"]}, {"required": ["forwardAddress", "allowedAddresses"]}]},
-        {"anyOf": [{"required": ["port"]}, {"required": ["forwardPort", "allowedPortRanges"]}]},
-    ],
-    "additionalProperties": False,
+    "$id": "http://ziti-edge.netfoundry.io/schemas/host.v1.schema.json",
+    "definitions": HOST_DEFINITIONS,
+    **HOST_TERMINATOR,
 }
 HOST_V2 = {
+    "$id": "http://ziti-edge.netfoundry.io/schemas/host.v2.schema.json",
+    "definitions": {
+        **HOST_DEFINITIONS,
+        "terminator": HOST_TERMINATOR,
+        "terminatorList": {"type": "array", "minItems": 1, "items": ref("terminator")},
+    },
     "type": "object",
-    "properties": {"terminators": {"type": "array", "items": HOST_V1, "minItems": 1}},
+    "properties": {"terminators": ref("terminatorList")},
     "required": ["terminators"],
     "additionalProperties": False,
 }
 INTERFACES_V1 = {
+    "$id": "https://netfoundry.io/schemas/interfaces.v1.config.json",
     "type": "object",
-    "properties": {"interfaces": {"type": "array", "items": {"type": "string"}}},
-    "required": ["interfaces"],
     "additionalProperties": False,
+    "definitions": HEALTH_CHECK_DEFINITIONS,
+    "required": ["interfaces"],
+    "properties": {"interfaces": {"type": "array", "items": {"type": "string"}}},
 }
 PROXY_V1 = {
+    "$id": "https://netfoundry.io/schemas/proxy.v1.config.json",
     "type": "object",
+    "additionalProperties": False,
+    "definitions": {"protocol": {"type": "string", "enum": ["tcp", "udp"]}},
+    "required": ["port", "protocols"],
     "properties": {
-        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-        "protocols": PROTOCOLS,
+        "port": {"type": "number", "minimum": 1, "maximum": 65535},
+        "protocols": {"type": "array", "minItems": 1, "items": ref("protocol")},
         "binding": {"type": "string"},
     },
-    "required": ["port", "protocols"],
-    "additionalProperties": False,
 }
 ROUTER_LINK_V1 = {
     "type": "object",
@@ -189,7 +292,11 @@ def bootstrap_builtins(store: Store, now: str) -> None:
     """Insert the built-in config types and posture check types once (``now``: their timestamps)."""
     with store.lock, store.transaction():
         for type_id, name, target, schema in CONFIG_TYPES:
-            if store.get("config_types", type_id) is None:
+            existing = store.get("config_types", type_id)
+            if existing is not None and existing.get("is_system") and existing.get("schema") != schema:
+                # a database made by an earlier release: its built-in types take this release's schema
+                store.put("config_types", type_id, {**existing, "schema": schema, "updated_at": now})
+            if existing is None:
                 store.insert(
                     "config_types",
                     type_id,

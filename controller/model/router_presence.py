@@ -19,18 +19,22 @@ class RouterPresence:
     def __init__(self):
         self._lock = threading.Lock()
         self._urls: dict[str, str] = {}
+        #: router id -> the build it reported when it came online (``version``, ``revision``, ``buildDate``, ...)
+        self._versions: dict[str, dict] = {}
         #: router id -> identity id -> open channels; ``_totals`` sums them over routers
         self._connections: dict[str, Counter[str]] = {}
         self._totals: Counter[str] = Counter()
 
-    def online(self, router_id: str, url: str) -> None:
+    def online(self, router_id: str, url: str, version_info: dict | None = None) -> None:
         with self._lock:
             self._urls[router_id] = url
+            self._versions[router_id] = dict(version_info or {})
 
     def offline(self, router_id: str) -> None:
         """The router is gone: its URL and every connection it held."""
         with self._lock:
             self._urls.pop(router_id, None)
+            self._versions.pop(router_id, None)
             for identity_id, count in self._connections.pop(router_id, Counter()).items():
                 self._add(identity_id, -count)
 
@@ -41,6 +45,10 @@ class RouterPresence:
         """Every online router's advertised URL, by id (a copy)."""
         with self._lock:
             return dict(self._urls)
+
+    def version_info(self, router_id: str) -> dict:
+        """The build an online router reported (a copy; ``{}`` when offline or it reported none)."""
+        return dict(self._versions.get(router_id) or {})
 
     def protocols(self, router_id: str) -> dict:
         """``{"tls": "tls://host:port"}`` for an online router, else ``{}``."""

@@ -29,6 +29,12 @@ def _is_datetime(value: Any) -> bool:
     return True
 
 
+def _any_string(value: Any) -> bool:
+    # The real controller's validator (gojsonschema) has no idn-hostname check, and its built-in config types
+    # rely on that: intercept addresses may be wildcards (``*.example``) and CIDRs under that format.
+    return True
+
+
 def _is_uuid(value: Any) -> bool:
     import uuid
 
@@ -46,6 +52,7 @@ def _format_checker():
     checker = FormatChecker()
     checker.checks("date-time", raises=ValueError)(_is_datetime)
     checker.checks("uuid", raises=ValueError)(_is_uuid)
+    checker.checks("idn-hostname")(_any_string)
     return checker
 
 
@@ -72,7 +79,7 @@ def _checks(check) -> Any:
     return passes
 
 
-_FAST_FORMATS = {"date-time": _checks(_is_datetime), "uuid": _checks(_is_uuid)}
+_FAST_FORMATS = {"date-time": _checks(_is_datetime), "uuid": _checks(_is_uuid), "idn-hostname": _any_string}
 
 
 @lru_cache(maxsize=None)

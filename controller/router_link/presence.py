@@ -16,9 +16,9 @@ OIDC_REVOCATIONS = {"API_SESSION": "apiSession", "JTI": "token", "IDENTITY": "id
 class Presence:
     """Part of :class:`controller.router_link.RouterLink`: router presence and the controller's pushes."""
 
-    def online(self, url: str) -> None:
+    def online(self, url: str, version_info: dict | None = None) -> None:
         self._drop_terminators()
-        self.router_presence.online(self.router_id, url)
+        self.router_presence.online(self.router_id, url, version_info)
         self.emit("router", "online", router_id=self.router_id, url=url)
 
     def reconcile(
@@ -28,7 +28,7 @@ class Presence:
         terminators: list,
         links: list[dict],
         channels: list[tuple[str, str]],
-        version: str = "",
+        version_info: dict | None = None,
     ) -> dict:
         """A router (re)connected and reports its whole state: the controller takes what it lacks and answers what
         the router must drop. ``links``: ``{"link_id", "router_id" (the peer), "dialed"}``; ``channels``: the token
@@ -40,7 +40,7 @@ class Presence:
             except PermissionError:
                 drop_channels.append(index)
         self.router_presence.offline(self.router_id)  # connection counts start over from what the router holds
-        self.router_presence.online(self.router_id, url)
+        self.router_presence.online(self.router_id, url, version_info)
         for identity_id in identities:
             self.router_presence.connection_changed(identity_id, True, self.router_id)
         self.emit("router", "online", router_id=self.router_id, url=url)
@@ -78,7 +78,13 @@ class Presence:
             f"{len(links)} links ({links_added} added, {len(drop_links)} refused), "
             f"{len(channels)} SDK channels ({len(drop_channels)} refused)"
         )
-        log.info("ctrl: router %s (%s) %s reconciled: %s", self.name, self.router_id, version or "?", summary)
+        log.info(
+            "ctrl: router %s (%s) %s reconciled: %s",
+            self.name,
+            self.router_id,
+            (version_info or {}).get("version") or "?",
+            summary,
+        )
         return {
             "drop_terminators": drop_terminators,
             "drop_links": drop_links,

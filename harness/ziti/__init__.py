@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import sys
 
+from controller.config import VERSION as CONTROLLER_VERSION
 from controller.console import (
     EXIT_CODES,
     UNREACHABLE,
@@ -31,8 +32,8 @@ from controller.console import (
     without_unused_imports,
 )
 
-#: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches
-VERSION = "v2.0.3"
+#: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches (one constant)
+VERSION = CONTROLLER_VERSION
 
 
 def _errors(ex: BaseException) -> CliError | None:

@@ -128,7 +128,11 @@ AFTER_HELLO = {
         "INVALID_ARGS",
     ),
     "a url that is not tls": (
-        {"type": "request", "id": 7, "name": "online", "args": {"url": "http://evil:80"}},
+        {"type": "request", "id": 7, "name": "online", "args": {"url": "http://evil:80", "versionInfo": {}}},
+        "INVALID_ARGS",
+    ),
+    "a version report with a field the real one has not": (
+        {"type": "request", "id": 7, "name": "online", "args": {"url": "tls://a:1", "versionInfo": {"secret": "x"}}},
         "INVALID_ARGS",
     ),
     "an event in a namespace not the router's": (
@@ -172,7 +176,7 @@ def test_a_peer_that_vanishes_after_hello_leaves_the_router_offline(network, enr
     peer = connect(network, enrolled)
     peer.send({"type": "hello", "version": VERSION})
     peer.recv()
-    peer.send({"type": "request", "id": 1, "name": "online", "args": {"url": "tls://127.0.0.1:1"}})
+    peer.send({"type": "request", "id": 1, "name": "online", "args": {"url": "tls://127.0.0.1:1", "versionInfo": {}}})
     assert peer.recv() == {"type": "reply", "id": 1, "result": None}
     assert enrolled.edge_listing()["isOnline"]
     peer.sock.shutdown(socket.SHUT_RDWR)

@@ -3,18 +3,9 @@ dialing through one reaches a real SDK bound on the other (the circuit crosses t
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
 from harness.quickstart import new_quickstart
 from harness.sync_dataplane import SyncDataPlane, echo
 from tests.ctrl.support import terminators_on, wait_until
-
-SDK_SCRIPT = Path(__file__).parents[1] / "router" / "sdk_echo.py"
-SDK_ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
 
 
 def embedded_router(admin) -> dict:
@@ -74,33 +65,18 @@ def test_a_process_router_links_to_the_embedded_one_and_a_dial_crosses_the_link(
 
 
 def test_a_real_sdk_on_the_process_router_reaches_a_real_sdk_bound_on_the_embedded_router(
-    network, admin, make_router, tmp_path, ziti_unique
+    real_sdk, network, admin, make_router, tmp_path, ziti_unique
 ):
-    pytest.importorskip("openziti")
     process, embedded = make_router(), embedded_router(admin)
     wait_until(lambda: linked(admin, process.id, embedded["id"]), what="a link between the two routers")
     stem = ziti_unique("sdkhop")
     qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
     split_routers(admin, stem, binder_router=embedded["id"], dialer_router=process.id)
 
-    host = subprocess.Popen(
-        [sys.executable, str(SDK_SCRIPT), "bind", str(qs.binder), qs.service],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=SDK_ENV,
-    )
+    host = real_sdk.popen("bind", qs.binder, qs.service)
     try:
         wait_until(lambda: terminators_on(admin, embedded["id"]), timeout=30, what="the SDK's terminator")
-        done = subprocess.run(
-            [sys.executable, str(SDK_SCRIPT), "dial", str(qs.dialer), qs.service, "two routers"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=SDK_ENV,
-        )
-        assert done.returncode == 0, done.stdout + done.stderr
-        assert "ECHO two routers" in done.stdout
+        assert "ECHO two routers" in real_sdk.run("dial", qs.dialer, qs.service, "two routers", timeout=60)
     finally:
         host.kill()
         host.communicate(timeout=10)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import sys
 
 import pytest
 
@@ -18,7 +17,7 @@ from harness.server import LocalController
 from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from router.wire import Header
 from tests.ctrl.support import terminators_on, wait_until
-from tests.ctrl.test_multi_hop_process import SDK_ENV, SDK_SCRIPT, embedded_router, split_routers
+from tests.ctrl.test_multi_hop_process import embedded_router, split_routers
 from tests.router.raw import RawChannel
 
 #: generous bounds for polls (the 2 s targets are measured by the benchmark, not asserted here)
@@ -250,25 +249,15 @@ def test_while_the_controller_is_away_circuits_carry_on_and_a_hello_it_accepted_
 
 
 def test_a_real_sdk_connected_before_a_controller_restart_dials_again_on_the_same_context(
-    controller, tmp_path, ziti_unique
+    real_sdk, controller, tmp_path, ziti_unique
 ):
-    pytest.importorskip("openziti")
     admin = admin_of(controller)
     network = RouterNetwork(admin, tmp_path / "routers")
     network.add("er-sdk", roles=["sdk"])
     processes: list[subprocess.Popen] = []
 
     def sdk(*args: str) -> subprocess.Popen:
-        processes.append(
-            subprocess.Popen(
-                [sys.executable, str(SDK_SCRIPT), *args],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                env=SDK_ENV,
-            )
-        )
+        processes.append(real_sdk.popen(*args, stdin=subprocess.PIPE))
         return processes[-1]
 
     said: list[str] = []

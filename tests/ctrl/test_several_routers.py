@@ -3,19 +3,10 @@ listing SDKs read; edge router policies decide which ones an identity and a serv
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
-import pytest
-
 from harness import flows
 from harness.quickstart import new_quickstart
 from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from tests.ctrl.support import restrict_to, terminators_on, wait_until
-
-SDK_SCRIPT = Path(__file__).parents[1] / "router" / "sdk_echo.py"
-SDK_ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
 
 
 def embedded_router(admin) -> dict:
@@ -56,23 +47,16 @@ def test_an_identity_allowed_on_two_routers_gets_both_with_their_own_urls_in_eve
             assert conn.recv_exactly(11) == b"two routers"
 
 
-def test_a_real_sdk_binds_and_dials_through_a_process_router(network, admin, make_router, tmp_path, ziti_unique):
-    pytest.importorskip("openziti")
+def test_a_real_sdk_binds_and_dials_through_a_process_router(
+    real_sdk, network, admin, make_router, tmp_path, ziti_unique
+):
     process = make_router()
     stem = ziti_unique("sdk")
     qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
     restrict_to(admin, stem, [process.id])
 
-    done = subprocess.run(
-        [sys.executable, str(SDK_SCRIPT), "both", str(qs.binder), str(qs.dialer), qs.service, "via a process router"],
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env=SDK_ENV,
-    )
-
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "ECHO via a process router" in done.stdout
+    out = real_sdk.run("both", qs.binder, qs.dialer, qs.service, "via a process router")
+    assert "ECHO via a process router" in out
     [service] = admin.mgmt_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
     events = network.controller.events.query("circuit", event_type="created", service_id=service["id"])
     assert events and {e["router_id"] for e in events} == {process.id}

@@ -9,8 +9,13 @@
 the reply (``ECHO ...`` or ``FAILED ...``); ``dial-hold``: the same, each connection left open (libziti 0.6.0
 refuses a dial on a descriptor number it still tracks as connected when the previous one was just closed).
 ``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
+
+Runs with ``openziti`` 0.6.0 (libziti 0.29) and 1.x (libziti 1.18): 1.x's ``load`` returns ``(context, error)``
+a bound socket's ``accept`` can raise ``BlockingIOError`` while nobody is waiting, and the connections it
+accepts are non-blocking.
 """
 
+import select
 import socket
 import sys
 import threading
@@ -19,12 +24,32 @@ import openziti
 from openziti import zitilib
 
 
+def load(identity: str):
+    loaded = openziti.load(identity)
+    if isinstance(loaded, tuple):  # openziti 1.x
+        context, error = loaded
+        zitilib.check_error(error)
+        return context
+    return loaded
+
+
+def accept(server):
+    while True:
+        try:
+            conn, peer = server.accept()
+        except BlockingIOError:  # openziti 1.x: nothing waiting yet
+            select.select([server], [], [], 1.0)
+            continue
+        conn.setblocking(True)  # openziti 1.x hands accepted connections over non-blocking
+        return conn, peer
+
+
 def bind(identity: str, service: str) -> threading.Thread:
-    server = openziti.load(identity).bind(service)
+    server = load(identity).bind(service)
     server.listen(5)
 
     def serve():
-        conn, _ = server.accept()
+        conn, _ = accept(server)
         while data := conn.recv(65536):
             conn.sendall(data)
         conn.close()
@@ -36,7 +61,7 @@ def bind(identity: str, service: str) -> threading.Thread:
 
 
 def dial(identity: str, service: str, message: bytes, half_close: bool = False) -> None:
-    context = openziti.load(identity)
+    context = load(identity)
     fd = zitilib.ziti_socket(socket.SOCK_STREAM)
     # NOTE: openziti 0.6.0's connect() encodes a None terminator and fails; call the library as it would
     zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
@@ -53,7 +78,7 @@ def dial(identity: str, service: str, message: bytes, half_close: bool = False) 
 
 
 def serve(identity: str, service: str, name: str) -> None:
-    server = openziti.load(identity).bind(service)
+    server = load(identity).bind(service)
     server.listen(5)
     print("BOUND", flush=True)
 
@@ -63,12 +88,12 @@ def serve(identity: str, service: str, name: str) -> None:
         conn.close()
 
     while True:
-        conn, _ = server.accept()
+        conn, _ = accept(server)
         threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
 
 def dial_each(identity: str, service: str, hold: bool = False) -> None:
-    context = openziti.load(identity)
+    context = load(identity)
     held = []
     for line in sys.stdin:
         message = line.strip().encode()

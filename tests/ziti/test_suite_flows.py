@@ -5,8 +5,8 @@
 --ctrl-address=127.0.0.1 --router-address=127.0.0.1``, wait for ``controller and
 router started``, create identities with ``-o FILE.jwt``, a service, an
 ``intercept.v1`` config, ``update service -c``, Dial/Bind service policies by
-``@name``; then the real SDK (PyPI ``openziti`` 0.6.0) enrolls both JWTs and
-echoes through the router; then SIGTERM and a clean exit. Every step is a
+``@name``; then the real SDK (each version at hand, ``tests/real_sdk.py``) enrolls
+both JWTs and echoes through the router; then SIGTERM and a clean exit. Every step is a
 subprocess; the SDK runs in its own (libziti keeps process-wide state).
 """
 
@@ -18,20 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.ziti.conftest import QuickstartProcess, Ziti
-
-SDK_SCRIPT = Path(__file__).resolve().parents[1] / "router" / "sdk_echo.py"
-SDK_ENV = {"PATH": "/usr/bin:/bin", "ZITI_LOG": "2"}
-
-
-def sdk(*args, timeout: float = 90) -> str:
-    done = subprocess.run(
-        [sys.executable, str(SDK_SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=timeout, env=SDK_ENV
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
 
 
 def test_ziti_version_parses_as_the_suites_parse_it():
@@ -47,8 +34,8 @@ def test_ziti_version_parses_as_the_suites_parse_it():
     assert "+build.".join(text.split("-")[:2]) == text
 
 
-def test_python_sdk_suite_sequence(tmp_path):
-    pytest.importorskip("openziti")
+def test_python_sdk_suite_sequence(real_sdk, tmp_path):
+    sdk = real_sdk.run
     ziti = Ziti(tmp_path / "user-home")
     home = tmp_path / "qs"
     qs = QuickstartProcess(ziti, "--home", str(home))

@@ -7,11 +7,8 @@ of ``controller/fabric/state.py``, rendered as the real ``linkDetail`` and ``cir
 
 from __future__ import annotations
 
-import platform
-
 from controller.api.mappers.entity import base_view, entity_ref, ref
 from controller.clock import rfc3339
-from controller.config import BUILD_DATE, REVISION, VERSION
 from controller.fabric.state import Circuit, Link
 from controller.store.query import Field, FieldSet
 
@@ -20,15 +17,9 @@ ROUTER_LINKS = ("terminators",)
 SERVICE_LINKS = ("terminators",)
 
 
-def _version_info() -> dict:
-    """The build a router of this project runs (every router here is this project's)."""
-    return {
-        "version": VERSION,
-        "revision": REVISION,
-        "buildDate": BUILD_DATE,
-        "os": platform.system().lower(),
-        "arch": platform.machine(),
-    }
+def version_info_view(reported: dict) -> dict:
+    """``versionInfo``: the build a router reported when it came online (every field a string)."""
+    return {key: str(reported.get(key) or "") for key in ("version", "revision", "buildDate", "os", "arch")}
 
 
 def fabric_router_view(record: dict, *, router_presence, fabric) -> dict:
@@ -45,7 +36,7 @@ def fabric_router_view(record: dict, *, router_presence, fabric) -> dict:
             "noTraversal": bool(record.get("no_traversal")),
             "disabled": bool(record.get("disabled")),
             "listenerAddresses": _listener_addresses(fabric, router_id) if connected else [],
-            "versionInfo": _version_info() if connected else None,
+            "versionInfo": version_info_view(router_presence.version_info(router_id)) if connected else None,
             "interfaces": [],
             "ctrlChanListeners": record.get("ctrl_chan_listeners") or {},
             "configs": record.get("configs") or [],

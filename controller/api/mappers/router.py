@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from controller.api.mappers.entity import base_view, render
-
-#: the router build the real controller reports (a router here reports none)
-VERSION_INFO = {"os": "", "arch": "", "version": "", "revision": "", "buildDate": ""}
+from controller.api.mappers.fabric import version_info_view
 
 
 def router_view(record: dict, *, router_fields, routers) -> dict:
@@ -16,7 +14,7 @@ def transit_router_view(record: dict, *, router_fields, transit_routers) -> dict
     return router_fields(render(transit_routers, record), record)
 
 
-def edge_router_view(record: dict, *, router_fields, common_fields, edge_routers) -> dict:
+def edge_router_view(record: dict, *, router_fields, common_fields, edge_routers, router_presence) -> dict:
     out = router_fields(render(edge_routers, record), record)
     out.update(common_fields(record))
     out.update(
@@ -24,7 +22,8 @@ def edge_router_view(record: dict, *, router_fields, common_fields, edge_routers
             "isTunnelerEnabled": bool(record.get("is_tunneler_enabled")),
             "certPem": record.get("cert_pem"),
             "roleAttributes": record.get("role_attributes") or [],
-            "versionInfo": dict(VERSION_INFO),
+            # what the router reported when it came online (every field empty while it is offline)
+            "versionInfo": version_info_view(router_presence.version_info(record["id"])),
         }
     )
     out.update(out["versionInfo"])  # the official documents also require these at the top level
