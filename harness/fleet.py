@@ -51,7 +51,8 @@ class Schedule:
 
     service_updates: float = 10.0
     edge_routers: float = 60.0
-    oidc: bool = True
+    #: ``oidc`` (libziti 1.x), ``legacy`` (``POST /authenticate``) or ``none`` (poll only: an anchor server)
+    login: str = "oidc"
 
 
 @dataclass
@@ -75,9 +76,12 @@ class Report:
 
     clients: int
     seconds: list[Second] = field(default_factory=list)
+    #: the polls' latencies after the warm-up (every SDK started and polled once)
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     logged_in: int = 0
+    #: how long the steady part (after the warm-up) lasted
+    steady_seconds: float = 0.0
 
     def percentile(self, q: float) -> float:
         ordered = sorted(self.latencies_ms)
@@ -91,7 +95,7 @@ class Report:
             "clients": self.clients,
             "logged_in": self.logged_in,
             "polls": polls,
-            "polls_per_second": polls / max(1, len(self.seconds)),
+            "polls_per_second": polls / self.steady_seconds if self.steady_seconds else 0.0,
             "p50_ms": self.percentile(0.50),
             "p99_ms": self.percentile(0.99),
             "max_ms": max(self.latencies_ms, default=0.0),
@@ -108,10 +112,13 @@ class HttpError(Exception):
 class Sdk:
     """One simulated SDK: its certificate, its connection, its tokens."""
 
-    def __init__(self, url: str, context: ssl.SSLContext, *, schedule: Schedule, name: str = "sdk"):
+    def __init__(
+        self, url: str, context: ssl.SSLContext, *, schedule: Schedule, name: str = "sdk", source: str | None = None
+    ):
         parts = urlsplit(url)
         self.host, self.port = parts.hostname, parts.port or 443
         self.context, self.schedule, self.name = context, schedule, name
+        self.source = source  # the local address this SDK connects from (a device of its own)
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.auth_header = ""
@@ -122,7 +129,11 @@ class Sdk:
     # -- the wire ----------------------------------------------------------------
     async def connect(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(
-            self.host, self.port, ssl=self.context, server_hostname=self.host
+            self.host,
+            self.port,
+            ssl=self.context,
+            server_hostname=self.host,
+            local_addr=(self.source, 0) if self.source else None,
         )
 
     def close(self) -> None:
@@ -188,13 +199,17 @@ class Sdk:
     # -- the SDK's sequence --------------------------------------------------------
     async def enroll(self) -> None:
         """CA auto-enrollment with this SDK's certificate (a 409 means it is enrolled already)."""
-        status, _, _ = await self.request("POST", f"{CLIENT}/enroll?method=ca", b"{}", ("Content-Type: application/json",))
+        status, _, _ = await self.request(
+            "POST", f"{CLIENT}/enroll?method=ca", b"{}", ("Content-Type: application/json",)
+        )
         if status not in (200, 409):
             raise HttpError(f"enroll: {status}")
 
     async def login(self) -> None:
         self.auth_header = ""
-        if self.schedule.oidc:
+        if self.schedule.login == "none":
+            return
+        if self.schedule.login == "oidc":
             await self._oidc_login()
         else:
             data = await self.json("POST", f"{CLIENT}/authenticate?method=cert", SDK_BODY)
@@ -245,6 +260,8 @@ class Sdk:
         await self._take_tokens("refresh", form, ("Authorization: Basic b3BlbnppdGk6",))
 
     async def after_login(self) -> None:
+        if self.schedule.login == "none":
+            return
         await self.json("GET", f"{CLIENT}/current-identity")
         await self.json("GET", f"{CLIENT}/current-identity/edge-routers")
         await self.list_services()
@@ -271,9 +288,10 @@ class Sdk:
 class _Meter:
     """Per-second figures of a run, handed to callbacks as each second ends."""
 
-    def __init__(self, report: Report, on_second: list[Callable[[Second], None]], pid: int | None):
+    def __init__(self, report: Report, on_second: list, pid: int | None, warmup: float):
         self.report, self.on_second, self.pid = report, on_second, pid
         self.started = time.monotonic()
+        self.steady_from = self.started + warmup
         self.current = Second(0.0)
         self.latencies: list[float] = []
         self._cpu = _cpu_seconds(pid)
@@ -281,7 +299,8 @@ class _Meter:
     def poll(self, took_ms: float) -> None:
         self.current.polls += 1
         self.latencies.append(took_ms)
-        self.report.latencies_ms.append(took_ms)
+        if time.monotonic() >= self.steady_from:
+            self.report.latencies_ms.append(took_ms)
 
     def error(self, text: str) -> None:
         self.current.errors += 1
@@ -335,14 +354,23 @@ class Fleet:
         self.controller_pid, self.enroll = controller_pid, enroll
         self.rng = random.Random(seed)
         self._folder = Path(tempfile.mkdtemp(prefix="ziti-fleet-"))
+        loopback = urlsplit(url).hostname == "127.0.0.1"
         self.sdks = [
-            Sdk(url, self._context(number, cert_key), schedule=self.schedule, name=f"sdk-{number}")
+            Sdk(
+                url,
+                self._context(number, cert_key),
+                schedule=self.schedule,
+                name=f"sdk-{number}",
+                source=_loopback_source(number) if loopback else None,
+            )
             for number, cert_key in enumerate(self.identities)
         ]
         raise_open_files(len(self.sdks) + 256)
 
     def _context(self, number: int, cert_key) -> ssl.SSLContext:
         context = ssl.create_default_context(cadata=self.ca_pem)
+        if cert_key is None:  # an anchor server: no client certificate
+            return context
         path = self._folder / f"{number}.pem"
         path.write_text(cert_key.chain_pem + cert_key.key_pem)
         path.chmod(0o600)
@@ -356,14 +384,24 @@ class Fleet:
         return asyncio.run(self.run(seconds, **kwargs))
 
     async def run(
-        self, seconds: float, *, on_second: Callable[[Second], None] | list | None = None, ramp: float | None = None
+        self,
+        seconds: float,
+        *,
+        on_second: Callable[[Second], None] | list | None = None,
+        ramp: float | None = None,
+        warmup: float | None = None,
     ) -> Report:
-        """Start every SDK (spread over ``ramp`` seconds, default one poll period) and poll until ``seconds`` pass."""
+        """Start every SDK (spread over ``ramp`` seconds, default one poll period) and poll until ``seconds`` pass.
+
+        The report's totals count the polls after ``warmup`` seconds (default: the ramp and one poll period);
+        the per-second figures count them all.
+        """
         report = Report(len(self.sdks))
         callbacks = on_second if isinstance(on_second, list) else [on_second] if on_second else []
-        meter = _Meter(report, callbacks, self.controller_pid)
-        deadline = time.monotonic() + seconds
         ramp = self.schedule.service_updates if ramp is None else ramp
+        warmup = ramp + self.schedule.service_updates if warmup is None else warmup
+        meter = _Meter(report, callbacks, self.controller_pid, warmup)
+        deadline = time.monotonic() + seconds
         ticker = asyncio.ensure_future(self._tick(meter, deadline))
         try:
             starts = [self.rng.uniform(0, ramp) for _ in self.sdks]
@@ -374,6 +412,7 @@ class Fleet:
         finally:
             ticker.cancel()
             meter.tick()
+            report.steady_seconds = max(0.0, time.monotonic() - meter.steady_from)
             for sdk in self.sdks:
                 sdk.close()
         return report
@@ -416,7 +455,7 @@ class Fleet:
 
     async def _start(self, sdk: Sdk) -> None:
         await sdk.request("GET", f"{CLIENT}/version")
-        if self.enroll:
+        if self.enroll and self.schedule.login != "none":
             await sdk.enroll()
         await sdk.login()
         await sdk.after_login()
@@ -517,6 +556,16 @@ def _rss_mb(pid: int) -> float | None:
     except OSError:
         pass
     return None
+
+
+#: SDKs per loopback source address: each address stays under the controller's per-address cap (512)
+PER_SOURCE = 250
+
+
+def _loopback_source(number: int) -> str:
+    """A loopback address of its own for every ``PER_SOURCE`` SDKs (127.0.1.0 onwards), as distinct devices."""
+    block = number // PER_SOURCE
+    return f"127.0.{1 + block // 250}.{1 + block % 250}"
 
 
 def _path(location: str) -> str:
