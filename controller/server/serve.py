@@ -204,7 +204,7 @@ def run(
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.gc_pause import gc_paused
-    from controller.heap import freeze_started_heap
+    from controller.heap import SurvivorFreezer, freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
     from controller.server.readiness import announce_ready
 
@@ -233,6 +233,7 @@ def run(
         if quickstart_policies:
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
         freeze_started_heap()
+    SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
     try:
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
