@@ -496,7 +496,7 @@ class Fleet:
 # -- provisioning ------------------------------------------------------------------
 
 
-def provision(admin, count: int, *, prefix: str = "fleet", key_type: str = "ec") -> list:
+def provision(admin, count: int, *, prefix: str = "fleet", key_type: str = "ec", with_root: bool = False):
     """``count`` client certificates under a new CA the controller trusts for auto-enrollment and login.
 
     Args:
@@ -504,9 +504,10 @@ def provision(admin, count: int, *, prefix: str = "fleet", key_type: str = "ec")
         count: how many SDK certificates to make.
         prefix: the CA's name; the identities are named ``PREFIX-sdk-N`` on enrollment.
         key_type: the leaves' key type (``ec`` is quick to make).
+        with_root: return the CA itself (``harness.pki.CertKey``) instead, to make leaves later.
 
     Returns:
-        The leaf certificates (``harness.pki.CertKey``), one per SDK.
+        The leaf certificates (``harness.pki.CertKey``), one per SDK, or the CA.
     """
     from harness.flows import verify_ca
 
@@ -522,6 +523,8 @@ def provision(admin, count: int, *, prefix: str = "fleet", key_type: str = "ec")
         }
     )["id"]
     verify_ca(admin, ca_id, root)
+    if with_root:
+        return root
     key = hp.new_key(key_type)  # one key for every leaf: making keys is the driver's cost, not the controller's
     return [hp.make_leaf(root, f"sdk-{number}", key=key) for number in range(count)]
 
