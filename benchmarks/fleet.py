@@ -95,7 +95,7 @@ def steady(fleet: Fleet, size: int, quick: bool) -> dict:
     ramp = max(10.0, size / RAMP_RATE)
     measure = 20.0 if quick else 30.0
     report = fleet.run_sync(ramp + 10.0 + measure, ramp=ramp)
-    return report.summary()
+    return {**report.summary(), "first_error": report.errors[0] if report.errors else ""}
 
 
 def main(
@@ -133,6 +133,8 @@ def main(
                     f"{summary['p50_ms']:.2f} / {summary['p99_ms']:.2f} / {summary['max_ms']:.0f}"
                 )
                 figures[f"{label}: errors, logged in"] = f"{summary['errors']}, {summary['logged_in']}"
+                if summary["first_error"]:
+                    figures[f"{label}: first error"] = summary["first_error"][:100]
                 cpu = summary["controller_cpu_percent"] or 0.0
                 figures[f"{label}: controller CPU % (per 1,000 SDKs)"] = f"{cpu:.0f} ({cpu * 1000 / size:.1f})"
                 rss = summary["controller_rss_mb"] or 0.0
@@ -145,6 +147,8 @@ def main(
             stormed = Fleet(https_url, ca, identities[:storm]).login_storm()
             figures[f"login storm: {storm:,} SDKs hold tokens after (s)"] = round(stormed["seconds"], 2)
             figures[f"login storm: {storm:,} SDKs logged in / failed"] = f"{stormed['logged_in']} / {stormed['failed']}"
+            if stormed["first_errors"]:
+                figures["login storm: first error"] = stormed["first_errors"][0][:100]
             figures["login storm: controller CPU-s"] = round(_cpu_seconds(process.pid) - before, 2)
         finally:
             process.terminate()
