@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import random
-import resource
 import secrets
 import ssl
 import tempfile
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote, urlsplit
 
+from controller.server.serve import raise_open_files
 from harness import pki as hp
 from harness.oidc import C_REDIRECT, pkce
 
@@ -527,18 +527,6 @@ def provision(admin, count: int, *, prefix: str = "fleet", key_type: str = "ec",
         return root
     key = hp.new_key(key_type)  # one key for every leaf: making keys is the driver's cost, not the controller's
     return [hp.make_leaf(root, f"sdk-{number}", key=key) for number in range(count)]
-
-
-def raise_open_files(needed: int) -> int:
-    """Raise this process's open-file limit towards its hard limit when ``needed`` exceeds it; the new limit."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if needed > soft and soft != resource.RLIM_INFINITY:
-        target = hard if hard == resource.RLIM_INFINITY else min(hard, max(needed, soft))
-        if hard == resource.RLIM_INFINITY:
-            target = max(needed, soft)
-        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-        return target
-    return soft
 
 
 def _cpu_seconds(pid: int | None) -> float | None:

@@ -58,7 +58,8 @@ class Limits:
     #: bodies are read before the app runs; past this the app sees this much and the connection closes
     max_body: int = 2 * 1024 * 1024
     max_head: int = 64 * 1024
-    max_connections: int = 10_000
+    #: 20,000: a fleet of 10,000 SDKs with room for as many again (each is one keep-alive connection)
+    max_connections: int = 20_000
     #: connections one client address may hold at once; more are reset as they arrive (``HTTPServer._refuse``)
     max_per_peer: int = 512
     #: (exact path, limit) pairs allowed a larger body than ``max_body``, e.g. the import extension's

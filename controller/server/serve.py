@@ -134,6 +134,27 @@ def ctrl_listener(ctl, host: str, port: int, **options):
     )
 
 
+def raise_open_files(needed: int | None = None) -> int:
+    """Raise this process's open-file limit towards its hard limit (all of it when ``needed`` is None).
+
+    Each client connection is a descriptor: a soft limit of 1,024 (a common default) would stop a
+    controller long before ``Limits.max_connections``. Returns the soft limit now in force.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if needed is None else max(soft, needed)
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if want > soft and want != resource.RLIM_INFINITY:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            return want
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port free right now (the control channel's address goes into enrollment JWTs before it binds)."""
     import socket
@@ -233,6 +254,7 @@ def run(
         if quickstart_policies:
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
         freeze_started_heap()
+    raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
     SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
     try:
         group.start()
