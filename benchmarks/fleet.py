@@ -94,8 +94,10 @@ def start_bare_hello(folder: Path) -> tuple[subprocess.Popen, str, str]:
 def steady(fleet: Fleet, size: int, quick: bool) -> dict:
     ramp = max(10.0, size / RAMP_RATE)
     measure = 20.0 if quick else 30.0
+    driver = _cpu_seconds(os.getpid())
     report = fleet.run_sync(ramp + 10.0 + measure, ramp=ramp)
-    return {**report.summary(), "first_error": report.errors[0] if report.errors else ""}
+    driver = (_cpu_seconds(os.getpid()) - driver) * 100 / max(1e-9, len(report.seconds))
+    return {**report.summary(), "first_error": report.errors[0] if report.errors else "", "driver_cpu": driver}
 
 
 def main(
