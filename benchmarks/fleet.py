@@ -137,6 +137,7 @@ def main(
                 figures[f"{label}: errors, logged in"] = f"{summary['errors']}, {summary['logged_in']}"
                 if summary["first_error"]:
                     figures[f"{label}: first error"] = summary["first_error"][:100]
+                figures[f"{label}: driver CPU % (its own ceiling is 100)"] = round(summary["driver_cpu"])
                 cpu = summary["controller_cpu_percent"] or 0.0
                 figures[f"{label}: controller CPU % (per 1,000 SDKs)"] = f"{cpu:.0f} ({cpu * 1000 / size:.1f})"
                 rss = summary["controller_rss_mb"] or 0.0
