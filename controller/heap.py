@@ -28,3 +28,40 @@ def freeze_started_heap() -> int:
     """Freeze every object alive; returns how many are frozen."""
     gc.freeze()
     return gc.get_freeze_count()
+
+
+class SurvivorFreezer:
+    """After each full collection, what survived it leaves the collector too (``gc.freeze``).
+
+    A serving controller's heap grows with what its clients hold: each keep-alive connection's
+    objects, each session and verified token. Left in the oldest generation, every full collection
+    walks all of them (0.5-1.5 s with thousands of SDKs connected, with every request waiting), and
+    one comes whenever a quarter as many objects again have been promoted. Frozen after the
+    collection that found them alive, they are walked no more; later full collections walk only
+    what came since. Frozen objects are still freed by reference counting (a closed connection
+    breaks its own cycles, see ``controller.server.http_connection``); only cyclic garbage among
+    them would stay, so once the frozen heap has doubled since the last full walk, the next full
+    collection walks it all again (``gc.unfreeze`` first) and frees any such cycles: a rare,
+    bounded pass instead of one per quarter of growth.
+    """
+
+    def __init__(self):
+        self.baseline = gc.get_freeze_count()
+        self.freezes = self.walks = 0
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase != "stop" or info.get("generation") != 2:
+            return
+        frozen = gc.get_freeze_count()
+        if frozen > 2 * max(self.baseline, 100_000):
+            gc.unfreeze()  # the next full collection walks everything once
+            self.walks += 1
+            self.baseline = frozen
+            return
+        gc.freeze()
+        self.freezes += 1
+
+    def install(self) -> "SurvivorFreezer":
+        if not any(isinstance(callback, SurvivorFreezer) for callback in gc.callbacks):
+            gc.callbacks.append(self)
+        return self

@@ -525,8 +525,14 @@ def _register_queries(sub, common) -> None:
     register(sub, common)
 
 
+def _register_fleet(sub, common) -> None:
+    from harness.cli_fleet import register
+
+    register(sub, common)
+
+
 #: each adds its subcommands: ``register(sub, common)``
-SUBCOMMANDS = [register_core, _register_queries]
+SUBCOMMANDS = [register_core, _register_queries, _register_fleet]
 
 
 def parser() -> argparse.ArgumentParser:

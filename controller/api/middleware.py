@@ -58,7 +58,7 @@ class RequestMiddleware:
         self._ids, self._instance_id, self._api = ids, instance_id, api
 
     def process_request(self, req, resp):
-        req.context.request_id = self._ids.short()
+        req.context.request_id = self._ids.request_id()
         req.context.api = self._api
         path = alias_path(clean_path(req.path))
         if path != req.path:
@@ -84,7 +84,7 @@ def install_error_handlers(app, ids) -> None:
 
     def on_http_error(req, resp, ex, params):
         code = _code_for_http_error(ex)
-        request_id = getattr(req.context, "request_id", "") or ids.short()
+        request_id = getattr(req.context, "request_id", "") or ids.request_id()
         cause = {"code": errors.UNHANDLED, "message": ex.description} if ex.description else None
         for name, value in (ex.headers or {}).items():
             resp.set_header(name, value)

@@ -19,6 +19,8 @@ import binascii
 import hashlib
 import hmac
 import json
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -58,7 +60,8 @@ CUSTOM = (
     "z_cae",
     "z_authid",
 )
-VERIFIED_CACHE = 4096
+#: verified access tokens remembered (each SDK holds one, two around a refresh): past this the oldest goes
+VERIFIED_CACHE = 32_768
 #: refresh tokens: a MAC under a secret derived from the server key (see ``refresh_secret``)
 REFRESH_ALG = "HS256"
 REFRESH_INFO = b"ziti-controller oidc refresh-token hs256 v1"
@@ -152,8 +155,10 @@ class TokenSigner:
         self._refresh_header = _header_segment(REFRESH_ALG, self.refresh_kid)
         self._refresh_header_text = self._refresh_header.decode("ascii")
         self._jwks: dict | None = None
-        #: token -> claims of signatures already verified (bounded)
-        self._verified: dict[str, dict] = {}
+        #: token -> claims of signatures already verified, oldest first (bounded, see ``_remember``)
+        self._verified: OrderedDict[str, dict] = OrderedDict()
+        self._verified_lock = threading.Lock()
+        self.verified_limit = VERIFIED_CACHE
 
     def now(self) -> int:
         return int(self.clock.now().timestamp())
@@ -290,10 +295,22 @@ class TokenSigner:
             raise TokenRejected("invalid") from None
 
     def _remember(self, token: str, claims: dict) -> None:
-        # A bearer comes back on every request: remember what verified (times and revocations are still checked).
-        if len(self._verified) >= VERIFIED_CACHE:
-            self._verified.clear()
-        self._verified[token] = claims
+        """Remember what verified: a bearer comes back on every request (times and revocations are still checked).
+
+        Kept in insertion order, so the first entry is the oldest: expired ones leave from the front, and
+        past ``verified_limit`` the oldest makes room (never the whole cache: the live tokens stay, and a
+        fleet larger than the cache costs one signature check per token evicted, not one per request).
+        """
+        verified, now = self._verified, self.now()
+        with self._verified_lock:  # inserts only (a miss): hits read the dict without it
+            if token in verified:
+                return
+            while verified:
+                exp = next(iter(verified.values())).get("exp")
+                if len(verified) < self.verified_limit and not (isinstance(exp, int) and exp <= now):
+                    break
+                verified.popitem(last=False)
+            verified[token] = claims
 
     def jwks(self) -> dict:
         """The JWKS document of the signing key (``/oidc/keys``), built once."""

@@ -47,6 +47,7 @@ class Connection(asyncio.Protocol):
         self.peer_certs = None
         self.peer_host = peer_host  # the client address: its slot (Limits.max_per_peer) is freed on close
         self.deadline, self.phase = float("inf"), ""
+        self.slot = None  # where the server's sweep finds this connection's deadline (``HTTPServer.watch``)
         self.busy = False  # a request is in the app, or its response is being written
         self.fresh = True  # no request yet: the connect-time deadline still runs
         self.in_head = False
@@ -79,6 +80,11 @@ class Connection(asyncio.Protocol):
         self.server.release(self.peer_host)
         self.server.large_readers.discard(self)
         self._disarm()
+        # What a closed connection held goes now, by reference counting: the parser refers back to this
+        # connection (a cycle only the collector would find), the TLS state and the chain are large.
+        self.parser = self.tls = self.peer_certs = None
+        self.ready.clear()
+        self.pending = bytearray()
 
     def data_received(self, data: bytes) -> None:
         if self.tls is not None:
@@ -298,9 +304,12 @@ class Connection(asyncio.Protocol):
     # -- deadlines and closing -------------------------------------------------------
     def _arm(self, seconds: float, phase: str) -> None:
         self.deadline, self.phase = self.server.loop.time() + seconds, phase
+        self.slot = self.server.watch(self, self.slot, self.deadline)
 
     def _disarm(self) -> None:
         self.deadline = float("inf")
+        if self.slot is not None:
+            self.slot = self.server.watch(self, self.slot, None)
 
     def close(self) -> None:
         """Close after the buffered writes are sent."""

@@ -58,7 +58,8 @@ class Limits:
     #: bodies are read before the app runs; past this the app sees this much and the connection closes
     max_body: int = 2 * 1024 * 1024
     max_head: int = 64 * 1024
-    max_connections: int = 10_000
+    #: 20,000: a fleet of 10,000 SDKs with room for as many again (each is one keep-alive connection)
+    max_connections: int = 20_000
     #: connections one client address may hold at once; more are reset as they arrive (``HTTPServer._refuse``)
     max_per_peer: int = 512
     #: (exact path, limit) pairs allowed a larger body than ``max_body``, e.g. the import extension's
@@ -117,6 +118,8 @@ class HTTPServer:
         self.capped_peers: set[str] = set()  # addresses told about in the log, until they drop under the cap
         self._adopting: set[socket.socket] = set()  # accepted, not yet a Connection (closed by a stop meanwhile)
         self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
+        self._tick_seconds = self._tick
+        self._slots: dict[int, set] = {}  # sweep number -> connections whose deadline passes before it (``watch``)
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -138,6 +141,7 @@ class HTTPServer:
         """A worker: run the app for each job until told to stop (a plain queue: no futures)."""
         while (job := self.jobs.get()) is not None:
             run_app(self.app, *job)
+            del job  # not held while waiting for the next one: it refers to its connection, environ and body
 
     def post(self, callback: Callable, *args) -> None:
         """From a worker: run ``callback(*args)`` on the loop, in order.
@@ -274,12 +278,36 @@ class HTTPServer:
         limits = self.limits
         return min(0.5, limits.handshake / 4, limits.request / 4, limits.idle / 4)
 
+    def watch(self, connection, slot: int | None, deadline: float | None) -> int | None:
+        """File ``connection`` under the sweep that follows ``deadline`` (None: under none); its new slot.
+
+        Deadlines are kept in slots one sweep wide, so a sweep looks only at the connections whose
+        deadline has passed, not at every connection (10,000 idle SDKs cost it nothing).
+        """
+        new = None if deadline is None or deadline == float("inf") else int(deadline / self._tick_seconds) + 1
+        if new == slot:
+            return slot
+        if slot is not None and (bucket := self._slots.get(slot)) is not None:
+            bucket.discard(connection)
+        if new is not None:
+            bucket = self._slots.get(new)
+            if bucket is None:
+                bucket = self._slots[new] = set()
+            bucket.add(connection)
+        return new
+
     def _sweep(self) -> None:
         """Close every connection whose deadline has passed (one timer for all of them)."""
         now = self.loop.time()
-        for connection in [c for c in self.connections if c.deadline < now]:
-            log.debug("closing a connection: %s deadline passed", connection.phase)
-            connection.abort()
+        due = int(now / self._tick_seconds)
+        for slot in [slot for slot in self._slots if slot <= due]:
+            for connection in self._slots.pop(slot):
+                connection.slot = None
+                if connection.deadline < now:
+                    log.debug("closing a connection: %s deadline passed", connection.phase)
+                    connection.abort()
+                else:  # not due after all (a float's rounding): filed again
+                    connection.slot = self.watch(connection, None, connection.deadline)
         self.loop.call_later(self._tick, self._sweep)
 
     def _shutdown(self) -> None:

@@ -137,6 +137,27 @@ def ctrl_listener(ctl, host: str, port: int, **options):
     )
 
 
+def raise_open_files(needed: int | None = None) -> int:
+    """Raise this process's open-file limit towards its hard limit (all of it when ``needed`` is None).
+
+    Each client connection is a descriptor: a soft limit of 1,024 (a common default) would stop a
+    controller long before ``Limits.max_connections``. Returns the soft limit now in force.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = hard if needed is None else max(soft, needed)
+    if hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if want > soft and want != resource.RLIM_INFINITY:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+            return want
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
 def start_router(ctl, host: str, port: int, advertise: str | None = None):
     """The edge router of this controller, started."""
     return edge_router(ctl, host, port, advertise).start()
@@ -198,7 +219,7 @@ def run(
     from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.gc_pause import gc_paused
-    from controller.heap import freeze_started_heap
+    from controller.heap import SurvivorFreezer, freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
     from controller.server.readiness import announce_ready
 
@@ -228,6 +249,8 @@ def run(
         if quickstart_policies:
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
         freeze_started_heap()
+    raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
+    SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
     try:
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)

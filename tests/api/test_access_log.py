@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 
 import pytest
 
+from controller.api import access_log
 from controller.app import create_app
 from harness.client import ApiError, ZitiClient
 
@@ -23,6 +25,7 @@ def logged(caplog):
 
 
 def _lines(caplog) -> list[str]:
+    assert access_log.flush()
     return [r.getMessage() for r in caplog.records if r.name == "controller.access"]
 
 
@@ -71,3 +74,50 @@ def test_nothing_is_formatted_below_info(caplog):
         client.login("admin", "admin")
     assert _lines(caplog) == []
     app.controller.close()
+
+
+def test_lines_keep_the_order_of_the_requests(logged):
+    client, caplog = logged
+    client.login("admin", "admin")
+    for number in range(40):
+        client.http.get(f"/edge/management/v1/identities/missing-{number}")
+    paths = [LINE.match(line).group(2) for line in _lines(caplog)][1:]
+    assert paths == [f"/edge/management/v1/identities/missing-{number}" for number in range(40)]
+
+
+class _StuckHandler(logging.Handler):
+    """A log sink that blocks every write until released (a full pipe, a slow disk)."""
+
+    def __init__(self):
+        super().__init__(logging.INFO)
+        self.unblock = threading.Event()
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.unblock.wait(30)
+        self.lines.append(record.getMessage())
+
+
+def test_a_request_is_answered_while_the_log_sink_is_stuck_and_its_line_follows(caplog):
+    caplog.set_level(logging.INFO, logger="controller.access")
+    stuck = _StuckHandler()
+    logging.getLogger("controller.access").addHandler(stuck)
+    app = create_app()
+    answered = []
+    try:
+        with ZitiClient.in_process(app) as client:
+            asking = threading.Thread(
+                target=lambda: answered.append(client.http.get("/edge/client/v1/version").status_code)
+            )
+            asking.start()
+            asking.join(20)
+            was_answered = list(answered)
+            stuck.unblock.set()
+            asking.join(20)
+        assert was_answered == [200]
+        assert access_log.flush()
+        assert [LINE.match(line).group(1, 2, 3) for line in stuck.lines] == [("GET", "/edge/client/v1/version", "200")]
+    finally:
+        stuck.unblock.set()
+        logging.getLogger("controller.access").removeHandler(stuck)
+        app.controller.close()

@@ -74,3 +74,33 @@ def test_building_an_app_runs_no_collection_and_leaves_the_collector_as_it_found
         gc.set_threshold(*thresholds)
         gc.callbacks.remove(count)
         gc.enable()
+
+
+SURVIVORS = """
+import gc, weakref
+from controller.heap import SurvivorFreezer
+
+class Held(dict):
+    pass
+
+freezer = SurvivorFreezer().install()
+held = [Held(n=n) for n in range(1000)]
+dropped = Held(x=1)
+gone = weakref.ref(dropped)
+gc.collect()
+assert freezer.freezes == 1, freezer.freezes
+assert not any(obj is held[0] for obj in gc.get_objects()), "a survivor of a full collection is still scanned"
+del dropped
+assert gone() is None, "a frozen survivor without cycles is still freed by refcounting"
+young = Held(y=2)
+gc.collect(1)
+assert freezer.freezes == 1, "only full collections freeze"
+assert any(obj is young for obj in gc.get_objects())
+print("ok")
+"""
+
+
+def test_survivors_of_a_full_collection_leave_the_collector_and_are_still_freed_when_dropped():
+    done = subprocess.run([sys.executable, "-c", SURVIVORS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

@@ -57,3 +57,27 @@ def test_seeded_short_ids_repeat_and_os_random_ones_differ():
     ids = Ids()
     drawn = {ids.short() for _ in range(2000)}
     assert len(drawn) == 2000
+
+
+def test_request_ids_are_short_ids_drawn_without_a_system_call(monkeypatch):
+    ids = Ids()
+    monkeypatch.setattr("controller.ids.os.urandom", lambda count: (_ for _ in ()).throw(AssertionError("syscall")))
+    drawn = [ids.request_id() for _ in range(5000)]
+    assert len(set(drawn)) == len(drawn)
+    assert all(len(rid) == 9 and set(rid) <= set(SHORT_ID_ALPHABET) and rid[0].isalnum() for rid in drawn)
+
+
+def test_a_request_draws_its_id_without_reading_the_os_random_source(monkeypatch):
+    from controller.app import create_app
+    from harness.client import ZitiClient
+
+    app = create_app()
+    drawn = []
+    real = __import__("os").urandom
+    with ZitiClient.in_process(app) as client:
+        client.http.get("/edge/client/v1/version")
+        monkeypatch.setattr("controller.ids.os.urandom", lambda count: drawn.append(count) or real(count))
+        response = client.http.get("/edge/client/v1/nothing-here")
+    app.controller.close()
+    assert response.status_code == 404 and len(response.json()["error"]["requestId"]) == 9
+    assert drawn == []

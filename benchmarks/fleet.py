@@ -1,0 +1,171 @@
+"""Fleet scale: SDKs that behave as libziti 1.x does, polling one controller in its own process.
+
+Run: ``python -m benchmarks --only fleet [--quick]``, or ``python -m benchmarks.fleet [--sizes 1000,5000]``.
+
+One controller runs as its own process at its default log level, with a fresh data folder. The driver
+(``harness.fleet``, one asyncio loop in this process) provisions a CA of its own with auto-enrollment,
+then for each size starts that many SDKs (OIDC certificate login, one keep-alive TLS connection each,
+``service-updates`` every 10 s, edge routers every 60 s), their logins spread over a ramp the controller
+can take, and measures the steady polls after every SDK has polled once: p50/p99/max, the controller's
+CPU (one core = 100) and the growth of its RSS over its idle RSS, per SDK, and its RSS after they leave.
+The anchor, in the same run: the same driver polling a bare asyncio TLS server in its own process
+(``benchmarks.bare_hello``) with the smallest fleet. Then a login storm: N enrolled SDKs log in at once
+(OIDC), timed until the last holds its tokens.
+
+The driver shares the machine's two cores with the controller: its own cost is in every latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from controller.server.serve import free_port
+from harness import flows
+from harness import pki as hp
+from harness.client import ZitiClient
+from harness.fleet import Fleet, Schedule, _cpu_seconds, _rss_mb, provision
+
+FULL_SIZES, QUICK_SIZES = (1000, 5000, 10000), (200, 500)
+FULL_STORM, QUICK_STORM = 1000, 200
+#: logins per second the ramp asks of the controller while a fleet starts
+RAMP_RATE = 100.0
+
+
+def start_controller(folder: Path, tree: str | None = None) -> tuple[subprocess.Popen, str, str]:
+    """The controller as its own process; ``tree``: another checkout whose ``controller`` package runs instead."""
+    https, http = free_port(), free_port()
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
+    log = open(folder / "controller.log", "w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "--data",
+            str(folder / "data"),
+            "--port",
+            str(https),
+            "--http-port",
+            str(http),
+            "--no-router",
+            "--ctrl-port",
+            "0",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=tree,
+    )
+    url = f"http://127.0.0.1:{http}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/edge/client/v1/version", timeout=1).status_code == 200:
+                return process, url, f"https://127.0.0.1:{https}"
+        except httpx.HTTPError:
+            pass
+        if process.poll() is not None:
+            break
+        time.sleep(0.2)
+    process.kill()
+    raise RuntimeError(f"the controller did not start: see {folder / 'controller.log'}")
+
+
+def start_bare_hello(folder: Path) -> tuple[subprocess.Popen, str, str]:
+    root = hp.make_root_ca("bare hello CA")
+    leaf = hp.make_leaf(root, "127.0.0.1", ips=["127.0.0.1"], eku=("serverAuth",))
+    pem = folder / "hello.pem"
+    pem.write_text(leaf.cert_pem + leaf.key_pem)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.bare_hello", str(pem)], stdout=subprocess.PIPE, text=True
+    )
+    port = int(process.stdout.readline().split()[1])
+    return process, f"https://127.0.0.1:{port}", root.cert_pem
+
+
+def steady(fleet: Fleet, size: int, quick: bool) -> dict:
+    ramp = max(10.0, size / RAMP_RATE)
+    measure = 20.0 if quick else 30.0
+    driver = _cpu_seconds(os.getpid())
+    report = fleet.run_sync(ramp + 10.0 + measure, ramp=ramp)
+    driver = (_cpu_seconds(os.getpid()) - driver) * 100 / max(1e-9, len(report.seconds))
+    return {**report.summary(), "first_error": report.errors[0] if report.errors else "", "driver_cpu": driver}
+
+
+def main(
+    quick: bool = False, sizes: tuple[int, ...] | None = None, storm: int | None = None, tree: str | None = None
+) -> dict:
+    sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
+    storm = storm or (QUICK_STORM if quick else FULL_STORM)
+    figures: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
+        folder = Path(tmp)
+        hello, hello_url, hello_ca = start_bare_hello(folder)
+        try:
+            anchor = Fleet(hello_url, hello_ca, [None] * sizes[0], schedule=Schedule(login="none"))
+            summary = steady(anchor, sizes[0], quick)
+            figures[f"anchor: bare hello, {sizes[0]} SDKs, poll p50 / p99 (ms)"] = (
+                f"{summary['p50_ms']:.2f} / {summary['p99_ms']:.2f}"
+            )
+        finally:
+            hello.kill()
+            hello.wait()
+        process, url, https_url = start_controller(folder, tree)
+        try:
+            admin = ZitiClient.connect(url)
+            admin.login("admin", "admin")
+            ca = flows.ca_bundle(admin)
+            identities = provision(admin, max(max(sizes), storm))
+            idle_rss = _rss_mb(process.pid)
+            figures["controller idle RSS (MB)"] = round(idle_rss, 1)
+            for size in sizes:
+                fleet = Fleet(https_url, ca, identities[:size], controller_pid=process.pid)
+                summary = steady(fleet, size, quick)
+                label = f"{size:>6,} SDKs"
+                figures[f"{label}: polls/s"] = round(summary["polls_per_second"], 1)
+                figures[f"{label}: poll p50 / p99 / max (ms)"] = (
+                    f"{summary['p50_ms']:.2f} / {summary['p99_ms']:.2f} / {summary['max_ms']:.0f}"
+                )
+                figures[f"{label}: errors, logged in"] = f"{summary['errors']}, {summary['logged_in']}"
+                if summary["first_error"]:
+                    figures[f"{label}: first error"] = summary["first_error"][:100]
+                figures[f"{label}: driver CPU % (its own ceiling is 100)"] = round(summary["driver_cpu"])
+                cpu = summary["controller_cpu_percent"] or 0.0
+                figures[f"{label}: controller CPU % (per 1,000 SDKs)"] = f"{cpu:.0f} ({cpu * 1000 / size:.1f})"
+                rss = summary["controller_rss_mb"] or 0.0
+                figures[f"{label}: controller RSS MB (KB per SDK over idle)"] = (
+                    f"{rss:.0f} ({(rss - idle_rss) * 1024 / size:.1f})"
+                )
+                time.sleep(2.0)
+                figures[f"{label}: controller RSS MB after they left"] = round(_rss_mb(process.pid), 1)
+            before = _cpu_seconds(process.pid)
+            stormed = Fleet(https_url, ca, identities[:storm]).login_storm()
+            figures[f"login storm: {storm:,} SDKs hold tokens after (s)"] = round(stormed["seconds"], 2)
+            figures[f"login storm: {storm:,} SDKs logged in / failed"] = f"{stormed['logged_in']} / {stormed['failed']}"
+            if stormed["first_errors"]:
+                figures["login storm: first error"] = stormed["first_errors"][0][:100]
+            figures["login storm: controller CPU-s"] = round(_cpu_seconds(process.pid) - before, 2)
+        finally:
+            process.terminate()
+            process.wait(10)
+    return figures
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fleet")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", default=None, help="comma-separated fleet sizes (default 1000,5000,10000)")
+    parser.add_argument("--storm", type=int, default=None, help="SDKs in the login storm (default 1000)")
+    parser.add_argument("--controller-tree", default=None, help="run another checkout's controller (before/after)")
+    args = parser.parse_args()
+    sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
+    for key, value in main(args.quick, sizes, args.storm, args.controller_tree).items():
+        print(f"  {key:<56} {value}")
