@@ -15,7 +15,7 @@ a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
   carry a per-run mark, so a project's tests run again against the same controller.
 
 Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
-(logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
+(another client on its connection, logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
 ``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
 ``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
 Declare factories with other defaults with :mod:`harness.fixtures`.
@@ -183,8 +183,10 @@ def ziti_app(ziti_config, ziti_clock):
 
 
 @pytest.fixture
-def ziti(request, ziti_mode):
-    """An anonymous client of the test's controller, in the chosen mode."""
+def ziti(request, ziti_mode, ziti_config):
+    """An anonymous client of the test's controller, in the chosen mode.
+
+    (``ziti_config`` is named so a test can parametrize it; the app is only built when the mode needs it.)"""
     if ziti_mode == "external":
         client = ZitiClient.connect(_external(request), verify=False)
     elif ziti_mode == "inprocess":
@@ -210,10 +212,13 @@ def ziti_auth_style(request):
 
 @pytest.fixture
 def ziti_admin(request, ziti, ziti_auth_style):
-    """The same client logged in as the default admin (legacy or OIDC, see ``--controller-auth``)."""
+    """Another client on ``ziti``'s connection, logged in as the default admin (legacy or OIDC, see
+    ``--controller-auth``; it logs in again on a 401); ``ziti`` itself stays anonymous."""
     username, _, password = request.config.getoption("controller_admin").partition(":")
-    ziti.login(username, password, oidc=ziti_auth_style)
-    return ziti
+    admin = ziti.with_token(None)
+    admin.now = ziti.now  # token ages on the frozen clock, as ziti's
+    admin.login(username, password, oidc=ziti_auth_style)
+    return admin
 
 
 @pytest.fixture

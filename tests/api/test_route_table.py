@@ -42,21 +42,21 @@ SWAGGER_ROUTES = {f"{prefix}/swagger.json": {"GET"} for prefix in PREFIXES.value
 def test_every_operation_is_mounted_and_nothing_else(ziti_app):
     expected: dict[str, set[str]] = OIDC_ROUTES | SWAGGER_ROUTES
     for op in ziti_app.routes:
-        for api in op.apis:
-            path = PREFIXES[api] + ("" if op.path == "/" else op.path)
+        for ziti in op.apis:
+            path = PREFIXES[ziti] + ("" if op.path == "/" else op.path)
             expected.setdefault(path, set()).add(op.method)
     assert mounted(ziti_app) == expected
 
 
 def test_operation_ids_are_unique_per_api(ziti_app):
-    for api in (CLIENT, MANAGEMENT):
-        ids = [op.op_id for op in ziti_app.routes.for_api(api)]
+    for ziti in (CLIENT, MANAGEMENT):
+        ids = [op.op_id for op in ziti_app.routes.for_api(ziti)]
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
 
 @pytest.mark.parametrize("spec_id, api_name", [("edge-client", CLIENT), ("edge-management", MANAGEMENT)])
-def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
-    response = admin.mgmt("GET", f"/specs/{spec_id}/spec")
+def test_served_spec_documents_every_route(ziti_admin, ziti_app, spec_id, api_name):
+    response = ziti_admin.mgmt("GET", f"/specs/{spec_id}/spec")
     assert response.status_code == 200
     doc = response.json()
     assert doc["swagger"] == "2.0" and doc["basePath"] == PREFIXES[api_name]
@@ -69,11 +69,11 @@ def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
     assert documented == table
 
 
-def test_spec_listing_and_detail(admin):
-    listed = admin.mgmt_ok("GET", "/specs")
+def test_spec_listing_and_detail(ziti_admin):
+    listed = ziti_admin.mgmt_ok("GET", "/specs")
     assert [s["id"] for s in listed] == ["edge-client"]
-    assert admin.mgmt_ok("GET", "/specs/edge-management")["name"] == "edge-management"
-    assert admin.mgmt("GET", "/specs/nope").status_code == 404
+    assert ziti_admin.mgmt_ok("GET", "/specs/edge-management")["name"] == "edge-management"
+    assert ziti_admin.mgmt("GET", "/specs/nope").status_code == 404
 
 
 def test_documented_bodies_are_swagger_schemas(ziti_app):
