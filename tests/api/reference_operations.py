@@ -25,5 +25,5 @@ EXTRAS = load("extras.json")
 ALWAYS = [row for row in EXTRAS if row.get("always")]
 
 
-def for_api(ziti: str, rows=REFERENCE) -> list[dict]:
-    return [row for row in rows if row["api"] == ziti]
+def for_api(api: str, rows=REFERENCE) -> list[dict]:
+    return [row for row in rows if row["api"] == api]
