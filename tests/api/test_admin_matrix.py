@@ -30,11 +30,11 @@ def concrete(path: str) -> str:
     return re.sub(r"{\w+}", "some-id", path)
 
 
-def operations(ziti: str, levels: tuple[str, ...]):
+def operations(api: str, levels: tuple[str, ...]):
     return [
         pytest.param(row, id=f"{row['method']} {row['path']}")
         for row in REFERENCE
-        if row["api"] == ziti and row["auth"] in levels
+        if row["api"] == api and row["auth"] in levels
     ]
 
 

@@ -42,15 +42,15 @@ SWAGGER_ROUTES = {f"{prefix}/swagger.json": {"GET"} for prefix in PREFIXES.value
 def test_every_operation_is_mounted_and_nothing_else(ziti_app):
     expected: dict[str, set[str]] = OIDC_ROUTES | SWAGGER_ROUTES
     for op in ziti_app.routes:
-        for ziti in op.apis:
-            path = PREFIXES[ziti] + ("" if op.path == "/" else op.path)
+        for api in op.apis:
+            path = PREFIXES[api] + ("" if op.path == "/" else op.path)
             expected.setdefault(path, set()).add(op.method)
     assert mounted(ziti_app) == expected
 
 
 def test_operation_ids_are_unique_per_api(ziti_app):
-    for ziti in (CLIENT, MANAGEMENT):
-        ids = [op.op_id for op in ziti_app.routes.for_api(ziti)]
+    for api in (CLIENT, MANAGEMENT):
+        ids = [op.op_id for op in ziti_app.routes.for_api(api)]
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
 

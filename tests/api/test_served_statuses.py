@@ -10,7 +10,7 @@ from controller.api.openapi import SPEC_IDS
 from controller.api.operations import PREFIXES
 from controller.app import create_app
 
-ROUTES = [(ziti, op) for op in create_app().routes for ziti in op.apis]
+ROUTES = [(api, op) for op in create_app().routes for api in op.apis]
 #: request shapes sent to every operation (path ids are always unknown)
 PROBES = {
     "anonymous": {"json": {}},
