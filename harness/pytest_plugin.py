@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
+from controller.embedded import EmbeddedController
 from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory, service_policy_factory
@@ -177,9 +177,8 @@ def ziti_config():
 @pytest.fixture
 def ziti_app(ziti_config, ziti_clock):
     """A fresh controller app on in-memory storage."""
-    app = create_app(ziti_config, clock=ziti_clock)
-    yield app
-    app.controller.close()
+    with EmbeddedController(ziti_config, clock=ziti_clock) as controller:
+        yield controller.app
 
 
 @pytest.fixture
