@@ -227,8 +227,7 @@ def cmd_up(args) -> int:
 
 
 def _serve_up(args, config, network, https_port: int, http_port: int, temporary: bool) -> int:
-    from controller.app import create_app
-    from controller.bootstrap import ensure_quickstart_policies
+    from controller.embedded import EmbeddedController
     from controller.heap import freeze_started_heap
     from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import banner, free_port, listeners
@@ -260,8 +259,8 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
             from harness.files import private_folder, write_private
 
             write_private(private_folder(config.data_dir / "routers") / "ctrl-port", f"{ctrl_port}\n")
-    built.append(app := create_app(config))
-    ensure_quickstart_policies(app.controller.edge_router_policies, app.controller.service_edge_router_policies)
+    embedded = EmbeddedController(config, quickstart_policies=True)
+    built.append(app := embedded.app)
     routers = None
     try:
         with ZitiClient.in_process(app) as client:
@@ -282,12 +281,12 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         routers = _start_routers(app, config, network, processes, args.router_wait) if processes else None
         if args.exit_after_start:
             stop.set()
-        wait_for_stop(stop, app.controller.api_sessions.sweep)
+        wait_for_stop(stop, embedded.sweep)
     finally:
         if routers is not None:
             routers.stop()
         group.stop()
-        app.controller.close()
+        embedded.close()
     return 0
 
 
@@ -398,18 +397,19 @@ def cmd_scenario(args) -> int:
 
     scenario = load_scenario(args.scenario)
     base = Path(args.scenario).parent
+    embedded = None
     if args.url:
         runner = ScenarioRunner(connect(args), make_client=lambda: client_for(args), base=base)
     else:
-        from controller.app import create_app
         from controller.config import Config
+        from controller.embedded import EmbeddedController
         from harness.client import ZitiClient
 
-        app = create_app(Config(simulation=True))  # a clock the scenario can move
-        admin = ZitiClient.in_process(app)
+        embedded = EmbeddedController(Config(simulation=True))  # a clock the scenario can move
+        admin = ZitiClient.in_process(embedded.app)
         admin.login("admin", "admin")
         runner = ScenarioRunner(
-            admin, make_client=lambda: ZitiClient.in_process(app), base=base, controller=app.controller
+            admin, make_client=lambda: ZitiClient.in_process(embedded.app), base=base, embedded=embedded
         )
     try:
         for line in runner.run(scenario):
@@ -417,6 +417,9 @@ def cmd_scenario(args) -> int:
     except ScenarioError as ex:
         print(f"FAILED: {ex}", file=sys.stderr)
         return 1
+    finally:
+        if embedded is not None:
+            embedded.close()
     return 0
 
 

@@ -3,7 +3,7 @@
 ``IdentityMachine`` creates, renames, tags, disables, enables and deletes
 identities and password authenticators, logs in, and compares every answer
 with a plain dict model. Rules cannot take fixtures, so the machine builds its
-own controller through ``make_app`` (in memory, frozen clock).
+own controller (in memory, frozen clock).
 """
 
 from __future__ import annotations
@@ -11,17 +11,12 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, precondition, rule
 
-from controller.app import create_app
 from controller.clock import FrozenClock
+from controller.embedded import EmbeddedController
 from harness.client import ApiError, ZitiClient
 from harness.strategies import role_attributes
 
 NAMES = st.sampled_from(["ann", "bea", "cal", "dee", "eli", "fay"])
-
-
-def make_app():
-    clock = FrozenClock("2025-06-01T12:00:00Z")
-    return create_app(clock=clock), clock
 
 
 class IdentityMachine(RuleBasedStateMachine):
@@ -29,15 +24,16 @@ class IdentityMachine(RuleBasedStateMachine):
 
     def __init__(self):
         super().__init__()
-        self.app, self.clock = make_app()
-        self.client = ZitiClient.in_process(self.app)
+        self.embedded = EmbeddedController(clock=FrozenClock("2025-06-01T12:00:00Z"))
+        self.clock = self.embedded.clock
+        self.client = ZitiClient.in_process(self.embedded.app)
         self.client.login("admin", "admin")
         #: the model: id -> {"name", "roleAttributes", "disabled", "password"}
         self.model: dict[str, dict] = {}
 
     def teardown(self):
         self.client.close()
-        self.app.controller.close()
+        self.embedded.close()
 
     def _taken(self, name: str) -> bool:
         return any(entry["name"] == name for entry in self.model.values())

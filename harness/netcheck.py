@@ -57,10 +57,10 @@ class NetworkProblems(NetworkError):
 
 @functools.cache
 def _api_bodies() -> dict[str, dict]:
-    from controller.api.routes import build_route_table
+    from controller.embedded import request_bodies
 
     # the management API's bodies: the fabric API reuses some operationIds (createService) with other bodies
-    return {op.op_id: op.body for op in build_route_table().for_api("management") if op.body}
+    return request_bodies("management")
 
 
 def kind_schema(kind: Kind) -> dict:

@@ -50,11 +50,11 @@ def sample_network(name: str = "company") -> Path:
 # -- an in-process controller ------------------------------------------------------------------
 @dataclass
 class Playground:
-    """A controller app in this process, a frozen clock and a logged-in admin client."""
+    """A controller in this process (:class:`~controller.embedded.EmbeddedController`: its ``app``, ``clock``,
+    ``events``...), a logged-in admin client."""
 
-    app: Any
+    controller: Any
     admin: Any
-    clock: Any
     #: in-process edge routers by name (:meth:`start_routers`)
     routers: dict = field(default_factory=dict)
 
@@ -69,22 +69,27 @@ class Playground:
         Returns:
             The playground; ``close()`` it when done.
         """
-        from controller.app import create_app
         from controller.clock import FrozenClock
+        from controller.embedded import EmbeddedController
         from harness.client import ZitiClient
         from harness.network import apply
 
-        clock = FrozenClock(now)
-        app = create_app(clock=clock)
-        admin = ZitiClient.in_process(app)
+        controller = EmbeddedController(clock=FrozenClock(now))
+        admin = ZitiClient.in_process(controller.app)
         admin.login("admin", "admin")
         if network is not None:
             apply(admin, network)
-        return cls(app, admin, clock)
+        return cls(controller, admin)
 
     @property
-    def controller(self):
-        return self.app.controller
+    def app(self):
+        """The controller's WSGI app (in-process clients call it)."""
+        return self.controller.app
+
+    @property
+    def clock(self):
+        """The frozen clock: ``advance(minutes=...)`` instead of waiting."""
+        return self.controller.clock
 
     def client(self, peer_certs=None):
         """A new anonymous in-process client (optionally presenting a certificate chain)."""
@@ -127,7 +132,6 @@ class Playground:
         """Run edge routers ``names`` in this process (created unless the network has them), each linked to
         the others; return once ``/fabric/v1/links`` shows every pair linked. They listen on 127.0.0.1.
         """
-        from controller.app import router_link
         from harness.filters import name_is
         from router import EdgeRouter
 
@@ -136,7 +140,7 @@ class Playground:
                 continue
             if not list(self.admin.management.iterate("listEdgeRouters", filter=name_is(name))):
                 self.admin.management.create_edge_router(body={"name": name})
-            self.routers[name] = EdgeRouter(router_link(self.controller, name=name), "127.0.0.1", 0).start()
+            self.routers[name] = EdgeRouter(self.controller.router_link(name), "127.0.0.1", 0).start()
         wanted = {frozenset((a, b)) for a in self.routers for b in self.routers if a != b}
         _poll(lambda: wanted <= self._linked(), timeout, f"routers {', '.join(self.routers)} are not all linked")
         return list(self.routers)
@@ -182,7 +186,7 @@ class Playground:
             router.stop()
         self.routers.clear()
         self.admin.close()
-        self.app.controller.close()
+        self.controller.close()
 
 
 # -- the policy explorer ---------------------------------------------------------------------

@@ -36,12 +36,12 @@ def render(table: dict) -> str:
 
 
 def main() -> int:
-    from controller.app import create_app
     from controller.config import Config
+    from controller.embedded import EmbeddedController
     from harness.transport import inprocess
 
     # Simulation mode serves every route (its control endpoints are extra).
-    with inprocess(create_app(Config(simulation=True))) as http:
+    with EmbeddedController(Config(simulation=True)) as controller, inprocess(controller.app) as http:
         text = render(served_operations(http))
     target = Path(__file__).with_name("operations.py")
     target.write_text(text)

@@ -15,7 +15,7 @@ a fresh in-process controller (``ziti_app``, in memory, with the frozen clock
   carry a per-run mark, so a project's tests run again against the same controller.
 
 Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin``
-(logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
+(another client on its connection, logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
 ``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
 ``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
 Declare factories with other defaults with :mod:`harness.fixtures`.
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import pytest
 
-from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
+from controller.embedded import EmbeddedController
 from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory, service_policy_factory
@@ -177,14 +177,15 @@ def ziti_config():
 @pytest.fixture
 def ziti_app(ziti_config, ziti_clock):
     """A fresh controller app on in-memory storage."""
-    app = create_app(ziti_config, clock=ziti_clock)
-    yield app
-    app.controller.close()
+    with EmbeddedController(ziti_config, clock=ziti_clock) as controller:
+        yield controller.app
 
 
 @pytest.fixture
-def ziti(request, ziti_mode):
-    """An anonymous client of the test's controller, in the chosen mode."""
+def ziti(request, ziti_mode, ziti_config):
+    """An anonymous client of the test's controller, in the chosen mode.
+
+    (``ziti_config`` is named so a test can parametrize it; the app is only built when the mode needs it.)"""
     if ziti_mode == "external":
         client = ZitiClient.connect(_external(request), verify=False)
     elif ziti_mode == "inprocess":
@@ -210,10 +211,13 @@ def ziti_auth_style(request):
 
 @pytest.fixture
 def ziti_admin(request, ziti, ziti_auth_style):
-    """The same client logged in as the default admin (legacy or OIDC, see ``--controller-auth``)."""
+    """Another client on ``ziti``'s connection, logged in as the default admin (legacy or OIDC, see
+    ``--controller-auth``; it logs in again on a 401); ``ziti`` itself stays anonymous."""
     username, _, password = request.config.getoption("controller_admin").partition(":")
-    ziti.login(username, password, oidc=ziti_auth_style)
-    return ziti
+    admin = ziti.with_token(None)
+    admin.now = ziti.now  # token ages on the frozen clock, as ziti's
+    admin.login(username, password, oidc=ziti_auth_style)
+    return admin
 
 
 @pytest.fixture

@@ -28,11 +28,12 @@ class ScenarioError(AssertionError):
 
 
 class ScenarioRunner:
-    def __init__(self, admin, *, make_client, base: Path | None = None, controller=None):
+    def __init__(self, admin, *, make_client, base: Path | None = None, embedded=None):
         self.admin = admin
         self.make_client = make_client
         self.base = base or Path.cwd()
-        self.controller = controller
+        #: an in-process controller's handle (``controller.embedded``): its clock and faults, without HTTP
+        self.embedded = embedded
         self.user = None
 
     def run(self, scenario: dict) -> list[str]:
@@ -56,15 +57,15 @@ class ScenarioRunner:
         return f"logged in as {argument['username']}"
 
     def step_advance(self, seconds) -> str:
-        if self.controller is not None:
-            self.controller.clock.advance(seconds=float(seconds))
+        if self.embedded is not None:
+            self.embedded.clock.advance(seconds=float(seconds))
         else:
             self.admin.management.call("advanceSimulationClock", body={"seconds": float(seconds)})
         return f"clock +{seconds}s"
 
     def step_fault(self, argument: dict) -> str:
-        if self.controller is not None:
-            fault = self.controller.faults.add(
+        if self.embedded is not None:
+            fault = self.embedded.faults.add(
                 argument.get("path", ".*"),
                 method=argument.get("method"),
                 status=argument.get("status"),
@@ -77,8 +78,8 @@ class ScenarioRunner:
         return f"fault {created['id']}"
 
     def step_clear_faults(self, _argument) -> str:
-        if self.controller is not None:
-            self.controller.faults.remove()
+        if self.embedded is not None:
+            self.embedded.faults.remove()
         else:
             self.admin.management.call("deleteSimulationFaults")
         return "faults cleared"

@@ -12,10 +12,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from controller.app import create_app
-from controller.bootstrap import ensure_quickstart_policies
 from controller.config import Config
-from controller.server.serve import ThreadedServer, controller_limits, ctrl_listener, free_port, start_router
+from controller.embedded import EmbeddedController
+from controller.server.serve import ThreadedServer, controller_limits, free_port
 from controller.server.tls import TLSServer
 
 
@@ -52,7 +51,8 @@ class LocalController:
         self._want_ctrl = ctrl
         if ctrl:
             self.config.ctrl_address = f"tls:{host}:{free_port(host)}"
-        self.app = None
+        #: the running controller's handle (``controller.embedded``), ``None`` while stopped
+        self.embedded: EmbeddedController | None = None
         self._servers: list = []
         #: the edge router (``router=True``), listening on a free port
         self.router = None
@@ -63,8 +63,14 @@ class LocalController:
         self._router_port = 0
 
     @property
+    def app(self):
+        """The running controller's WSGI app."""
+        return self.embedded.app if self.embedded is not None else None
+
+    @property
     def controller(self):
-        return self.app.controller
+        """The running controller's domain object, for tests that assert on it."""
+        return self.embedded.controller
 
     @property
     def url(self) -> str:
@@ -79,23 +85,19 @@ class LocalController:
         return f"https://{self.host}:{self.https_port}"
 
     def start(self) -> LocalController:
-        self.app = create_app(self.config)
-        if self._quickstart_policies:
-            ctl = self.app.controller
-            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
-        tls = TLSServer(
-            self.app, self.host, self.https_port, self.app.controller.pki, limits=controller_limits(self.app)
-        )
+        self.embedded = embedded = EmbeddedController(self.config, quickstart_policies=self._quickstart_policies)
+        tls = TLSServer(embedded.app, self.host, self.https_port, embedded.pki, limits=controller_limits(embedded.app))
         tls.start()
-        http = ThreadedServer(self.app, self.host, self._http_port).start()
+        http = ThreadedServer(embedded.app, self.host, self._http_port).start()
         self._http_port = http.port
+        embedded.url = http.url
         self._servers = [tls, http]
         if self._want_ctrl:
             port = int(self.config.ctrl_address.rsplit(":", 1)[1])
-            self.ctrl = ctrl_listener(self.app.controller, self.host, port, **self._ctrl_options)
+            self.ctrl = embedded.ctrl_listener(self.host, port, **self._ctrl_options)
             self.ctrl.start()
         if self._want_router:
-            self.router = start_router(self.app.controller, self.host, self._router_port)
+            self.router = embedded.start_router(self.host, self._router_port)
             self._router_port = self.router.port
         return self
 
@@ -126,9 +128,9 @@ class LocalController:
         for server in self._servers:
             server.stop()
         self._servers = []
-        if self.app is not None:
-            self.app.controller.close()
-            self.app = None
+        if self.embedded is not None:
+            self.embedded.close()
+            self.embedded = None
 
     def __enter__(self):
         return self.start()

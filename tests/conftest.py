@@ -14,7 +14,7 @@ from controller.console import without_unused_imports
 from controller.heap import freeze_started_heap
 from harness.client import ZitiClient
 from harness.fixtures import identity_factory, service_factory
-from harness.transport import SwappableApp, inprocess, over_http
+from harness.transport import SwappableApp, inprocess
 from tests import sizes
 from tests.real_sdk import real_sdk  # noqa: F401  (a fixture every real-SDK test uses)
 
@@ -69,25 +69,6 @@ def pytest_configure(config):
 
 
 ADMIN = ("admin", "admin")
-
-
-@pytest.fixture
-def api(ziti_app, ziti_mode, request):
-    """Anonymous access to both APIs, in-process or over a real socket."""
-    if ziti_mode == "inprocess":
-        http = inprocess(ziti_app)
-    else:
-        holder, server = request.getfixturevalue("ziti_http_server")
-        holder.app = ziti_app
-        http = over_http(server.url)
-    with http:
-        yield ZitiClient(http)
-
-
-@pytest.fixture
-def admin(api):
-    """The default admin's management session."""
-    return api.signed_in(*ADMIN)
 
 
 #: the plugin's factories, declared to return ids (the project's tests compare and pass ids)
@@ -205,11 +186,11 @@ def cert_admin(make_cert_api):
 
 
 @pytest.fixture
-def make_edge_router(admin, ziti_unique):
+def make_edge_router(ziti_admin, ziti_unique):
     """Create an edge router; return its id."""
 
     def make(name=None, *, attrs=(), **fields):
-        return admin.create(
+        return ziti_admin.create(
             "edge-routers", {"name": name or ziti_unique("er"), "roleAttributes": list(attrs), **fields}
         )
 
@@ -217,17 +198,17 @@ def make_edge_router(admin, ziti_unique):
 
 
 @pytest.fixture
-def make_policy(admin, ziti_unique):
+def make_policy(ziti_admin, ziti_unique):
     """Create a policy of ``collection`` (``service-policies`` needs ``type``); return its id."""
 
     def make(collection, *, semantic="AnyOf", name=None, **fields):
-        return admin.create(collection, {"name": name or ziti_unique("policy"), "semantic": semantic, **fields})
+        return ziti_admin.create(collection, {"name": name or ziti_unique("policy"), "semantic": semantic, **fields})
 
     return make
 
 
 @pytest.fixture
-def make_client(api, make_identity, ziti_unique):
+def make_client(ziti, make_identity, ziti_unique):
     """Create an identity with a password and log it in on the client API; return ``(identity_id, ZitiClient)``."""
 
     def make(*, attrs=(), config_types=None, is_admin=False, **fields):
@@ -236,7 +217,7 @@ def make_client(api, make_identity, ziti_unique):
             name, password="client-pass", roleAttributes=list(attrs), is_admin=is_admin, **fields
         )
         body = {} if config_types is None else {"configTypes": list(config_types)}
-        return identity_id, api.signed_in(name, "client-pass", api="client", **body)
+        return identity_id, ziti.signed_in(name, "client-pass", api="client", **body)
 
     return make
 

@@ -32,20 +32,20 @@ def ok(response):
     return data_of(response)
 
 
-def new_identity(admin, name: str, enrollment: dict | None = None, **fields) -> str:
+def new_identity(ziti_admin, name: str, enrollment: dict | None = None, **fields) -> str:
     body = {"name": name, "type": "User", "isAdmin": False, **fields}
     if enrollment is not None:
         body["enrollment"] = enrollment
-    return admin.create("identities", body)
+    return ziti_admin.create("identities", body)
 
 
-def pending(admin, identity_id: str, method: str) -> dict:
+def pending(ziti_admin, identity_id: str, method: str) -> dict:
     """The identity's outstanding enrollment of ``method`` (``{id, jwt, token, expiresAt}``)."""
-    return admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"][method]
+    return ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"][method]
 
 
 def post_csr(
-    api,
+    ziti,
     token: str,
     csr_pem: str,
     *,
@@ -53,7 +53,7 @@ def post_csr(
     accept: str = "application/json",
     path: str = CLIENT + "/enroll",
 ):
-    return api.request(
+    return ziti.request(
         "POST",
         path,
         params={"method": "ott", "token": token},
@@ -62,24 +62,26 @@ def post_csr(
     )
 
 
-def enroll_ott(api, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
+def enroll_ott(ziti, token: str, subject: str = "client", *, key_type: str = "ec") -> hp.CertKey:
     """Enroll like the C SDK (the harness flow, text/plain CSR); return the issued chain with its key."""
-    return submit_ott_csr(api, token, subject, CONTROLLER_URL, key_type=key_type).cert_key()
+    return submit_ott_csr(ziti, token, subject, CONTROLLER_URL, key_type=key_type).cert_key()
 
 
-def enrolled(admin, api, name: str, **fields) -> tuple[str, hp.CertKey]:
+def enrolled(ziti_admin, ziti, name: str, **fields) -> tuple[str, hp.CertKey]:
     """A new identity enrolled by ott: ``(identity id, client cert)``."""
-    identity_id = new_identity(admin, name, {"ott": True}, **fields)
-    return identity_id, enroll_ott(api, pending(admin, identity_id, "ott")["token"], identity_id)
+    identity_id = new_identity(ziti_admin, name, {"ott": True}, **fields)
+    return identity_id, enroll_ott(ziti, pending(ziti_admin, identity_id, "ott")["token"], identity_id)
 
 
-def cert_login(api, path: str = "/authenticate", **body):
+def cert_login(ziti, path: str = "/authenticate", **body):
     """``POST /authenticate?method=cert`` (the legacy root path by default); the raw response."""
-    return api.request("POST", path, params={"method": "cert"}, json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO, **body})
+    return ziti.request(
+        "POST", path, params={"method": "cert"}, json={"sdkInfo": SDK_INFO, "envInfo": ENV_INFO, **body}
+    )
 
 
-def session_of(api, response):
-    return api.with_token(ok(response)["token"])
+def session_of(ziti, response):
+    return ziti.with_token(ok(response)["token"])
 
 
 def third_party(now=None, name: str = "Third Party") -> tuple[hp.CertKey, hp.CertKey]:
@@ -88,7 +90,7 @@ def third_party(now=None, name: str = "Third Party") -> tuple[hp.CertKey, hp.Cer
     return root, hp.make_intermediate_ca(root, f"{name} Intermediate", now=now)
 
 
-def create_ca(admin, name: str, root: hp.CertKey, **fields) -> str:
+def create_ca(ziti_admin, name: str, root: hp.CertKey, **fields) -> str:
     body = {
         "name": name,
         "certPem": root.cert_pem,
@@ -98,20 +100,20 @@ def create_ca(admin, name: str, root: hp.CertKey, **fields) -> str:
         "identityRoles": [],
         **fields,
     }
-    return admin.create("cas", body)
+    return ziti_admin.create("cas", body)
 
 
-def verify_ca(admin, ca_id: str, root: hp.CertKey, now=None):
+def verify_ca(ziti_admin, ca_id: str, root: hp.CertKey, now=None):
     """Post the proof of possession (the harness's), returning the raw response."""
-    proof = ca_verification_proof(admin, ca_id, root, now=now)
-    return admin.mgmt(
+    proof = ca_verification_proof(ziti_admin, ca_id, root, now=now)
+    return ziti_admin.mgmt(
         "POST", f"/cas/{ca_id}/verify", content=proof.encode("ascii"), headers={"content-type": "text/plain"}
     )
 
 
-def verified_ca(admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
-    ca_id = create_ca(admin, name, root, **fields)
-    verify_ca_flow(admin, ca_id, root, now=now)
+def verified_ca(ziti_admin, name: str, root: hp.CertKey, now=None, **fields) -> str:
+    ca_id = create_ca(ziti_admin, name, root, **fields)
+    verify_ca_flow(ziti_admin, ca_id, root, now=now)
     return ca_id
 
 
@@ -143,9 +145,11 @@ def auth_policy_body(
     return body if name is None else {"name": name, **body}
 
 
-def policy(admin, name: str, *, cert_allowed: bool = True, allow_expired: bool = True) -> str:
+def policy(ziti_admin, name: str, *, cert_allowed: bool = True, allow_expired: bool = True) -> str:
     """Create an auth policy (see :func:`auth_policy_body`); return its id."""
-    return admin.create("auth-policies", auth_policy_body(name, cert_allowed=cert_allowed, allow_expired=allow_expired))
+    return ziti_admin.create(
+        "auth-policies", auth_policy_body(name, cert_allowed=cert_allowed, allow_expired=allow_expired)
+    )
 
 
 # -- passwords and TOTP -------------------------------------------------------------
@@ -162,9 +166,9 @@ TOTP_QUERY = {
 }
 
 
-def login(api, username, password, api_name="management"):
+def login(ziti, username, password, api_name="management"):
     """``POST /authenticate?method=password`` on ``api_name``; the raw response."""
-    send = api.mgmt if api_name == "management" else api.edge
+    send = ziti.mgmt if api_name == "management" else ziti.edge
     return send(
         "POST", "/authenticate", params={"method": "password"}, json={"username": username, "password": password}
     )

@@ -81,8 +81,8 @@ def _say(line: str) -> None:
 
 
 def _run(args, home: Path, temporary: bool) -> int:
-    from controller.app import create_app
     from controller.config import Config
+    from controller.embedded import EmbeddedController
     from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import listeners
 
@@ -122,7 +122,8 @@ def _run(args, home: Path, temporary: bool) -> int:
     stop_on_signals(stop)
     group.check()
     print("Starting controller...", flush=True)
-    built.append(app := create_app(config))
+    embedded = EmbeddedController(config)
+    built.append(embedded.app)
     try:
         group.start()
         print("Controller running...", flush=True)
@@ -148,11 +149,11 @@ def _run(args, home: Path, temporary: bool) -> int:
         if args.configure_and_exit:
             print("configure-and-exit set to true, closing router and controller", flush=True)
         else:
-            wait_for_stop(stop, app.controller.api_sessions.sweep)
+            wait_for_stop(stop, embedded.sweep)
             _say("Signal to shutdown received")
     finally:
         group.stop()
-        app.controller.close()
+        embedded.close()
     return 0
 
 

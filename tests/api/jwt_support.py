@@ -116,9 +116,9 @@ def signer_body(name: str, issuer: str, *, jwks: str | None = None, cert_pem: st
     return body
 
 
-def ext_jwt_login(api, token: str | None, *, api_name: str = "client", **headers):
+def ext_jwt_login(ziti, token: str | None, *, api_name: str = "client", **headers):
     """``POST /authenticate?method=ext-jwt`` with ``Authorization: Bearer <token>``; the raw response."""
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    send = api.edge if api_name == "client" else api.mgmt
+    send = ziti.edge if api_name == "client" else ziti.mgmt
     return send("POST", "/authenticate", params={"method": "ext-jwt"}, json={}, headers=headers)

@@ -66,9 +66,9 @@ class Matrix:
         if cached is not None and cached.mgmt("GET", "/current-api-session").status_code == 200:
             return cached
         if kind == "non-admin" and not self._non_admin_created:
-            admin = self.session("admin")
-            identity_id = admin.create("identities", {"name": "matrix-user", "type": "User", "isAdmin": False})
-            admin.create(
+            ziti_admin = self.session("admin")
+            identity_id = ziti_admin.create("identities", {"name": "matrix-user", "type": "User", "isAdmin": False})
+            ziti_admin.create(
                 "authenticators",
                 {"identityId": identity_id, "method": "updb", "username": NON_ADMIN[0], "password": NON_ADMIN[1]},
             )

@@ -15,26 +15,26 @@ def key():
 
 
 @pytest.fixture
-def make_signer(admin, jwks_server, key, ziti_unique):
+def make_signer(ziti_admin, jwks_server, key, ziti_unique):
     """Create an enabled JWKS signer; return ``(signer id, issuer)``."""
 
     def make():
         name = ziti_unique("psigner")
         issuer = f"https://{name}.example"
         jwks = jwks_server.publish(f"/{name}/jwks", key)
-        return admin.create("external-jwt-signers", signer_body(name, issuer, jwks=jwks)), issuer
+        return ziti_admin.create("external-jwt-signers", signer_body(name, issuer, jwks=jwks)), issuer
 
     return make
 
 
 @pytest.fixture
-def make_policy_for(admin, ziti_unique):
+def make_policy_for(ziti_admin, ziti_unique):
     """Create a policy from ``auth_policy_body`` after ``edit(body)``; return its id."""
 
     def make(edit):
         body = auth_policy_body(ziti_unique("pol"))
         edit(body)
-        return admin.create("auth-policies", body)
+        return ziti_admin.create("auth-policies", body)
 
     return make
 
@@ -46,7 +46,7 @@ def person(make_identity, unique, policy_id, username):
 # -- primary methods ----------------------------------------------------------------------
 
 
-def test_password_rules_of_the_policy_apply_when_passwords_are_set(admin, make_identity, make_policy_for):
+def test_password_rules_of_the_policy_apply_when_passwords_are_set(ziti_admin, make_identity, make_policy_for):
     def strict(body):
         body["primary"]["updb"].update(
             minPasswordLength=8, requireNumberChar=True, requireMixedCase=True, requireSpecialChar=True
@@ -54,59 +54,59 @@ def test_password_rules_of_the_policy_apply_when_passwords_are_set(admin, make_i
 
     identity_id = make_identity(authPolicyId=make_policy_for(strict))
     for weak in ("Sh0rt!", "nonumbers!A", "N0SPECIAL1a", "alllower1!"):
-        response = admin.mgmt(
+        response = ziti_admin.mgmt(
             "POST",
             "/authenticators",
             json={"identityId": identity_id, "method": "updb", "username": "strict-user", "password": weak},
         )
         assert_error(response, 400, "COULD_NOT_VALIDATE", "password")
-    assert admin.create(
+    assert ziti_admin.create(
         "authenticators",
         {"identityId": identity_id, "method": "updb", "username": "strict-user", "password": "Str0ng!pass"},
     )
 
 
 def test_updb_disallowed_refuses_password_but_not_ext_jwt(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["updb"].update(allowed=False))
     identity_id = person(make_identity, ziti_unique, policy_id, "no-updb-user")
-    assert_error(login(api, "no-updb-user", "pass-word"), 401, "INVALID_AUTH")
-    assert ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock))).status_code == 200
+    assert_error(login(ziti, "no-updb-user", "pass-word"), 401, "INVALID_AUTH")
+    assert ext_jwt_login(ziti, key.token(claims(issuer, identity_id, ziti_clock))).status_code == 200
 
 
 def test_ext_jwt_disallowed_refuses_tokens_but_not_passwords(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowed=False))
     identity_id = person(make_identity, ziti_unique, policy_id, "no-jwt-user")
-    response = ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock)))
+    response = ext_jwt_login(ziti, key.token(claims(issuer, identity_id, ziti_clock)))
     assert_error(response, 401, "UNAUTHORIZED")
     assert 'realm="openziti-primary-ext-jwt"' in response.headers["www-authenticate"]
-    assert login(api, "no-jwt-user", "pass-word").status_code == 200
+    assert login(ziti, "no-jwt-user", "pass-word").status_code == 200
 
 
 def test_allowed_signers_limit_which_signers_log_in(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     (first_id, first_issuer), (_, second_issuer) = make_signer(), make_signer()
     policy_id = make_policy_for(lambda b: b["primary"]["extJwt"].update(allowedSigners=[first_id]))
     identity_id = person(make_identity, ziti_unique, policy_id, "listed-user")
-    assert ext_jwt_login(api, key.token(claims(first_issuer, identity_id, ziti_clock))).status_code == 200
-    assert_error(ext_jwt_login(api, key.token(claims(second_issuer, identity_id, ziti_clock))), 401, "UNAUTHORIZED")
+    assert ext_jwt_login(ziti, key.token(claims(first_issuer, identity_id, ziti_clock))).status_code == 200
+    assert_error(ext_jwt_login(ziti, key.token(claims(second_issuer, identity_id, ziti_clock))), 401, "UNAUTHORIZED")
 
 
 # -- second factors ------------------------------------------------------------------------
 
 
 def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(
-    api, make_identity, make_policy_for, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, ziti_clock, ziti_unique
 ):
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
     person(make_identity, ziti_unique, policy_id, "totp-required")
-    session = api.signed_in("totp-required", "pass-word", api="client")
+    session = ziti.signed_in("totp-required", "pass-word", api="client")
     data = session.edge_ok("GET", "/current-api-session")
     assert data["authQueries"] == [TOTP_QUERY] and data["isMfaRequired"] is False and data["isMfaComplete"] is False
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
@@ -118,22 +118,22 @@ def test_require_totp_without_enrollment_is_partial_until_enrolled_and_verified(
     assert session.edge("GET", "/current-identity").status_code == 200
 
 
-def test_a_policy_change_applies_to_live_sessions(api, admin, make_identity, make_policy_for, ziti_unique):
+def test_a_policy_change_applies_to_live_sessions(ziti, ziti_admin, make_identity, make_policy_for, ziti_unique):
     policy_id = make_policy_for(lambda b: None)
     person(make_identity, ziti_unique, policy_id, "live-policy")
-    session = api.signed_in("live-policy", "pass-word", api="client")
+    session = ziti.signed_in("live-policy", "pass-word", api="client")
     assert session.edge("GET", "/current-identity").status_code == 200
-    admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"secondary": {"requireTotp": True}})
+    ziti_admin.mgmt_ok("PATCH", f"/auth-policies/{policy_id}", json={"secondary": {"requireTotp": True}})
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
 def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second")
-    response = login(api, "jwt-second", "pass-word", "client")
+    response = login(ziti, "jwt-second", "pass-word", "client")
     data = response.json()["data"]
     assert data["authQueries"] == [
         {
@@ -148,7 +148,7 @@ def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(
     header = response.headers["www-authenticate"]
     assert header.startswith('Bearer realm="openziti-secondary-ext-jwt" error="missing"')
     assert f'id="{signer_id}"' in header and f'issuer="{issuer}"' in header
-    session = api.with_token(data["token"])
+    session = ziti.with_token(data["token"])
     assert_error(session.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
     bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock))}"}
     assert session.edge("GET", "/current-identity", headers=bearer).status_code == 200
@@ -156,13 +156,13 @@ def test_required_ext_jwt_signer_needs_a_bearer_on_every_request(
 
 
 def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-b")
     other = make_identity()
-    session = api.signed_in("jwt-second-b", "pass-word", api="client")
+    session = ziti.signed_in("jwt-second-b", "pass-word", api="client")
     foreign = {"Authorization": f"Bearer {key.token(claims(issuer, other, ziti_clock))}"}
     assert_error(session.edge("GET", "/current-identity", headers=foreign), 401, "UNAUTHORIZED")
     short = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock, lifetime=60))}"}
@@ -174,13 +174,13 @@ def test_a_bearer_for_another_identity_or_an_expired_one_does_not_count(
 
 
 def test_a_bearer_sent_with_authenticate_counts(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     signer_id, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-second-c")
     bearer = {"Authorization": f"Bearer {key.token(claims(issuer, identity_id, ziti_clock))}"}
-    response = api.edge(
+    response = ziti.edge(
         "POST",
         "/authenticate",
         params={"method": "password"},
@@ -190,23 +190,23 @@ def test_a_bearer_sent_with_authenticate_counts(
     assert response.json()["data"]["authQueries"] == [] and "www-authenticate" not in response.headers
 
 
-def test_totp_and_ext_jwt_factors_are_both_listed(api, make_identity, make_policy_for, make_signer, ziti_unique):
+def test_totp_and_ext_jwt_factors_are_both_listed(ziti, make_identity, make_policy_for, make_signer, ziti_unique):
     signer_id, _ = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireExtJwtSigner=signer_id, requireTotp=True))
     person(make_identity, ziti_unique, policy_id, "two-factors")
-    data = login(api, "two-factors", "pass-word", "client").json()["data"]
+    data = login(ziti, "two-factors", "pass-word", "client").json()["data"]
     assert [q["typeId"] for q in data["authQueries"]] == ["MFA", "EXT-JWT"]
 
 
 def test_second_factors_apply_to_ext_jwt_logins_too(
-    api, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
+    ziti, make_identity, make_policy_for, make_signer, key, ziti_clock, ziti_unique
 ):
     _, issuer = make_signer()
     policy_id = make_policy_for(lambda b: b["secondary"].update(requireTotp=True))
     identity_id = person(make_identity, ziti_unique, policy_id, "jwt-then-totp")
-    data = ext_jwt_login(api, key.token(claims(issuer, identity_id, ziti_clock))).json()["data"]
+    data = ext_jwt_login(ziti, key.token(claims(issuer, identity_id, ziti_clock))).json()["data"]
     assert data["authQueries"] == [TOTP_QUERY]
-    assert_error(api.with_token(data["token"]).edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
+    assert_error(ziti.with_token(data["token"]).edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
 
 
 def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, ziti_unique):
@@ -222,17 +222,19 @@ def test_second_factors_apply_to_certificate_logins(cert_admin, make_cert_api, z
 # -- references ------------------------------------------------------------------------------
 
 
-def test_deleting_a_policy_in_use_is_409_until_no_identity_uses_it(admin, make_identity, make_policy_for):
+def test_deleting_a_policy_in_use_is_409_until_no_identity_uses_it(ziti_admin, make_identity, make_policy_for):
     policy_id = make_policy_for(lambda b: None)
     identity_id = make_identity(authPolicyId=policy_id)
-    error = assert_error(admin.mgmt("DELETE", f"/auth-policies/{policy_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")
+    error = assert_error(
+        ziti_admin.mgmt("DELETE", f"/auth-policies/{policy_id}"), 409, "CAN_NOT_DELETE_REFERENCED_ENTITY"
+    )
     assert identity_id in error["cause"]["value"]
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"authPolicyId": "default"})
-    assert admin.mgmt("DELETE", f"/auth-policies/{policy_id}").status_code == 200
+    ziti_admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"authPolicyId": "default"})
+    assert ziti_admin.mgmt("DELETE", f"/auth-policies/{policy_id}").status_code == 200
 
 
 @pytest.mark.parametrize("where", ["allowedSigners", "requireExtJwtSigner"])
-def test_deleting_a_signer_a_policy_uses_is_409(admin, make_policy_for, make_signer, where):
+def test_deleting_a_signer_a_policy_uses_is_409(ziti_admin, make_policy_for, make_signer, where):
     signer_id, _ = make_signer()
 
     def edit(body):
@@ -242,13 +244,13 @@ def test_deleting_a_signer_a_policy_uses_is_409(admin, make_policy_for, make_sig
             body["secondary"]["requireExtJwtSigner"] = signer_id
 
     policy_id = make_policy_for(edit)
-    response = admin.mgmt("DELETE", f"/external-jwt-signers/{signer_id}")
+    response = ziti_admin.mgmt("DELETE", f"/external-jwt-signers/{signer_id}")
     assert assert_error(response, 409, "CAN_NOT_DELETE_REFERENCED_ENTITY")["cause"]["value"] == policy_id
-    admin.mgmt_ok("DELETE", f"/auth-policies/{policy_id}")
-    assert admin.mgmt("DELETE", f"/external-jwt-signers/{signer_id}").status_code == 200
+    ziti_admin.mgmt_ok("DELETE", f"/auth-policies/{policy_id}")
+    assert ziti_admin.mgmt("DELETE", f"/external-jwt-signers/{signer_id}").status_code == 200
 
 
-def test_a_policy_naming_an_unknown_signer_is_404(admin, make_policy_for):
+def test_a_policy_naming_an_unknown_signer_is_404(ziti_admin, make_policy_for):
     with pytest.raises(ApiError) as caught:
         make_policy_for(lambda b: b["primary"]["extJwt"].update(allowedSigners=["no-such-signer"]))
     assert caught.value.status == 404 and caught.value.code == "NOT_FOUND"

@@ -47,39 +47,41 @@ def as_the_console_saves(schema: dict, data: dict) -> dict:
     return {**empty, **data}
 
 
-def config_types(admin) -> dict:
-    return {t["name"]: t for t in admin.mgmt_ok("GET", "/config-types", params={"limit": -1})}
+def config_types(ziti_admin) -> dict:
+    return {t["name"]: t for t in ziti_admin.mgmt_ok("GET", "/config-types", params={"limit": -1})}
 
 
 @pytest.mark.parametrize("type_name", sorted(MADE_BY_THE_WIZARD))
-def test_a_config_edited_in_the_console_saves(admin, ziti_unique, type_name):
-    config_type = config_types(admin)[type_name]
+def test_a_config_edited_in_the_console_saves(ziti_admin, ziti_unique, type_name):
+    config_type = config_types(ziti_admin)[type_name]
     data = MADE_BY_THE_WIZARD[type_name]
-    config_id = admin.create("configs", {"name": ziti_unique("cfg"), "configTypeId": config_type["id"], "data": data})
+    config_id = ziti_admin.create(
+        "configs", {"name": ziti_unique("cfg"), "configTypeId": config_type["id"], "data": data}
+    )
     edited = as_the_console_saves(config_type["schema"], data)
-    admin.mgmt_ok("PATCH", f"/configs/{config_id}", json={"data": edited})
-    assert admin.mgmt_ok("GET", f"/configs/{config_id}")["data"] == edited
+    ziti_admin.mgmt_ok("PATCH", f"/configs/{config_id}", json={"data": edited})
+    assert ziti_admin.mgmt_ok("GET", f"/configs/{config_id}")["data"] == edited
 
 
 @pytest.mark.parametrize("type_name", sorted(REAL_PROPERTIES))
-def test_built_in_types_have_the_real_properties_and_no_others(admin, type_name):
-    assert set(config_types(admin)[type_name]["schema"]["properties"]) == REAL_PROPERTIES[type_name]
+def test_built_in_types_have_the_real_properties_and_no_others(ziti_admin, type_name):
+    assert set(config_types(ziti_admin)[type_name]["schema"]["properties"]) == REAL_PROPERTIES[type_name]
 
 
-def test_optional_arrays_present_still_need_an_item(admin, ziti_unique):
+def test_optional_arrays_present_still_need_an_item(ziti_admin, ziti_unique):
     for field in ("allowedSourceAddresses", "protocols"):
         body = {"name": ziti_unique(), "configTypeId": "g7cIWbcGg", "data": {**INTERCEPT, field: []}}
-        assert_error(admin.mgmt("POST", "/configs", json=body), 400, "COULD_NOT_VALIDATE", field)
+        assert_error(ziti_admin.mgmt("POST", "/configs", json=body), 400, "COULD_NOT_VALIDATE", field)
     host = {"name": ziti_unique(), "configTypeId": "NH5p4FpGR", "data": {**HOST, "allowedSourceAddresses": []}}
-    assert_error(admin.mgmt("POST", "/configs", json=host), 400, "COULD_NOT_VALIDATE", "allowedSourceAddresses")
+    assert_error(ziti_admin.mgmt("POST", "/configs", json=host), 400, "COULD_NOT_VALIDATE", "allowedSourceAddresses")
 
 
-def test_forward_fields_need_their_allowed_sets(admin, ziti_unique):
+def test_forward_fields_need_their_allowed_sets(ziti_admin, ziti_unique):
     data = {"forwardProtocol": True, "address": "127.0.0.1", "port": 80}
     body = {"name": ziti_unique(), "configTypeId": "NH5p4FpGR", "data": data}
-    assert admin.mgmt("POST", "/configs", json=body).status_code == 400
+    assert ziti_admin.mgmt("POST", "/configs", json=body).status_code == 400
     body["data"] = {**data, "allowedProtocols": ["tcp"]}
-    assert admin.mgmt("POST", "/configs", json=body).status_code == 201
+    assert ziti_admin.mgmt("POST", "/configs", json=body).status_code == 201
 
 
 def test_a_database_from_an_earlier_release_gets_the_current_schemas():

@@ -7,11 +7,11 @@ def source_of(event: dict) -> dict | None:
     return (event.get("metadata") or {}).get("source")
 
 
-def test_create_patch_and_delete_through_http_name_their_request(admin, ziti_app, ziti_unique):
+def test_create_patch_and_delete_through_http_name_their_request(ziti_admin, ziti_app, ziti_unique):
     events = ziti_app.controller.events
-    service_id = admin.create("services", {"name": ziti_unique("cc"), "encryptionRequired": True})
-    admin.mgmt_ok("PATCH", f"/services/{service_id}", json={"roleAttributes": ["blue"]})
-    admin.mgmt_ok("DELETE", f"/services/{service_id}")
+    service_id = ziti_admin.create("services", {"name": ziti_unique("cc"), "encryptionRequired": True})
+    ziti_admin.mgmt_ok("PATCH", f"/services/{service_id}", json={"roleAttributes": ["blue"]})
+    ziti_admin.mgmt_ok("DELETE", f"/services/{service_id}")
 
     changes = events.query("entityChange", entityType="services", entityId=service_id)
     sources = [source_of(event) for event in changes]
@@ -27,9 +27,9 @@ def test_create_patch_and_delete_through_http_name_their_request(admin, ziti_app
     assert all(s["remoteAddr"] for s in sources)
 
 
-def test_one_request_writing_several_records_names_itself_on_each(admin, ziti_app, ziti_unique):
+def test_one_request_writing_several_records_names_itself_on_each(ziti_admin, ziti_app, ziti_unique):
     events = ziti_app.controller.events
-    identity_id = admin.create(
+    identity_id = ziti_admin.create(
         "identities", {"name": ziti_unique("cc-id"), "type": "User", "isAdmin": False, "enrollment": {"ott": True}}
     )
     created = events.query("entityChange", event_type="created", where=lambda e: _names(e, identity_id))
@@ -41,14 +41,14 @@ def _names(event: dict, identity_id: str) -> bool:
     return event.get("entityId") == identity_id or (event.get("finalState") or {}).get("identity_id") == identity_id
 
 
-def test_writes_outside_a_request_carry_no_source(admin, api, ziti_app, ziti_clock, ziti_unique):
+def test_writes_outside_a_request_carry_no_source(ziti_admin, ziti, ziti_app, ziti_clock, ziti_unique):
     ctl, events = ziti_app.controller, ziti_app.controller.events
-    service_id = admin.create("services", {"name": ziti_unique("cc-direct"), "encryptionRequired": True})
+    service_id = ziti_admin.create("services", {"name": ziti_unique("cc-direct"), "encryptionRequired": True})
     ctl.services.patch(service_id, {"roleAttributes": ["direct"]})
     updated = events.query("entityChange", event_type="updated", entityId=service_id)
     assert len(updated) == 1 and "metadata" not in updated[0]
 
-    session_id = api.signed_in("admin", "admin").mgmt_ok("GET", "/current-api-session")["id"]
+    session_id = ziti.signed_in("admin", "admin").mgmt_ok("GET", "/current-api-session")["id"]
     ziti_clock.advance(minutes=31)
     assert ctl.api_sessions.sweep() >= 1
     deleted = events.query("entityChange", event_type="deleted", entityType="apiSessions", entityId=session_id)

@@ -51,10 +51,10 @@ def served(ziti_app, ziti_http_server):
     return server
 
 
-def test_the_consoles_detail_and_listing_urls_answer_as_their_clean_forms(served, admin, ziti_unique):
-    service_id = admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
-    token = admin.token
-    clean = admin.mgmt_ok("GET", f"/services/{service_id}")
+def test_the_consoles_detail_and_listing_urls_answer_as_their_clean_forms(served, ziti_admin, ziti_unique):
+    service_id = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
+    token = ziti_admin.token
+    clean = ziti_admin.mgmt_ok("GET", f"/services/{service_id}")
     for target in (
         f"{MGMT}/services/{service_id}/",
         f"{MGMT}/services/{service_id}//",
@@ -70,22 +70,23 @@ def test_the_consoles_detail_and_listing_urls_answer_as_their_clean_forms(served
     assert status == 200 and body["data"] == []
 
 
-def test_writes_on_unclean_paths_reach_the_same_operation(admin, ziti_unique):
-    response = admin.request(
+def test_writes_on_unclean_paths_reach_the_same_operation(ziti_admin, ziti_unique):
+    response = ziti_admin.request(
         "POST", f"{MGMT}/services//", json={"name": ziti_unique("svc"), "encryptionRequired": True}
     )
     assert response.status_code == 201
     service_id = response.json()["data"]["id"]
     assert (
-        admin.request("PATCH", f"{MGMT}/services/{service_id}//", json={"roleAttributes": ["web"]}).status_code == 200
+        ziti_admin.request("PATCH", f"{MGMT}/services/{service_id}//", json={"roleAttributes": ["web"]}).status_code
+        == 200
     )
-    assert admin.mgmt_ok("GET", f"/services/{service_id}")["roleAttributes"] == ["web"]
-    assert admin.request("DELETE", f"{MGMT}/services/{service_id}/").status_code == 200
-    assert admin.mgmt("GET", f"/services/{service_id}").status_code == 404
+    assert ziti_admin.mgmt_ok("GET", f"/services/{service_id}")["roleAttributes"] == ["web"]
+    assert ziti_admin.request("DELETE", f"{MGMT}/services/{service_id}/").status_code == 200
+    assert ziti_admin.mgmt("GET", f"/services/{service_id}").status_code == 404
 
 
-def test_an_unknown_path_stays_a_404_in_the_envelope(served, admin):
-    status, body = raw_get(served.port, f"{MGMT}//no-such-thing//", admin.token)
+def test_an_unknown_path_stays_a_404_in_the_envelope(served, ziti_admin):
+    status, body = raw_get(served.port, f"{MGMT}//no-such-thing//", ziti_admin.token)
     assert status == 404 and body["error"]["code"] == "NOT_FOUND" and body["error"]["requestId"]
 
 

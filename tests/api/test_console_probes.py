@@ -12,14 +12,16 @@ from tests.support import assert_error
 FABRIC = "/fabric/v1"
 
 
-def test_list_members_says_the_controller_is_not_clustered(admin):
-    error = assert_error(admin.request("GET", FABRIC + "/cluster/list-members"), 400, "SERVER_NOT_RUNNING_IN_HA_MODE")
+def test_list_members_says_the_controller_is_not_clustered(ziti_admin):
+    error = assert_error(
+        ziti_admin.request("GET", FABRIC + "/cluster/list-members"), 400, "SERVER_NOT_RUNNING_IN_HA_MODE"
+    )
     assert error["message"] == "The server is not running in HA mode. HA operations are not permitted"
 
 
-def test_list_members_is_for_admins_only(api):
-    assert_error(api.request("GET", FABRIC + "/cluster/list-members"), 401, "UNAUTHORIZED")
+def test_list_members_is_for_admins_only(ziti):
+    assert_error(ziti.request("GET", FABRIC + "/cluster/list-members"), 401, "UNAUTHORIZED")
 
 
-def test_the_raft_members_path_is_not_a_real_one(admin):
-    assert_error(admin.request("GET", FABRIC + "/raft/members"), 404, "NOT_FOUND")
+def test_the_raft_members_path_is_not_a_real_one(ziti_admin):
+    assert_error(ziti_admin.request("GET", FABRIC + "/raft/members"), 404, "NOT_FOUND")

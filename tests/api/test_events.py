@@ -15,14 +15,14 @@ def events_of(controller_app):
     return controller_app.controller.events
 
 
-def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, ziti_app, ziti_clock, ziti_unique):
+def test_entity_changes_are_created_updated_deleted_with_the_clock_time(ziti_admin, ziti_app, ziti_clock, ziti_unique):
     events = events_of(ziti_app)
     ziti_clock.advance(seconds=5)
-    identity_id = admin.create("identities", {"name": ziti_unique("ev"), "type": "User", "isAdmin": False})
+    identity_id = ziti_admin.create("identities", {"name": ziti_unique("ev"), "type": "User", "isAdmin": False})
     ziti_clock.advance(seconds=5)
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["red"]})
+    ziti_admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["red"]})
     ziti_clock.advance(seconds=5)
-    admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
+    ziti_admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
     changes = events.query("entityChange", entityType="identities", entityId=identity_id)
     assert [e["eventType"] for e in changes] == ["created", "updated", "deleted"]
     assert [e["timestamp"] for e in changes] == [
@@ -38,11 +38,11 @@ def test_entity_changes_are_created_updated_deleted_with_the_clock_time(admin, z
     assert changes[0]["metadata"]["source"]["method"] == "POST"
 
 
-def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identity, ziti_unique):
+def test_login_failure_logout_and_api_session_events(ziti, ziti_app, make_identity, ziti_unique):
     events = events_of(ziti_app)
     identity_id = make_identity(ziti_unique("ev-user"), password="pass-word", username="ev-user")
-    login(api, "ev-user", "wrong-pass")
-    session = api.signed_in("ev-user", "pass-word")
+    login(ziti, "ev-user", "wrong-pass")
+    session = ziti.signed_in("ev-user", "pass-word")
     session.mgmt_ok("DELETE", "/current-api-session")
     failed = events.query("authentication", event_type="fail")[-1]
     assert failed["reason"] == "INVALID_AUTH" and failed["auth_method"] == "password" and failed["success"] is False
@@ -56,12 +56,12 @@ def test_login_failure_logout_and_api_session_events(api, ziti_app, make_identit
     assert events.query("edge.apiSessions", event_type="deleted", id=created["id"])
 
 
-def test_expired_sessions_leave_a_deleted_event(admin, api, ziti_app, ziti_clock):
+def test_expired_sessions_leave_a_deleted_event(ziti_admin, ziti, ziti_app, ziti_clock):
     events = events_of(ziti_app)
-    other = api.signed_in("admin", "admin")
+    other = ziti.signed_in("admin", "admin")
     session_id = other.mgmt_ok("GET", "/current-api-session")["id"]
     ziti_clock.advance(minutes=31)
-    api.signed_in("admin", "admin").mgmt_ok("GET", "/api-sessions")
+    ziti.signed_in("admin", "admin").mgmt_ok("GET", "/api-sessions")
     deleted = events.query("edge.apiSessions", event_type="deleted", id=session_id)
     assert deleted and deleted[-1]["timestamp"] == "2025-06-01T12:31:00.000Z"
 
@@ -84,12 +84,12 @@ def test_service_sessions_in_the_store_become_edge_sessions_events(ziti_app):
     assert "secret-session-token" not in str(events.query())
 
 
-def test_mfa_changes_are_events(api, ziti_app, make_identity, ziti_clock, ziti_unique):
+def test_mfa_changes_are_events(ziti, ziti_app, make_identity, ziti_clock, ziti_unique):
     events = events_of(ziti_app)
     identity_id = make_identity(ziti_unique("ev-mfa"), password="pass-word", username="ev-mfa")
-    session = api.signed_in("ev-mfa", "pass-word", api="client")
+    session = ziti.signed_in("ev-mfa", "pass-word", api="client")
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.signed_in("ev-mfa", "pass-word", api="client")
+    partial = ziti.signed_in("ev-mfa", "pass-word", api="client")
     partial.edge("POST", "/authenticate/mfa", json={"code": "abcdef"})
     partial.edge_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
     partial.edge_ok("DELETE", "/current-identity/mfa", headers={"mfa-validation-code": code(secret, ziti_clock)})
@@ -98,14 +98,14 @@ def test_mfa_changes_are_events(api, ziti_app, make_identity, ziti_clock, ziti_u
 
 
 def test_failed_service_requests_are_events(
-    admin, ziti_app, make_service, make_policy, make_edge_router, make_client, ziti_unique
+    ziti_admin, ziti_app, make_service, make_policy, make_edge_router, make_client, ziti_unique
 ):
     identity_id, client = make_client(attrs=["fsr"])
     service_id = make_service(attrs=["fsr"])
     make_edge_router(attrs=["fsr"])
     make_policy("edge-router-policies", identityRoles=["#fsr"], edgeRouterRoles=["#fsr"])
     make_policy("service-edge-router-policies", serviceRoles=["#fsr"], edgeRouterRoles=["#fsr"])
-    check_id = admin.create(
+    check_id = ziti_admin.create(
         "posture-checks", {"name": ziti_unique("domain"), "typeId": "DOMAIN", "domains": ["corp.example"]}
     )
     make_policy(
@@ -123,22 +123,22 @@ def test_failed_service_requests_are_events(
     assert event["when"] == event["timestamp"]
 
 
-def test_subscribers_see_later_events_until_they_unsubscribe(admin, ziti_app, ziti_unique):
+def test_subscribers_see_later_events_until_they_unsubscribe(ziti_admin, ziti_app, ziti_unique):
     seen = []
     unsubscribe = events_of(ziti_app).subscribe(seen.append)
-    admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
+    ziti_admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
     assert any(e["namespace"] == "entityChange" and e["entityType"] == "identities" for e in seen)
     unsubscribe()
     count = len(seen)
-    admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
+    ziti_admin.create("identities", {"name": ziti_unique("sub"), "type": "User", "isAdmin": False})
     assert len(seen) == count
 
 
-def test_query_filters_by_time_limit_and_predicate(admin, ziti_app, ziti_clock, ziti_unique):
+def test_query_filters_by_time_limit_and_predicate(ziti_admin, ziti_app, ziti_clock, ziti_unique):
     events = events_of(ziti_app)
     ziti_clock.advance(minutes=1)
     for _ in range(3):
-        admin.create("identities", {"name": ziti_unique("q"), "type": "User", "isAdmin": False})
+        ziti_admin.create("identities", {"name": ziti_unique("q"), "type": "User", "isAdmin": False})
     recent = events.query("entityChange", since="2025-06-01T12:01:00Z", entityType="identities")
     assert len(recent) == 3
     assert (
@@ -152,19 +152,19 @@ def test_events_are_json_lines_in_the_data_folder_without_secrets(tmp_path, ziti
     app = create_app(Config(data_dir=tmp_path, fsync=False), clock=ziti_clock)
     try:
         with inprocess(app) as http:
-            api = ZitiClient(http)
-            admin = api.signed_in("admin", "admin")
-            identity_id = admin.create(
+            ziti = ZitiClient(http)
+            ziti_admin = ziti.signed_in("admin", "admin")
+            identity_id = ziti_admin.create(
                 "identities", {"name": "lines", "type": "User", "isAdmin": False, "enrollment": {"ott": True}}
             )
-            admin.create(
+            ziti_admin.create(
                 "authenticators",
                 {"identityId": identity_id, "method": "updb", "username": "lines-user", "password": "lines-pass"},
             )
-            session = api.signed_in("lines-user", "lines-pass", api="client")
+            session = ziti.signed_in("lines-user", "lines-pass", api="client")
             enroll_verified(session, ziti_clock)
         store = app.controller.store
-        secrets = [admin.token, session.token, "lines-pass"]
+        secrets = [ziti_admin.token, session.token, "lines-pass"]
         for table in ("authenticators", "mfas", "enrollments"):
             for record in store.all(table):
                 for key in ("password_hash", "salt", "secret", "token", "jwt"):
@@ -190,9 +190,9 @@ def test_events_file_rotates_by_size_and_keeps_a_bounded_number_of_files(tmp_pat
         app = create_app(config, clock=ziti_clock)
         try:
             with inprocess(app) as http:
-                admin = ZitiClient(http).signed_in("admin", "admin")
+                ziti_admin = ZitiClient(http).signed_in("admin", "admin")
                 for index in range(40):
-                    admin.create("identities", {"name": f"rot-{run}-{index}", "type": "User", "isAdmin": False})
+                    ziti_admin.create("identities", {"name": f"rot-{run}-{index}", "type": "User", "isAdmin": False})
             newest = [orjson.loads(line) for line in (tmp_path / "events.jsonl").read_bytes().splitlines()]
             assert newest == app.controller.events.query()[-len(newest) :]
         finally:
@@ -210,9 +210,9 @@ def test_events_file_with_no_kept_files_starts_over(tmp_path, ziti_clock):
     )
     try:
         with inprocess(app) as http:
-            admin = ZitiClient(http).signed_in("admin", "admin")
+            ziti_admin = ZitiClient(http).signed_in("admin", "admin")
             for index in range(30):
-                admin.create("identities", {"name": f"zero-{index}", "type": "User", "isAdmin": False})
+                ziti_admin.create("identities", {"name": f"zero-{index}", "type": "User", "isAdmin": False})
     finally:
         app.controller.close()
     assert [f.name for f in _event_files(tmp_path)] == ["events.jsonl"]

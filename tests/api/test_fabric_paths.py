@@ -20,23 +20,23 @@ def paths(client, router_id: str, service_id: str):
     return client.request("GET", f"/fabric/v1/routers/{router_id}/paths/{service_id}")
 
 
-def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(admin, ziti_app, ziti_unique):
+def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(ziti_admin, ziti_app, ziti_unique):
     ctl = ziti_app.controller
     ids = {
-        n: admin.create("edge-routers", {"name": ziti_unique(n), "cost": 2 if n == "mid" else 0})
+        n: ziti_admin.create("edge-routers", {"name": ziti_unique(n), "cost": 2 if n == "mid" else 0})
         for n in ("in", "mid", "far", "off")
     }
     for router_id in (ids["in"], ids["mid"], ids["far"]):
         ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
     ctl.fabric.link_up(Link("in-mid", ids["in"], ids["mid"], WHEN, static_cost=3))
     ctl.fabric.link_up(Link("mid-far", ids["mid"], ids["far"], WHEN, static_cost=4))
-    service = admin.create(
+    service = ziti_admin.create(
         "services", {"name": ziti_unique("svc"), "encryptionRequired": True, "terminatorStrategy": "weighted"}
     )
-    on_far = admin.create(
+    on_far = ziti_admin.create(
         "terminators", {"service": service, "router": ids["far"], "binding": "edge", "address": "x", "cost": 1}
     )
-    on_in = admin.create(
+    on_in = ziti_admin.create(
         "terminators",
         {
             "service": service,
@@ -47,9 +47,11 @@ def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(admin, zit
             "precedence": "default",
         },
     )
-    on_off = admin.create("terminators", {"service": service, "router": ids["off"], "binding": "edge", "address": "z"})
+    on_off = ziti_admin.create(
+        "terminators", {"service": service, "router": ids["off"], "binding": "edge", "address": "z"}
+    )
 
-    response = paths(admin, ids["in"], service)
+    response = paths(ziti_admin, ids["in"], service)
     assert response.status_code == 200, response.text
     data = response.json()["data"]
     assert (data["router"]["id"], data["service"]["id"], data["isOnline"]) == (ids["in"], service, True)
@@ -71,55 +73,61 @@ def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(admin, zit
     assert data["links"][0]["staticCost"] in (3, 4)
 
     ctl.fabric.update_link("mid-far", down=True)  # cut: only the local terminator is left
-    data = paths(admin, ids["in"], service).json()["data"]
+    data = paths(ziti_admin, ids["in"], service).json()["data"]
     far = next(t for t in data["terminators"] if t["id"] == on_far)
     assert far["reason"] == f"no live link path from router {ids['in']} to router {ids['far']}"
     assert next(t for t in data["terminators"] if t["id"] == on_in)["chance"] == 1
 
-    data = paths(admin, ids["off"], service).json()["data"]
+    data = paths(ziti_admin, ids["off"], service).json()["data"]
     assert (data["isOnline"], data["reachable"]) == (False, False)
     assert data["reason"] == f"router {ids['off']} is offline: no dial enters there"
 
 
-def test_no_terminator_is_unreachable_with_the_reason(admin, ziti_app, ziti_unique):
-    router = admin.create("edge-routers", {"name": ziti_unique("r")})
+def test_no_terminator_is_unreachable_with_the_reason(ziti_admin, ziti_app, ziti_unique):
+    router = ziti_admin.create("edge-routers", {"name": ziti_unique("r")})
     ziti_app.controller.router_presence.online(router, "tls://127.0.0.1:1")
-    service = admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
-    data = paths(admin, router, service).json()["data"]
+    service = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
+    data = paths(ziti_admin, router, service).json()["data"]
     assert (data["reachable"], data["terminators"], data["links"]) == (False, [], [])
     assert data["reason"] == f"service {service} has no terminators: nothing binds it"
 
 
-def test_unknown_router_or_service_is_a_404_and_it_is_admin_only(api, admin, ziti_unique):
-    router = admin.create("edge-routers", {"name": ziti_unique("r")})
-    service = admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
-    assert_error(paths(admin, "nope", service), 404, "NOT_FOUND")
-    assert_error(paths(admin, router, "nope"), 404, "NOT_FOUND")
-    assert_error(paths(api, router, service), 401, "UNAUTHORIZED")
+def test_unknown_router_or_service_is_a_404_and_it_is_admin_only(ziti, ziti_admin, ziti_unique):
+    router = ziti_admin.create("edge-routers", {"name": ziti_unique("r")})
+    service = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
+    assert_error(paths(ziti_admin, "nope", service), 404, "NOT_FOUND")
+    assert_error(paths(ziti_admin, router, "nope"), 404, "NOT_FOUND")
+    assert_error(paths(ziti, router, service), 401, "UNAUTHORIZED")
     user = ziti_unique("user")
-    identity = admin.create("identities", {"name": user, "type": "User", "isAdmin": False})
-    admin.create("authenticators", {"identityId": identity, "method": "updb", "username": user, "password": "pw-12345"})
-    assert_error(paths(api.signed_in(user, "pw-12345"), router, service), 401, "UNAUTHORIZED")
+    identity = ziti_admin.create("identities", {"name": user, "type": "User", "isAdmin": False})
+    ziti_admin.create(
+        "authenticators", {"identityId": identity, "method": "updb", "username": user, "password": "pw-12345"}
+    )
+    assert_error(paths(ziti.signed_in(user, "pw-12345"), router, service), 401, "UNAUTHORIZED")
 
 
-def test_a_no_traversal_router_is_never_crossed_but_still_hosts(admin, ziti_app, ziti_unique):
+def test_a_no_traversal_router_is_never_crossed_but_still_hosts(ziti_admin, ziti_app, ziti_unique):
     """``noTraversal`` (edge router PATCH, as the console sets it) keeps paths from crossing a router; a
     terminator on it is still reached."""
     ctl = ziti_app.controller
-    ids = {n: admin.create("edge-routers", {"name": ziti_unique(n)}) for n in ("in", "mid", "far")}
+    ids = {n: ziti_admin.create("edge-routers", {"name": ziti_unique(n)}) for n in ("in", "mid", "far")}
     for router_id in ids.values():
         ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
     ctl.fabric.link_up(Link("nt-in-mid", ids["in"], ids["mid"], WHEN, static_cost=1))
     ctl.fabric.link_up(Link("nt-mid-far", ids["mid"], ids["far"], WHEN, static_cost=1))
-    service = admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
-    on_far = admin.create("terminators", {"service": service, "router": ids["far"], "binding": "edge", "address": "x"})
-    on_mid = admin.create("terminators", {"service": service, "router": ids["mid"], "binding": "edge", "address": "y"})
+    service = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
+    on_far = ziti_admin.create(
+        "terminators", {"service": service, "router": ids["far"], "binding": "edge", "address": "x"}
+    )
+    on_mid = ziti_admin.create(
+        "terminators", {"service": service, "router": ids["mid"], "binding": "edge", "address": "y"}
+    )
 
     def by_id():
-        return {t["id"]: t for t in paths(admin, ids["in"], service).json()["data"]["terminators"]}
+        return {t["id"]: t for t in paths(ziti_admin, ids["in"], service).json()["data"]["terminators"]}
 
     assert by_id()[on_far]["usable"]
-    admin.mgmt_ok("PATCH", f"/edge-routers/{ids['mid']}", json={"noTraversal": True})
+    ziti_admin.mgmt_ok("PATCH", f"/edge-routers/{ids['mid']}", json={"noTraversal": True})
     found = by_id()
     assert found[on_far]["reason"] == f"no live link path from router {ids['in']} to router {ids['far']}"
     assert found[on_mid]["usable"] and [n["id"] for n in found[on_mid]["path"]["nodes"]] == [ids["in"], ids["mid"]]

@@ -19,11 +19,11 @@ WRONG = "abcdef"  # never a TOTP code: not digits
 
 
 @pytest.fixture
-def user(api, make_identity, ziti_unique):
+def user(ziti, make_identity, ziti_unique):
     """A password identity and its session: ``(session, identity id, username)``."""
     name = ziti_unique("mfa-user")
     identity_id = make_identity(name, password="pass-word", username=name)
-    return api.signed_in(name, "pass-word", api="client"), identity_id, name
+    return ziti.signed_in(name, "pass-word", api="client"), identity_id, name
 
 
 # -- enrollment ------------------------------------------------------------------------
@@ -89,14 +89,14 @@ def test_enroll_accepts_an_empty_json_body(user):
 # -- verification ------------------------------------------------------------------------
 
 
-def test_verify_marks_verified_hides_secrets_and_enables_mfa_on_the_identity(user, admin, ziti_clock):
+def test_verify_marks_verified_hides_secrets_and_enables_mfa_on_the_identity(user, ziti_admin, ziti_clock):
     session, identity_id, _ = user
     enroll_verified(session, ziti_clock)
     status = session.edge_ok("GET", "/current-identity/mfa")
     assert status["isVerified"] is True
     assert "recoveryCodes" not in status and "provisioningUrl" not in status
     assert "recovery-codes" in status["_links"] and "verify" not in status["_links"]
-    assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is True
+    assert ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is True
     assert_error(session.edge("GET", "/current-identity/mfa/qr-code"), 404, "NOT_FOUND")
     assert_error(session.edge("POST", "/current-identity/mfa/verify", json={"code": "123456"}), 404, "NOT_FOUND")
 
@@ -122,12 +122,12 @@ def test_codes_are_accepted_two_steps_either_side_of_the_clock(user, ziti_clock)
     )
 
 
-def test_a_code_stops_working_when_the_clock_moves_three_steps(api, user, ziti_clock):
+def test_a_code_stops_working_when_the_clock_moves_three_steps(ziti, user, ziti_clock):
     session, _, name = user
     secret, _ = enroll_verified(session, ziti_clock)
     stale = code(secret, ziti_clock)
     ziti_clock.advance(seconds=90)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": stale}), 400, "MFA_INVALID_TOKEN")
     assert partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}).status_code == 200
 
@@ -148,10 +148,10 @@ def test_qr_code_is_a_256_pixel_png_of_the_provisioning_url(user):
 # -- partial sessions --------------------------------------------------------------------
 
 
-def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, ziti_clock):
+def test_login_after_verification_is_partial_until_authenticate_mfa(ziti, user, ziti_clock):
     session, _, name = user
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     data = partial.edge_ok("GET", "/current-api-session")
     assert data["isMfaRequired"] is True and data["isMfaComplete"] is False and data["authQueries"] == [TOTP_QUERY]
     assert_error(partial.edge("GET", "/current-identity"), 401, "UNAUTHORIZED")
@@ -164,10 +164,10 @@ def test_login_after_verification_is_partial_until_authenticate_mfa(api, user, z
     assert partial.edge("GET", "/current-identity").status_code == 200
 
 
-def test_authenticate_reply_lists_the_totp_query(api, user, ziti_clock):
+def test_authenticate_reply_lists_the_totp_query(ziti, user, ziti_clock):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    response = api.edge(
+    response = ziti.edge(
         "POST", "/authenticate", params={"method": "password"}, json={"username": name, "password": "pass-word"}
     )
     data = response.json()["data"]
@@ -189,10 +189,10 @@ def test_authenticate_reply_lists_the_totp_query(api, user, ziti_clock):
         ("GET", "/controllers", False),
     ],
 )
-def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, method, path, allowed):
+def test_partial_session_reaches_only_the_mfa_operations(ziti, user, ziti_clock, method, path, allowed):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     response = partial.edge(method, path, json={"code": "123456"} if method == "POST" else None)
     if allowed:
         assert response.status_code != 401, response.text
@@ -200,40 +200,40 @@ def test_partial_session_reaches_only_the_mfa_operations(api, user, ziti_clock, 
         assert_error(response, 401, "UNAUTHORIZED")
 
 
-def test_partial_session_can_log_out(api, user, ziti_clock):
+def test_partial_session_can_log_out(ziti, user, ziti_clock):
     session, _, name = user
     enroll_verified(session, ziti_clock)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     assert partial.edge("DELETE", "/current-api-session").status_code == 200
     assert_error(partial.edge("GET", "/current-api-session"), 401, "UNAUTHORIZED")
 
 
-def test_partial_session_expires_by_the_clock(api, user, ziti_clock):
+def test_partial_session_expires_by_the_clock(ziti, user, ziti_clock):
     session, _, name = user
     secret, _ = enroll_verified(session, ziti_clock)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     ziti_clock.advance(minutes=31)
     assert_error(
         partial.edge("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)}), 401, "UNAUTHORIZED"
     )
 
 
-def test_authenticate_mfa_errors(api, user, ziti_clock):
+def test_authenticate_mfa_errors(ziti, user, ziti_clock):
     session, _, name = user
     assert_error(session.edge("POST", "/authenticate/mfa", json={"code": "123456"}), 409, "MFA_NOT_ENROLLED")
     enroll_verified(session, ziti_clock)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": WRONG}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": ""}), 400, "MFA_INVALID_TOKEN")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={}), 400, "COULD_NOT_VALIDATE", "code")
 
 
-def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
+def test_each_recovery_code_completes_one_login_only(ziti, user, ziti_clock):
     session, _, name = user
     secret, recovery = enroll_verified(session, ziti_clock)
-    first = api.signed_in(name, "pass-word", api="client")
+    first = ziti.signed_in(name, "pass-word", api="client")
     assert first.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}).status_code == 200
-    second = api.signed_in(name, "pass-word", api="client")
+    second = ziti.signed_in(name, "pass-word", api="client")
     assert_error(second.edge("POST", "/authenticate/mfa", json={"code": recovery[0]}), 400, "MFA_INVALID_TOKEN")
     assert second.edge("POST", "/authenticate/mfa", json={"code": recovery[1]}).status_code == 200
     left = first.edge_ok(
@@ -242,14 +242,14 @@ def test_each_recovery_code_completes_one_login_only(api, user, ziti_clock):
     assert left["recoveryCodes"] == recovery[2:]
 
 
-def test_management_api_serves_the_same_mfa_flow(api, make_identity, ziti_unique, ziti_clock):
+def test_management_api_serves_the_same_mfa_flow(ziti, make_identity, ziti_unique, ziti_clock):
     name = ziti_unique("mgmt-mfa")
     make_identity(name, password="pass-word", username=name)
-    session = api.signed_in(name, "pass-word")
+    session = ziti.signed_in(name, "pass-word")
     session.mgmt_ok("POST", "/current-identity/mfa")
     secret = secret_of(session.mgmt_ok("GET", "/current-identity/mfa")["provisioningUrl"])
     session.mgmt_ok("POST", "/current-identity/mfa/verify", json={"code": code(secret, ziti_clock)})
-    partial = api.signed_in(name, "pass-word")
+    partial = ziti.signed_in(name, "pass-word")
     assert_error(partial.mgmt("GET", "/current-identity"), 401, "UNAUTHORIZED")
     partial.mgmt_ok("POST", "/authenticate/mfa", json={"code": code(secret, ziti_clock)})
     assert partial.mgmt("GET", "/current-identity").status_code == 200
@@ -258,7 +258,7 @@ def test_management_api_serves_the_same_mfa_flow(api, make_identity, ziti_unique
 # -- recovery codes ------------------------------------------------------------------------
 
 
-def test_recovery_codes_need_a_totp_code_in_the_body_or_header(api, user, ziti_clock):
+def test_recovery_codes_need_a_totp_code_in_the_body_or_header(ziti, user, ziti_clock):
     session, _, _ = user
     secret, recovery = enroll_verified(session, ziti_clock)
     path = "/current-identity/mfa/recovery-codes"
@@ -284,7 +284,7 @@ def test_recovery_codes_of_an_unverified_enrollment_are_404(user):
     )
 
 
-def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
+def test_regenerating_replaces_every_recovery_code(ziti, user, ziti_clock):
     session, _, name = user
     secret, old = enroll_verified(session, ziti_clock)
     assert session.edge("POST", "/current-identity/mfa/recovery-codes", json={"code": WRONG}).status_code == 400
@@ -293,7 +293,7 @@ def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
         "GET", "/current-identity/mfa/recovery-codes", headers={"mfa-validation-code": code(secret, ziti_clock)}
     )["recoveryCodes"]
     assert len(new) == 20 and not set(new) & set(old)
-    partial = api.signed_in(name, "pass-word", api="client")
+    partial = ziti.signed_in(name, "pass-word", api="client")
     assert_error(partial.edge("POST", "/authenticate/mfa", json={"code": old[5]}), 400, "MFA_INVALID_TOKEN")
     assert partial.edge("POST", "/authenticate/mfa", json={"code": new[5]}).status_code == 200
 
@@ -301,7 +301,7 @@ def test_regenerating_replaces_every_recovery_code(api, user, ziti_clock):
 # -- removal ------------------------------------------------------------------------------
 
 
-def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_clock):
+def test_deleting_a_verified_enrollment_needs_a_code(ziti, user, ziti_admin, ziti_clock):
     session, identity_id, name = user
     secret, _ = enroll_verified(session, ziti_clock)
     assert_error(session.edge("DELETE", "/current-identity/mfa"), 400, "MFA_INVALID_TOKEN")
@@ -315,8 +315,8 @@ def test_deleting_a_verified_enrollment_needs_a_code(api, user, admin, ziti_cloc
     )
     assert response.json() == {"data": {}, "meta": {}}
     assert_error(session.edge("GET", "/current-identity/mfa"), 404, "NOT_FOUND")
-    assert admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is False
-    fresh = api.signed_in(name, "pass-word", api="client")
+    assert ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}")["isMfaEnabled"] is False
+    fresh = ziti.signed_in(name, "pass-word", api="client")
     assert fresh.edge_ok("GET", "/current-api-session")["isMfaRequired"] is False
 
 
@@ -335,21 +335,21 @@ def test_deleting_an_unverified_enrollment_needs_no_code(user):
     assert session.edge("POST", "/current-identity/mfa").status_code == 201
 
 
-def test_admin_removes_an_identity_mfa(api, user, admin, ziti_clock):
+def test_admin_removes_an_identity_mfa(ziti, user, ziti_admin, ziti_clock):
     session, identity_id, name = user
     enroll_verified(session, ziti_clock)
-    assert admin.mgmt("DELETE", f"/identities/{identity_id}/mfa").json() == {"data": {}, "meta": {}}
-    assert_error(admin.mgmt("DELETE", f"/identities/{identity_id}/mfa"), 404, "NOT_FOUND")
-    assert_error(admin.mgmt("DELETE", "/identities/no-such-identity/mfa"), 404, "NOT_FOUND")
-    assert api.signed_in(name, "pass-word", api="client").edge("GET", "/current-identity").status_code == 200
+    assert ziti_admin.mgmt("DELETE", f"/identities/{identity_id}/mfa").json() == {"data": {}, "meta": {}}
+    assert_error(ziti_admin.mgmt("DELETE", f"/identities/{identity_id}/mfa"), 404, "NOT_FOUND")
+    assert_error(ziti_admin.mgmt("DELETE", "/identities/no-such-identity/mfa"), 404, "NOT_FOUND")
+    assert ziti.signed_in(name, "pass-word", api="client").edge("GET", "/current-identity").status_code == 200
 
 
-def test_deleting_the_identity_deletes_its_mfa_record(user, admin, ziti_clock):
+def test_deleting_the_identity_deletes_its_mfa_record(user, ziti_admin, ziti_clock):
     session, identity_id, _ = user
     enroll_verified(session, ziti_clock)
-    before = admin.mgmt_ok("GET", "/summary")["mfas"]
-    admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
-    assert admin.mgmt_ok("GET", "/summary")["mfas"] == before - 1
+    before = ziti_admin.mgmt_ok("GET", "/summary")["mfas"]
+    ziti_admin.mgmt_ok("DELETE", f"/identities/{identity_id}")
+    assert ziti_admin.mgmt_ok("GET", "/summary")["mfas"] == before - 1
 
 
 def test_totp_token_needs_an_oidc_session(user):

@@ -27,22 +27,15 @@ from tests.flows.oidc_support import (
 
 
 @pytest.fixture
-def admin(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        client.login("admin", "admin")
-        yield client
-
-
-@pytest.fixture
 def raw(ziti_app):
     with ZitiClient.in_process(ziti_app) as client:
         yield client.http
 
 
 @pytest.fixture
-def user(admin, ziti_unique):
+def user(ziti_admin, ziti_unique):
     name = ziti_unique("oidc-err")
-    return password_identity(admin, name), name
+    return password_identity(ziti_admin, name), name
 
 
 # -- login endpoints: bare Ziti errors -------------------------------------------------
@@ -55,8 +48,8 @@ def test_wrong_password_and_unknown_user_are_invalid_auth(raw, user):
     ziti_error(password_login(raw, request_id, "nobody-here", "wrong-pw"), 401, "INVALID_AUTH")
 
 
-def test_disabled_identity_is_invalid_auth(raw, admin, user):
-    admin.management.disable_identity(user[0], body={"durationMinutes": 0})
+def test_disabled_identity_is_invalid_auth(raw, ziti_admin, user):
+    ziti_admin.management.disable_identity(user[0], body={"durationMinutes": 0})
     request_id, _ = start(raw, method="password")
     ziti_error(password_login(raw, request_id, user[1], "s3cret-pw"), 401, "INVALID_AUTH")
 
@@ -150,7 +143,7 @@ def test_callback_before_every_factor_redirects_with_interaction_required(raw, t
     assert raw.get("/oidc/authorize/callback", params={"id": "unknown"}).status_code == 400
 
 
-def test_totp_enrollment_inside_the_flow(raw, admin, user, ziti_clock):
+def test_totp_enrollment_inside_the_flow(raw, ziti_admin, user, ziti_clock):
     request_id, verifier = start(raw, method="password")
     assert password_login(raw, request_id, user[1], "s3cret-pw").status_code == 302
     created = raw.post("/oidc/login/totp/enroll", json={"id": request_id})
@@ -166,7 +159,7 @@ def test_totp_enrollment_inside_the_flow(raw, admin, user, ziti_clock):
     )
     assert verified.status_code == 302
     tokens = exchange(raw, code_of(raw, request_id), verifier).json()
-    assert admin.management.detail_identity(user[0])["isMfaEnabled"] is True
+    assert ziti_admin.management.detail_identity(user[0])["isMfaEnabled"] is True
     assert OidcTokens.from_reply(tokens, 0).claims["amr"] == ["password", "totp"]
 
 
@@ -196,8 +189,8 @@ def test_authorize_refuses_bad_parameters(raw, override, error):
     oauth_error(raw.get("/oidc/authorize", params=params), 400, error)
 
 
-def test_authorize_without_method_redirects_by_certificate(raw, ziti_app, admin, ziti_unique):
-    _, identity = enrolled_identity(admin, ziti_unique("redir"))
+def test_authorize_without_method_redirects_by_certificate(raw, ziti_app, ziti_admin, ziti_unique):
+    _, identity = enrolled_identity(ziti_admin, ziti_unique("redir"))
     with flows.cert_client(ziti_app, identity) as client:
         reply = client.http.post(
             "/oidc/authorize",
@@ -303,8 +296,8 @@ def test_bad_refresh_tokens(raw):
     oauth_error(scoped, 400, "invalid_scope")
 
 
-def test_cert_bound_refresh_needs_the_certificate(raw, ziti_app, admin, ziti_unique):
-    _, identity = enrolled_identity(admin, ziti_unique("bound"))
+def test_cert_bound_refresh_needs_the_certificate(raw, ziti_app, ziti_admin, ziti_unique):
+    _, identity = enrolled_identity(ziti_admin, ziti_unique("bound"))
     with flows.cert_client(ziti_app, identity) as client:
         client.login_cert(oidc="c")
         tokens = client.oidc

@@ -20,25 +20,18 @@ ENV_INFO = {"os": "linux", "arch": "x86_64"}
 
 
 @pytest.fixture
-def admin(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        client.login("admin", "admin")
-        yield client
-
-
-@pytest.fixture
 def raw(ziti_app):
     with ZitiClient.in_process(ziti_app) as client:
         yield client.http
 
 
 @pytest.fixture
-def user(admin, ziti_unique):
+def user(ziti_admin, ziti_unique):
     name = ziti_unique("oidc-state")
-    return password_identity(admin, name), name
+    return password_identity(ziti_admin, name), name
 
 
-def test_sdk_info_is_written_once_per_login_not_again_by_the_callback(raw, admin, user, ziti_clock):
+def test_sdk_info_is_written_once_per_login_not_again_by_the_callback(raw, ziti_admin, user, ziti_clock):
     request_id, _ = start(raw, method="password")
     reply = raw.post(
         "/oidc/login/password",
@@ -46,12 +39,12 @@ def test_sdk_info_is_written_once_per_login_not_again_by_the_callback(raw, admin
         json={"username": user[1], "password": "s3cret-pw", "sdkInfo": SDK_INFO, "envInfo": ENV_INFO},
     )
     assert reply.status_code == 302, reply.text
-    after_login = admin.management.detail_identity(user[0])
+    after_login = ziti_admin.management.detail_identity(user[0])
     assert after_login["sdkInfo"]["type"] == "ziti-sdk-c" and after_login["envInfo"]["os"] == "linux"
     ziti_clock.advance(seconds=5)
     callback = raw.get("/oidc/authorize/callback", params={"id": request_id})
     assert callback.status_code == 302 and "code=" in callback.headers["location"]
-    assert admin.management.detail_identity(user[0])["updatedAt"] == after_login["updatedAt"]
+    assert ziti_admin.management.detail_identity(user[0])["updatedAt"] == after_login["updatedAt"]
 
 
 def _login_with_info(raw, style: str, username: str, sdk_info: dict, env_info: dict) -> None:
@@ -68,22 +61,22 @@ def _login_with_info(raw, style: str, username: str, sdk_info: dict, env_info: d
 @pytest.mark.parametrize("style", ["legacy", "oidc"])
 @pytest.mark.parametrize("changed", ["sdkInfo", "envInfo"])
 def test_a_login_writes_the_identity_only_when_its_sdk_or_env_info_changed(
-    raw, admin, user, ziti_clock, style, changed
+    raw, ziti_admin, user, ziti_clock, style, changed
 ):
     """As the real controller: the same info again leaves the identity alone; a changed one is stored."""
     _login_with_info(raw, style, user[1], SDK_INFO, ENV_INFO)
-    first = admin.management.detail_identity(user[0])
+    first = ziti_admin.management.detail_identity(user[0])
     assert first["sdkInfo"] == SDK_INFO and first["envInfo"] == ENV_INFO
     ziti_clock.advance(seconds=5)
     _login_with_info(raw, style, user[1], dict(SDK_INFO), dict(ENV_INFO))
-    again = admin.management.detail_identity(user[0])
+    again = ziti_admin.management.detail_identity(user[0])
     assert again["updatedAt"] == first["updatedAt"]
     assert (again["sdkInfo"], again["envInfo"]) == (SDK_INFO, ENV_INFO)
     ziti_clock.advance(seconds=5)
     sdk_info = {**SDK_INFO, "version": "1.19.0"} if changed == "sdkInfo" else SDK_INFO
     env_info = {**ENV_INFO, "osRelease": "6.2"} if changed == "envInfo" else ENV_INFO
     _login_with_info(raw, style, user[1], sdk_info, env_info)
-    after = admin.management.detail_identity(user[0])
+    after = ziti_admin.management.detail_identity(user[0])
     assert after["updatedAt"] > first["updatedAt"]
     assert (after["sdkInfo"], after["envInfo"]) == (sdk_info, env_info)
 

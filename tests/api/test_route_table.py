@@ -55,8 +55,8 @@ def test_operation_ids_are_unique_per_api(ziti_app):
 
 
 @pytest.mark.parametrize("spec_id, api_name", [("edge-client", CLIENT), ("edge-management", MANAGEMENT)])
-def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
-    response = admin.mgmt("GET", f"/specs/{spec_id}/spec")
+def test_served_spec_documents_every_route(ziti_admin, ziti_app, spec_id, api_name):
+    response = ziti_admin.mgmt("GET", f"/specs/{spec_id}/spec")
     assert response.status_code == 200
     doc = response.json()
     assert doc["swagger"] == "2.0" and doc["basePath"] == PREFIXES[api_name]
@@ -69,11 +69,11 @@ def test_served_spec_documents_every_route(admin, ziti_app, spec_id, api_name):
     assert documented == table
 
 
-def test_spec_listing_and_detail(admin):
-    listed = admin.mgmt_ok("GET", "/specs")
+def test_spec_listing_and_detail(ziti_admin):
+    listed = ziti_admin.mgmt_ok("GET", "/specs")
     assert [s["id"] for s in listed] == ["edge-client"]
-    assert admin.mgmt_ok("GET", "/specs/edge-management")["name"] == "edge-management"
-    assert admin.mgmt("GET", "/specs/nope").status_code == 404
+    assert ziti_admin.mgmt_ok("GET", "/specs/edge-management")["name"] == "edge-management"
+    assert ziti_admin.mgmt("GET", "/specs/nope").status_code == 404
 
 
 def test_documented_bodies_are_swagger_schemas(ziti_app):

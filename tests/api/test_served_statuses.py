@@ -21,11 +21,11 @@ PROBES = {
 
 
 @pytest.fixture
-def documented(api):
+def documented(ziti):
     """``(api, operationId) -> set of documented statuses``, read from the served documents."""
     out = {}
     for name in SPEC_IDS:
-        document = api.request("GET", f"{PREFIXES[name]}/swagger.json").json()
+        document = ziti.request("GET", f"{PREFIXES[name]}/swagger.json").json()
         for entry in document["paths"].values():
             for operation in entry.values():
                 out[name, operation["operationId"]] = {int(code) for code in operation["responses"]}
@@ -33,12 +33,12 @@ def documented(api):
 
 
 @pytest.mark.parametrize("probe", sorted(PROBES))
-def test_every_answer_is_a_documented_status(api, admin, documented, probe):
+def test_every_answer_is_a_documented_status(ziti, ziti_admin, documented, probe):
     undocumented = []
     for api_name, op in ROUTES:
         if op.op_id in ("deleteCurrentApiSession",) or "simulation" in op.path:
             continue  # ending the admin's own session would end the probe
-        client = api if probe == "anonymous" else admin
+        client = ziti if probe == "anonymous" else ziti_admin
         path = PREFIXES[api_name] + re.sub(r"{\w+}", "nope", op.path)
         response = client.request(op.method, path, **PROBES[probe])
         assert response.status_code < 500, (op.op_id, response.text)

@@ -8,8 +8,8 @@ HOST = {"protocol": "tcp", "address": "127.0.0.1", "port": 8080}
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["app.ziti"], "portRanges": [{"low": 80, "high": 80}]}
 
 
-def config(admin, unique, type_id, data):
-    return admin.create("configs", {"name": unique("cfg"), "configTypeId": type_id, "data": data})
+def config(ziti_admin, unique, type_id, data):
+    return ziti_admin.create("configs", {"name": unique("cfg"), "configTypeId": type_id, "data": data})
 
 
 def grant(make_policy, identity_id, service_id, *types):
@@ -32,9 +32,9 @@ def test_only_dialable_or_bindable_services_are_listed_with_permissions(make_cli
     assert_error(client.edge("GET", "/services/missing"), 404, "NOT_FOUND")
 
 
-def test_admin_status_grants_nothing_on_the_client_api(admin, make_service):
+def test_admin_status_grants_nothing_on_the_client_api(ziti_admin, make_service):
     make_service()
-    assert admin.edge_ok("GET", "/services") == []
+    assert ziti_admin.edge_ok("GET", "/services") == []
 
 
 def test_posture_queries_without_any_posture_check_are_dummies(make_client, make_service, make_policy):
@@ -49,8 +49,11 @@ def test_posture_queries_without_any_posture_check_are_dummies(make_client, make
     assert all(q["isPassing"] and q["postureQueries"] == [] for q in queries)
 
 
-def test_config_by_requested_types_names_ids_and_all(admin, ziti_unique, make_client, make_service, make_policy):
-    host, intercept = config(admin, ziti_unique, "NH5p4FpGR", HOST), config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
+def test_config_by_requested_types_names_ids_and_all(ziti_admin, ziti_unique, make_client, make_service, make_policy):
+    host, intercept = (
+        config(ziti_admin, ziti_unique, "NH5p4FpGR", HOST),
+        config(ziti_admin, ziti_unique, "g7cIWbcGg", INTERCEPT),
+    )
     identity_id, client = make_client()
     service_id = make_service(configs=[host, intercept])
     grant(make_policy, identity_id, service_id, "Dial")
@@ -61,80 +64,82 @@ def test_config_by_requested_types_names_ids_and_all(admin, ziti_unique, make_cl
     assert get(configTypes="all")["config"] == {"host.v1": HOST, "intercept.v1": INTERCEPT}
 
 
-def test_config_types_fall_back_to_the_login_list(admin, ziti_unique, make_client, make_service, make_policy):
-    intercept = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
+def test_config_types_fall_back_to_the_login_list(ziti_admin, ziti_unique, make_client, make_service, make_policy):
+    intercept = config(ziti_admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client(config_types=["intercept.v1"])
-    service_id = make_service(configs=[intercept, config(admin, ziti_unique, "NH5p4FpGR", HOST)])
+    service_id = make_service(configs=[intercept, config(ziti_admin, ziti_unique, "NH5p4FpGR", HOST)])
     grant(make_policy, identity_id, service_id, "Bind")
     assert client.edge_ok("GET", "/services")[0]["config"] == {"intercept.v1": INTERCEPT}
     detail = client.edge_ok("GET", f"/services/{service_id}", params={"configTypes": "host.v1"})
     assert detail["config"] == {"intercept.v1": INTERCEPT}
 
 
-def test_identity_overrides_win_and_are_listed(admin, ziti_unique, make_client, make_service, make_policy):
+def test_identity_overrides_win_and_are_listed(ziti_admin, ziti_unique, make_client, make_service, make_policy):
     base, override = (
-        config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT),
-        config(admin, ziti_unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]}),
+        config(ziti_admin, ziti_unique, "g7cIWbcGg", INTERCEPT),
+        config(ziti_admin, ziti_unique, "g7cIWbcGg", {**INTERCEPT, "addresses": ["x.ziti"]}),
     )
     identity_id, client = make_client(config_types=["all"])
     service_id = make_service(configs=[base])
     grant(make_policy, identity_id, service_id, "Dial")
-    admin.mgmt_ok(
+    ziti_admin.mgmt_ok(
         "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": override}]
     )
     assert client.edge_ok("GET", "/services")[0]["config"]["intercept.v1"]["addresses"] == ["x.ziti"]
-    listed = admin.mgmt("GET", f"/identities/{identity_id}/service-configs").json()
+    listed = ziti_admin.mgmt("GET", f"/identities/{identity_id}/service-configs").json()
     assert [(e["serviceId"], e["configId"], e["service"]["id"], e["config"]["id"]) for e in listed["data"]] == [
         (service_id, override, service_id, override)
     ]
     assert listed["meta"]["pagination"] == {"limit": 1, "offset": 0, "totalCount": 1}
-    admin.mgmt_ok(
+    ziti_admin.mgmt_ok(
         "DELETE", f"/identities/{identity_id}/service-configs", json=[{"serviceId": service_id, "configId": base}]
     )
-    assert admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs") == []
+    assert ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs") == []
     assert client.edge_ok("GET", "/services")[0]["config"]["intercept.v1"] == INTERCEPT
 
 
 def test_override_of_the_same_type_replaces_and_router_types_are_refused(
-    admin, ziti_unique, make_identity, make_service
+    ziti_admin, ziti_unique, make_identity, make_service
 ):
     identity_id, service_id = make_identity(), make_service()
     first, second = (
-        config(admin, ziti_unique, "NH5p4FpGR", HOST),
-        config(admin, ziti_unique, "NH5p4FpGR", {**HOST, "port": 9}),
+        config(ziti_admin, ziti_unique, "NH5p4FpGR", HOST),
+        config(ziti_admin, ziti_unique, "NH5p4FpGR", {**HOST, "port": 9}),
     )
     for config_id in (first, second):
-        admin.mgmt_ok(
+        ziti_admin.mgmt_ok(
             "POST",
             f"/identities/{identity_id}/service-configs",
             json=[{"serviceId": service_id, "configId": config_id}],
         )
-    assert [e["configId"] for e in admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs")] == [second]
-    router_config = config(admin, ziti_unique, "router.link.v1", {})
-    response = admin.mgmt(
+    assert [e["configId"] for e in ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}/service-configs")] == [second]
+    router_config = config(ziti_admin, ziti_unique, "router.link.v1", {})
+    response = ziti_admin.mgmt(
         "POST",
         f"/identities/{identity_id}/service-configs",
         json=[{"serviceId": service_id, "configId": router_config}],
     )
     assert_error(response, 400, "COULD_NOT_VALIDATE")
-    response = admin.mgmt(
+    response = ziti_admin.mgmt(
         "POST", f"/identities/{identity_id}/service-configs", json=[{"serviceId": "nope", "configId": first}]
     )
     assert_error(response, 404, "NOT_FOUND")
-    assert_error(admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json={}), 400, "COULD_NOT_VALIDATE")
+    assert_error(
+        ziti_admin.mgmt("POST", f"/identities/{identity_id}/service-configs", json={}), 400, "COULD_NOT_VALIDATE"
+    )
 
 
 def test_service_updates_move_with_policy_service_and_config_changes(
-    admin, ziti_unique, ziti_clock, make_client, make_service, make_policy
+    ziti_admin, ziti_unique, ziti_clock, make_client, make_service, make_policy
 ):
-    intercept = config(admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
+    intercept = config(ziti_admin, ziti_unique, "g7cIWbcGg", INTERCEPT)
     identity_id, client = make_client(attrs=["watcher"])
     service_id = make_service(configs=[intercept])
     marks = [client.edge_ok("GET", "/current-api-session/service-updates")["lastChangeAt"]]
 
     def step(method, path, **kwargs):
         ziti_clock.advance(seconds=5)
-        admin.mgmt_ok(method, path, **kwargs)
+        ziti_admin.mgmt_ok(method, path, **kwargs)
         marks.append(client.edge_ok("GET", "/current-api-session/service-updates")["lastChangeAt"])
 
     policy_id = make_policy("service-policies", type="Dial", identityRoles=["#other"], serviceRoles=[f"@{service_id}"])
@@ -147,7 +152,7 @@ def test_service_updates_move_with_policy_service_and_config_changes(
 
 
 def test_service_edge_routers_and_the_session_token_rule(
-    admin, make_client, make_service, make_edge_router, make_policy
+    ziti_admin, make_client, make_service, make_edge_router, make_policy
 ):
     identity_id, client = make_client(attrs=["c"])
     service_id = make_service(attrs=["s"])
@@ -170,10 +175,10 @@ def test_service_edge_routers_and_the_session_token_rule(
     assert_error(other.edge("GET", f"/services/{service_id}/edge-routers"), 404, "NOT_FOUND")
 
 
-def test_client_service_terminators(admin, make_client, make_service, make_edge_router, make_policy):
+def test_client_service_terminators(ziti_admin, make_client, make_service, make_edge_router, make_policy):
     identity_id, client = make_client()
     service_id, router_id = make_service(), make_edge_router()
-    terminator_id = admin.create(
+    terminator_id = ziti_admin.create(
         "terminators", {"service": service_id, "router": router_id, "address": "a", "binding": "b"}
     )
     assert_error(client.edge("GET", f"/services/{service_id}/terminators"), 404, "NOT_FOUND")
@@ -181,22 +186,22 @@ def test_client_service_terminators(admin, make_client, make_service, make_edge_
     assert [t["id"] for t in client.edge_ok("GET", f"/services/{service_id}/terminators")] == [terminator_id]
 
 
-def test_identity_services_and_policy_advice(admin, make_identity, make_service, make_edge_router, make_policy):
+def test_identity_services_and_policy_advice(ziti_admin, make_identity, make_service, make_edge_router, make_policy):
     identity_id = make_identity(roleAttributes=["adv"])
     service_id = make_service(attrs=["adv-svc"])
     first, second = make_edge_router(attrs=["adv-er"]), make_edge_router(attrs=["adv-er"])
     make_policy("service-policies", type="Bind", identityRoles=["#adv"], serviceRoles=["#adv-svc"])
     make_policy("edge-router-policies", identityRoles=["#adv"], edgeRouterRoles=[f"@{first}"])
     make_policy("service-edge-router-policies", serviceRoles=["#adv-svc"], edgeRouterRoles=["#adv-er"])
-    listed = admin.mgmt_ok("GET", f"/identities/{identity_id}/services", params={"policyType": "bind"})
+    listed = ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}/services", params={"policyType": "bind"})
     assert [(s["id"], s["permissions"]) for s in listed] == [(service_id, ["Bind"])]
-    assert admin.mgmt_ok("GET", f"/identities/{identity_id}/services", params={"policyType": "dial"}) == []
-    advice = admin.mgmt_ok("GET", f"/identities/{identity_id}/policy-advice/{service_id}")
+    assert ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}/services", params={"policyType": "dial"}) == []
+    advice = ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}/policy-advice/{service_id}")
     assert advice["isBindAllowed"] is True and advice["isDialAllowed"] is False
     assert advice["identityRouterCount"] == 1 and advice["serviceRouterCount"] == 2
     assert [(r["id"], r["isOnline"]) for r in advice["commonRouters"]] == [(first, False)] and second
     assert advice["identity"]["id"] == identity_id and advice["service"]["name"]
-    assert admin.mgmt("GET", f"/identities/{identity_id}/policy-advice/missing").status_code == 404
+    assert ziti_admin.mgmt("GET", f"/identities/{identity_id}/policy-advice/missing").status_code == 404
 
 
 def test_paging_and_filtering_apply_to_the_visible_subset(make_client, make_service, make_policy, ziti_unique):

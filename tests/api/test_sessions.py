@@ -69,7 +69,7 @@ def test_checks_come_in_the_real_order(reachable, make_service, make_policy, mak
     assert_error(client.edge("POST", "/sessions", json={"serviceId": no_router}), 400, "NO_EDGE_ROUTERS_AVAILABLE")
 
 
-def test_list_get_delete_on_the_client_api(admin, reachable):
+def test_list_get_delete_on_the_client_api(ziti_admin, reachable):
     identity_id, client, service_id, _ = reachable()
     _, other, other_service, _ = reachable()
     mine = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
@@ -78,58 +78,58 @@ def test_list_get_delete_on_the_client_api(admin, reachable):
     assert client.edge_ok("GET", f"/sessions/{mine['id']}")["edgeRouters"]
     assert_error(client.edge("GET", f"/sessions/{theirs['id']}"), 404, "NOT_FOUND")
     assert_error(client.edge("DELETE", f"/sessions/{theirs['id']}"), 404, "NOT_FOUND")
-    assert {mine["id"], theirs["id"]} <= {s["id"] for s in admin.edge_ok("GET", "/sessions", params={"limit": -1})}
+    assert {mine["id"], theirs["id"]} <= {s["id"] for s in ziti_admin.edge_ok("GET", "/sessions", params={"limit": -1})}
     client.edge_ok("DELETE", f"/sessions/{mine['id']}")
     assert client.edge_ok("GET", "/sessions") == []
 
 
-def test_management_view_adds_service_policies(admin, reachable):
+def test_management_view_adds_service_policies(ziti_admin, reachable):
     _, client, service_id, _ = reachable()
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    data = admin.mgmt_ok("GET", f"/sessions/{session['id']}")
+    data = ziti_admin.mgmt_ok("GET", f"/sessions/{session['id']}")
     assert len(data["servicePolicies"]) == 1 and data["servicePolicies"][0]["entity"] == "service-policies"
-    found = admin.mgmt_ok("GET", "/sessions", params={"filter": f'service = "{service_id}" and type = "Dial"'})
+    found = ziti_admin.mgmt_ok("GET", "/sessions", params={"filter": f'service = "{service_id}" and type = "Dial"'})
     assert [s["id"] for s in found] == [session["id"]]
-    admin.mgmt_ok("DELETE", f"/sessions/{session['id']}")
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
+    ziti_admin.mgmt_ok("DELETE", f"/sessions/{session['id']}")
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
 
 
-def test_sessions_go_with_their_service(admin, reachable):
+def test_sessions_go_with_their_service(ziti_admin, reachable):
     _, client, service_id, _ = reachable()
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    admin.mgmt_ok("DELETE", f"/services/{service_id}")
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
+    ziti_admin.mgmt_ok("DELETE", f"/services/{service_id}")
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
 
 
-def test_sessions_go_with_their_api_session(admin, reachable):
+def test_sessions_go_with_their_api_session(ziti_admin, reachable):
     _, client, service_id, _ = reachable()
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
     client.edge_ok("DELETE", "/current-api-session")
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
 
 
-def test_sessions_go_when_access_is_lost(admin, reachable, make_policy):
+def test_sessions_go_when_access_is_lost(ziti_admin, reachable, make_policy):
     identity_id, client, service_id, _ = reachable(types=(), attrs=("keeper",))
     make_policy("service-policies", type="Dial", identityRoles=["#keeper"], serviceRoles=[f"@{service_id}"])
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["other"]})
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
+    ziti_admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["other"]})
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 404
 
 
-def test_unrelated_changes_keep_sessions(admin, reachable, make_policy):
+def test_unrelated_changes_keep_sessions(ziti_admin, reachable, make_policy):
     identity_id, client, service_id, _ = reachable(attrs=("stay",))
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["stay", "more"]})
+    ziti_admin.mgmt_ok("PATCH", f"/identities/{identity_id}", json={"roleAttributes": ["stay", "more"]})
     make_policy("service-policies", type="Bind", identityRoles=["#stay"], serviceRoles=["#all"])
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 200
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 200
 
 
-def test_admins_keep_sessions_when_access_is_lost(admin, make_client, make_service, make_edge_router, make_policy):
+def test_admins_keep_sessions_when_access_is_lost(ziti_admin, make_client, make_service, make_edge_router, make_policy):
     identity_id, client = make_client(attrs=["adm"], is_admin=True)
     service_id, router_id = make_service(), make_edge_router()
     policy_id = make_policy("service-policies", type="Dial", identityRoles=["#adm"], serviceRoles=[f"@{service_id}"])
     make_policy("edge-router-policies", identityRoles=["#adm"], edgeRouterRoles=[f"@{router_id}"])
     make_policy("service-edge-router-policies", serviceRoles=[f"@{service_id}"], edgeRouterRoles=["#all"])
     session = client.edge_ok("POST", "/sessions", json={"serviceId": service_id})
-    admin.mgmt_ok("DELETE", f"/service-policies/{policy_id}")
-    assert admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 200
+    ziti_admin.mgmt_ok("DELETE", f"/service-policies/{policy_id}")
+    assert ziti_admin.mgmt("GET", f"/sessions/{session['id']}").status_code == 200

@@ -15,18 +15,18 @@ TOKEN = "/oidc/oauth/token"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
 
-def enrolled_identity(admin: ZitiClient, name: str, **fields) -> tuple[str, flows.EnrolledIdentity]:
+def enrolled_identity(ziti_admin: ZitiClient, name: str, **fields) -> tuple[str, flows.EnrolledIdentity]:
     """Create an identity with an ott enrollment and enroll it; ``(identity id, identity file)``."""
-    created = admin.management.create_identity(
+    created = ziti_admin.management.create_identity(
         body={"name": name, "type": "User", "isAdmin": False, "enrollment": {"ott": True}, **fields}
     )
-    jwt_text = admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
-    return created["id"], flows.enroll_ott(admin, jwt_text)
+    jwt_text = ziti_admin.management.detail_identity(created["id"])["enrollment"]["ott"]["jwt"]
+    return created["id"], flows.enroll_ott(ziti_admin, jwt_text)
 
 
-def password_identity(admin: ZitiClient, name: str, password: str = "s3cret-pw", **fields) -> str:
-    created = admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False, **fields})
-    admin.management.create_authenticator(
+def password_identity(ziti_admin: ZitiClient, name: str, password: str = "s3cret-pw", **fields) -> str:
+    created = ziti_admin.management.create_identity(body={"name": name, "type": "User", "isAdmin": False, **fields})
+    ziti_admin.management.create_authenticator(
         body={"identityId": created["id"], "method": "updb", "username": name, "password": password}
     )
     return created["id"]

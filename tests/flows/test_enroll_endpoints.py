@@ -18,8 +18,8 @@ MGMT = "/edge/management/v1"
 @pytest.mark.parametrize(
     "path", ["/.well-known/est/cacerts", CLIENT + "/.well-known/est/cacerts", MGMT + "/.well-known/est/cacerts"]
 )
-def test_cacerts_is_base64_pkcs7_in_64_character_lines(api, path):
-    response = api.request("GET", path, headers={"accept": "application/json"})
+def test_cacerts_is_base64_pkcs7_in_64_character_lines(ziti, path):
+    response = ziti.request("GET", path, headers={"accept": "application/json"})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("application/pkcs7-mime")
     assert response.headers["content-transfer-encoding"] == "base64"
@@ -31,19 +31,19 @@ def test_cacerts_is_base64_pkcs7_in_64_character_lines(api, path):
 
 
 @pytest.mark.parametrize("prefix", [CLIENT, MGMT])
-def test_network_jwts_are_public_and_signed_like_enrollment_jwts(api, prefix):
-    body = api.request("GET", prefix + "/network-jwts").json()
+def test_network_jwts_are_public_and_signed_like_enrollment_jwts(ziti, prefix):
+    body = ziti.request("GET", prefix + "/network-jwts").json()
     assert body["meta"] == {} and [item["name"] for item in body["data"]] == ["default"]
     token = body["data"][0]["token"]
     claims = jwt.decode(token, options={"verify_signature": False})
     assert claims["em"] == "network" and claims["iss"] == claims["sub"] == CONTROLLER_URL + "/"
     assert claims["aud"] == ["openziti-enroller"] and "exp" not in claims
-    key = jwt.PyJWK(api.request("GET", CLIENT + "/enroll/jwks").json()["keys"][0]).key
+    key = jwt.PyJWK(ziti.request("GET", CLIENT + "/enroll/jwks").json()["keys"][0]).key
     jwt.decode(token, key, algorithms=[jwt.get_unverified_header(token)["alg"]], audience="openziti-enroller")
 
 
-def test_jwks_lists_public_keys_only(api):
-    response = api.request("GET", CLIENT + "/enroll/jwks")
+def test_jwks_lists_public_keys_only(ziti):
+    response = ziti.request("GET", CLIENT + "/enroll/jwks")
     assert response.status_code == 200 and set(response.json()) == {"keys"}
     [key] = response.json()["keys"]
     assert key["kty"] in ("EC", "RSA") and key["use"] == "sig" and len(key["kid"]) == 40
@@ -51,10 +51,10 @@ def test_jwks_lists_public_keys_only(api):
     assert base64.b64decode(key["x5c"][0])
 
 
-def test_challenge_signs_the_nonce_with_the_enrollment_key(api):
-    [key] = api.request("GET", CLIENT + "/enroll/jwks").json()["keys"]
+def test_challenge_signs_the_nonce_with_the_enrollment_key(ziti):
+    [key] = ziti.request("GET", CLIENT + "/enroll/jwks").json()["keys"]
     nonce = str(uuid.uuid4())
-    response = api.request("POST", CLIENT + "/enroll/challenge", json={"nonce": nonce, "keyId": key["kid"]})
+    response = ziti.request("POST", CLIENT + "/enroll/challenge", json={"nonce": nonce, "keyId": key["kid"]})
     assert response.status_code == 200
     data = response.json()
     assert set(data) == {"signature", "algorithm", "kid", "caPool"} and data["kid"] == key["kid"]
@@ -72,25 +72,25 @@ def test_challenge_signs_the_nonce_with_the_enrollment_key(api):
         ({"nonce": str(uuid.uuid4())}, "keyId"),
     ],
 )
-def test_challenge_rejects_bad_nonces_and_unknown_keys(api, body, field):
-    assert_error(api.request("POST", CLIENT + "/enroll/challenge", json=body), 400, "COULD_NOT_VALIDATE", field)
+def test_challenge_rejects_bad_nonces_and_unknown_keys(ziti, body, field):
+    assert_error(ziti.request("POST", CLIENT + "/enroll/challenge", json=body), 400, "COULD_NOT_VALIDATE", field)
 
 
-def test_token_enrollment_without_a_valid_bearer_is_an_invalid_token(api):
-    response = api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": "Bearer eyJ.a.b"})
+def test_token_enrollment_without_a_valid_bearer_is_an_invalid_token(ziti):
+    response = ziti.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": "Bearer eyJ.a.b"})
     assert_error(response, 400, "INVALID_ENROLLMENT_TOKEN")
-    assert_error(api.request("POST", CLIENT + "/enroll/token", json={}), 400, "INVALID_ENROLLMENT_TOKEN")
+    assert_error(ziti.request("POST", CLIENT + "/enroll/token", json={}), 400, "INVALID_ENROLLMENT_TOKEN")
 
 
-def test_enrollment_paths_are_client_api_only(api):
-    assert api.request("POST", MGMT + "/enroll", params={"method": "ott", "token": "x"}, json={}).status_code == 404
+def test_enrollment_paths_are_client_api_only(ziti):
+    assert ziti.request("POST", MGMT + "/enroll", params={"method": "ott", "token": "x"}, json={}).status_code == 404
 
 
-def make_signer(admin, unique, clock, **flags):
+def make_signer(ziti_admin, unique, clock, **flags):
     """An external JWT signer with a local key: ``(signer id, issuer, key, kid)``."""
     key_pair = hp.make_leaf(None, "issuer", now=clock.now())
     issuer, kid = f"https://idp.example.test/{unique('idp')}", unique("kid")
-    signer_id = admin.create(
+    signer_id = ziti_admin.create(
         "external-jwt-signers",
         {
             "name": unique("signer"),
@@ -114,35 +114,35 @@ def bearer(issuer, key, kid, clock, **claims):
     return "Bearer " + jwt.encode(body, key, algorithm="ES256", headers={"kid": kid})
 
 
-def test_token_enrollment_creates_an_identity_from_the_external_jwt(admin, api, ziti_clock, ziti_unique):
+def test_token_enrollment_creates_an_identity_from_the_external_jwt(ziti_admin, ziti, ziti_clock, ziti_unique):
     _, issuer, key, kid = make_signer(
-        admin, ziti_unique, ziti_clock, enrollToTokenEnabled=True, enrollToCertEnabled=True
+        ziti_admin, ziti_unique, ziti_clock, enrollToTokenEnabled=True, enrollToCertEnabled=True
     )
     subject, name = ziti_unique("ext-sub"), ziti_unique("ext-name")
     token = bearer(issuer, key, kid, ziti_clock, sub=subject, name=name, groups=["staff", "vpn"])
-    response = api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
+    response = ziti.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
     assert response.status_code == 200 and response.json()["data"] == {}
-    [created] = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
+    [created] = ziti_admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{name}"'})
     assert created["externalId"] == subject and created["roleAttributes"] == ["staff", "vpn"]
-    again = api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
+    again = ziti.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token})
     assert_error(again, 409, "ENROLLMENT_IDENTITY_ALREADY_ENROLLED")
 
     csr, _ = hp.make_csr("ignored")
     other = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("ext-sub"), name=ziti_unique("ext-cert"))
-    response = api.request(
+    response = ziti.request(
         "POST", CLIENT + "/enroll/token", json={"clientCsr": hp.csr_pem(csr)}, headers={"Authorization": other}
     )
     data = response.json()["data"]
     assert response.status_code == 200 and "BEGIN CERTIFICATE" in data["cert"] and "BEGIN CERTIFICATE" in data["ca"]
 
 
-def test_token_enrollment_follows_the_signer_flags(admin, api, ziti_clock, ziti_unique):
+def test_token_enrollment_follows_the_signer_flags(ziti_admin, ziti, ziti_clock, ziti_unique):
     _, issuer, key, kid = make_signer(
-        admin, ziti_unique, ziti_clock, enrollToTokenEnabled=False, enrollToCertEnabled=False
+        ziti_admin, ziti_unique, ziti_clock, enrollToTokenEnabled=False, enrollToCertEnabled=False
     )
     token = bearer(issuer, key, kid, ziti_clock, sub=ziti_unique("s"), name=ziti_unique("n"))
     assert_error(
-        api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token}),
+        ziti.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": token}),
         409,
         "INVALID_ENROLLMENT_NOT_ALLOWED",
     )
@@ -156,7 +156,7 @@ def test_token_enrollment_follows_the_signer_flags(admin, api, ziti_clock, ziti_
         exp=int(ziti_clock.now().timestamp()) - 1,
     )
     assert_error(
-        api.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": expired}),
+        ziti.request("POST", CLIENT + "/enroll/token", json={}, headers={"Authorization": expired}),
         400,
         "INVALID_ENROLLMENT_TOKEN",
     )

@@ -12,20 +12,15 @@ from tests.support import CLIENT, assert_error, ok
 
 
 @pytest.fixture
-def admin(cert_admin):
-    return cert_admin
-
-
-@pytest.fixture
-def router_token(admin, ziti_unique):
+def router_token(cert_admin, ziti_unique):
     """A new edge router: ``(router id, {token, jwt})`` from its management view."""
-    router_id = admin.create("edge-routers", {"name": ziti_unique("er")})
-    view = admin.mgmt_ok("GET", f"/edge-routers/{router_id}")
+    router_id = cert_admin.create("edge-routers", {"name": ziti_unique("er")})
+    view = cert_admin.mgmt_ok("GET", f"/edge-routers/{router_id}")
     return router_id, {"token": view["enrollmentToken"], "jwt": view["enrollmentJwt"]}
 
 
-def router_view(admin, router_id: str) -> dict:
-    return admin.mgmt_ok("GET", f"/routers/{router_id}")
+def router_view(cert_admin, router_id: str) -> dict:
+    return cert_admin.mgmt_ok("GET", f"/routers/{router_id}")
 
 
 def csrs(router_id: str, cn: str | None = None):
@@ -34,8 +29,8 @@ def csrs(router_id: str, cn: str | None = None):
     return hp.csr_pem(client), client_key, hp.csr_pem(server)
 
 
-def enroll_router(api, token, body):
-    return api.request("POST", CLIENT + "/enroll", params={"method": "erott", "token": token}, json=body)
+def enroll_router(ziti, token, body):
+    return ziti.request("POST", CLIENT + "/enroll", params={"method": "erott", "token": token}, json=body)
 
 
 def enrolled_router(make_cert_api, router_id: str, token: str) -> hp.CertKey:
@@ -46,7 +41,7 @@ def enrolled_router(make_cert_api, router_id: str, token: str) -> hp.CertKey:
     return hp.CertKey(chain[0], client_key, chain[1:])
 
 
-def test_edge_router_enrolls_with_client_and_server_csrs(admin, make_cert_api, router_token):
+def test_edge_router_enrolls_with_client_and_server_csrs(cert_admin, make_cert_api, router_token):
     router_id, record = router_token
     claims = jwt.decode(record["jwt"], options={"verify_signature": False})
     assert claims["sub"] == router_id and claims["em"] == "erott"
@@ -59,7 +54,7 @@ def test_edge_router_enrolls_with_client_and_server_csrs(admin, make_cert_api, r
     assert ExtendedKeyUsageOID.SERVER_AUTH in server[0].extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     sans = server[0].extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert sans.get_values_for_type(x509.DNSName) == ["router.example.test"]
-    stored = router_view(admin, router_id)
+    stored = router_view(cert_admin, router_id)
     assert stored["isVerified"] is True and stored["fingerprint"] == hp.sha1_fingerprint(client[0])
     assert stored["enrollmentToken"] is None
     assert_error(
@@ -72,20 +67,20 @@ def test_edge_router_enrolls_with_client_and_server_csrs(admin, make_cert_api, r
 def test_router_enrollment_checks_csrs(make_cert_api, router_token):
     router_id, record = router_token
     client_csr, _, server_csr = csrs(router_id)
-    api = make_cert_api()
-    assert_error(enroll_router(api, record["token"], {"certCsr": client_csr}), 400, "MISSING_OR_INVALID_CSR")
+    ziti = make_cert_api()
+    assert_error(enroll_router(ziti, record["token"], {"certCsr": client_csr}), 400, "MISSING_OR_INVALID_CSR")
     wrong_cn, _, _ = csrs(router_id, cn="someone-else")
     assert_error(
-        enroll_router(api, record["token"], {"certCsr": wrong_cn, "serverCertCsr": server_csr}),
+        enroll_router(ziti, record["token"], {"certCsr": wrong_cn, "serverCertCsr": server_csr}),
         400,
         "COULD_NOT_PROCESS_CSR",
     )
     assert_error(
-        enroll_router(api, record["token"], {"certCsr": client_csr, "serverCertCsr": "junk"}),
+        enroll_router(ziti, record["token"], {"certCsr": client_csr, "serverCertCsr": "junk"}),
         400,
         "COULD_NOT_PROCESS_CSR",
     )
-    explicit = api.request(
+    explicit = ziti.request(
         "POST",
         CLIENT + "/enroll/erott",
         json={"token": record["token"], "clientCsr": client_csr, "serverCsr": server_csr},
@@ -112,7 +107,7 @@ def test_router_token_expires_and_is_not_an_identity_token(make_cert_api, router
     )
 
 
-def test_router_extends_with_its_current_certificate(admin, make_cert_api, router_token):
+def test_router_extends_with_its_current_certificate(cert_admin, make_cert_api, router_token):
     router_id, record = router_token
     current = enrolled_router(make_cert_api, router_id, record["token"])
     new_client, _, new_server = csrs(router_id)
@@ -131,15 +126,15 @@ def test_router_extends_with_its_current_certificate(admin, make_cert_api, route
     )
     extended = ok(make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body))
     new_leaf = x509.load_pem_x509_certificates(extended["cert"].encode())[0]
-    assert router_view(admin, router_id)["fingerprint"] == hp.sha1_fingerprint(new_leaf) != current.fingerprint
+    assert router_view(cert_admin, router_id)["fingerprint"] == hp.sha1_fingerprint(new_leaf) != current.fingerprint
     assert_error(
         make_cert_api(current).request("POST", CLIENT + "/enroll/extend/router", json=body), 401, "UNAUTHORIZED"
     )
 
 
-def test_transit_router_enrolls_with_trott(admin, make_cert_api, ziti_unique):
-    router_id = admin.create("transit-routers", {"name": ziti_unique("tr")})
-    view = admin.mgmt_ok("GET", f"/transit-routers/{router_id}")
+def test_transit_router_enrolls_with_trott(cert_admin, make_cert_api, ziti_unique):
+    router_id = cert_admin.create("transit-routers", {"name": ziti_unique("tr")})
+    view = cert_admin.mgmt_ok("GET", f"/transit-routers/{router_id}")
     assert jwt.decode(view["enrollmentJwt"], options={"verify_signature": False})["em"] == "trott"
     client_csr, _, server_csr = csrs(router_id)
     response = make_cert_api().request(
@@ -148,14 +143,14 @@ def test_transit_router_enrolls_with_trott(admin, make_cert_api, ziti_unique):
         params={"method": "trott", "token": view["enrollmentToken"]},
         json={"certCsr": client_csr, "serverCertCsr": server_csr},
     )
-    assert ok(response)["cert"] and router_view(admin, router_id)["isVerified"] is True
+    assert ok(response)["cert"] and router_view(cert_admin, router_id)["isVerified"] is True
 
 
-def test_re_enrolled_router_forgets_its_certificate_and_enrolls_again(admin, make_cert_api, router_token):
+def test_re_enrolled_router_forgets_its_certificate_and_enrolls_again(cert_admin, make_cert_api, router_token):
     router_id, record = router_token
     old = enrolled_router(make_cert_api, router_id, record["token"])
-    ok(admin.mgmt("POST", f"/edge-routers/{router_id}/re-enroll"))
-    view = router_view(admin, router_id)
+    ok(cert_admin.mgmt("POST", f"/edge-routers/{router_id}/re-enroll"))
+    view = router_view(cert_admin, router_id)
     assert view["isVerified"] is False and view["fingerprint"] is None and view["enrollmentToken"] != record["token"]
     new_client, _, new_server = csrs(router_id)
     body = {"certCsr": new_client, "serverCertCsr": new_server}

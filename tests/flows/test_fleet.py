@@ -21,36 +21,36 @@ FAST = Schedule(service_updates=0.5, edge_routers=1.0)
 @pytest.fixture(scope="module")
 def controller(ziti_quickstart_controller):
     local = ziti_quickstart_controller
-    admin = ZitiClient.connect(local.url)
-    admin.login("admin", "admin")
-    yield local, admin, flows.ca_bundle(admin)
-    admin.close()
+    ziti_admin = ZitiClient.connect(local.url)
+    ziti_admin.login("admin", "admin")
+    yield local, ziti_admin, flows.ca_bundle(ziti_admin)
+    ziti_admin.close()
 
 
-def _fleet_identities(admin, names: list[str]) -> list[dict]:
+def _fleet_identities(ziti_admin, names: list[str]) -> list[dict]:
     found = []
     for name in names:
-        found += admin.management.list_identities(filter=f'name = "{name}"')
+        found += ziti_admin.management.list_identities(filter=f'name = "{name}"')
     return found
 
 
 def test_a_small_fleet_enrolls_logs_in_by_oidc_and_polls_without_errors(controller, ziti_unique):
-    local, admin, ca = controller
+    local, ziti_admin, ca = controller
     prefix = ziti_unique("fleet")
-    fleet = Fleet(local.https_url, ca, provision(admin, 4, prefix=prefix), schedule=FAST)
+    fleet = Fleet(local.https_url, ca, provision(ziti_admin, 4, prefix=prefix), schedule=FAST)
     seconds = []
     report = fleet.run_sync(3.0, ramp=0.2, warmup=0.0, on_second=seconds.append)
     assert report.errors == []
     assert report.logged_in == 4
     assert report.latencies_ms and seconds and sum(s.polls for s in seconds) == len(report.latencies_ms)
     assert all(sdk.auth_header.startswith("Authorization: Bearer ") and sdk.refresh_token for sdk in fleet.sdks)
-    enrolled = _fleet_identities(admin, [f"{prefix}-sdk-{n}" for n in range(4)])
+    enrolled = _fleet_identities(ziti_admin, [f"{prefix}-sdk-{n}" for n in range(4)])
     assert sorted(i["name"] for i in enrolled) == [f"{prefix}-sdk-{n}" for n in range(4)]
 
 
 def test_an_sdk_refreshes_its_tokens_and_keeps_polling(controller, ziti_unique):
-    local, admin, ca = controller
-    fleet = Fleet(local.https_url, ca, provision(admin, 1, prefix=ziti_unique("fleet")), schedule=FAST)
+    local, ziti_admin, ca = controller
+    fleet = Fleet(local.https_url, ca, provision(ziti_admin, 1, prefix=ziti_unique("fleet")), schedule=FAST)
     [sdk] = fleet.sdks
 
     async def login_refresh_poll():
@@ -68,8 +68,8 @@ def test_an_sdk_refreshes_its_tokens_and_keeps_polling(controller, ziti_unique):
 
 
 def test_legacy_logins_on_request_and_a_login_storm_leaves_nobody_out(controller, ziti_unique):
-    local, admin, ca = controller
-    identities = provision(admin, 6, prefix=ziti_unique("fleet"))
+    local, ziti_admin, ca = controller
+    identities = provision(ziti_admin, 6, prefix=ziti_unique("fleet"))
     legacy = Fleet(local.https_url, ca, identities, schedule=Schedule(0.5, 1.0, "legacy"))
     stormed = legacy.login_storm()
     assert (stormed["logged_in"], stormed["failed"]) == (6, 0)

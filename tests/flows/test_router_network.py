@@ -157,10 +157,10 @@ def test_up_runs_the_three_routers_of_a_file_as_processes_online_and_stops_them_
         routers = [m for m in routers if m]
         assert [m[1] for m in routers] == ["er-west", "er-east", "er-hub"], (lines, errors.read_text())
         http = next(re.search(r"(http://\S+?)/edge/management/v1", x)[1] for x in lines if x.startswith("  HTTP "))
-        with ZitiClient.connect(http) as admin:
-            admin.login("admin", "admin")
-            fabric = {r["name"]: r for r in admin.fabric.iterate("listRouters")}
-            edge = {r["name"]: r for r in admin.management.iterate("listEdgeRouters")}
+        with ZitiClient.connect(http) as ziti_admin:
+            ziti_admin.login("admin", "admin")
+            fabric = {r["name"]: r for r in ziti_admin.fabric.iterate("listRouters")}
+            edge = {r["name"]: r for r in ziti_admin.management.iterate("listEdgeRouters")}
         for m in routers:
             assert fabric[m[1]]["connected"] is True
             assert edge[m[1]]["supportedProtocols"] == {"tls": m[2]}
@@ -170,11 +170,12 @@ def test_up_runs_the_three_routers_of_a_file_as_processes_online_and_stops_them_
         assert printed == {
             frozenset(pair) for pair in (("er-west", "er-east"), ("er-west", "er-hub"), ("er-east", "er-hub"))
         }
-        with ZitiClient.connect(http) as admin:
-            admin.login("admin", "admin")
+        with ZitiClient.connect(http) as ziti_admin:
+            ziti_admin.login("admin", "admin")
             ids = {r["id"]: r["name"] for r in fabric.values()}
             live = {
-                frozenset((ids[x["sourceRouter"]["id"]], ids[x["destRouter"]["id"]])) for x in admin.fabric.list_links()
+                frozenset((ids[x["sourceRouter"]["id"]], ids[x["destRouter"]["id"]]))
+                for x in ziti_admin.fabric.list_links()
             }
         assert printed <= live
         pids = [int(m[3]) for m in routers]
@@ -305,20 +306,20 @@ def test_up_refuses_a_router_wait_that_is_not_a_positive_number_of_seconds(value
     assert done.stderr.startswith("error: ziti-harness up: argument --router-wait: ") and done.stderr.count("\n") == 1
 
 
-def circuit_of_the_dial(admin, before: set[str]) -> dict:
+def circuit_of_the_dial(ziti_admin, before: set[str]) -> dict:
     """The circuit a dial just made: its router reports it to the controller after the dial succeeded, so
     it may be listed a moment after the first bytes came back (polled with a deadline, never assumed)."""
     deadline = time.monotonic() + DEADLINE
     while True:
-        new = [circuit for circuit in admin.fabric.list_circuits() if circuit["id"] not in before]
+        new = [circuit for circuit in ziti_admin.fabric.list_circuits() if circuit["id"] not in before]
         if new:
             return max(new, key=lambda c: c["createdAt"])
         assert time.monotonic() < deadline, "the dial's circuit was never listed"
         time.sleep(0.02)
 
 
-def circuit_ids(admin) -> set[str]:
-    return {circuit["id"] for circuit in admin.fabric.list_circuits()}
+def circuit_ids(ziti_admin) -> set[str]:
+    return {circuit["id"] for circuit in ziti_admin.fabric.list_circuits()}
 
 
 def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti_make_router_network, tmp_path):

@@ -21,17 +21,17 @@ def connect(ziti_app, ziti_mode, request):
         client.close()
 
 
-def session_ids(admin, identity_id: str) -> set[str]:
-    found = admin.management.iterate("listAPISessions", filter=f'identity = "{identity_id}"')
+def session_ids(ziti_admin, identity_id: str) -> set[str]:
+    found = ziti_admin.management.iterate("listAPISessions", filter=f'identity = "{identity_id}"')
     return {session["id"] for session in found}
 
 
 def test_sweep_removes_idle_sessions_and_keeps_recently_active_ones(connect, ziti_clock, ziti_unique):
-    admin = connect()
-    admin.login("admin", "admin")
+    ziti_admin = connect()
+    ziti_admin.login("admin", "admin")
     username = ziti_unique("sweep-user")
-    user = admin.management.create_identity(body={"name": ziti_unique("sweep"), "type": "User", "isAdmin": False})
-    admin.management.create_authenticator(
+    user = ziti_admin.management.create_identity(body={"name": ziti_unique("sweep"), "type": "User", "isAdmin": False})
+    ziti_admin.management.create_authenticator(
         body={"identityId": user["id"], "method": "updb", "username": username, "password": "pw-sweep-1"}
     )
     idle, active = connect(), connect()
@@ -42,6 +42,6 @@ def test_sweep_removes_idle_sessions_and_keeps_recently_active_ones(connect, zit
     active.edge.call("getCurrentAPISession")  # activity cached in memory, not yet flushed to the store
     ziti_clock.advance(minutes=15)  # idle: 35 min > 30; active: 15 min
 
-    assert session_ids(admin, user["id"]) == {active_id}
+    assert session_ids(ziti_admin, user["id"]) == {active_id}
     ziti_clock.advance(minutes=20)  # active is now idle for 35 min too
-    assert session_ids(admin, user["id"]) == set()
+    assert session_ids(ziti_admin, user["id"]) == set()

@@ -22,9 +22,9 @@ def sim_client():
     app.controller.close()
 
 
-def test_control_routes_do_not_exist_in_default_mode(api, admin):
-    assert admin.mgmt("GET", "/simulation/clock").status_code == 404
-    assert admin.mgmt("POST", "/simulation/faults", json={"path": ".*", "status": 503}).status_code == 404
+def test_control_routes_do_not_exist_in_default_mode(ziti, ziti_admin):
+    assert ziti_admin.mgmt("GET", "/simulation/clock").status_code == 404
+    assert ziti_admin.mgmt("POST", "/simulation/faults", json={"path": ".*", "status": 503}).status_code == 404
 
 
 def test_clock_advances_over_http_and_expires_sessions(sim_client):
@@ -105,9 +105,9 @@ def sim_admin():
     app.controller.close()
 
 
-def test_router_faults_do_not_exist_in_default_mode(api, admin):
-    assert admin.mgmt("GET", ROUTER_FAULTS).status_code == 404
-    assert admin.mgmt("POST", ROUTER_FAULTS, json={"router": "x", "drop": True}).status_code == 404
+def test_router_faults_do_not_exist_in_default_mode(ziti, ziti_admin):
+    assert ziti_admin.mgmt("GET", ROUTER_FAULTS).status_code == 404
+    assert ziti_admin.mgmt("POST", ROUTER_FAULTS, json={"router": "x", "drop": True}).status_code == 404
 
 
 def test_a_router_fault_lists_its_remaining_time_on_the_controllers_clock_until_it_ends(sim_admin):

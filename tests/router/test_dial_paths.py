@@ -16,19 +16,19 @@ from harness.paths import dial_paths
 from harness.sync_dataplane import SyncDataPlane, echo
 
 
-def dial_once(admin, guest: SyncDataPlane, service: str) -> tuple[list[str], str]:
+def dial_once(ziti_admin, guest: SyncDataPlane, service: str) -> tuple[list[str], str]:
     """Dial and echo; the router names and terminator id of the circuit the controller built for it."""
     with guest.dial(service) as conn:
         conn.sendall(b"ping")
         assert conn.recv_exactly(4) == b"ping"
-        circuits = [c for c in admin.fabric.list_circuits() if c["service"]["name"] == service]
+        circuits = [c for c in ziti_admin.fabric.list_circuits() if c["service"]["name"] == service]
         circuit = max(circuits, key=lambda c: c["createdAt"])  # this dial's: the newest
     return [node["name"] for node in circuit["path"]["nodes"]], circuit["terminator"]["id"]
 
 
-def wait_terminators(admin, service: str, count: int = 1) -> list[dict]:
+def wait_terminators(ziti_admin, service: str, count: int = 1) -> list[dict]:
     deadline = time.monotonic() + 20  # a real binder's bind reaching the controller
-    while len(found := admin.management.list_terminators(filter=f'service.name = "{service}"')) < count:
+    while len(found := ziti_admin.management.list_terminators(filter=f'service.name = "{service}"')) < count:
         assert time.monotonic() < deadline, f"{service}: {count} terminator(s)"
         time.sleep(0.02)
     return found

@@ -14,7 +14,6 @@ from cryptography import x509
 
 from controller.config import Config
 from harness import pki as hp
-from harness.client import ZitiClient
 from harness.enroll import (
     EnrolledIdentity,
     ott_csr,
@@ -23,7 +22,6 @@ from harness.enroll import (
     served_certificate,
     verify_enrollment_jwt,
 )
-from harness.transport import inprocess
 from tests.support import ENV_INFO, SDK_INFO, ok
 
 SDK_HEADERS = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate", "User-Agent": "harness-sdk (OpenSSL)"}
@@ -36,12 +34,6 @@ def base_url(https_server, ziti_app):
     return f"https://127.0.0.1:{server.port}"
 
 
-@pytest.fixture
-def admin(ziti_app):
-    with inprocess(ziti_app) as http:
-        yield ZitiClient(http).signed_in("admin", "admin")
-
-
 def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> httpx.Client:
     ctx = verify if isinstance(verify, bool) else hp.client_ssl_context(verify, identity)
     return httpx.Client(base_url=base_url, verify=ctx, headers=SDK_HEADERS, timeout=10)
@@ -50,11 +42,11 @@ def sdk_client(base_url: str, *, verify, identity: hp.CertKey | None = None) -> 
 # The legacy SDK sequence: with OIDC advertised a current SDK would log in by OIDC instead
 # (tests/flows/test_oidc_login.py drives that one over real TLS).
 @pytest.mark.parametrize("ziti_config", [Config(oidc=False)], ids=["legacy-only"])
-def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url, tmp_path, ziti_unique):
-    identity_id = admin.create(
+def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(ziti_admin, base_url, tmp_path, ziti_unique):
+    identity_id = ziti_admin.create(
         "identities", {"name": ziti_unique("sdk"), "type": "Device", "isAdmin": False, "enrollment": {"ott": True}}
     )
-    enrollment_jwt = admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["jwt"]
+    enrollment_jwt = ziti_admin.mgmt_ok("GET", f"/identities/{identity_id}")["enrollment"]["ott"]["jwt"]
 
     # 1. first look, no client certificate, nothing trusted yet; the JWT must verify with the served cert's key
     with sdk_client(base_url, verify=False) as first:
@@ -104,18 +96,18 @@ def test_sdk_enrolls_over_https_and_logs_in_with_its_certificate(admin, base_url
         assert ok(sdk.get("/edge/client/v1/current-identity", headers=headers))["sdkInfo"]["type"] == "ziti-sdk-c"
 
 
-def test_third_party_chain_is_judged_by_the_app_not_the_handshake(admin, base_url, ziti_clock, ziti_unique):
+def test_third_party_chain_is_judged_by_the_app_not_the_handshake(ziti_admin, base_url, ziti_clock, ziti_unique):
     """An unknown CA's chain completes the handshake; only a verified, auth-enabled CA logs in."""
     root = hp.make_root_ca("TLS Third Party", now=ziti_clock.now())
     inter = hp.make_intermediate_ca(root, now=ziti_clock.now())
     client = hp.make_leaf(inter, "tls-tp", now=ziti_clock.now())
-    identity_id = admin.create("identities", {"name": ziti_unique("tls-tp"), "type": "User", "isAdmin": False})
-    admin.create("authenticators", {"identityId": identity_id, "method": "cert", "certPem": client.cert_pem})
+    identity_id = ziti_admin.create("identities", {"name": ziti_unique("tls-tp"), "type": "User", "isAdmin": False})
+    ziti_admin.create("authenticators", {"identityId": identity_id, "method": "cert", "certPem": client.cert_pem})
     with sdk_client(base_url, verify=False) as first:
         ca_pem = pem_bundle(parse_cacerts(first.get("/.well-known/est/cacerts").text))
     with sdk_client(base_url, verify=ca_pem, identity=client) as sdk:
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401
-        ca_id = admin.create(
+        ca_id = ziti_admin.create(
             "cas",
             {
                 "name": ziti_unique("tls-ca"),
@@ -127,8 +119,8 @@ def test_third_party_chain_is_judged_by_the_app_not_the_handshake(admin, base_ur
             },
         )
         assert sdk.post("/authenticate", params={"method": "cert"}, json={}).status_code == 401  # unverified
-        token = admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
-        admin.mgmt_ok(
+        token = ziti_admin.mgmt_ok("GET", f"/cas/{ca_id}")["verificationToken"]
+        ziti_admin.mgmt_ok(
             "POST",
             f"/cas/{ca_id}/verify",
             content=hp.make_leaf(root, token, now=ziti_clock.now()).cert_pem,

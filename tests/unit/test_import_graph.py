@@ -27,7 +27,7 @@ LAYERS = [
     {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
     {"api"},
-    {"app", "registry", "server", "ctrl", "console", "__main__", "__init__"},
+    {"app", "registry", "server", "ctrl", "console", "embedded", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain
@@ -224,8 +224,7 @@ HARNESS_ALLOWED = {
     "controller.entities",  # entity names and collections (declarations, no manager)
     "controller.gc_pause",
     "controller.heap",
-    "controller.bootstrap",  # ensure_quickstart_policies when a command line starts a controller
-    "controller.api.routes",  # the route table's body schemas (netcheck validates offline)
+    "controller.embedded",  # the one way the harness starts a controller, and the request bodies netcheck reads
 }
 HARNESS_ALLOWED_PACKAGES = ("controller.server",)
 
@@ -338,7 +337,7 @@ def test_domain_code_takes_no_request_object_and_builds_no_header():
 
 
 def test_the_harness_reaches_the_controller_only_through_the_app_and_what_starts_it():
-    """Managers, the registry, auth, the store ...: only through HTTP or the in-process app."""
+    """Managers, the registry, auth, the store, the API layer ...: only through HTTP or ``controller.embedded``."""
     assert foreign_imports("harness", harness_may_import) == []
 
 
