@@ -156,6 +156,8 @@ NOT_IMPLEMENTED = _declare("NOT_IMPLEMENTED", 501, "Not implemented")
 # -- 503 ------------------------------------------------------------
 TIMEOUT = _declare("TIMEOUT", 503, "Timeout")
 STORE_UNAVAILABLE = _declare("STORE_UNAVAILABLE", 503, "The data store cannot accept writes at this time")
+#: a cluster member that cannot get a write committed (the real controller's apierror)
+CLUSTER_NO_LEADER = _declare("CLUSTER_NO_LEADER", 503, "Cluster has no leader, unable to make model updates.")
 
 #: messages by code (derived from the catalogue)
 MESSAGES = {code: entry.message for code, entry in CATALOGUE.items()}
@@ -302,6 +304,12 @@ class Unavailable(ControllerError):
     """The store cannot write (503); nothing already stored is lost."""
 
     code = STORE_UNAVAILABLE
+
+
+class ClusterNoLeader(Unavailable):
+    """A cluster member cannot get a write committed: no leader, or no quorum (503)."""
+
+    code = CLUSTER_NO_LEADER
 
 
 class UnsupportedMedia(ControllerError):

@@ -1,0 +1,281 @@
+"""Every store write through a raft log (PySyncObj): the Store's one write path, replicated.
+
+A member's ``Store`` hands each commit to ``Replicator.replicate`` instead of its
+journal (``Store._commit``). The changes are undone locally and sent as one raft
+entry (to the leader, wherever the write was made); the store lock is let go
+while the entry is committed. Every member, the writer too, applies committed
+entries in log order on its raft thread (``_apply``): under the store lock it
+checks the entry's preconditions (each changed record still as the writer saw
+it) and applies the changes as one local, durable commit with the entry's raft
+index (table ``raftState``), or applies nothing when a write made meanwhile
+elsewhere changed one of those records. The writer returns once its member has
+applied the entry: committed on a majority, durable in its own store, visible
+to its next read. A write whose outcome is unknown (leader lost mid-way) is
+sent again under the same id: the preconditions make a second copy a no-op.
+
+Entries already in a member's store (its ``raftState`` index) are skipped when
+the raft journal is replayed at start. Raft snapshots (PySyncObj's full dump)
+carry the store's tables, so a member far behind, or new, loads them and
+replays the rest of the log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import logging
+import struct
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import orjson
+from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, replicated
+from pysyncobj import pickle as raft_pickle
+
+from controller.errors import ClusterNoLeader, Conflict
+from controller.store.change_context import ChangeContext
+from controller.store.tables import Change
+
+log = logging.getLogger(__name__)
+
+#: the table holding this member's applied raft index (``{"id": "applied", "index": n}``)
+STATE_TABLE = "raftState"
+APPLIED = "applied"
+#: failures after which the same entry is sent again (the outcome is unknown or it never left)
+_RETRY = frozenset(
+    {
+        FAIL_REASON.QUEUE_FULL,
+        FAIL_REASON.MISSING_LEADER,
+        FAIL_REASON.DISCARDED,
+        FAIL_REASON.NOT_LEADER,
+        FAIL_REASON.LEADER_CHANGED,
+        FAIL_REASON.UNKNOWN_OUTCOME,
+    }
+)
+_RECENT = 4096  # entry ids this member remembers having applied (for a writer's resends)
+
+
+@dataclass
+class RaftSettings:
+    """PySyncObj's timing. Latency is set by the ticks (each write waits a tick per hop), see docs."""
+
+    tick: float = 0.002
+    append_entries: float = 0.002
+    election_min: float = 0.5
+    election_max: float = 1.5
+    #: a leader steps down after hearing from no majority for this long (then writes fail fast)
+    leader_fallback: float = 2.0
+    #: how long a write keeps trying (elections included) before CLUSTER_NO_LEADER
+    write_timeout: float = 4.0
+    #: raft log entries kept before a snapshot of the store replaces them
+    compaction_entries: int = 20000
+
+    def conf(self, folder: Path, **kwargs) -> SyncObjConf:
+        return SyncObjConf(
+            autoTickPeriod=self.tick,
+            appendEntriesPeriod=self.append_entries,
+            raftMinTimeout=self.election_min,
+            raftMaxTimeout=self.election_max,
+            connectionTimeout=max(3.5, self.election_max),
+            connectionRetryTime=0.5,
+            leaderFallbackTimeout=self.leader_fallback,
+            commandsWaitLeader=False,
+            dynamicMembershipChange=True,
+            pollerType="poll",
+            journalFile=str(folder / "raft.journal"),
+            fullDumpFile=str(folder / "raft.snapshot"),
+            logCompactionMinEntries=self.compaction_entries,
+            useFork=False,
+            **kwargs,
+        )
+
+
+def digest(record: dict | None) -> str | None:
+    """What a writer saw of a record: None for no record, else a hash of its canonical JSON."""
+    if record is None:
+        return None
+    return hashlib.blake2b(orjson.dumps(record, option=orjson.OPT_SORT_KEYS), digest_size=12).hexdigest()
+
+
+def encode(entry_id: str, changes: list[Change]) -> bytes:
+    context = changes[0].context
+    ctx = None
+    if context is not None:
+        ctx = [context.source_type, context.method, context.path, context.request_id, context.remote_addr]
+    ops = [[c.table, c.key, digest(c.old), c.new, i if c.context is not context else -1] for i, c in enumerate(changes)]
+    return orjson.dumps({"id": entry_id, "ctx": ctx, "ops": ops})
+
+
+@dataclass
+class _Waiter:
+    event: threading.Event = field(default_factory=threading.Event)
+    applied: bool | None = None  # True: applied, False: refused (a conflicting write came first)
+    work: list = field(default_factory=list)
+    error: int | None = None
+
+    def on_result(self, _result, error) -> None:
+        if error != FAIL_REASON.SUCCESS:
+            self.error = error
+            self.event.set()
+
+
+class _Raft(SyncObj):
+    """The PySyncObj object: one replicated method, the store entry."""
+
+    def __init__(self, self_address: str, partners: list[str], conf: SyncObjConf, apply: Callable[[bytes, int], None]):
+        self._apply_entry = apply
+        super().__init__(self_address, partners, conf)
+
+    @replicated
+    def store_entry(self, entry: bytes) -> None:
+        self._apply_entry(entry, self.raftLastApplied + 1)
+
+
+class Replicator:
+    """One member's raft side: sends its store's commits, applies everyone's."""
+
+    def __init__(
+        self,
+        store,
+        folder: Path,
+        self_address: str,
+        partners: list[str],
+        *,
+        member_id: str,
+        settings: RaftSettings | None = None,
+        on_state: Callable[[], None] | None = None,
+    ):
+        self.store = store
+        self.member_id = member_id
+        self.settings = settings or RaftSettings()
+        self.address = self_address
+        self._seq = itertools.count(1)
+        self._waiting: dict[str, _Waiter] = {}
+        self._recent: OrderedDict[str, bool] = OrderedDict()
+        meta = store.get(STATE_TABLE, APPLIED)
+        self.applied_index = meta["index"] if meta else 0
+        self._on_state = on_state
+        folder.mkdir(parents=True, exist_ok=True)
+        conf = self.settings.conf(
+            folder, serializer=self._dump, deserializer=self._load, onStateChanged=self._state_changed
+        )
+        store.replicator = self
+        self.raft = _Raft(self_address, partners, conf, self._apply)
+
+    # -- the writer's side ---------------------------------------------------
+
+    def replicate(self, changes: list[Change]) -> list[Callable[[], None]]:
+        """Commit ``changes`` through the log; the caller holds the store lock (let go meanwhile)."""
+        entry_id = f"{self.member_id}:{next(self._seq)}"
+        payload = encode(entry_id, changes)
+        waiter = _Waiter()
+        self._waiting[entry_id] = waiter
+        deadline = time.monotonic() + self.settings.write_timeout
+        try:
+            with self.store.lock.suspended():
+                while True:
+                    waiter.error = None
+                    waiter.event.clear()
+                    if self._recent.get(entry_id) is None:
+                        self.raft.store_entry(payload, callback=waiter.on_result)
+                    left = deadline - time.monotonic()
+                    waiter.event.wait(max(left, 0))
+                    if waiter.applied is not None:
+                        break
+                    if time.monotonic() >= deadline or (waiter.error is not None and waiter.error not in _RETRY):
+                        raise ClusterNoLeader(cause={"reason": _reason(waiter.error)})
+                    time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))  # an election is under way
+        finally:
+            self._waiting.pop(entry_id, None)
+        if not waiter.applied:
+            raise Conflict(message="a concurrent write on another cluster member changed the same record; retry")
+        return waiter.work
+
+    # -- every member: apply committed entries in order (raft thread) ---------
+
+    def _apply(self, payload: bytes, index: int) -> None:
+        store = self.store
+        with store.lock:
+            if index <= self.applied_index:
+                return  # already in this member's store (a journal replayed at start)
+            entry = orjson.loads(payload)
+            ops = entry["ops"]
+            ok = all(digest(store.get(table, key)) == seen for table, key, seen, _new, _i in ops)
+            changes = []
+            if ok:
+                ctx = ChangeContext(*entry["ctx"]) if entry["ctx"] else None
+                changes = [Change(table, key, None, new, ctx if i >= 0 else None) for table, key, _s, new, i in ops]
+            work = store.apply_replicated(changes, (STATE_TABLE, APPLIED, {"id": APPLIED, "index": index}))
+            self.applied_index = index
+            entry_id = entry["id"]
+            if entry_id.startswith(self.member_id + ":"):
+                self._recent[entry_id] = ok
+                if len(self._recent) > _RECENT:
+                    self._recent.popitem(last=False)
+            waiter = self._waiting.get(entry_id)
+            if waiter is not None and waiter.applied is None:
+                waiter.applied, waiter.work = ok, work
+                waiter.event.set()
+
+    # -- snapshots (PySyncObj's full dump) -----------------------------------
+
+    def _dump(self, filename: str, raft_data) -> None:
+        """Called on the raft thread: the store's tables at the applied index, and PySyncObj's own data."""
+        head = raft_pickle.dumps(raft_data)
+        tables = orjson.dumps({"index": self.applied_index, "tables": self.store.export_tables()})
+        with open(filename, "wb") as out:
+            out.write(struct.pack(">Q", len(head)))
+            out.write(head)
+            out.write(tables)
+
+    def _load(self, filename: str):
+        with open(filename, "rb") as src:
+            data = src.read()
+        (size,) = struct.unpack(">Q", data[:8])
+        raft_data = raft_pickle.loads(data[8 : 8 + size])
+        body = orjson.loads(data[8 + size :])
+        with self.store.lock:
+            if body["index"] > self.applied_index:  # behind the snapshot: take it (a member's own is never ahead)
+                self.store.load_replicated(body["tables"])
+                self.applied_index = body["index"]
+        return raft_data
+
+    # -- status --------------------------------------------------------------
+
+    def _state_changed(self, old, new) -> None:
+        if self._on_state is not None:
+            try:
+                self._on_state()
+            except Exception:
+                log.exception("cluster: state listener failed")
+
+    @property
+    def is_leader(self) -> bool:
+        return self.raft._isLeader()
+
+    @property
+    def leader(self) -> str | None:
+        leader = self.raft._getLeader()
+        return leader.id if leader is not None else None
+
+    def has_quorum(self) -> bool:
+        return bool(self.raft.hasQuorum)
+
+    def status(self) -> dict:
+        return self.raft.getStatus()
+
+    def close(self) -> None:
+        self.store.replicator = None
+        self.raft.destroy()
+        thread = getattr(self.raft, "_SyncObj__thread", None)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)
+
+
+def _reason(error: int | None) -> str:
+    names = {value: name for name, value in vars(FAIL_REASON).items() if name.isupper()}
+    return "no commit in time" if error is None else names.get(error, str(error)).lower().replace("_", " ")
