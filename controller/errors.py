@@ -156,6 +156,10 @@ NOT_IMPLEMENTED = _declare("NOT_IMPLEMENTED", 501, "Not implemented")
 # -- 503 ------------------------------------------------------------
 TIMEOUT = _declare("TIMEOUT", 503, "Timeout")
 STORE_UNAVAILABLE = _declare("STORE_UNAVAILABLE", 503, "The data store cannot accept writes at this time")
+SERVER_NOT_RUNNING_IN_HA_MODE = _declare(
+    "SERVER_NOT_RUNNING_IN_HA_MODE", 400, "The server is not running in HA mode. HA operations are not permitted"
+)
+TRANSFER_LEADERSHIP_ERROR = _declare("TRANSFER_LEADERSHIP_ERROR", 500, "Error while attempting to transfer leadership")
 #: a cluster member that cannot get a write committed (the real controller's apierror)
 CLUSTER_NO_LEADER = _declare("CLUSTER_NO_LEADER", 503, "Cluster has no leader, unable to make model updates.")
 

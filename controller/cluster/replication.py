@@ -36,6 +36,7 @@ import orjson
 from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, replicated
 from pysyncobj import pickle as raft_pickle
 
+from controller.cluster.settings import RaftSettings
 from controller.errors import ClusterNoLeader, Conflict
 from controller.store.change_context import ChangeContext
 from controller.store.tables import Change
@@ -57,41 +58,6 @@ _RETRY = frozenset(
     }
 )
 _RECENT = 4096  # entry ids this member remembers having applied (for a writer's resends)
-
-
-@dataclass
-class RaftSettings:
-    """PySyncObj's timing. Latency is set by the ticks (each write waits a tick per hop), see docs."""
-
-    tick: float = 0.002
-    append_entries: float = 0.002
-    election_min: float = 0.5
-    election_max: float = 1.5
-    #: a leader steps down after hearing from no majority for this long (then writes fail fast)
-    leader_fallback: float = 2.0
-    #: how long a write keeps trying (elections included) before CLUSTER_NO_LEADER
-    write_timeout: float = 4.0
-    #: raft log entries kept before a snapshot of the store replaces them
-    compaction_entries: int = 20000
-
-    def conf(self, folder: Path, **kwargs) -> SyncObjConf:
-        return SyncObjConf(
-            autoTickPeriod=self.tick,
-            appendEntriesPeriod=self.append_entries,
-            raftMinTimeout=self.election_min,
-            raftMaxTimeout=self.election_max,
-            connectionTimeout=max(3.5, self.election_max),
-            connectionRetryTime=0.5,
-            leaderFallbackTimeout=self.leader_fallback,
-            commandsWaitLeader=False,
-            dynamicMembershipChange=True,
-            pollerType="poll",
-            journalFile=str(folder / "raft.journal"),
-            fullDumpFile=str(folder / "raft.snapshot"),
-            logCompactionMinEntries=self.compaction_entries,
-            useFork=False,
-            **kwargs,
-        )
 
 
 def digest(record: dict | None) -> str | None:
@@ -148,6 +114,7 @@ class Replicator:
         member_id: str,
         settings: RaftSettings | None = None,
         on_state: Callable[[], None] | None = None,
+        password: str | None = None,
     ):
         self.store = store
         self.member_id = member_id

@@ -141,7 +141,7 @@ def _run(args, home: Path, temporary: bool) -> int:
         if args.configure_and_exit:
             print("configure-and-exit set to true, closing router and controller", flush=True)
         else:
-            wait_for_stop(stop, app.controller.api_sessions.sweep)
+            wait_for_stop(stop, app.controller.sweep)
             _say("Signal to shutdown received")
     finally:
         group.stop()

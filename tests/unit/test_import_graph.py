@@ -25,7 +25,7 @@ LAYERS = [
     {"errors", "clock", "ids", "config", "heap", "entities", "gc_pause", "private_files"},
     {"store", "pki", "policy", "fabric"},
     {"model", "auth", "enroll", "oidc"},
-    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
+    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "cluster"},
     {"api"},
     {"app", "registry", "server", "ctrl", "console", "__main__", "__init__"},
 ]
