@@ -17,7 +17,12 @@ APIS = (FABRIC,)
 MEMBER_ADD = {
     "type": "object",
     "required": ["address"],
-    "properties": {"address": {"type": "string", "minLength": 1}, "isVoter": {"type": "boolean"}},
+    "properties": {
+        "address": {"type": "string", "minLength": 1},
+        "isVoter": {"type": "boolean"},
+        # this project's own: a member whose raft port is not its API port + 10000 says where it is
+        "raftAddress": {"type": "string", "minLength": 3},
+    },
 }
 MEMBER_REMOVE = {"type": "object", "required": ["id"], "properties": {"id": {"type": "string", "minLength": 1}}}
 TRANSFER = {"type": "object", "properties": {"newLeaderId": {"type": "string"}}}
@@ -50,7 +55,7 @@ def list_members(call: Call, *, cluster) -> None:
 def add_member(call: Call, *, cluster) -> None:
     address = call.body["address"]
     try:
-        raft_address = raft_address_of(address)
+        raft_address = call.body.get("raftAddress") or raft_address_of(address)
     except ValueError:
         raise errors.FieldError("address", "not an address of the form tls:HOST:PORT", address) from None
     reason = _member_of(cluster).add_member(raft_address)

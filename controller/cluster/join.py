@@ -33,7 +33,7 @@ def admin_join_request(members: list[str], ca_file: Path, username: str, passwor
                     added = client.post(
                         "/fabric/v1/cluster/add-member",
                         headers={"zt-session": token},
-                        json={"address": cluster.config.api_address, "isVoter": True},
+                        json={"address": cluster.config.api_address, "isVoter": True, "raftAddress": cluster.address},
                     )
                     if added.status_code == 200:
                         return

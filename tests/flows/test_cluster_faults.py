@@ -1,0 +1,124 @@
+"""A three-member cluster as processes: kill -9 of the leader, restart, no quorum, a paused member."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+
+from harness.client import ApiError
+
+WRITERS = 4
+WRITES_PER_WRITER = 40
+LOAD_SECONDS = 30.0
+
+
+def _identity(name: str) -> dict:
+    return {"name": name, "type": "Device", "isAdmin": False}
+
+
+def _names(client) -> set[str]:
+    return {row["name"] for row in client.mgmt.iterate("listIdentities", page_size=500)}
+
+
+def _converged(cluster, indexes, wanted: set[str], timeout: float = 15.0) -> dict[int, set[str]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        seen = {}
+        for index in indexes:
+            with cluster.client(index) as client:
+                seen[index] = _names(client)
+        if all(wanted <= names for names in seen.values()) or time.monotonic() > deadline:
+            return seen
+        time.sleep(0.2)
+
+
+def test_kill_9_of_the_leader_under_writes_loses_no_acknowledged_write(ziti_cluster):
+    cluster = ziti_cluster
+    old = cluster.leader()
+    acknowledged: list[str] = []
+    lock = threading.Lock()
+    killed = threading.Event()
+    started = time.monotonic()
+
+    def writer(number: int) -> None:
+        target = number % 3
+        client = cluster.client(target)
+        for seq in range(WRITES_PER_WRITER):
+            if time.monotonic() - started > LOAD_SECONDS:
+                break
+            if seq == WRITES_PER_WRITER // 4 and number == 0:
+                cluster.kill(old)
+                killed.set()
+            name = f"w{number}-{seq}"
+            try:
+                client.create("identities", _identity(name))
+            except (ApiError, httpx.HTTPError):  # outcome unknown, or that member is gone: try another one
+                client.close()
+                target = next(i for i in range(3) if i != old and i != target) if killed.is_set() else target
+                client = cluster.client(target)
+                continue
+            with lock:
+                acknowledged.append(name)
+        client.close()
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    killed.wait(LOAD_SECONDS)
+    kill_time = time.monotonic()
+    new = cluster.leader(timeout=10, besides=old)
+    assert new != old
+    assert time.monotonic() - kill_time < 5.0
+    for thread in threads:
+        thread.join(LOAD_SECONDS + 30)
+    assert len(acknowledged) > WRITERS * WRITES_PER_WRITER // 4
+
+    cluster.restart(old)  # the same command on the same folder: it catches up (its store + the log)
+    seen = _converged(cluster, range(3), set(acknowledged))
+    for index, names in seen.items():
+        missing = set(acknowledged) - names
+        assert not missing, f"member {index} lost {len(missing)} acknowledged writes: {sorted(missing)[:5]}"
+
+
+def test_without_a_quorum_writes_get_the_real_error_and_reads_go_on(ziti_cluster):
+    cluster = ziti_cluster
+    client = cluster.client(0)
+    client.create("identities", _identity("before"))
+    cluster.stop(1)
+    cluster.stop(2)
+    with pytest.raises(ApiError) as caught:
+        client.create("identities", _identity("after"))
+    assert (caught.value.status, caught.value.code) == (503, "CLUSTER_NO_LEADER")
+    assert "before" in _names(client)  # the existing session reads on
+    client.close()
+
+
+def test_a_paused_member_rejoins_and_catches_up(ziti_cluster):
+    cluster = ziti_cluster
+    leader = cluster.leader()
+    paused = next(i for i in range(3) if i != leader)
+    cluster.pause(paused)
+    try:
+        with cluster.client(leader) as client:
+            client.create("identities", _identity("while-paused"))
+    finally:
+        cluster.resume(paused)
+    seen = _converged(cluster, [paused], {"while-paused"})
+    assert "while-paused" in seen[paused]
+
+
+def test_list_members_and_controllers_show_every_member(ziti_cluster):
+    cluster = ziti_cluster
+    rows = cluster.list_members(1)
+    assert sorted(row["id"] for row in rows) == ["ctrl1", "ctrl2", "ctrl3"]
+    assert sum(row["leader"] for row in rows) == 1
+    assert all(row["connected"] and row["voter"] for row in rows)
+    with cluster.client(2) as client:
+        controllers = client.mgmt_ok("GET", "/controllers")
+        version = client.raw.get("/edge/client/v1/version").json()["data"]
+    urls = sorted(c["apiAddresses"]["edge-management"][0]["url"] for c in controllers)
+    assert urls == sorted(f"{m.url}/edge/management/v1" for m in cluster.members)
+    assert "HA_CONTROLLER" in version["capabilities"]
