@@ -17,7 +17,7 @@ class RaftSettings:
     #: a leader steps down after hearing from no majority for this long (then writes fail fast)
     leader_fallback: float = 2.0
     #: how long a write keeps trying (elections included) before CLUSTER_NO_LEADER
-    write_timeout: float = 4.0
+    write_timeout: float = 6.0
     #: raft log entries kept before a snapshot of the store replaces them
     compaction_entries: int = 20000
 
