@@ -138,6 +138,23 @@ class Cluster:
         if self.store.get(MEMBERS_TABLE, self.instance_id) != record:
             self.store.put(MEMBERS_TABLE, self.instance_id, record)
 
+    def peer_keys(self) -> dict:
+        """The other members' token signing keys, ``{kid: (public key, alg)}``, from their records."""
+        from controller.pki.certs import fingerprint
+
+        records = [r for r in self.store.all(MEMBERS_TABLE) if r["id"] != self.instance_id and r.get("serverCert")]
+        marker = tuple((r["id"], r["serverCert"]) for r in records)
+        if marker != getattr(self, "_peer_marker", None):
+            from cryptography import x509
+
+            keys = {}
+            for record in records:
+                cert = x509.load_pem_x509_certificates(record["serverCert"].encode())[0]
+                key = cert.public_key()
+                keys[fingerprint(cert)] = (key, _public_alg(key))
+            self._peer_keys, self._peer_marker = keys, marker
+        return self._peer_keys
+
     # -- what the APIs show ----------------------------------------------------
 
     def members(self) -> list[dict]:
@@ -219,3 +236,14 @@ class Cluster:
 
     def close(self) -> None:
         self.replicator.close()
+
+
+def _public_alg(key) -> str:
+    """The JWT algorithm a member signs with, from its certificate's public key (as ``ControllerPKI``)."""
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+    if isinstance(key, rsa.RSAPublicKey):
+        return "RS256"
+    if isinstance(key, ec.EllipticCurvePublicKey):
+        return {256: "ES256", 384: "ES384", 521: "ES512"}[key.curve.key_size]
+    return "EdDSA"

@@ -122,3 +122,25 @@ def test_list_members_and_controllers_show_every_member(ziti_cluster):
     urls = sorted(c["apiAddresses"]["edge-management"][0]["url"] for c in controllers)
     assert urls == sorted(f"{m.url}/edge/management/v1" for m in cluster.members)
     assert "HA_CONTROLLER" in version["capabilities"]
+
+
+def test_an_oidc_token_from_one_member_is_accepted_by_every_member_and_a_revocation_too(ziti_cluster):
+    from harness.client import ZitiClient
+
+    cluster = ziti_cluster
+    with ZitiClient.connect(cluster.members[0].url, ca=cluster.ca_file) as first:
+        first.login_oidc("password", username="admin", password="admin")
+        access = first.oidc.access_token
+        with ZitiClient.connect(cluster.members[1].url, ca=cluster.ca_file) as second:
+            bearer = {"Authorization": f"Bearer {access}"}
+            answer = second.raw.get("/edge/management/v1/identities", headers=bearer)
+            assert answer.status_code == 200, answer.text
+            keys = second.raw.get("/oidc/keys").json()["keys"]
+            assert len({key["kid"] for key in keys}) == 3
+            with cluster.client(0) as admin:  # revoke the identity's tokens on member 1 ...
+                me = admin.mgmt_ok("GET", "/identities", params={"filter": 'name = "Default Admin"'})[0]
+                admin.mgmt_ok("POST", "/revocations", json={"id": me["id"], "type": "IDENTITY"})
+            deadline = time.monotonic() + 10  # ... and member 2 refuses them once the entry is applied there
+            while second.raw.get("/edge/management/v1/identities", headers=bearer).status_code == 200:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
