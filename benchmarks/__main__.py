@@ -23,6 +23,7 @@ SECTIONS = {
     "oidc": "benchmarks.oidc",
     "readiness": "benchmarks.readiness",
     "failover": "benchmarks.failover",
+    "cluster": "benchmarks.cluster",
 }
 
 

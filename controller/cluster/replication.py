@@ -81,6 +81,7 @@ class _Waiter:
     event: threading.Event = field(default_factory=threading.Event)
     applied: bool | None = None  # True: applied, False: refused (a conflicting write came first)
     work: list = field(default_factory=list)
+    ticket: int = 0  # the journal position of the applied entry, made durable by the writer
     error: int | None = None
 
     def on_result(self, _result, error) -> None:
@@ -156,6 +157,7 @@ class Replicator:
                     if time.monotonic() >= deadline or (waiter.error is not None and waiter.error not in _RETRY):
                         raise ClusterNoLeader(cause={"reason": _reason(waiter.error)})
                     time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))  # an election is under way
+                self.store.await_durable(waiter.ticket)  # durable in this member's store before the answer
         finally:
             self._waiting.pop(entry_id, None)
         if not waiter.applied:
@@ -176,7 +178,7 @@ class Replicator:
             if ok:
                 ctx = ChangeContext(*entry["ctx"]) if entry["ctx"] else None
                 changes = [Change(table, key, None, new, ctx if i >= 0 else None) for table, key, _s, new, i in ops]
-            work = store.apply_replicated(changes, (STATE_TABLE, APPLIED, {"id": APPLIED, "index": index}))
+            work, ticket = store.apply_replicated(changes, (STATE_TABLE, APPLIED, {"id": APPLIED, "index": index}))
             self.applied_index = index
             entry_id = entry["id"]
             if entry_id.startswith(self.member_id + ":"):
@@ -185,7 +187,7 @@ class Replicator:
                     self._recent.popitem(last=False)
             waiter = self._waiting.get(entry_id)
             if waiter is not None and waiter.applied is None:
-                waiter.applied, waiter.work = ok, work
+                waiter.applied, waiter.work, waiter.ticket = ok, work, ticket
                 waiter.event.set()
 
     # -- snapshots (PySyncObj's full dump) -----------------------------------

@@ -252,12 +252,16 @@ class Store:
                 self._after_commit.append(fn)
         self._run_after_commit()
 
-    def apply_replicated(self, changes: list[Change], meta: tuple[str, str, dict]) -> list[Callable[[], None]]:
-        """Apply one committed entry's changes as one local, durable commit (raft thread).
+    def apply_replicated(
+        self, changes: list[Change], meta: tuple[str, str, dict]
+    ) -> tuple[list[Callable[[], None]], int]:
+        """Apply one committed entry's changes as one local commit (raft thread).
 
         The caller has checked the entry's preconditions under ``lock``. ``meta`` is a
         record written in the same commit (the applied raft index). Returns the work
-        the listeners scheduled (``after_commit``), for the entry's writer to run.
+        the listeners scheduled (``after_commit``), for the entry's writer to run, and the
+        journal position the writer waits for (``await_durable``) before it answers: the
+        raft thread does not wait for each entry's fsync, so one fsync covers many.
         """
         self._applying = True
         try:
@@ -275,7 +279,12 @@ class Store:
         finally:
             self._applying = False
         work, self._after_commit = self._after_commit, []
-        return work
+        return work, self.lock.take_ticket()
+
+    def await_durable(self, ticket: int) -> None:
+        """Wait until the journal position ``ticket`` is on disk (0: nothing to wait for)."""
+        if ticket and self._journal is not None:
+            self._await_durable(ticket)
 
     def load_replicated(self, tables: dict[str, dict[str, dict]]) -> None:
         """Make the store hold exactly ``tables`` (a raft snapshot from the leader), as one commit."""

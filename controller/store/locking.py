@@ -38,6 +38,10 @@ class StoreLock:
         """Set by a commit, under the lock: the journal position to wait for."""
         self._tickets[get_ident()] = value
 
+    def take_ticket(self) -> int:
+        """This thread's pending journal position, which it will no longer wait for (its caller does)."""
+        return self._tickets.pop(get_ident(), 0)
+
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         return self._lock.acquire(blocking, timeout)
 
