@@ -113,7 +113,12 @@ class ZitiCluster:
         deadline = time.monotonic() + timeout
         while not self._ready_file(member).exists():
             if not member.alive:
-                raise RuntimeError(f"{member.instance_id} exited: {member.log.read_text()[-2000:]}")
+                text = member.log.read_text()
+                if "is in use" in text[-400:] and not (member.folder / "db").exists():  # a free port taken meanwhile
+                    member.port, member.raft_port = _port_pair()
+                    self._launch(member)
+                    continue
+                raise RuntimeError(f"{member.instance_id} exited: {text[-2000:]}")
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{member.instance_id} not ready in {timeout} s")
             time.sleep(0.05)

@@ -2,8 +2,9 @@
 
 A member's ``Store`` hands each commit to ``Replicator.replicate`` instead of its
 journal (``Store._commit``). The changes are undone locally and sent as one raft
-entry (to the leader, wherever the write was made); the store lock is let go
-while the entry is committed. Every member, the writer too, applies committed
+entry (to the leader, wherever the write was made); the writer keeps the store
+lock while the entry is committed (one write in flight per member, so writes on
+one member never conflict), and applies what the raft thread hands it meanwhile. Every member, the writer too, applies committed
 entries in log order on its raft thread (``_apply``): under the store lock it
 checks the entry's preconditions (each changed record still as the writer saw
 it) and applies the changes as one local, durable commit with the entry's raft
@@ -78,16 +79,30 @@ def encode(entry_id: str, changes: list[Change]) -> bytes:
 
 @dataclass
 class _Waiter:
+    handoff: threading.Condition
     event: threading.Event = field(default_factory=threading.Event)
     applied: bool | None = None  # True: applied, False: refused (a conflicting write came first)
     work: list = field(default_factory=list)
     ticket: int = 0  # the journal position of the applied entry, made durable by the writer
     error: int | None = None
 
+    def set(self) -> None:
+        self.event.set()
+        with self.handoff:
+            self.handoff.notify_all()
+
     def on_result(self, _result, error) -> None:
         if error != FAIL_REASON.SUCCESS:
             self.error = error
-            self.event.set()
+            self.set()
+
+
+@dataclass
+class _Handed:
+    """Work of the raft thread (an entry to apply, a snapshot) handed to the writer holding the store lock."""
+
+    run: Callable[[], None]
+    done: threading.Event = field(default_factory=threading.Event)
 
 
 class _Raft(SyncObj):
@@ -124,6 +139,8 @@ class Replicator:
         self._seq = itertools.count(1)
         self._waiting: dict[str, _Waiter] = {}
         self._recent: OrderedDict[str, bool] = OrderedDict()
+        self._handoff = threading.Condition()
+        self._handed: list[_Handed] = []
         meta = store.get(STATE_TABLE, APPLIED)
         self.applied_index = meta["index"] if meta else 0
         self._on_state = on_state
@@ -137,36 +154,87 @@ class Replicator:
     # -- the writer's side ---------------------------------------------------
 
     def replicate(self, changes: list[Change]) -> list[Callable[[], None]]:
-        """Commit ``changes`` through the log; the caller holds the store lock (let go meanwhile)."""
+        """Commit ``changes`` through the log; the caller holds the store lock and keeps it.
+
+        Holding it, no other thread of this member computes a write from a state this one is
+        about to change (so writes on one member never conflict); the raft thread hands the
+        entries it must apply meanwhile to this thread (``_run_handed``), in log order.
+        """
         entry_id = f"{self.member_id}:{next(self._seq)}"
         payload = encode(entry_id, changes)
-        waiter = _Waiter()
+        waiter = _Waiter(self._handoff)
         self._waiting[entry_id] = waiter
         deadline = time.monotonic() + self.settings.write_timeout
         try:
-            with self.store.lock.suspended():
-                while True:
-                    waiter.error = None
-                    waiter.event.clear()
-                    if self._recent.get(entry_id) is None:
-                        self.raft.store_entry(payload, callback=waiter.on_result)
-                    left = deadline - time.monotonic()
-                    waiter.event.wait(max(left, 0))
-                    if waiter.applied is not None:
-                        break
-                    if time.monotonic() >= deadline or (waiter.error is not None and waiter.error not in _RETRY):
-                        raise ClusterNoLeader(cause={"reason": _reason(waiter.error)})
-                    time.sleep(min(0.05, max(deadline - time.monotonic(), 0)))  # an election is under way
-                self.store.await_durable(waiter.ticket)  # durable in this member's store before the answer
+            while True:
+                waiter.error = None
+                waiter.event.clear()
+                if self._recent.get(entry_id) is None:
+                    self.raft.store_entry(payload, callback=waiter.on_result)
+                self._run_handed(waiter, deadline)
+                if waiter.applied is not None:
+                    break
+                if time.monotonic() >= deadline or (waiter.error is not None and waiter.error not in _RETRY):
+                    raise ClusterNoLeader(cause={"reason": _reason(waiter.error)})
+                self._run_handed(None, min(time.monotonic() + 0.05, deadline))  # an election is under way
         finally:
             self._waiting.pop(entry_id, None)
+        if waiter.ticket:  # durable in this member's store before the answer: as the lock is let go
+            self.store.lock.ticket = max(waiter.ticket, self.store.lock.ticket)
         if not waiter.applied:
             raise Conflict(message="a concurrent write on another cluster member changed the same record; retry")
         return waiter.work
 
+    def _run_handed(self, waiter: _Waiter | None, until: float) -> None:
+        """Until ``waiter`` is done (or ``until``): apply the entries the raft thread hands over."""
+        while waiter is None or not waiter.event.is_set():
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            with self._handoff:
+                if not self._handed and (waiter is None or not waiter.event.is_set()):
+                    self._handoff.wait(min(left, 0.05))
+                items, self._handed = self._handed, []
+            for item in items:
+                try:
+                    item.run()
+                finally:
+                    item.done.set()
+
     # -- every member: apply committed entries in order (raft thread) ---------
 
     def _apply(self, payload: bytes, index: int) -> None:
+        self._under_store_lock(lambda: self._apply_locked(payload, index))
+
+    def _under_store_lock(self, run: Callable[[], None]) -> None:
+        """On the raft thread: ``run()`` under the store lock, or by the waiting writer that holds it."""
+        lock = self.store.lock
+        if lock.acquire(blocking=False):
+            try:
+                run()
+            finally:
+                lock.release()
+            return
+        item = _Handed(run)
+        with self._handoff:
+            self._handed.append(item)
+            self._handoff.notify_all()
+        while not item.done.wait(0.002):
+            if lock.acquire(blocking=False):  # held by a reader, not a waiting writer: run it here
+                try:
+                    with self._handoff:
+                        mine = item in self._handed
+                        if mine:
+                            self._handed.remove(item)
+                    if mine:
+                        try:
+                            run()
+                        finally:
+                            item.done.set()
+                finally:
+                    lock.release()
+
+    def _apply_locked(self, payload: bytes, index: int) -> None:
         store = self.store
         with store.lock:
             if index <= self.applied_index:
@@ -188,14 +256,16 @@ class Replicator:
             waiter = self._waiting.get(entry_id)
             if waiter is not None and waiter.applied is None:
                 waiter.applied, waiter.work, waiter.ticket = ok, work, ticket
-                waiter.event.set()
+                waiter.set()
 
     # -- snapshots (PySyncObj's full dump) -----------------------------------
 
     def _dump(self, filename: str, raft_data) -> None:
         """Called on the raft thread: the store's tables at the applied index, and PySyncObj's own data."""
         head = raft_pickle.dumps(raft_data)
-        tables = orjson.dumps({"index": self.applied_index, "tables": self.store.export_tables()})
+        copied: list = []
+        self._under_store_lock(lambda: copied.append((self.applied_index, self.store.export_tables())))
+        tables = orjson.dumps({"index": copied[0][0], "tables": copied[0][1]})
         with open(filename, "wb") as out:
             out.write(struct.pack(">Q", len(head)))
             out.write(head)
@@ -207,10 +277,13 @@ class Replicator:
         (size,) = struct.unpack(">Q", data[:8])
         raft_data = raft_pickle.loads(data[8 : 8 + size])
         body = orjson.loads(data[8 + size :])
-        with self.store.lock:
+
+        def take() -> None:
             if body["index"] > self.applied_index:  # behind the snapshot: take it (a member's own is never ahead)
                 self.store.load_replicated(body["tables"])
                 self.applied_index = body["index"]
+
+        self._under_store_lock(take)
         return raft_data
 
     # -- status --------------------------------------------------------------

@@ -241,8 +241,8 @@ class Store:
     def _replicate(self, changes: list[Change]) -> None:
         """A commit in a cluster: undone here, then made through the raft log.
 
-        The replicator waits (the lock let go meanwhile) until the entry was applied
-        here by ``apply_replicated``, as on every member, and hands back the work the
+        The replicator waits (holding the lock) until the entry was applied here by
+        ``apply_replicated``, as on every member, and hands back the work the
         listeners scheduled, which runs on this thread as after a local commit.
         """
         self._undo(changes)
@@ -264,6 +264,7 @@ class Store:
         raft thread does not wait for each entry's fsync, so one fsync covers many.
         """
         self._applying = True
+        saved, self._after_commit = self._after_commit, []  # a writer's own work not yet run stays its own
         try:
             with self.transaction():
                 for change in changes:
@@ -278,7 +279,7 @@ class Store:
                 self.db.table(table).put_doc(key, record)
         finally:
             self._applying = False
-        work, self._after_commit = self._after_commit, []
+            work, self._after_commit = self._after_commit, saved
         return work, self.lock.take_ticket()
 
     def await_durable(self, ticket: int) -> None:
@@ -289,12 +290,13 @@ class Store:
     def load_replicated(self, tables: dict[str, dict[str, dict]]) -> None:
         """Make the store hold exactly ``tables`` (a raft snapshot from the leader), as one commit."""
         self._applying = True
+        saved, self._after_commit = self._after_commit, []
         try:
             with self.transaction():
                 self._storage.write(tables)
         finally:
             self._applying = False
-        self._after_commit.clear()  # the snapshot's writers ran their work where they wrote
+            self._after_commit = saved  # the snapshot's writers ran their work where they wrote
 
     def export_tables(self) -> dict[str, dict[str, dict]]:
         """A consistent shallow copy of every table (records are immutable), for a raft snapshot."""

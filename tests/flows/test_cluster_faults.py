@@ -112,7 +112,12 @@ def test_a_paused_member_rejoins_and_catches_up(ziti_cluster):
 
 def test_list_members_and_controllers_show_every_member(ziti_cluster):
     cluster = ziti_cluster
+    deadline = time.monotonic() + 10  # the last member to join connects to every other one within a moment
     rows = cluster.list_members(1)
+    while not all(row["connected"] for row in rows):
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.1)
+        rows = cluster.list_members(1)
     assert sorted(row["id"] for row in rows) == ["ctrl1", "ctrl2", "ctrl3"]
     assert sum(row["leader"] for row in rows) == 1
     assert all(row["connected"] and row["voter"] for row in rows)

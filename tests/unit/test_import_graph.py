@@ -226,6 +226,8 @@ HARNESS_ALLOWED = {
     "controller.heap",
     "controller.bootstrap",  # ensure_quickstart_policies when a command line starts a controller
     "controller.api.routes",  # the route table's body schemas (netcheck validates offline)
+    "controller.cluster.member",  # a cluster member's configuration when a command line starts one
+    "controller.cluster.join",  # and its request to join, made by that command line
 }
 HARNESS_ALLOWED_PACKAGES = ("controller.server",)
 
