@@ -13,7 +13,7 @@ from controller.errors import ClusterNoLeader, Conflict
 from controller.store.db import Store
 from harness.routers import free_port
 
-FAST = RaftSettings(write_timeout=2.0, leader_fallback=1.0)
+FAST = RaftSettings(tick=0.002, append_entries=0.002, write_timeout=5.0, leader_fallback=1.0)
 
 
 class Members:
@@ -130,7 +130,9 @@ def test_a_restarted_member_catches_up_from_its_own_store_and_the_log(members):
 
 
 def test_a_member_far_behind_loads_a_snapshot(tmp_path):
-    group = Members(tmp_path, 3, RaftSettings(write_timeout=2.0, compaction_entries=10))
+    group = Members(
+        tmp_path, 3, RaftSettings(tick=0.002, append_entries=0.002, write_timeout=5.0, compaction_entries=10)
+    )
     try:
         group.leader()
         group.stop(2)
