@@ -120,6 +120,7 @@ def _cluster_member(config: Config, store: Store, clock: Clock, ids: Ids) -> Con
         cluster.close()
         raise
     ctl.cluster = cluster
+    cluster.announce(lambda **fields: ctl.events.emit("cluster", **fields))  # leadership changes as events
     if ctl.oidc is not None:  # one key set: every member's tokens verify here
         ctl.oidc.signer.peers = cluster.peer_keys
     return ctl

@@ -86,6 +86,9 @@ class Cluster:
         known = [r["raftAddress"] for r in store.all(MEMBERS_TABLE) if r["raftAddress"] != self.address]
         partners = list(dict.fromkeys([*known, *(a for a in config.join if a != self.address)]))
         self._password = password
+        #: ``fn(**fields)``: publish a cluster event (set by the app: the controller's events)
+        self.on_event = None
+        self._was_leader = False
         self.replicator = Replicator(
             store,
             folder,
@@ -94,6 +97,7 @@ class Cluster:
             member_id=self.instance_id,
             settings=config.settings,
             password=password,
+            on_state=self._state_changed,
         )
         if config.join and config.ask_to_join is not None and store.get(MEMBERS_TABLE, self.instance_id) is None:
             self._ask_to_join()
@@ -117,6 +121,23 @@ class Cluster:
                 time.sleep(0.5)
 
         threading.Thread(target=keep_asking, name="cluster-join", daemon=True).start()
+
+    def _state_changed(self) -> None:
+        """On the raft thread: a change of raft state; leadership gained or lost is a ``cluster`` event."""
+        replicator = getattr(self, "replicator", None)
+        if self.on_event is None or replicator is None or getattr(replicator, "raft", None) is None:
+            return  # announced once the events exist (``announce``)
+        leader = replicator.is_leader
+        if leader == self._was_leader:
+            return
+        self._was_leader = leader
+        kind = "leadership.gained" if leader else "leadership.lost"
+        self.on_event(eventType=kind, leaderId=self.instance_id if leader else "")
+
+    def announce(self, on_event) -> None:
+        """Publish cluster events through ``on_event(**fields)`` from now on (this member's state first)."""
+        self.on_event = on_event
+        self._state_changed()
 
     def _wait_ready(self) -> None:
         """Until this member has applied what the leader had committed when it heard from it."""

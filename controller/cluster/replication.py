@@ -149,6 +149,7 @@ class Replicator:
             folder, serializer=self._dump, deserializer=self._load, onStateChanged=self._state_changed
         )
         store.replicator = self
+        self.raft: _Raft | None = None
         self.raft = _Raft(self_address, partners, conf, self._apply)
 
     # -- the writer's side ---------------------------------------------------

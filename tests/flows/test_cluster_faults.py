@@ -149,3 +149,27 @@ def test_an_oidc_token_from_one_member_is_accepted_by_every_member_and_a_revocat
             while second.raw.get("/edge/management/v1/identities", headers=bearer).status_code == 200:
                 assert time.monotonic() < deadline
                 time.sleep(0.1)
+
+
+def test_leadership_changes_are_cluster_events_in_each_members_event_file(ziti_cluster):
+    import json
+
+    cluster = ziti_cluster
+    old = cluster.leader()
+    with cluster.client(old) as client:
+        response = client.raw.post(
+            "/fabric/v1/cluster/transfer-leadership", json={}, headers={"zt-session": client.session_token}
+        )
+    assert response.status_code == 200, response.text
+    new = cluster.leader(besides=old)
+
+    def kinds(index: int) -> list[str]:
+        path = cluster.members[index].folder / "events.jsonl"
+        lines = path.read_text().splitlines() if path.exists() else []
+        return [e.get("eventType") for e in map(json.loads, lines) if e.get("namespace") == "cluster"]
+
+    deadline = time.monotonic() + 10
+    while not ("leadership.lost" in kinds(old) and "leadership.gained" in kinds(new)):
+        assert time.monotonic() < deadline, (kinds(old), kinds(new))
+        time.sleep(0.1)
+    assert kinds(old)[0] == "leadership.gained"  # the first member led the new cluster
