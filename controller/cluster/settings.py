@@ -12,8 +12,8 @@ class RaftSettings:
 
     tick: float = 0.001
     append_entries: float = 0.001
-    election_min: float = 0.5
-    election_max: float = 1.5
+    election_min: float = 0.8
+    election_max: float = 2.0
     #: a leader steps down after hearing from no majority for this long (then writes fail fast)
     leader_fallback: float = 2.0
     #: how long a write keeps trying (elections included) before CLUSTER_NO_LEADER

@@ -13,7 +13,10 @@ from controller.errors import ClusterNoLeader, Conflict
 from controller.store.db import Store
 from harness.routers import free_port
 
-FAST = RaftSettings(tick=0.002, append_entries=0.002, write_timeout=5.0, leader_fallback=1.0)
+#: three members share one process (one GIL) on a busy machine: calmer elections than the defaults
+FAST = RaftSettings(
+    tick=0.002, append_entries=0.002, election_min=1.5, election_max=3.0, write_timeout=8.0, leader_fallback=3.0
+)
 
 
 class Members:
@@ -39,7 +42,7 @@ class Members:
         self.stores[index].close()
         self.replicators[index] = self.stores[index] = None
 
-    def leader(self, timeout: float = 10.0) -> int:
+    def leader(self, timeout: float = 30.0) -> int:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for index, replicator in enumerate(self.replicators):
@@ -48,7 +51,7 @@ class Members:
             time.sleep(0.01)
         raise AssertionError("no leader")
 
-    def settle(self, table: str, count: int, timeout: float = 10.0) -> list[int]:
+    def settle(self, table: str, count: int, timeout: float = 30.0) -> list[int]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             counts = [s.count(table) for s in self.stores if s is not None]
@@ -98,7 +101,7 @@ def test_concurrent_writes_of_one_record_on_two_members_apply_once(members):
         thread.start()
     for thread in threads:
         thread.join()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while time.monotonic() < deadline and len({repr(s.get("identities", "a")) for s in members.stores}) > 1:
         time.sleep(0.01)
     values = [s.get("identities", "a") for s in members.stores]
@@ -131,7 +134,16 @@ def test_a_restarted_member_catches_up_from_its_own_store_and_the_log(members):
 
 def test_a_member_far_behind_loads_a_snapshot(tmp_path):
     group = Members(
-        tmp_path, 3, RaftSettings(tick=0.002, append_entries=0.002, write_timeout=5.0, compaction_entries=10)
+        tmp_path,
+        3,
+        RaftSettings(
+            tick=0.002,
+            append_entries=0.002,
+            election_min=1.5,
+            election_max=3.0,
+            write_timeout=8.0,
+            compaction_entries=10,
+        ),
     )
     try:
         group.leader()
@@ -140,6 +152,6 @@ def test_a_member_far_behind_loads_a_snapshot(tmp_path):
             group.stores[n % 2].insert("identities", f"i{n}", {"id": f"i{n}"})
         assert any((tmp_path / f"m{i}" / "raft" / "raft.snapshot").exists() for i in (0, 1))
         group.start(2)
-        assert group.settle("identities", 60, timeout=15) == [60, 60, 60]
+        assert group.settle("identities", 60, timeout=30) == [60, 60, 60]
     finally:
         group.close()
