@@ -68,18 +68,25 @@ def create_app(
         ctl = Controller(config, store, clock, ids)
     else:
         ctl = _cluster_member(config, store, clock, ids)
-    bootstrap(
-        store=store,
-        clock=clock,
-        config=config,
-        identity_types=ctl.identity_types,
-        auth_policies=ctl.auth_policies,
-        controller_settings=ctl.controller_settings,
-        identities=ctl.identities,
-        authenticators=ctl.authenticators,
-    )
-    if ctl.cluster is not None:
-        ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
+
+    def start() -> None:
+        bootstrap(
+            store=store,
+            clock=clock,
+            config=config,
+            identity_types=ctl.identity_types,
+            auth_policies=ctl.auth_policies,
+            controller_settings=ctl.controller_settings,
+            identities=ctl.identities,
+            authenticators=ctl.authenticators,
+        )
+        if ctl.cluster is not None:
+            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
+
+    if ctl.cluster is None:
+        start()
+    else:
+        ctl.cluster.until_written(start)  # a cluster settling (a member just added) gets its time
     routes, falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
     api = BoundApi(routes, services_of(ctl))
     app = ControllerApp(

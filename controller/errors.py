@@ -316,6 +316,13 @@ class ClusterNoLeader(Unavailable):
     code = CLUSTER_NO_LEADER
 
 
+class ReplicaConflict(Conflict):
+    """A cluster write refused because a write on another member changed one of its records first (409).
+
+    Nothing of it was written: the API runs the request again (``api/dispatch.py``).
+    """
+
+
 class UnsupportedMedia(ControllerError):
     code = UNSUPPORTED_MEDIA
 

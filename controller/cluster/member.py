@@ -147,6 +147,19 @@ class Cluster:
                 raise ClusterNoLeader(cause={"reason": "this member could not reach the cluster to catch up"})
             time.sleep(0.02)
 
+    def until_written(self, write: Callable[[], None]) -> None:
+        """Run ``write`` (idempotent start-up writes) until the cluster commits it, up to ``READY_TIMEOUT``."""
+        deadline = time.monotonic() + READY_TIMEOUT
+        while True:
+            try:
+                write()
+                return
+            except ClusterNoLeader:
+                if time.monotonic() > deadline:
+                    raise
+                log.info("cluster: start-up writes wait for a leader")
+                time.sleep(0.5)
+
     def register(self, api_address: str, server_cert_pem: str, version: str) -> None:
         """This member's record in ``clusterMembers`` (a replicated write), when it changed."""
         record = {

@@ -38,7 +38,7 @@ from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, replicated
 from pysyncobj import pickle as raft_pickle
 
 from controller.cluster.settings import RaftSettings
-from controller.errors import ClusterNoLeader, Conflict
+from controller.errors import ClusterNoLeader, ReplicaConflict
 from controller.store.change_context import ChangeContext
 from controller.store.tables import Change
 
@@ -183,7 +183,7 @@ class Replicator:
         if waiter.ticket:  # durable in this member's store before the answer: as the lock is let go
             self.store.lock.ticket = max(waiter.ticket, self.store.lock.ticket)
         if not waiter.applied:
-            raise Conflict(message="a concurrent write on another cluster member changed the same record; retry")
+            raise ReplicaConflict(message="a concurrent write on another cluster member changed the same record; retry")
         return waiter.work
 
     def _run_handed(self, waiter: _Waiter | None, until: float) -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 class RaftSettings:
     """PySyncObj's timing. Latency is set by the ticks (each write waits a tick per hop), see docs."""
 
-    tick: float = 0.001
-    append_entries: float = 0.001
+    tick: float = 0.002
+    append_entries: float = 0.002
     election_min: float = 0.8
     election_max: float = 2.0
     #: a leader steps down after hearing from no majority for this long (then writes fail fast)
