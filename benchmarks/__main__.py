@@ -24,6 +24,7 @@ SECTIONS = {
     "readiness": "benchmarks.readiness",
     "failover": "benchmarks.failover",
     "fleet": "benchmarks.fleet",
+    "cluster": "benchmarks.cluster",
 }
 
 

@@ -136,6 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
         help="create the quickstart's all-endpoints-public-routers and all-routers-all-services policies (default off)",
     )
     add(
+        "--cluster",
+        action="store_true",
+        help="run as a member of a controller cluster (raft): a new cluster, or the one --cluster-member names",
+    )
+    add(
+        "--cluster-member",
+        action="append",
+        default=[],
+        metavar="tls:HOST:PORT",
+        help="the API address of a running cluster member to join (repeatable; implies --cluster)",
+    )
+    add("--instance-id", default=None, help="this member's id in the cluster (default: the data folder's name)")
+    add(
+        "--raft-port",
+        type=port_number,
+        default=None,
+        help="the port of this member's raft transport (default: the HTTPS port + 10000)",
+    )
+    add(
         "--log-level",
         default="info",
         type=str.lower,
@@ -169,7 +188,11 @@ def build_config(args, data_dir: Path | None) -> Config:
     # port 0 (any free port) is resolved once chosen, before anything names it (controller.server.serve.run)
     advertise = f"{url_host(advertised_host)}:{advertised_port or args.port}"
     hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
+    cluster = None
+    if args.cluster or args.cluster_member:
+        cluster = cluster_config(args, advertise)
     return Config(
+        cluster=cluster,
         data_dir=data_dir,
         host=args.host,
         api_address=advertise,
@@ -181,6 +204,22 @@ def build_config(args, data_dir: Path | None) -> Config:
         server_key_type=args.server_key,
         oidc=args.oidc,
         console_dir=console,
+    )
+
+
+def cluster_config(args, advertise: str):
+    """The cluster options as a ``ClusterConfig``; CliError when they cannot make a member."""
+    from controller.cluster.member import ClusterConfig, raft_address_of, raft_port_for
+
+    host = advertise.rsplit(":", 1)[0].strip("[]")
+    raft_port = args.raft_port or raft_port_for(args.port)
+    try:
+        join = [raft_address_of(member) for member in args.cluster_member]
+    except ValueError:
+        raise CliError("--cluster-member: give the API address of a member as tls:HOST:PORT", USAGE) from None
+    instance_id = args.instance_id or (f"ctrl-{args.port}" if args.temp else Path(args.data).resolve().name)
+    return ClusterConfig(
+        instance_id=instance_id, raft_address=f"{host}:{raft_port}", join=join, api_address=f"tls:{advertise}"
     )
 
 
@@ -205,6 +244,8 @@ def serve(args) -> int:
     data_dir = Path(tempfile.mkdtemp(prefix="ziti-controller-")) if args.temp else Path(args.data)
     try:
         config.data_dir = data_dir
+        if config.cluster is not None and config.cluster.join:
+            _prepare_join(config, data_dir, args.cluster_member)
         if (data_dir / "db").exists():  # the default admin was made then: its password is not ours to print
             config.extra["admin_login"] = f"{config.admin_username} / the password given when this folder was made"
             if args.admin_password is not None:
@@ -232,6 +273,23 @@ def serve(args) -> int:
     finally:
         if args.temp:
             shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _prepare_join(config: Config, data_dir: Path, members: list[str]) -> None:
+    """A joining member needs the cluster's CA in its data folder; it asks a member to add it (as the admin)."""
+    from controller.cluster.join import admin_join_request
+    from controller.pki.ca import FILES
+
+    pki = data_dir / "pki"
+    if not (pki / FILES["root_key"]).exists() or not (pki / FILES["intermediate_key"]).exists():
+        raise CliError(
+            f"--cluster-member: copy the cluster's CA files (root-ca.*, intermediate-ca.*) from a member's "
+            f"data folder's pki/ into {pki}/ first",
+            USAGE,
+        )
+    config.cluster.ask_to_join = admin_join_request(
+        members, pki / FILES["root_cert"], config.admin_username, config.admin_password
+    )
 
 
 def main(argv=None) -> int:

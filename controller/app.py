@@ -18,7 +18,7 @@ from controller.api.spa import ROUTE, SinglePageApp
 from controller.api.wiring import BoundApi
 from controller.bootstrap import bootstrap
 from controller.clock import Clock
-from controller.config import Config
+from controller.config import VERSION, Config
 from controller.gc_pause import gc_paused
 from controller.ids import Ids
 from controller.private_files import prepare_data_folder
@@ -64,17 +64,29 @@ def create_app(
         store = Store(Path(config.data_dir) / "db" if config.data_dir else None, fsync=config.fsync)
     if config.data_dir is not None:  # once the store accepted the folder: a refused one is left untouched
         prepare_data_folder(config.data_dir)  # APPSEC(secrets-at-rest): owner-only, repaired at start
-    ctl = Controller(config, store, clock, ids)
-    bootstrap(
-        store=store,
-        clock=clock,
-        config=config,
-        identity_types=ctl.identity_types,
-        auth_policies=ctl.auth_policies,
-        controller_settings=ctl.controller_settings,
-        identities=ctl.identities,
-        authenticators=ctl.authenticators,
-    )
+    if config.cluster is None:
+        ctl = Controller(config, store, clock, ids)
+    else:
+        ctl = _cluster_member(config, store, clock, ids)
+
+    def start() -> None:
+        bootstrap(
+            store=store,
+            clock=clock,
+            config=config,
+            identity_types=ctl.identity_types,
+            auth_policies=ctl.auth_policies,
+            controller_settings=ctl.controller_settings,
+            identities=ctl.identities,
+            authenticators=ctl.authenticators,
+        )
+        if ctl.cluster is not None:
+            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
+
+    if ctl.cluster is None:
+        start()
+    else:
+        ctl.cluster.until_written(start)  # a cluster settling (a member just added) gets its time
     routes, falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
     api = BoundApi(routes, services_of(ctl))
     app = ControllerApp(
@@ -97,6 +109,30 @@ def create_app(
     return app
 
 
+def _cluster_member(config: Config, store: Store, clock: Clock, ids: Ids) -> Controller:
+    """A cluster member's registry: its raft side caught up first, the services built from that store.
+
+    The store lock is held while the services build their indexes, so no entry the raft
+    thread applies meanwhile is missed by a listener not yet registered.
+    """
+    from controller.cluster.member import Cluster, cluster_password
+    from controller.pki.loader import load_pki
+
+    password = cluster_password(load_pki(config).root_key)  # creates the first member's PKI
+    cluster = Cluster(store, Path(config.data_dir) / "raft", config.cluster, password)
+    try:
+        with store.lock:
+            ctl = Controller(config, store, clock, ids)
+    except BaseException:
+        cluster.close()
+        raise
+    ctl.cluster = cluster
+    cluster.announce(lambda **fields: ctl.events.emit("cluster", **fields))  # leadership changes as events
+    if ctl.oidc is not None:  # one key set: every member's tokens verify here
+        ctl.oidc.signer.peers = cluster.peer_keys
+    return ctl
+
+
 def services_of(ctl: Controller) -> dict:
     """The controller's services by name: every attribute ``Controller`` declares (what handlers may name)."""
     return {name: getattr(ctl, name) for name in Controller.__annotations__}
@@ -110,6 +146,8 @@ def router_link(
     The embedded router learns its id from ``credentials()``; an enrolled router's control
     channel names it (``router_id``), since its certificate says who it is.
     """
+    if name == DEFAULT_ROUTER_NAME and ctl.cluster is not None:
+        name = f"router-{ctl.instance_id}"  # each member's own router, as the real HA quickstart names it
     return RouterLink(
         name,
         hostnames,

@@ -54,6 +54,8 @@ class Config:
     fsync: bool = True
     #: a single-page app's folder (the Admin Console's build) served at ``/zac/``; None serves none
     console_dir: Path | None = None
+    #: a cluster member's settings (``controller.cluster.member.ClusterConfig``); None: a single controller
+    cluster: object | None = None
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -36,8 +36,9 @@ class EmbeddedController:
         return self.controller.pki
 
     def sweep(self) -> None:
-        """Expire idle API sessions now (a serving loop calls this between waits)."""
-        self.controller.api_sessions.sweep()
+        """The periodic upkeep a serving loop runs between waits: idle API sessions expire (in a cluster, on the
+        leader only)."""
+        self.controller.sweep()
 
     def ctrl_listener(self, host: str, port: int, **options):
         """The control channel listener for routers run as their own processes (not started)."""

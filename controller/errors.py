@@ -160,6 +160,9 @@ NOT_IMPLEMENTED = _declare("NOT_IMPLEMENTED", 501, "Not implemented")
 # -- 503 ------------------------------------------------------------
 TIMEOUT = _declare("TIMEOUT", 503, "Timeout")
 STORE_UNAVAILABLE = _declare("STORE_UNAVAILABLE", 503, "The data store cannot accept writes at this time")
+TRANSFER_LEADERSHIP_ERROR = _declare("TRANSFER_LEADERSHIP_ERROR", 500, "Error while attempting to transfer leadership")
+#: a cluster member that cannot get a write committed (the real controller's apierror)
+CLUSTER_NO_LEADER = _declare("CLUSTER_NO_LEADER", 503, "Cluster has no leader, unable to make model updates.")
 
 #: messages by code (derived from the catalogue)
 MESSAGES = {code: entry.message for code, entry in CATALOGUE.items()}
@@ -306,6 +309,19 @@ class Unavailable(ControllerError):
     """The store cannot write (503); nothing already stored is lost."""
 
     code = STORE_UNAVAILABLE
+
+
+class ClusterNoLeader(Unavailable):
+    """A cluster member cannot get a write committed: no leader, or no quorum (503)."""
+
+    code = CLUSTER_NO_LEADER
+
+
+class ReplicaConflict(Conflict):
+    """A cluster write refused because a write on another member changed one of its records first (409).
+
+    Nothing of it was written: the API runs the request again (``api/dispatch.py``).
+    """
 
 
 class UnsupportedMedia(ControllerError):

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import logging
 from functools import partial
 from typing import Callable
 
+from controller import errors
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
 from controller.auth.methods import Authenticator
 from controller.auth.primary import primary_methods
 from controller.auth.session_tokens import SessionTokens
 from controller.clock import Clock, rfc3339
+from controller.cluster.member import Cluster
 from controller.config import Config
 from controller.enroll.jwt import sign_enrollment_jwt
 from controller.enroll.methods import IDENTITY_ENROLLMENTS, enrollment_methods
@@ -58,6 +61,8 @@ from controller.policy.engine import PolicyEngine
 from controller.policy.sync import PolicySync, ServiceUpdates
 from controller.simulation import FaultInjector, RouterFaults
 from controller.store.db import Store
+
+log = logging.getLogger(__name__)
 
 
 class Controller:
@@ -129,12 +134,15 @@ class Controller:
     request_guard: RequestGuard
     faults: FaultInjector
     router_faults: RouterFaults
+    #: this member's cluster side (``controller.cluster.member.Cluster``); None for a single controller
+    cluster: Cluster | None
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
+        self.cluster = None  # set by ``create_app`` for a cluster member
         self.cascades = Cascades(store, clock)
         self.core = core = Core(store, clock, ids, self.cascades)
-        self.instance_id = ids.short()
+        self.instance_id = config.cluster.instance_id if config.cluster is not None else ids.short()
         self.started_at = rfc3339(clock.now())
         # cycle: traces emit events, and events carry the trace of their identity
         self.events = Events(
@@ -394,7 +402,18 @@ class Controller:
                 target.key, role_cascade(self.forget_in_policies, kind, target.flag), f"forget_in_policies({kind})"
             )
 
+    def sweep(self) -> None:
+        """The periodic upkeep a server runs: idle sessions go (in a cluster, by the leader only)."""
+        if self.cluster is not None and not self.cluster.is_leader:
+            return
+        try:
+            self.api_sessions.sweep()
+        except (errors.Unavailable, errors.Conflict) as ex:  # a cluster without a quorum: next time
+            log.info("sweep deferred: %s", ex)
+
     def close(self) -> None:
+        if self.cluster is not None:
+            self.cluster.close()
         self.router_faults.close()
         self.integrity.close()
         self.database.close()

@@ -90,6 +90,9 @@ OPERATIONS = {
     "fabric": {
         "checkDataIntegrity": ("POST", "/database/check-data-integrity", False, ()),
         "clusterListMembers": ("GET", "/cluster/list-members", False, ()),
+        "clusterMemberAdd": ("POST", "/cluster/add-member", True, ()),
+        "clusterMemberRemove": ("POST", "/cluster/remove-member", True, ()),
+        "clusterTransferLeadership": ("POST", "/cluster/transfer-leadership", True, ()),
         "createDatabaseSnapshot": ("POST", "/database", False, ()),
         "createRouter": ("POST", "/routers", True, ()),
         "createService": ("POST", "/services", True, ()),

@@ -26,6 +26,8 @@ Routers as processes (``harness.routers``): ``ziti_router_network`` (session-wid
 its control channel and two routers run with ``python -m router``, by name, each with ``kill()``,
 ``restart()``, ``pause()``, ``wait_online()``...), ``ziti_router_quickstart`` (a fresh service and
 enrolled identity files on it) and the factory ``ziti_make_router_network(n=2)``.
+A controller cluster as processes (``harness.cluster``): ``ziti_cluster`` (three members, ``kill(i)``,
+``pause(i)``, ``resume(i)``, ``restart(i)``, ``leader()``, ``client(i)``) and the factory ``ziti_make_cluster(size)``.
 """
 
 from __future__ import annotations
@@ -366,3 +368,26 @@ def ziti_make_router_network(tmp_path):
     yield make
     for network in made:
         network.stop()
+
+
+@pytest.fixture
+def ziti_make_cluster(tmp_path):
+    """``make(size=3)``: a cluster of controller processes (``harness.cluster.ZitiCluster``), stopped after the test."""
+    from harness.cluster import ZitiCluster
+
+    made = []
+
+    def make(size: int = 3, **options) -> ZitiCluster:
+        cluster = ZitiCluster(size, root=tmp_path / f"cluster{len(made)}", **options)
+        made.append(cluster)
+        return cluster.start()
+
+    yield make
+    for cluster in made:
+        cluster.close()
+
+
+@pytest.fixture
+def ziti_cluster(ziti_make_cluster):
+    """Three controller processes forming one cluster (kill, pause, restart a member: ``harness.cluster``)."""
+    return ziti_make_cluster(3)

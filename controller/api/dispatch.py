@@ -38,6 +38,10 @@ class PathResource:
         return respond
 
 
+#: runs of a handler whose write lost to a concurrent one on another cluster member
+REPLICA_RETRIES = 3
+
+
 def dispatch(bound, op: Operation, api: str, req, resp, params: dict) -> None:
     """Run ``op`` for one request with the handler ``bound`` (a ``wiring.BoundApi``) holds for it."""
     call = Call(op, api, req, resp, params)
@@ -45,7 +49,13 @@ def dispatch(bound, op: Operation, api: str, req, resp, params: dict) -> None:
     req.context.identity = call.identity  # for the access log
     if op.body is not None or op.content_types:
         call.body = read_body(call)
-    result = bound.handlers[op](call)
+    for attempt in range(REPLICA_RETRIES):
+        try:
+            result = bound.handlers[op](call)
+            break
+        except errors.ReplicaConflict:  # nothing was written: run it again on the state that won
+            if attempt == REPLICA_RETRIES - 1:
+                raise
     render(call, result)
 
 

@@ -104,6 +104,7 @@ DESCRIPTIONS = {
     413: "The request body is too large",
     415: "The content type of the request is not supported",
     429: "The resource is rate limited and the rate limit has been exceeded",
+    500: "The operation failed on the server",
     503: "The request timed out or the data store cannot accept it at this time",
 }
 
@@ -124,8 +125,8 @@ def statuses(op) -> set[int]:
         codes.add(410)
     if op.path.startswith("/authenticators/{id}/"):
         codes.add(403)
-    if op.path.startswith("/cluster/"):  # not one of a cluster (SERVER_NOT_RUNNING_IN_HA_MODE)
-        codes.add(400)
+    if op.path.startswith("/cluster/"):  # SERVER_NOT_RUNNING_IN_HA_MODE; a leadership transfer that failed
+        codes |= {400} | ({500} if op.path.endswith("/transfer-leadership") else set())
     return codes
 
 

@@ -45,11 +45,6 @@ from controller.store.query import Listing, list_page
 APIS = (FABRIC,)
 
 
-def list_cluster_members(call: Call) -> None:
-    # the Admin Console probes this at login; a real controller without a cluster answers so
-    raise errors.BadRequest(errors.SERVER_NOT_RUNNING_IN_HA_MODE)
-
-
 # -- routers ---------------------------------------------------------------------------
 def _check_fingerprint(call: Call, routers, router_id: str | None) -> str | None:
     """The fingerprint a fabric body sets (``ziti fabric create router``), refused when another router has it."""
@@ -450,16 +445,6 @@ def operations() -> list[Operation]:
             reply="raw",
             tag="Database",
             summary="Return the state of the last integrity run",
-        ),
-        Operation(
-            "clusterListMembers",
-            "GET",
-            "/cluster/list-members",
-            list_cluster_members,
-            apis=APIS,
-            reply="raw",
-            tag="Cluster",
-            summary="The members of the controller's cluster (this one is never clustered: 400, as the real one alone)",
         ),
     ]
     return ops

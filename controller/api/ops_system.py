@@ -51,7 +51,7 @@ SUMMARY_TABLES = {
 }
 
 
-def version_info(call: Call, *, config, oidc) -> dict:
+def version_info(call: Call, *, config, oidc, cluster) -> dict:
     base = config.base_url
     client = {"v1": {"apiBaseUrls": [base + PREFIXES[CLIENT]], "path": PREFIXES[CLIENT], "version": "v1"}}
     management = {"v1": {"apiBaseUrls": [base + PREFIXES[MANAGEMENT]], "path": PREFIXES[MANAGEMENT], "version": "v1"}}
@@ -63,6 +63,8 @@ def version_info(call: Call, *, config, oidc) -> dict:
         # OIDC_AUTH_WITH_CSR: a login's csrPem comes back signed as session_cert (controller/oidc/grants.py)
         capabilities.extend(("OIDC_AUTH", "OIDC_AUTH_WITH_CSR"))
         apis["edge-oidc"] = {"v1": {"apiBaseUrls": [base + OIDC_PATH], "path": OIDC_PATH, "version": "v1"}}
+    if cluster is not None:
+        capabilities.append("HA_CONTROLLER")
     return {
         "version": VERSION,
         "revision": REVISION,
@@ -130,18 +132,18 @@ def swagger_routes():
         yield f"{prefix}/swagger.json", SwaggerDocument(api)
 
 
-def summary(call: Call, *, store) -> dict:
+def summary(call: Call, *, store, cluster) -> dict:
     counts = {key: store.count(table) for key, table in SUMMARY_TABLES.items()}
     routers = store.all("routers")
     counts["routers"] = len(routers)
     counts["routers.edge"] = sum(1 for r in routers if r.get("is_edge"))
-    counts["controllers"] = 1
+    counts["controllers"] = 1 if cluster is None else len(cluster.members())
     counts["eventualEvents"] = 0
     return dict(sorted(counts.items()))
 
 
-def list_controllers(call: Call, *, controller_view) -> Listing:
-    items = [controller_view()]
+def list_controllers(call: Call, *, controller_view, member_view, cluster) -> Listing:
+    items = [controller_view()] if cluster is None else [member_view(m) for m in cluster.members()]
     return Listing(items, {"limit": UNLIMITED, "offset": 0, "totalCount": len(items)})
 
 

@@ -11,6 +11,7 @@ from controller.api import (
     ops_auth,
     ops_cas,
     ops_certs,
+    ops_cluster,
     ops_configs,
     ops_enroll,
     ops_fabric,
@@ -56,6 +57,7 @@ OPERATION_MODULES = [
     ops_revocations,
     ops_import,
     ops_fabric,
+    ops_cluster,
 ]
 
 

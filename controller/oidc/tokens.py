@@ -23,6 +23,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Callable
 
 import jwt
 import orjson
@@ -155,6 +156,9 @@ class TokenSigner:
         self._refresh_header = _header_segment(REFRESH_ALG, self.refresh_kid)
         self._refresh_header_text = self._refresh_header.decode("ascii")
         self._jwks: dict | None = None
+        #: a cluster's other members' signing keys, ``{kid: (public key, alg)}`` (set by a cluster member): their
+        #: access and ID tokens verify here and are in the JWKS (one key set for the cluster)
+        self.peers: Callable[[], dict] | None = None
         #: token -> claims of signatures already verified, oldest first (bounded, see ``_remember``)
         self._verified: OrderedDict[str, dict] = OrderedDict()
         self._verified_lock = threading.Lock()
@@ -249,9 +253,10 @@ class TokenSigner:
         if token.startswith(self._header_text) or token.startswith(self._refresh_header_text):
             return True
         try:
-            return jwt.get_unverified_header(token).get("kid") in (self.kid, self.refresh_kid)
+            kid = jwt.get_unverified_header(token).get("kid")
         except jwt.PyJWTError:
             return False
+        return kid in (self.kid, self.refresh_kid) or (self.peers is not None and kid in self.peers())
 
     def verify(self, token: str, kind: str) -> dict:
         """The claims of our token of ``kind``; ``TokenRejected`` when forged, of another kind or expired."""
@@ -275,7 +280,10 @@ class TokenSigner:
     def _check_signature(self, token: str) -> dict:
         if not self.looks_like_ours(token):
             raise TokenRejected("invalid")
-        claims = verify_signature(token, self.public_key, [self.alg])
+        key, alg = self.public_key, self.alg
+        if self.peers is not None and not token.startswith(self._header_text):
+            key, alg = self.peers().get(jwt.get_unverified_header(token).get("kid"), (key, alg))
+        claims = verify_signature(token, key, [alg])
         self._remember(token, claims)
         return claims
 
@@ -317,6 +325,13 @@ class TokenSigner:
         if self._jwks is None:
             jwk = jwt.algorithms.get_default_algorithms()[self.alg].to_jwk(self.public_key, as_dict=True)
             self._jwks = {"keys": [{**jwk, "kid": self.kid, "use": "sig", "alg": self.alg}]}
+        if self.peers is not None:
+            algorithms = jwt.algorithms.get_default_algorithms()
+            peers = [
+                {**algorithms[alg].to_jwk(key, as_dict=True), "kid": kid, "use": "sig", "alg": alg}
+                for kid, (key, alg) in sorted(self.peers().items())
+            ]
+            return {"keys": [*self._jwks["keys"], *peers]}
         return self._jwks
 
 

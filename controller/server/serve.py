@@ -256,7 +256,7 @@ def run(
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
         print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary), flush=True)
         announce_ready(config, group, router, ready_file)
-        wait_for_stop(stop, ctl.api_sessions.sweep)
+        wait_for_stop(stop, ctl.sweep)
     finally:
         stopped = group.stop()
         ctl.close()

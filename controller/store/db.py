@@ -18,7 +18,7 @@ import os
 import threading
 from contextlib import contextmanager
 from types import MappingProxyType
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping
 
 from controller.errors import Unavailable
 from controller.store import journal
@@ -28,6 +28,9 @@ from controller.store.journal import StoreCorruptError, StoreError, StoreFormatE
 from controller.store.locking import StoreLock
 from controller.store.snapshots import PART_RECORDS
 from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage, copy_record
+
+if TYPE_CHECKING:
+    from controller.cluster.replication import Replicator
 
 __all__ = ["Change", "ChangeContext", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
 
@@ -65,6 +68,9 @@ class Store:
         self._compact_min = compact_min_bytes
         self._retry_at = 0  # journal size at which to retry after a failed compaction
         self._journal: journal.Journal | None = None
+        #: a cluster's raft log (``controller.cluster``): every commit goes through it; None writes locally
+        self.replicator: Replicator | None = None
+        self._applying = False  # a replicated entry is being applied (by the raft thread, under the lock)
         tables: dict[str, dict[str, dict]] = {}
         self._sharing = Sharing()  # equal strings of records become one object (see compact)
         if path is not None:
@@ -186,7 +192,7 @@ class Store:
                 self._after_commit.append(fn)
 
     def _run_after_commit(self) -> None:
-        if self._draining:
+        if self._draining or self._applying:  # a replicated entry's work runs on its writer's thread
             return  # a commit made by scheduled work: the loop below picks up what it schedules
         self._draining = True
         try:
@@ -210,6 +216,9 @@ class Store:
         self._pending.clear()
         if not changes:
             return
+        if self.replicator is not None and not self._applying:
+            self._replicate(changes)
+            return
         if self._journal is not None:
             try:
                 self.lock.ticket = self._journal.write(journal.encode_entry(changes))
@@ -226,6 +235,73 @@ class Store:
                 log.exception("store: listener %r failed", fn)
         self._run_after_commit()
         self._maybe_compact()
+
+    # -- a cluster's write path (``controller.cluster.replication``) ----------
+
+    def _replicate(self, changes: list[Change]) -> None:
+        """A commit in a cluster: undone here, then made through the raft log.
+
+        The replicator waits (holding the lock) until the entry was applied here by
+        ``apply_replicated``, as on every member, and hands back the work the
+        listeners scheduled, which runs on this thread as after a local commit.
+        """
+        self._undo(changes)
+        work = self.replicator.replicate(changes)
+        for fn in work:
+            if fn not in self._after_commit:
+                self._after_commit.append(fn)
+        self._run_after_commit()
+
+    def apply_replicated(
+        self, changes: list[Change], meta: tuple[str, str, dict]
+    ) -> tuple[list[Callable[[], None]], int]:
+        """Apply one committed entry's changes as one local commit (raft thread).
+
+        The caller has checked the entry's preconditions under ``lock``. ``meta`` is a
+        record written in the same commit (the applied raft index). Returns the work
+        the listeners scheduled (``after_commit``), for the entry's writer to run, and the
+        journal position the writer waits for (``await_durable``) before it answers: the
+        raft thread does not wait for each entry's fsync, so one fsync covers many.
+        """
+        self._applying = True
+        saved, self._after_commit = self._after_commit, []  # a writer's own work not yet run stays its own
+        try:
+            with self.transaction():
+                for change in changes:
+                    self._context = change.context
+                    if change.new is None:
+                        self.db.table(change.table).remove_doc(change.key)
+                    else:
+                        key, doc = self._sharing.record(change.key, change.new)
+                        self.db.table(change.table).put_doc(key, doc)
+                self._context = None
+                table, key, record = meta
+                self.db.table(table).put_doc(key, record)
+        finally:
+            self._applying = False
+            work, self._after_commit = self._after_commit, saved
+        return work, self.lock.take_ticket()
+
+    def await_durable(self, ticket: int) -> None:
+        """Wait until the journal position ``ticket`` is on disk (0: nothing to wait for)."""
+        if ticket and self._journal is not None:
+            self._await_durable(ticket)
+
+    def load_replicated(self, tables: dict[str, dict[str, dict]]) -> None:
+        """Make the store hold exactly ``tables`` (a raft snapshot from the leader), as one commit."""
+        self._applying = True
+        saved, self._after_commit = self._after_commit, []
+        try:
+            with self.transaction():
+                self._storage.write(tables)
+        finally:
+            self._applying = False
+            self._after_commit = saved  # the snapshot's writers ran their work where they wrote
+
+    def export_tables(self) -> dict[str, dict[str, dict]]:
+        """A consistent shallow copy of every table (records are immutable), for a raft snapshot."""
+        with self.lock:
+            return self._shallow_copy()
 
     def _await_durable(self, ticket: int) -> None:
         """Called as a thread lets go of the lock: wait for the fsync covering its commits."""

@@ -12,8 +12,9 @@ a write before it is on disk.
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from threading import get_ident
-from typing import Callable
+from typing import Callable, Iterator
 
 
 class StoreLock:
@@ -37,6 +38,10 @@ class StoreLock:
         """Set by a commit, under the lock: the journal position to wait for."""
         self._tickets[get_ident()] = value
 
+    def take_ticket(self) -> int:
+        """This thread's pending journal position, which it will no longer wait for (its caller does)."""
+        return self._tickets.pop(get_ident(), 0)
+
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         return self._lock.acquire(blocking, timeout)
 
@@ -46,6 +51,15 @@ class StoreLock:
             ticket = self._tickets.pop(get_ident(), 0)
             if ticket:
                 self._on_release(ticket)
+
+    @contextmanager
+    def suspended(self) -> Iterator[None]:
+        """Let go of every level this thread holds, then take them all back (a cluster write's wait)."""
+        state = self._lock._release_save()  # NOTE: the C RLock's own primitives, as threading.Condition uses
+        try:
+            yield
+        finally:
+            self._lock._acquire_restore(state)
 
     def __enter__(self) -> bool:
         return self._lock.acquire()

@@ -413,4 +413,7 @@ def register_ops(top_sub):
     p.add_argument("controller_config", help="the controller's configuration file")
     bool_flag(p, "--yes", dest="yes", help="skip the confirmation prompt")
     p.set_defaults(func=cmd_cluster_recover)
+    from harness.ziti import cluster as cluster_verbs
+
+    cluster_verbs.register(cluster_sub)  # list, add, remove, transfer-leadership
     return ops_sub

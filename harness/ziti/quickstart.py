@@ -207,3 +207,6 @@ def register(edge_sub) -> None:
     bool_flag(p, "--verbose", dest="verbose", help="Show additional output.")
     p.add_argument("-i", "--cli-identity", default=None, help="the saved login to write (default: default)")
     p.set_defaults(func=cmd_quickstart)
+    from harness.ziti import quickstart_ha
+
+    quickstart_ha.register(p)  # ``ha`` and ``join``: cluster members

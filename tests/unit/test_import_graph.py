@@ -25,7 +25,7 @@ LAYERS = [
     {"errors", "clock", "ids", "config", "heap", "entities", "gc_pause", "private_files"},
     {"store", "pki", "policy", "fabric"},
     {"model", "auth", "enroll", "oidc"},
-    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link"},
+    {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "cluster"},
     {"api"},
     {"app", "registry", "server", "ctrl", "console", "embedded", "__main__", "__init__"},
 ]
@@ -225,6 +225,8 @@ HARNESS_ALLOWED = {
     "controller.gc_pause",
     "controller.heap",
     "controller.embedded",  # the one way the harness starts a controller, and the request bodies netcheck reads
+    "controller.cluster.member",  # a cluster member's configuration when a command line starts one
+    "controller.cluster.join",  # and its request to join, made by that command line
 }
 HARNESS_ALLOWED_PACKAGES = ("controller.server",)
 

@@ -26,3 +26,29 @@ def controller_view(*, config, instance_id, started_at, pki) -> dict:
             "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
         },
     }
+
+
+def member_view(member: dict, *, started_at) -> dict:
+    """A cluster member (``Cluster.members``) as ``listControllers`` shows it, with its own API addresses."""
+    from cryptography import x509
+
+    base = f"https://{member['apiAddress']}" if member["apiAddress"] else ""
+    pem = member.get("serverCert") or ""
+    cert = x509.load_pem_x509_certificates(pem.encode())[0] if pem else None
+    return {
+        "_links": links("controllers", member["id"]),
+        "id": member["id"],
+        "name": member["id"],
+        "createdAt": started_at,
+        "updatedAt": started_at,
+        "tags": {},
+        "isOnline": member["isConnected"],
+        "lastJoinedAt": started_at,
+        "ctrlAddress": f"tls:{member['apiAddress']}" if member["apiAddress"] else member["address"],
+        "certPem": cert_pem(cert) if cert is not None else "",
+        "fingerprint": fingerprint(cert) if cert is not None else "",
+        "apiAddresses": {
+            "edge-client": [{"url": base + "/edge/client/v1", "version": "v1"}],
+            "edge-management": [{"url": base + "/edge/management/v1", "version": "v1"}],
+        },
+    }

@@ -1,0 +1,145 @@
+"""A 3-member cluster (processes, PySyncObj raft) beside a single controller process, in the same run.
+
+Figures: durable creates per second and p50/p99 latency (``POST /identities`` from
+concurrent writers over HTTPS, every write fsynced in the store; in the cluster also
+committed on a majority and applied in the writer's member), their ratios to the single
+controller's (targets: throughput at least 0.5 of it, p99 at most 3 times); the time from
+kill -9 of the leader to the first acknowledged write on another member; the RSS of one
+member after the load.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+WRITERS = 8
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _load(clients: list, seconds: float, prefix: str) -> tuple[int, list[float]]:
+    """``WRITERS`` threads creating identities for ``seconds``; (acknowledged, latencies in ms)."""
+    latencies: list[float] = []
+    lock = threading.Lock()
+    stop_at = time.monotonic() + seconds
+
+    def writer(number: int) -> None:
+        client = clients[number % len(clients)]
+        seq = 0
+        mine = []
+        while time.monotonic() < stop_at and seq < 100_000:
+            body = {"name": f"{prefix}-{number}-{seq}", "type": "Device", "isAdmin": False}
+            started = time.perf_counter()
+            response = client.raw.post(
+                "/edge/management/v1/identities", json=body, headers={"zt-session": client.session_token}
+            )
+            if response.status_code == 201:
+                mine.append((time.perf_counter() - started) * 1000)
+            seq += 1
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(WRITERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 60)
+    return len(latencies), latencies
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] if ordered else float("nan")
+
+
+def _single(root: Path, seconds: float) -> dict:
+    from harness.client import ZitiClient
+    from harness.cluster import _port_pair
+
+    port, _ = _port_pair()
+    ready = root / "single.ready.json"
+    command = [sys.executable, "-m", "controller", "--data", str(root / "single"), "--port", str(port)]
+    command += ["--http-port", "0", "--no-router", "--ctrl-port", "0", "--log-level", "warning"]
+    command += ["--ready-file", str(ready)]
+    with open(root / "single.log", "ab") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("the single controller did not start")
+            time.sleep(0.05)
+        ca = str(root / "single" / "pki" / "root-ca.cert.pem")
+        clients = [
+            ZitiClient.connect(f"https://127.0.0.1:{port}", ca=ca).signed_in("admin", "admin") for _ in range(WRITERS)
+        ]
+        count, latencies = _load(clients, seconds, "single")
+        for client in clients:
+            client.close()
+        return {"count": count, "latencies": latencies, "rss": _rss_mb(process.pid)}
+    finally:
+        process.terminate()
+        process.wait(20)
+
+
+def _cluster(root: Path, seconds: float) -> dict:
+    from harness.cluster import ZitiCluster
+
+    with ZitiCluster(3, root=root / "cluster") as cluster:
+        clients = [cluster.client(n % 3) for n in range(WRITERS)]
+        count, latencies = _load(clients, seconds, "cluster")
+        for client in clients:
+            client.close()
+        rss = _rss_mb(cluster.members[0].process.pid)
+        leader = cluster.leader()
+        other = next(i for i in range(3) if i != leader)
+        client = cluster.client(other)
+        cluster.kill(leader)
+        killed = time.perf_counter()
+        first = None
+        for seq in range(400):
+            response = client.raw.post(
+                "/edge/management/v1/identities",
+                json={"name": f"after-kill-{seq}", "type": "Device", "isAdmin": False},
+                headers={"zt-session": client.session_token},
+            )
+            if response.status_code == 201:
+                first = (time.perf_counter() - killed) * 1000
+                break
+        client.close()
+        return {"count": count, "latencies": latencies, "rss": rss, "failover_ms": first}
+
+
+def main(quick: bool = False) -> dict:
+    seconds = 4.0 if quick else 10.0
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as folder:
+        root = Path(folder)
+        single = _single(root, seconds)
+        cluster = _cluster(root, seconds)
+    single_rate = single["count"] / seconds
+    cluster_rate = cluster["count"] / seconds
+    single_p99 = _percentile(single["latencies"], 0.99)
+    cluster_p99 = _percentile(cluster["latencies"], 0.99)
+    return {
+        f"single controller: durable creates/s ({WRITERS} writers)": single_rate,
+        "single controller: create p50 (ms)": _percentile(single["latencies"], 0.5),
+        "single controller: create p99 (ms)": single_p99,
+        f"3-member cluster: durable creates/s ({WRITERS} writers)": cluster_rate,
+        "3-member cluster: create p50 (ms)": _percentile(cluster["latencies"], 0.5),
+        "3-member cluster: create p99 (ms)": cluster_p99,
+        "cluster / single throughput (target >= 0.5)": cluster_rate / single_rate if single_rate else float("nan"),
+        "cluster / single p99 (target <= 3)": cluster_p99 / single_p99 if single_p99 else float("nan"),
+        "leader kill -9 to first acknowledged write (ms)": cluster["failover_ms"] or float("nan"),
+        "one member's RSS after the load (MB)": cluster["rss"],
+        "single controller's RSS after the load (MB)": single["rss"],
+    }

@@ -1,0 +1,157 @@
+"""The store's writes through PySyncObj's raft: three members in this process, each its own store folder."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from controller.cluster.replication import APPLIED, STATE_TABLE, RaftSettings, Replicator
+from controller.errors import ClusterNoLeader, Conflict
+from controller.store.db import Store
+from harness.routers import free_port
+
+#: three members share one process (one GIL) on a busy machine: calmer elections than the defaults
+FAST = RaftSettings(
+    tick=0.002, append_entries=0.002, election_min=1.5, election_max=3.0, write_timeout=8.0, leader_fallback=3.0
+)
+
+
+class Members:
+    def __init__(self, root: Path, size: int, settings: RaftSettings = FAST):
+        self.root, self.settings = root, settings
+        self.addresses = [f"127.0.0.1:{free_port()}" for _ in range(size)]
+        self.stores: list[Store | None] = [None] * size
+        self.replicators: list[Replicator | None] = [None] * size
+        for index in range(size):
+            self.start(index)
+
+    def start(self, index: int) -> None:
+        folder = self.root / f"m{index}"
+        store = Store(folder / "db", fsync=False)
+        partners = [a for a in self.addresses if a != self.addresses[index]]
+        self.stores[index] = store
+        self.replicators[index] = Replicator(
+            store, folder / "raft", self.addresses[index], partners, member_id=f"m{index}", settings=self.settings
+        )
+
+    def stop(self, index: int) -> None:
+        self.replicators[index].close()
+        self.stores[index].close()
+        self.replicators[index] = self.stores[index] = None
+
+    def leader(self, timeout: float = 30.0) -> int:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for index, replicator in enumerate(self.replicators):
+                if replicator is not None and replicator.is_leader:
+                    return index
+            time.sleep(0.01)
+        raise AssertionError("no leader")
+
+    def settle(self, table: str, count: int, timeout: float = 30.0) -> list[int]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            counts = [s.count(table) for s in self.stores if s is not None]
+            if all(c == count for c in counts):
+                return counts
+            time.sleep(0.01)
+        return [s.count(table) for s in self.stores if s is not None]
+
+    def close(self) -> None:
+        for index, store in enumerate(self.stores):
+            if store is not None:
+                self.stop(index)
+
+
+@pytest.fixture
+def members(tmp_path):
+    group = Members(tmp_path, 3)
+    group.leader()
+    yield group
+    group.close()
+
+
+def test_a_write_on_any_member_is_in_every_members_own_store(members):
+    follower = next(i for i in range(3) if i != members.leader())
+    members.stores[follower].insert("identities", "a", {"id": "a", "name": "one"})
+    # read-your-writes: the writer's own store has it when the write returns
+    assert members.stores[follower].get("identities", "a") == {"id": "a", "name": "one"}
+    assert members.settle("identities", 1) == [1, 1, 1]
+    indexes = {s.get(STATE_TABLE, APPLIED)["index"] for s in members.stores}
+    assert len(indexes) == 1
+
+
+def test_concurrent_writes_of_one_record_on_two_members_apply_once(members):
+    members.stores[0].insert("identities", "a", {"id": "a", "n": 0})
+    members.settle("identities", 1)
+    results: list = []
+
+    def patch(index: int) -> None:
+        try:
+            members.stores[index].put("identities", "a", {"id": "a", "n": index})
+            results.append(index)
+        except Conflict:
+            results.append("conflict")
+
+    threads = [threading.Thread(target=patch, args=(i,)) for i in (1, 2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len({repr(s.get("identities", "a")) for s in members.stores}) > 1:
+        time.sleep(0.01)
+    values = [s.get("identities", "a") for s in members.stores]
+    assert values[0] == values[1] == values[2]
+    winners = [r for r in results if r != "conflict"]
+    assert values[0]["n"] in winners and len(winners) >= 1
+
+
+def test_without_a_quorum_a_write_fails_with_the_real_code_and_reads_go_on(members):
+    members.stores[0].insert("identities", "a", {"id": "a"})
+    members.settle("identities", 1)
+    members.stop(1)
+    members.stop(2)
+    with pytest.raises(ClusterNoLeader) as caught:
+        members.stores[0].insert("identities", "b", {"id": "b"})
+    assert caught.value.code == "CLUSTER_NO_LEADER"
+    assert members.stores[0].get("identities", "a") == {"id": "a"}
+    assert members.stores[0].get("identities", "b") is None
+
+
+def test_a_restarted_member_catches_up_from_its_own_store_and_the_log(members):
+    members.stop(2)
+    for n in range(20):
+        members.stores[n % 2].insert("identities", f"i{n}", {"id": f"i{n}"})
+    members.start(2)
+    assert members.settle("identities", 20) == [20, 20, 20]
+    members.stores[2].insert("identities", "late", {"id": "late"})
+    assert members.settle("identities", 21) == [21, 21, 21]
+
+
+def test_a_member_far_behind_loads_a_snapshot(tmp_path):
+    group = Members(
+        tmp_path,
+        3,
+        RaftSettings(
+            tick=0.002,
+            append_entries=0.002,
+            election_min=1.5,
+            election_max=3.0,
+            write_timeout=8.0,
+            compaction_entries=10,
+        ),
+    )
+    try:
+        group.leader()
+        group.stop(2)
+        for n in range(60):
+            group.stores[n % 2].insert("identities", f"i{n}", {"id": f"i{n}"})
+        assert any((tmp_path / f"m{i}" / "raft" / "raft.snapshot").exists() for i in (0, 1))
+        group.start(2)
+        assert group.settle("identities", 60, timeout=30) == [60, 60, 60]
+    finally:
+        group.close()
