@@ -103,7 +103,8 @@ class TLSTransport(asyncio.Transport):
                 self._extra[key] = None
         #: a write OpenSSL began and must finish with the same buffer, then what waits behind it
         self._head: bytes | None = None
-        self._queue: deque[bytes] = deque()
+        #: made when a second write has to wait (most connections never need one: a deque is 600 bytes)
+        self._queue: deque[bytes] | None = None
         self._size = 0
         self._high, self._low = _HIGH, _LOW
         self._protocol_paused = False
@@ -227,6 +228,8 @@ class TLSTransport(asyncio.Transport):
         if self._closing or not data:
             return  # after close() the rest is dropped, as asyncio's SSL transport does
         if self._head is not None:
+            if self._queue is None:
+                self._queue = deque()
             self._queue.append(bytes(data))
             self._size += len(data)
             self._maybe_pause()
@@ -277,6 +280,7 @@ class TLSTransport(asyncio.Transport):
     def _next(self) -> bytes | None:
         queue = self._queue
         if not queue:
+            self._queue = None  # back to nothing held: the memory goes with it
             return None
         first = queue.popleft()
         if not queue or len(first) >= COALESCE:
@@ -359,8 +363,7 @@ class TLSTransport(asyncio.Transport):
         if self._lost:
             return
         self._closing = self._lost = True
-        self._head, self._size = None, 0
-        self._queue.clear()
+        self._head, self._size, self._queue = None, 0, None
         if self._close_timer is not None:
             self._close_timer.cancel()
         if self._reader_on:
