@@ -125,7 +125,7 @@ class Channel:
         #: outlets with frames queued, in turn order; made when an outlet first queues (most channels never do)
         self._queued: OrderedDict[Outlet, None] | None = None
         self._flusher: asyncio.Task | None = None
-        #: the frame parser once the read loop runs (see :meth:`_loop`)
+        #: the frame parser once the read loop runs (see :meth:`_serve_frames`)
         self._frames: _Frames | None = None
         self.closed = False
         #: the router's edge faults while any is on (SDK channels only; ``router/faults.py``), else None
@@ -250,22 +250,28 @@ class Channel:
         unknown: Handler,
         hello_timeout: float,
     ) -> None:
-        """Read until the peer goes or a handler closes the channel; one log line for anything hostile."""
+        """Read until the peer goes or a handler closes the channel; one log line for anything hostile.
 
-        async def run():
+        Once the hello is accepted the caller's task waits on one future for the channel's life (no chain of
+        coroutines held per channel: with 10,000 SDKs on a router each one counts); frames are handled as TLS
+        delivers them, and a cancelled wait closes the channel.
+        """
+
+        async def greet() -> bool:
             try:
                 first = await asyncio.wait_for(self._first_message(), hello_timeout)
             except asyncio.TimeoutError:
                 log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
-                return
+                return False
             if first.content_type != CT.HELLO:
                 raise FrameError(f"expected hello, got content type {first.content_type}")
-            accepted = await hello(self, first)
-            del first  # not held for the channel's life
-            if accepted:
-                await self._loop(handlers, unknown)
+            return await hello(self, first)
 
-        await self._guarded(run())
+        if await self._guarded(greet(), keep_open=True):
+            try:
+                await self._serve_frames(handlers, unknown)
+            finally:
+                self.close()
 
     async def _first_message(self) -> Message:
         """The peer's first frame; while an edge fault is on it may be dropped (wait for another) or held."""
@@ -289,9 +295,11 @@ class Channel:
         await self.send(hello)
         return await read_message(self.reader)
 
-    async def _guarded(self, work) -> None:
+    async def _guarded(self, work, keep_open: bool = False):
+        """``work``'s result; the channel is closed after it, or only when it failed or said no (``keep_open``)."""
+        result = None
         try:
-            await work
+            result = await work
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             pass  # the peer went away: nothing to tell
         except FrameError as ex:
@@ -301,10 +309,16 @@ class Channel:
         except Exception:  # noqa: BLE001 - one channel's bug must not stop the router
             log.exception("router: %s %s failed, closing", self.id, self.peer)
         finally:
-            self.close()
+            if not (keep_open and result):
+                self.close()
+        return result
 
     async def _loop(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
-        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame."""
+        await self._serve_frames(handlers, unknown)
+
+    def _serve_frames(self, handlers: Mapping[int, Handler], unknown: Handler) -> asyncio.Future:
+        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame. The
+        future is done when the channel closes."""
         reader = self.reader
         leftover = bytes(reader._buffer)
         reader._buffer.clear()
@@ -319,7 +333,7 @@ class Channel:
         if not self.transport.is_reading():
             self.transport.resume_reading()
         frames.parse()
-        await frames.done
+        return frames.done
 
     def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler, released: bool = False):
         """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable).
