@@ -257,21 +257,21 @@ class Channel:
         delivers them, and a cancelled wait closes the channel.
         """
 
-        async def greet() -> bool:
-            try:
-                first = await asyncio.wait_for(self._first_message(), hello_timeout)
-            except asyncio.TimeoutError:
-                log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
-                return False
-            if first.content_type != CT.HELLO:
-                raise FrameError(f"expected hello, got content type {first.content_type}")
-            return await hello(self, first)
-
-        if await self._guarded(greet(), keep_open=True):
+        if await self._guarded(self._greet(hello, hello_timeout), keep_open=True):
             try:
                 await self._serve_frames(handlers, unknown)
             finally:
                 self.close()
+
+    async def _greet(self, hello: Callable[["Channel", Message], Awaitable[bool]], hello_timeout: float) -> bool:
+        try:
+            first = await asyncio.wait_for(self._first_message(), hello_timeout)
+        except asyncio.TimeoutError:
+            log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
+            return False
+        if first.content_type != CT.HELLO:
+            raise FrameError(f"expected hello, got content type {first.content_type}")
+        return await hello(self, first)
 
     async def _first_message(self) -> Message:
         """The peer's first frame; while an edge fault is on it may be dropped (wait for another) or held."""

@@ -95,12 +95,12 @@ class TLSTransport(asyncio.Transport):
         #: OpenSSL's connection itself: reads and writes skip SSLSocket's Python wrappers (the hot path)
         self._ssl = sock._sslobj
         self._view = _read_buffer()
-        self._extra = {"socket": sock, "ssl_object": self._peer, "sslcontext": sock.context}
-        for key, getter in (("peername", sock.getpeername), ("sockname", sock.getsockname)):
-            try:
-                self._extra[key] = getter()
-            except OSError:
-                self._extra[key] = None
+        #: the peer's address, read once (logs name it after the socket closed); the other extra info is read when
+        #: asked (``get_extra_info``): no dict of it per connection
+        try:
+            self._peername = sock.getpeername()
+        except OSError:
+            self._peername = None
         #: a write OpenSSL began and must finish with the same buffer, then what waits behind it
         self._head: bytes | None = None
         #: made when a second write has to wait (most connections never need one: a deque is 600 bytes)
@@ -385,7 +385,15 @@ class TLSTransport(asyncio.Transport):
             return self._peer.getpeercert()
         if name == "cipher":
             return self._peer.cipher()
-        return self._extra.get(name, default)
+        if name == "peername":
+            return self._peername
+        if name == "sockname":
+            try:
+                return self._sock.getsockname()
+            except OSError:
+                return None
+        value = {"socket": self._sock, "ssl_object": self._peer, "sslcontext": self._sock.context}.get(name)
+        return default if value is None else value
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self._protocol = protocol
@@ -395,7 +403,7 @@ class TLSTransport(asyncio.Transport):
 
     def __repr__(self) -> str:
         state = "closed" if self._lost else "closing" if self._closing else "open"
-        return f"<TLSTransport fd={self._fd} {state} peer={self._extra.get('peername')}>"
+        return f"<TLSTransport fd={self._fd} {state} peer={self._peername}>"
 
 
 # -- handshakes and connections ---------------------------------------------------------------------------
