@@ -103,6 +103,30 @@ class Outlet:
 class Channel:
     """The router's end of one TLS connection."""
 
+    #: no instance dict: one of these per SDK, 10,000 on a router
+    __slots__ = (
+        "reader",
+        "writer",
+        "transport",
+        "id",
+        "peer",
+        "caller",
+        "link_id",
+        "dialed",
+        "token",
+        "conns",
+        "_seq",
+        "_conn_ids",
+        "_waiters",
+        "_queued",
+        "_flusher",
+        "_frames",
+        "closed",
+        "faults",
+        "held_in",
+        "held_out",
+    )
+
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, kind: str = "ch"):
         self.reader, self.writer = reader, writer
         self.transport = writer.transport
@@ -385,6 +409,8 @@ class Channel:
 
 class _Frames(asyncio.Protocol):
     """A channel's frames, parsed in ``data_received``; a handler's awaitable pauses reading until it is done."""
+
+    __slots__ = ("channel", "handlers", "unknown", "buffer", "blocked", "done", "_resumed")
 
     def __init__(self, channel: Channel, handlers: Mapping[int, Handler], unknown: Handler, leftover: bytes):
         self.channel, self.handlers, self.unknown = channel, handlers, unknown

@@ -87,6 +87,33 @@ class PeerTLS:
 class TLSTransport(asyncio.Transport):
     """One TLS connection whose handshake is done (see the module text)."""
 
+    #: no instance dict: one of these per connection, 10,000 SDKs on a router
+    __slots__ = (
+        "_close_timer",
+        "_closing",
+        "_eof_waiting",
+        "_fd",
+        "_head",
+        "_high",
+        "_loop",
+        "_lost",
+        "_low",
+        "_peer",
+        "_peername",
+        "_protocol",
+        "_protocol_paused",
+        "_queue",
+        "_read_wants_write",
+        "_reader_on",
+        "_reading",
+        "_size",
+        "_sock",
+        "_ssl",
+        "_view",
+        "_write_wants_read",
+        "_writer_on",
+    )
+
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket, protocol: asyncio.BaseProtocol):
         super().__init__()
         self._loop, self._sock, self._protocol = loop, sock, protocol
