@@ -143,8 +143,8 @@ class Channel:
         self.token = ""
         #: conn id (edge) or circuit id (link) -> what it names (a binding or a circuit)
         self.conns: dict = {}
-        self._seq = itertools.count(1)
-        self._conn_ids = itertools.count(ROUTER_CONN_IDS)
+        #: the last sequence number and router-provided conn id given (ints: no counter object per channel)
+        self._seq, self._conn_ids = 0, ROUTER_CONN_IDS - 1
         self._waiters: dict[int, asyncio.Future] = {}
         #: outlets with frames queued, in turn order; made when an outlet first queues (most channels never do)
         self._queued: OrderedDict[Outlet, None] | None = None
@@ -161,10 +161,12 @@ class Channel:
 
     # -- sending ------------------------------------------------------------------
     def next_conn_id(self) -> int:
-        return next(self._conn_ids)
+        self._conn_ids += 1
+        return self._conn_ids
 
     def next_seq(self) -> int:
-        return next(self._seq)
+        self._seq += 1
+        return self._seq
 
     def write(self, data: bytes) -> None:
         """One encoded frame onto the socket (through the edge faults while one is on)."""
@@ -189,7 +191,7 @@ class Channel:
         if self.closed:
             return
         if not message.seq:
-            message.seq = next(self._seq)
+            message.seq = self.next_seq()
         if self.faults is None:
             self.transport.write(message.encode())
         else:
@@ -224,7 +226,7 @@ class Channel:
         ``on_reply(reply)`` runs in the read loop before the next frame is read,
         for state that must change before the peer's following messages arrive.
         """
-        message.seq = next(self._seq)
+        message.seq = self.next_seq()
         future = asyncio.get_running_loop().create_future()
         future.on_reply = on_reply
         self._waiters[message.seq] = future
@@ -315,7 +317,7 @@ class Channel:
 
     async def request_first(self, hello: Message) -> Message:
         """Send this side's hello and read its answer (before any read loop runs)."""
-        hello.seq = hello.seq or next(self._seq)
+        hello.seq = hello.seq or self.next_seq()
         await self.send(hello)
         return await read_message(self.reader)
 

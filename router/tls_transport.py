@@ -574,6 +574,8 @@ class Listener:
         self.max_per_address = max_per_address
         #: open connections by peer address
         self.per_address: dict[str, int] = {}
+        #: each connection's task -> its peer address, until the task ends
+        self.addresses: dict[asyncio.Task, str] = {}
         self.closed = False
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._accept, sock)
@@ -604,7 +606,11 @@ class Listener:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = self.loop.create_task(self.on_accept(sock))
-            task.add_done_callback(lambda _, a=address: self._gone(a))
+            self.addresses[task] = address  # one dict entry per connection, no closure
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._gone(self.addresses.pop(task))
 
     def _gone(self, address: str) -> None:
         left = self.per_address.get(address, 1) - 1
