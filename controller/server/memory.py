@@ -6,7 +6,7 @@ TLS state (OpenSSL's buffers and objects, allocated by glibc, not by Python) is 
 10,000 SDKs went the process keeps its peak size. ``malloc_trim(0)`` walks the heaps and returns every free page
 to the system (``madvise``), wherever it lies. It takes the allocator's locks while it walks (milliseconds to tens
 of milliseconds for a heap of hundreds of MB), so it runs on its own thread, and only after a large drop: when the
-open connections fell by :data:`TRIM_AFTER_DROP` from their highest since the last trim. On a C library without
+open connections fell to half their highest since the last trim, by :data:`TRIM_AFTER_DROP` at least. On a C library without
 it (musl, macOS) nothing is done.
 """
 
@@ -19,8 +19,9 @@ import threading
 
 log = logging.getLogger("controller.server.memory")
 
-#: this many fewer open connections than the highest count since the last trim: give the freed memory back
-TRIM_AFTER_DROP = 500
+#: at least this many fewer open connections than the highest count since the last trim, and at most half of it:
+#: give the freed memory back (half: a large fleet's churn does not trim over and over)
+TRIM_AFTER_DROP = 100
 
 
 def _malloc_trim():
@@ -63,7 +64,7 @@ class HeapTrimmer:
         if open_now > self.highest:
             self.highest = open_now
             return False
-        if self.highest - open_now < self.drop:
+        if self.highest - open_now < max(self.drop, self.highest // 2):
             return False
         self.highest = open_now
         self.trims += 1

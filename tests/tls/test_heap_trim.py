@@ -36,6 +36,8 @@ def test_a_trim_follows_a_large_drop_only_once_per_drop():
     assert trimmer.observe(50)  # down 100
     assert trim.done.wait(5)
     assert not trimmer.observe(20)  # the drop counts from 50 again
+    trimmer.opened(1000)
+    assert not trimmer.observe(600)  # 400 fewer is not half of 1,000
     assert (trim.calls, trimmer.trims) == (1, 1)
 
 
