@@ -18,7 +18,10 @@ The driver shares the machine's two cores with the controller: its own cost is i
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -35,6 +38,9 @@ from harness.fleet import Fleet, Schedule, _cpu_seconds, _rss_mb, provision
 
 FULL_SIZES, QUICK_SIZES = (1000, 5000, 10000), (200, 500)
 FULL_STORM, QUICK_STORM = 1000, 200
+#: SDK channels held on one router, and the dials timed while they are held
+FULL_CHANNELS, QUICK_CHANNELS, DIALS = 10000, 1000, 100
+#: the router's SDK listener takes at most 4,096 connections from one address: the channels come from several
 #: logins per second the ramp asks of the controller while a fleet starts
 RAMP_RATE = 100.0
 
@@ -89,6 +95,81 @@ def start_bare_hello(folder: Path) -> tuple[subprocess.Popen, str, str]:
     )
     port = int(process.stdout.readline().split()[1])
     return process, f"https://127.0.0.1:{port}", root.cert_pem
+
+
+async def _hold_and_dial(folder: Path, ports: dict, pid: int, count: int) -> dict:
+    from benchmarks.router import rss_mib
+    from harness.dataplane import DataPlane
+    from harness.quickstart import new_quickstart
+    from harness.sync_dataplane import load_identity_file
+    from router.wire import ContentType, Header, Message, read_message
+
+    admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
+    admin.login("admin", "admin")
+    urls = {"controller_url": f"https://127.0.0.1:{ports['https']}", "router_url": f"tls://127.0.0.1:{ports['router']}"}
+    qs = new_quickstart(admin, folder / "channels", "fleet-echo", encrypted=False, **urls)
+    host, guest = (DataPlane(*load_identity_file(path)) for path in (qs.binder, qs.dialer))
+
+    async def echo(conn):
+        while data := await conn.recv():
+            await conn.send(data)
+
+    await host.bind("fleet-echo", echo)
+    await (await guest.dial("fleet-echo")).close()  # the dialer's own channel and the service's path are warm
+    client, identity = load_identity_file(qs.dialer)
+    context = ssl.create_default_context(cadata=identity.ca_pem)
+    context.load_cert_chain(*identity.cert_key().write(folder, "channels"))
+    hello = Message(ContentType.HELLO, b"fleet", {Header.SESSION_TOKEN: client.token.encode()}, seq=1).encode()
+    held: list = []
+    idle = rss_mib(pid)
+    try:
+        for index in range(count):
+            sock = socket.socket()
+            sock.bind((f"127.0.0.{2 + index // 4000}", 0))
+            sock.setblocking(False)
+            await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", ports["router"]))
+            reader, writer = await asyncio.open_connection(sock=sock, ssl=context, server_hostname="127.0.0.1")
+            writer.write(hello)
+            await read_message(reader)
+            held.append(writer)
+        await asyncio.sleep(2.0)  # the last hellos' work is done
+        with_channels = rss_mib(pid)
+        times = []
+        for _ in range(DIALS):
+            started = time.perf_counter()
+            conn = await guest.dial("fleet-echo")
+            await conn.send(b"x")
+            await conn.recv_exactly(1)
+            times.append((time.perf_counter() - started) * 1000)
+            await conn.close()
+    finally:
+        for writer in held:
+            writer.close()
+        await host.close()
+        await guest.close()
+    times.sort()
+    return {
+        f"router: {count:,} SDK channels: RSS MiB idle -> held (KiB per channel)": (
+            f"{idle:.0f} -> {with_channels:.0f} ({(with_channels - idle) * 1024 / count:.1f})"
+        ),
+        f"router: dial + first echo with them held, p50 / p99 (ms, {DIALS} dials)": (
+            f"{times[len(times) // 2]:.1f} / {times[int(len(times) * 0.99) - 1]:.1f}"
+        ),
+    }
+
+
+def router_channels(folder: Path, count: int) -> dict:
+    """A controller with its edge router (one process); ``count`` SDK channels (TLS with the client certificate, a
+    hello) held on the router: its RSS per channel, and dials through it while they are held."""
+    from benchmarks.router import start_controller as start_with_router
+
+    folder.mkdir(parents=True, exist_ok=True)
+    process, ports = start_with_router(folder / "data")
+    try:
+        return asyncio.run(_hold_and_dial(folder, ports, process.pid, count))
+    finally:
+        process.terminate()
+        process.wait(30)
 
 
 def steady(fleet: Fleet, size: int, quick: bool) -> dict:
@@ -156,6 +237,7 @@ def main(
         finally:
             process.terminate()
             process.wait(10)
+        figures.update(router_channels(folder / "router", QUICK_CHANNELS if quick else FULL_CHANNELS))
     return figures
 
 

@@ -103,6 +103,30 @@ class Outlet:
 class Channel:
     """The router's end of one TLS connection."""
 
+    #: no instance dict: one of these per SDK, 10,000 on a router
+    __slots__ = (
+        "reader",
+        "writer",
+        "transport",
+        "id",
+        "peer",
+        "caller",
+        "link_id",
+        "dialed",
+        "token",
+        "conns",
+        "_seq",
+        "_conn_ids",
+        "_waiters",
+        "_queued",
+        "_flusher",
+        "_frames",
+        "closed",
+        "faults",
+        "held_in",
+        "held_out",
+    )
+
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, kind: str = "ch"):
         self.reader, self.writer = reader, writer
         self.transport = writer.transport
@@ -119,12 +143,13 @@ class Channel:
         self.token = ""
         #: conn id (edge) or circuit id (link) -> what it names (a binding or a circuit)
         self.conns: dict = {}
-        self._seq = itertools.count(1)
-        self._conn_ids = itertools.count(ROUTER_CONN_IDS)
+        #: the last sequence number and router-provided conn id given (ints: no counter object per channel)
+        self._seq, self._conn_ids = 0, ROUTER_CONN_IDS - 1
         self._waiters: dict[int, asyncio.Future] = {}
-        self._queued: OrderedDict[Outlet, None] = OrderedDict()
+        #: outlets with frames queued, in turn order; made when an outlet first queues (most channels never do)
+        self._queued: OrderedDict[Outlet, None] | None = None
         self._flusher: asyncio.Task | None = None
-        #: the frame parser once the read loop runs (see :meth:`_loop`)
+        #: the frame parser once the read loop runs (see :meth:`_serve_frames`)
         self._frames: _Frames | None = None
         self.closed = False
         #: the router's edge faults while any is on (SDK channels only; ``router/faults.py``), else None
@@ -136,10 +161,12 @@ class Channel:
 
     # -- sending ------------------------------------------------------------------
     def next_conn_id(self) -> int:
-        return next(self._conn_ids)
+        self._conn_ids += 1
+        return self._conn_ids
 
     def next_seq(self) -> int:
-        return next(self._seq)
+        self._seq += 1
+        return self._seq
 
     def write(self, data: bytes) -> None:
         """One encoded frame onto the socket (through the edge faults while one is on)."""
@@ -164,7 +191,7 @@ class Channel:
         if self.closed:
             return
         if not message.seq:
-            message.seq = next(self._seq)
+            message.seq = self.next_seq()
         if self.faults is None:
             self.transport.write(message.encode())
         else:
@@ -199,7 +226,7 @@ class Channel:
         ``on_reply(reply)`` runs in the read loop before the next frame is read,
         for state that must change before the peer's following messages arrive.
         """
-        message.seq = next(self._seq)
+        message.seq = self.next_seq()
         future = asyncio.get_running_loop().create_future()
         future.on_reply = on_reply
         self._waiters[message.seq] = future
@@ -211,6 +238,8 @@ class Channel:
 
     # -- per-circuit queues ----------------------------------------------------------
     def schedule(self, outlet: Outlet) -> None:
+        if self._queued is None:
+            self._queued = OrderedDict()
         self._queued[outlet] = None
         if self._flusher is None and not self.closed:
             self._flusher = asyncio.get_running_loop().create_task(self._flush())
@@ -220,21 +249,24 @@ class Channel:
         try:
             while self._queued and not self.closed:
                 await self.drain()
-                while self._queued and not self.closed and not self.congested():
-                    for outlet in list(self._queued):
+                queued = self._queued  # close() lets it go: what this turn holds is dropped with it
+                while queued and not self.closed and not self.congested():
+                    for outlet in list(queued):
                         if outlet.paused or not outlet.pending:
-                            del self._queued[outlet]
+                            del queued[outlet]
                             continue
                         data = outlet.pending.popleft()
                         outlet.pending_bytes -= len(data)
                         self.write(data)
                         if not outlet.pending:
-                            del self._queued[outlet]
+                            del queued[outlet]
                         outlet.progressed()
                         if self.congested():
                             break
         finally:
             self._flusher = None
+            if not self._queued:
+                self._queued = None
 
     # -- the read loop -------------------------------------------------------------
     async def serve(
@@ -244,20 +276,28 @@ class Channel:
         unknown: Handler,
         hello_timeout: float,
     ) -> None:
-        """Read until the peer goes or a handler closes the channel; one log line for anything hostile."""
+        """Read until the peer goes or a handler closes the channel; one log line for anything hostile.
 
-        async def run():
+        Once the hello is accepted the caller's task waits on one future for the channel's life (no chain of
+        coroutines held per channel: with 10,000 SDKs on a router each one counts); frames are handled as TLS
+        delivers them, and a cancelled wait closes the channel.
+        """
+
+        if await self._guarded(self._greet(hello, hello_timeout), keep_open=True):
             try:
-                first = await asyncio.wait_for(self._first_message(), hello_timeout)
-            except asyncio.TimeoutError:
-                log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
-                return
-            if first.content_type != CT.HELLO:
-                raise FrameError(f"expected hello, got content type {first.content_type}")
-            if await hello(self, first):
-                await self._loop(handlers, unknown)
+                await self._serve_frames(handlers, unknown)
+            finally:
+                self.close()
 
-        await self._guarded(run())
+    async def _greet(self, hello: Callable[["Channel", Message], Awaitable[bool]], hello_timeout: float) -> bool:
+        try:
+            first = await asyncio.wait_for(self._first_message(), hello_timeout)
+        except asyncio.TimeoutError:
+            log.warning("router: %s sent no hello in %g s, closing", self.peer, hello_timeout)
+            return False
+        if first.content_type != CT.HELLO:
+            raise FrameError(f"expected hello, got content type {first.content_type}")
+        return await hello(self, first)
 
     async def _first_message(self) -> Message:
         """The peer's first frame; while an edge fault is on it may be dropped (wait for another) or held."""
@@ -277,13 +317,15 @@ class Channel:
 
     async def request_first(self, hello: Message) -> Message:
         """Send this side's hello and read its answer (before any read loop runs)."""
-        hello.seq = hello.seq or next(self._seq)
+        hello.seq = hello.seq or self.next_seq()
         await self.send(hello)
         return await read_message(self.reader)
 
-    async def _guarded(self, work) -> None:
+    async def _guarded(self, work, keep_open: bool = False):
+        """``work``'s result; the channel is closed after it, or only when it failed or said no (``keep_open``)."""
+        result = None
         try:
-            await work
+            result = await work
         except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
             pass  # the peer went away: nothing to tell
         except FrameError as ex:
@@ -293,19 +335,31 @@ class Channel:
         except Exception:  # noqa: BLE001 - one channel's bug must not stop the router
             log.exception("router: %s %s failed, closing", self.id, self.peer)
         finally:
-            self.close()
+            if not (keep_open and result):
+                self.close()
+        return result
 
     async def _loop(self, handlers: Mapping[int, Handler], unknown: Handler) -> None:
-        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame."""
+        await self._serve_frames(handlers, unknown)
+
+    def _serve_frames(self, handlers: Mapping[int, Handler], unknown: Handler) -> asyncio.Future:
+        """From here frames are parsed as TLS delivers them (:class:`_Frames`): no task wake-up per frame. The
+        future is done when the channel closes."""
         reader = self.reader
         leftover = bytes(reader._buffer)
         reader._buffer.clear()
         frames = self._frames = _Frames(self, handlers, unknown, leftover)
         self.transport.set_protocol(frames)
+        # the stream pair served the hello only: the StreamReader and its protocol go (about 1.5 KB a channel with
+        # 10,000 SDKs on a router). The StreamWriter stays (one that is collected closes its transport), detached
+        # from them; its drain is not used from here (``drain`` waits on the frames)
+        self.reader = None
+        self.writer._reader, self.writer._protocol = None, frames
+        del reader
         if not self.transport.is_reading():
             self.transport.resume_reading()
         frames.parse()
-        await frames.done
+        return frames.done
 
     def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler, released: bool = False):
         """One frame: latency answered, replies to their waiters, the rest to its handler (maybe an awaitable).
@@ -347,9 +401,9 @@ class Channel:
         for future in self._waiters.values():
             if not future.done():
                 future.set_exception(ChannelClosed(self.id))
-        for outlet in self._queued:
+        queued, self._queued = self._queued, None
+        for outlet in queued or ():
             outlet.progressed()
-        self._queued.clear()
         self.writer.close()
         if self._frames is not None:
             self._frames.finish()
@@ -357,6 +411,8 @@ class Channel:
 
 class _Frames(asyncio.Protocol):
     """A channel's frames, parsed in ``data_received``; a handler's awaitable pauses reading until it is done."""
+
+    __slots__ = ("channel", "handlers", "unknown", "buffer", "blocked", "done", "_resumed")
 
     def __init__(self, channel: Channel, handlers: Mapping[int, Handler], unknown: Handler, leftover: bytes):
         self.channel, self.handlers, self.unknown = channel, handlers, unknown

@@ -265,6 +265,7 @@ class EdgeRouter:
             streams = await self._handshake(sock)
             if streams is not None:
                 channel = Channel(*streams)
+                del streams  # the channel lets the stream pair go after the hello (Channel._serve_frames)
                 edge = self.edge
                 self.edge_faults.opened(channel)
                 try:

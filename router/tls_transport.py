@@ -87,6 +87,33 @@ class PeerTLS:
 class TLSTransport(asyncio.Transport):
     """One TLS connection whose handshake is done (see the module text)."""
 
+    #: no instance dict: one of these per connection, 10,000 SDKs on a router
+    __slots__ = (
+        "_close_timer",
+        "_closing",
+        "_eof_waiting",
+        "_fd",
+        "_head",
+        "_high",
+        "_loop",
+        "_lost",
+        "_low",
+        "_peer",
+        "_peername",
+        "_protocol",
+        "_protocol_paused",
+        "_queue",
+        "_read_wants_write",
+        "_reader_on",
+        "_reading",
+        "_size",
+        "_sock",
+        "_ssl",
+        "_view",
+        "_write_wants_read",
+        "_writer_on",
+    )
+
     def __init__(self, loop: asyncio.AbstractEventLoop, sock: ssl.SSLSocket, protocol: asyncio.BaseProtocol):
         super().__init__()
         self._loop, self._sock, self._protocol = loop, sock, protocol
@@ -95,15 +122,16 @@ class TLSTransport(asyncio.Transport):
         #: OpenSSL's connection itself: reads and writes skip SSLSocket's Python wrappers (the hot path)
         self._ssl = sock._sslobj
         self._view = _read_buffer()
-        self._extra = {"socket": sock, "ssl_object": self._peer, "sslcontext": sock.context}
-        for key, getter in (("peername", sock.getpeername), ("sockname", sock.getsockname)):
-            try:
-                self._extra[key] = getter()
-            except OSError:
-                self._extra[key] = None
+        #: the peer's address, read once (logs name it after the socket closed); the other extra info is read when
+        #: asked (``get_extra_info``): no dict of it per connection
+        try:
+            self._peername = sock.getpeername()
+        except OSError:
+            self._peername = None
         #: a write OpenSSL began and must finish with the same buffer, then what waits behind it
         self._head: bytes | None = None
-        self._queue: deque[bytes] = deque()
+        #: made when a second write has to wait (most connections never need one: a deque is 600 bytes)
+        self._queue: deque[bytes] | None = None
         self._size = 0
         self._high, self._low = _HIGH, _LOW
         self._protocol_paused = False
@@ -227,6 +255,8 @@ class TLSTransport(asyncio.Transport):
         if self._closing or not data:
             return  # after close() the rest is dropped, as asyncio's SSL transport does
         if self._head is not None:
+            if self._queue is None:
+                self._queue = deque()
             self._queue.append(bytes(data))
             self._size += len(data)
             self._maybe_pause()
@@ -277,6 +307,7 @@ class TLSTransport(asyncio.Transport):
     def _next(self) -> bytes | None:
         queue = self._queue
         if not queue:
+            self._queue = None  # back to nothing held: the memory goes with it
             return None
         first = queue.popleft()
         if not queue or len(first) >= COALESCE:
@@ -359,8 +390,7 @@ class TLSTransport(asyncio.Transport):
         if self._lost:
             return
         self._closing = self._lost = True
-        self._head, self._size = None, 0
-        self._queue.clear()
+        self._head, self._size, self._queue = None, 0, None
         if self._close_timer is not None:
             self._close_timer.cancel()
         if self._reader_on:
@@ -382,7 +412,15 @@ class TLSTransport(asyncio.Transport):
             return self._peer.getpeercert()
         if name == "cipher":
             return self._peer.cipher()
-        return self._extra.get(name, default)
+        if name == "peername":
+            return self._peername
+        if name == "sockname":
+            try:
+                return self._sock.getsockname()
+            except OSError:
+                return None
+        value = {"socket": self._sock, "ssl_object": self._peer, "sslcontext": self._sock.context}.get(name)
+        return default if value is None else value
 
     def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
         self._protocol = protocol
@@ -392,7 +430,7 @@ class TLSTransport(asyncio.Transport):
 
     def __repr__(self) -> str:
         state = "closed" if self._lost else "closing" if self._closing else "open"
-        return f"<TLSTransport fd={self._fd} {state} peer={self._extra.get('peername')}>"
+        return f"<TLSTransport fd={self._fd} {state} peer={self._peername}>"
 
 
 # -- handshakes and connections ---------------------------------------------------------------------------
@@ -536,6 +574,8 @@ class Listener:
         self.max_per_address = max_per_address
         #: open connections by peer address
         self.per_address: dict[str, int] = {}
+        #: each connection's task -> its peer address, until the task ends
+        self.addresses: dict[asyncio.Task, str] = {}
         self.closed = False
         for sock in sockets:
             loop.add_reader(sock.fileno(), self._accept, sock)
@@ -566,7 +606,11 @@ class Listener:
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = self.loop.create_task(self.on_accept(sock))
-            task.add_done_callback(lambda _, a=address: self._gone(a))
+            self.addresses[task] = address  # one dict entry per connection, no closure
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._gone(self.addresses.pop(task))
 
     def _gone(self, address: str) -> None:
         left = self.per_address.get(address, 1) - 1

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections import deque
 
 import httptools
 import orjson
@@ -55,7 +54,9 @@ class Connection(asyncio.Protocol):
         self.head = self.body = None
         self.skip_body = False
         self.max_body = self.limits.max_body  # of the request being read
-        self.ready: deque = deque()  # complete requests (pipelined) waiting for the app
+        #: complete requests (pipelined) waiting for the app: a list, as there is rarely more than one (an empty
+        #: deque is 600 bytes, on each of 10,000 keep-alive connections)
+        self.ready: list = []
         self.pending = bytearray()  # bytes received while busy, parsed after the response
         self.reading_paused = False
         self.eof = False  # the client sent all it will send
@@ -220,7 +221,7 @@ class Connection(asyncio.Protocol):
     def _next_request(self) -> None:
         if self.busy or not self.ready or self.transport.is_closing():
             return
-        head, body, too_large = self.ready.popleft()
+        head, body, too_large = self.ready.pop(0)
         self.busy, self.fresh, self.too_large = True, False, too_large
         self._disarm()
         environ = build_environ(

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from controller.server.http_connection import Connection
+from controller.server.memory import HeapTrimmer
 from controller.server.wsgi_bridge import run_app
 
 log = logging.getLogger("controller.server.serve")
@@ -120,6 +121,7 @@ class HTTPServer:
         self.large_readers: set = set()  # connections granted a body past max_body (Limits.large_bodies)
         self._tick_seconds = self._tick
         self._slots: dict[int, set] = {}  # sweep number -> connections whose deadline passes before it (``watch``)
+        self.trimmer = HeapTrimmer()  # gives memory back after many clients left (``controller.server.memory``)
         self.error: BaseException | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -200,6 +202,7 @@ class HTTPServer:
                 self._refuse(sock, host, held)
                 continue
             self.accepted += 1
+            self.trimmer.opened(self.accepted)
             self.per_peer[host] = held + 1
             sock.setblocking(False)
             self._adopting.add(sock)
@@ -308,6 +311,7 @@ class HTTPServer:
                     connection.abort()
                 else:  # not due after all (a float's rounding): filed again
                     connection.slot = self.watch(connection, None, connection.deadline)
+        self.trimmer.observe(self.accepted)
         self.loop.call_later(self._tick, self._sweep)
 
     def _shutdown(self) -> None:
