@@ -47,7 +47,27 @@ class Net:
         self.links[short] = link
         router = EdgeRouter(link, "127.0.0.1", 0, **options).start()
         self.routers[short] = router
+        self._settle_links(router)
         return router
+
+    def _settle_links(self, router: EdgeRouter, timeout: float = 5) -> None:
+        """Give a started router's first dials (to every router already running) a moment to come up, so the next
+        router started does not dial it at the same time: two routers that dial each other at once hold two links
+        between them, and tests name one link per pair. Not an assertion: a test may start routers that never
+        link."""
+        if router.links is None:
+            return
+        others = {r.router_id for r in self.routers.values() if r is not router and r.links is not None}
+
+        def linked() -> bool:
+            peers = set()
+            for link in self.fabric.links():
+                if router.router_id in (link.src_router_id, link.dst_router_id):
+                    peers |= {link.src_router_id, link.dst_router_id}
+            return others <= peers
+
+        with self.timeline._cond:
+            self.timeline._cond.wait_for(linked, timeout)
 
     def stop(self, short: str) -> None:
         self.routers.pop(short).stop()
