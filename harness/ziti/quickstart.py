@@ -14,6 +14,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from controller.config import is_loopback
@@ -80,44 +81,91 @@ def _say(line: str) -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
+@dataclass(frozen=True)
+class Addresses:
+    """Where a quickstart member listens and what it advertises, from the command's options."""
+
+    address: str
+    router_address: str
+    bind: str
+    ctrl_port: int
+    router_port: int | None
+    #: routers of their own (`ziti edge create edge-router R -o r.jwt`, `ziti-router enroll r.jwt`) reach the
+    #: controller's control channel; the real quickstart serves it on the API port, this one beside it
+    router_ctrl_port: int
+    username: str
+    password: str
+
+    @classmethod
+    def of(cls, args) -> Addresses:
+        address = args.ctrl_address or "127.0.0.1"
+        loopback = is_loopback(address)
+        return cls(
+            address=address,
+            router_address=args.router_address or address,
+            bind=address if _is_ip(address) and loopback else ("127.0.0.1" if loopback else "0.0.0.0"),
+            ctrl_port=_port(args.ctrl_port),
+            router_port=None if args.no_router else _port(args.router_port),
+            router_ctrl_port=_port(0),
+            username=args.username or "admin",
+            password=args.password or "admin",
+        )
+
+    @property
+    def hostnames(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(("localhost", self.address, self.router_address)))
+
+
 def _run(args, home: Path, temporary: bool) -> int:
     from controller.config import Config
+
+    at = Addresses.of(args)
+    config = Config(
+        data_dir=home / "db",
+        host=at.bind,
+        api_address=f"{at.address}:{at.ctrl_port}",
+        hostnames=at.hostnames,
+        admin_username=at.username,
+        admin_password=at.password,
+        trust_domain="quickstart",
+        ctrl_address=f"tls:{at.address}:{at.router_ctrl_port}",
+    )
+    ca_file = config.data_dir / "pki" / "root-ca.cert.pem"
+
+    def saved(path) -> None:
+        print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
+        print(f"The controller's CA bundle (clients: --ca FILE): {ca_file}", flush=True)
+
+    def ready(ports) -> None:
+        print(
+            f"Routers of their own enroll against the control channel at tls:{at.address}:{at.router_ctrl_port}",
+            flush=True,
+        )
+
+    return serve_member(args, home, at, config, ca_file=ca_file, saved=saved, ready=ready)
+
+
+def serve_member(args, home: Path, at: Addresses, config, *, ca_file: Path, saved, ready=None, prepare=None, banner=()):
+    """Serve one quickstart controller (and its router) until a signal: listeners checked before anything is
+    made, the controller built, ``prepare()`` run, the command logged in (``saved(path)`` says so), the real
+    ready lines printed (``ready(group)`` adds its own before them, ``banner`` lines after them)."""
     from controller.embedded import EmbeddedController
     from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import listeners
 
-    address = args.ctrl_address or "127.0.0.1"
-    router_address = args.router_address or address
-    bind = address if _is_ip(address) and is_loopback(address) else ("127.0.0.1" if is_loopback(address) else "0.0.0.0")
-    ctrl_port = _port(args.ctrl_port)
-    router_port = None if args.no_router else _port(args.router_port)
-    # routers of their own (`ziti edge create edge-router R -o r.jwt`, `ziti-router enroll r.jwt`) reach this
-    # controller's control channel; the real quickstart serves it on the API port, this one beside it
-    router_ctrl_port = _port(0)
-    username, password = args.username or "admin", args.password or "admin"
-    config = Config(
-        data_dir=home / "db",
-        host=bind,
-        api_address=f"{address}:{ctrl_port}",
-        hostnames=tuple(dict.fromkeys(("localhost", address, router_address))),
-        admin_username=username,
-        admin_password=password,
-        trust_domain="quickstart",
-        ctrl_address=f"tls:{address}:{router_ctrl_port}",
-    )
     built: list = []
     served = listeners(
         lambda: built[0],
-        bind,
-        port=ctrl_port,
+        at.bind,
+        port=at.ctrl_port,
         http_port=None,
-        router_port=router_port,
-        router_advertise=router_address,
-        ctrl_port=router_ctrl_port,
+        router_port=at.router_port,
+        router_advertise=at.router_address,
+        ctrl_port=at.router_ctrl_port,
     )
     for listener in served:  # a port in use names this command's option (the control channel's port has none)
         listener.option = OPTIONS.get(listener.option, listener.option)
-    group = Listeners(bind, served)
+    group = Listeners(at.bind, served)
     stop = threading.Event()
     stop_on_signals(stop)
     group.check()
@@ -125,26 +173,26 @@ def _run(args, home: Path, temporary: bool) -> int:
     embedded = EmbeddedController(config)
     built.append(embedded.app)
     try:
+        if prepare is not None:
+            prepare()
         group.start()
         print("Controller running...", flush=True)
-        url = f"https://{address}:{ctrl_port}"
-        ca_file = str(config.data_dir / "pki" / "root-ca.cert.pem")
-        path = _login_and_configure(url, ca_file, username, password, args.cli_identity)
-        print(f"Saving identity '{session.identity_name(session.load_config(), args.cli_identity)}' to {path}")
-        print(f"The controller's CA bundle (clients: --ca FILE): {ca_file}", flush=True)
-        if router_port is not None:
-            print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
-        print(
-            f"Routers of their own enroll against the control channel at tls:{address}:{router_ctrl_port}", flush=True
-        )
+        url = f"https://{at.address}:{at.ctrl_port}"
+        saved(_login_and_configure(url, str(ca_file), at.username, at.password, args.cli_identity))
+        if at.router_port is not None:
+            print(f"Router is available on {at.router_address}:{group.port('router')}", flush=True)
+        if ready is not None:
+            ready(group)
         print(flush=True)
         print(RULE)
         print("controller and router started.")
-        print(f"    controller located at  : {address}:{ctrl_port}")
-        print(f"    router located at      : {router_address}:{group.port('router') or args.router_port}")
+        print(f"    controller located at  : {at.address}:{at.ctrl_port}")
+        print(f"    router located at      : {at.router_address}:{group.port('router') or args.router_port}")
         print(f"    config dir located at  : {home}")
-        print("    configured trust domain: quickstart")
+        print(f"    configured trust domain: {config.trust_domain}")
         print(f"    instance pid           : {os.getpid()}")
+        for line in banner:
+            print(line)
         print(RULE, flush=True)
         if args.configure_and_exit:
             print("configure-and-exit set to true, closing router and controller", flush=True)

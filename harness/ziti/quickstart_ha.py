@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 from pathlib import Path
 
 from harness.ziti.common import bool_flag
-from harness.ziti.quickstart import RULE, _is_ip, _login_and_configure, _port, _say
+from harness.ziti.quickstart import RULE, Addresses, _say, serve_member
 
 CA_FILES = ("root-ca.cert.pem", "root-ca.key.pem", "intermediate-ca.cert.pem", "intermediate-ca.key.pem")
 
@@ -63,97 +62,58 @@ def _member(args, join: str | None) -> int:
 def _run(args, home: Path, folder: Path, instance_id: str, join: str | None) -> int:
     from controller.cluster.join import admin_join_request
     from controller.cluster.member import ClusterConfig, raft_address_of, raft_port_for
-    from controller.config import Config, is_loopback
-    from controller.embedded import EmbeddedController
-    from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
-    from controller.server.serve import listeners
+    from controller.config import Config
 
-    address = args.ctrl_address or "127.0.0.1"
-    router_address = args.router_address or address
-    bind = address if _is_ip(address) and is_loopback(address) else ("127.0.0.1" if is_loopback(address) else "0.0.0.0")
-    ctrl_port = _port(args.ctrl_port)
-    router_port = None if args.no_router else _port(args.router_port)
-    router_ctrl_port = _port(0)
-    username, password = args.username or "admin", args.password or "admin"
+    at = Addresses.of(args)
     trust_domain = args.trust_domain or "quickstart"
     cluster = ClusterConfig(
         instance_id=instance_id,
-        raft_address=f"{bind}:{raft_port_for(ctrl_port)}",
-        api_address=f"tls:{address}:{ctrl_port}",
+        raft_address=f"{at.bind}:{raft_port_for(at.ctrl_port)}",
+        api_address=f"tls:{at.address}:{at.ctrl_port}",
     )
+    shared = home / "pki"
     if join is not None:
         cluster.join = [raft_address_of(join)]
-        cluster.ask_to_join = admin_join_request([join], home / "pki" / "root-ca.cert.pem", username, password)
+        cluster.ask_to_join = admin_join_request([join], shared / "root-ca.cert.pem", at.username, at.password)
     config = Config(
         data_dir=folder,
-        host=bind,
-        api_address=f"{address}:{ctrl_port}",
-        hostnames=tuple(dict.fromkeys(("localhost", address, router_address))),
-        admin_username=username,
-        admin_password=password,
+        host=at.bind,
+        api_address=f"{at.address}:{at.ctrl_port}",
+        hostnames=at.hostnames,
+        admin_username=at.username,
+        admin_password=at.password,
         trust_domain=trust_domain,
-        ctrl_address=f"tls:{address}:{router_ctrl_port}",
+        ctrl_address=f"tls:{at.address}:{at.router_ctrl_port}",
         cluster=cluster,
     )
-    built: list = []
-    group = Listeners(
-        bind,
-        listeners(
-            lambda: built[0],
-            bind,
-            port=ctrl_port,
-            http_port=None,
-            router_port=router_port,
-            router_advertise=router_address,
-            ctrl_port=router_ctrl_port,
-        ),
+
+    def share_the_ca() -> None:
+        if not (shared / "root-ca.key.pem").exists():  # the first member: its CA becomes the cluster's
+            shared.mkdir(parents=True, exist_ok=True, mode=0o700)
+            for name in CA_FILES:
+                shutil.copy2(folder / "pki" / name, shared / name)
+
+    banner = (
+        RULE,
+        "Quickly add another member to this cluster using: ",
+        "  ziti edge quickstart join \\",
+        f"    --ctrl-port {at.ctrl_port + 1} \\",
+        f"    --router-port {(at.router_port or args.router_port) + 1} \\",
+        f'    --home "{home}" \\',
+        f'    --trust-domain="{trust_domain}" \\',
+        f"    --cluster-member tls:{at.address}:{at.ctrl_port} \\",
+        f'    --instance-id "{_next_instance_id(instance_id)}"',
     )
-    stop = threading.Event()
-    stop_on_signals(stop)
-    group.check()
-    print("Starting controller...", flush=True)
-    embedded = EmbeddedController(config)
-    built.append(embedded.app)
-    shared = home / "pki"
-    if not (shared / "root-ca.key.pem").exists():  # the first member: its CA becomes the cluster's
-        shared.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for name in CA_FILES:
-            shutil.copy2(folder / "pki" / name, shared / name)
-    try:
-        group.start()
-        print("Controller running...", flush=True)
-        url = f"https://{address}:{ctrl_port}"
-        path = _login_and_configure(url, str(shared / "root-ca.cert.pem"), username, password, args.cli_identity)
-        print(f"Saving identity to {path}", flush=True)
-        if router_port is not None:
-            print(f"Router is available on {router_address}:{group.port('router')}", flush=True)
-        print(flush=True)
-        print(RULE)
-        print("controller and router started.")
-        print(f"    controller located at  : {address}:{ctrl_port}")
-        print(f"    router located at      : {router_address}:{group.port('router') or args.router_port}")
-        print(f"    config dir located at  : {home}")
-        print(f"    configured trust domain: {trust_domain}")
-        print(f"    instance pid           : {os.getpid()}")
-        print(RULE)
-        print("Quickly add another member to this cluster using: ")
-        print("  ziti edge quickstart join \\")
-        print(f"    --ctrl-port {ctrl_port + 1} \\")
-        print(f"    --router-port {(router_port or args.router_port) + 1} \\")
-        print(f'    --home "{home}" \\')
-        print(f'    --trust-domain="{trust_domain}" \\')
-        print(f"    --cluster-member tls:{address}:{ctrl_port} \\")
-        print(f'    --instance-id "{_next_instance_id(instance_id)}"')
-        print(RULE, flush=True)
-        if args.configure_and_exit:
-            print("configure-and-exit set to true, closing router and controller", flush=True)
-        else:
-            wait_for_stop(stop, embedded.sweep)
-            _say("Signal to shutdown received")
-    finally:
-        group.stop()
-        embedded.close()
-    return 0
+    return serve_member(
+        args,
+        home,
+        at,
+        config,
+        ca_file=shared / "root-ca.cert.pem",
+        saved=lambda path: print(f"Saving identity to {path}", flush=True),
+        prepare=share_the_ca,
+        banner=banner,
+    )
 
 
 def _next_instance_id(instance_id: str) -> str:
