@@ -13,6 +13,7 @@ import harness
 from harness.client import ZitiClient
 from harness.network import apply
 from harness.server import free_port
+from tests.flows.locust_run import locust_run
 
 # NOTE: never import locust here: it patches the standard library for gevent (the run is subprocesses)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="needs the load extra (locust)")
@@ -46,56 +47,8 @@ def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(
                 ],
             },
         )
-    port = free_port()
-    common = [sys.executable, "-m", "locust", "-f", LOCUSTFILE, "--host", server.url]
-    master = subprocess.Popen(
-        [
-            *common,
-            "--headless",
-            "--master",
-            "--master-bind-host",
-            "127.0.0.1",
-            "--master-bind-port",
-            str(port),
-            "--expect-workers",
-            "1",
-            "-u",
-            "2",
-            "-r",
-            "2",
-            "-t",
-            "3s",
-            "--stop-timeout",
-            "2",
-            "--only-summary",
-            "--csv",
-            str(tmp_path / "run"),
-            "--ziti-username",
-            prefix,
-            "--ziti-users",
-            "2",
-            "--ziti-password",
-            "pw-load-1",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    worker = subprocess.Popen(
-        [*common, "--worker", "--master-host", "127.0.0.1", "--master-port", str(port)],
-        stdout=open(tmp_path / "worker.log", "w"),
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        output, _ = master.communicate(timeout=90)
-    finally:
-        for process in (master, worker):
-            process.kill()
-            process.wait(10)
-
-    assert master.returncode == 0, output[-2000:] + (tmp_path / "worker.log").read_text()[-3000:]
-    with open(tmp_path / "run_stats.csv") as stats:
-        rows = {row["Name"]: row for row in csv.DictReader(stats)}
+    ziti = ["--ziti-username", prefix, "--ziti-users", "2", "--ziti-password", "pw-load-1"]
+    rows = locust_run(LOCUSTFILE, server.url, tmp_path, users=2, seconds=3, master=ziti)
     assert int(rows["/authenticate"]["Request Count"]) >= 2
     assert int(rows["/edge/client/v1/services"]["Request Count"]) >= 2
     assert int(rows["Aggregated"]["Failure Count"]) == 0
