@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--no-router", action="store_true", help="do not start the edge router (default: started)")
     add(
         "--ctrl-port",
-        type=int,
+        type=port_number,
         default=6262,
         help="control channel port routers started as their own processes (python -m router) connect to "
         "(default 6262, as the real quickstart; 0 = any free port)",

@@ -103,7 +103,7 @@ def test_a_damaged_pki_file_is_named(command, tmp_path):
 
 
 @pytest.mark.parametrize("command", ["controller", "up"])
-@pytest.mark.parametrize("option", ["--port", "--http-port", "--router-port"])
+@pytest.mark.parametrize("option", ["--port", "--http-port", "--router-port", "--ctrl-port"])
 def test_a_port_out_of_range_is_a_usage_error(command, option, tmp_path):
     args = ("--data", str(tmp_path / "data"), option, "99999")
     result = controller(*args) if command == "controller" else harness("up", *args, "--exit-after-start")
