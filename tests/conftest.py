@@ -233,3 +233,10 @@ def jwks_server():
     server = JwksServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def raw(ziti_app):
+    """An anonymous in-process client's ``httpx.Client``, for wire-level checks (OIDC flows, envelopes)."""
+    with ZitiClient.in_process(ziti_app) as client:
+        yield client.http

@@ -27,12 +27,6 @@ from tests.flows.oidc_support import (
 
 
 @pytest.fixture
-def raw(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
-
-
-@pytest.fixture
 def user(ziti_admin, ziti_unique):
     name = ziti_unique("oidc-err")
     return password_identity(ziti_admin, name), name

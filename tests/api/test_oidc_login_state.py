@@ -20,12 +20,6 @@ ENV_INFO = {"os": "linux", "arch": "x86_64"}
 
 
 @pytest.fixture
-def raw(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
-
-
-@pytest.fixture
 def user(ziti_admin, ziti_unique):
     name = ziti_unique("oidc-state")
     return password_identity(ziti_admin, name), name

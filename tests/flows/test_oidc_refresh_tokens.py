@@ -28,12 +28,6 @@ B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
 
 @pytest.fixture
-def raw(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
-
-
-@pytest.fixture
 def tokens(raw):
     return password_tokens(raw, "admin", "admin")
 

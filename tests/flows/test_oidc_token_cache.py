@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from controller import errors
-from harness.client import ZitiClient
 from tests.flows.oidc_support import bearer, password_identity, password_tokens
 
 ME = "/edge/client/v1/current-identity"
@@ -16,12 +15,6 @@ def user(ziti_admin, ziti_unique):
     name = ziti_unique("cache-user")
     password_identity(ziti_admin, name)
     return name, "s3cret-pw"
-
-
-@pytest.fixture
-def raw(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
 
 
 @pytest.fixture

@@ -15,12 +15,6 @@ ME = "/edge/client/v1/current-identity"
 
 
 @pytest.fixture
-def raw(ziti_app):
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
-
-
-@pytest.fixture
 def tokens(raw, ziti_admin, ziti_unique):
     """A fresh OIDC password login's token reply."""
     name = ziti_unique("info-user")

@@ -45,13 +45,6 @@ def user(ziti_admin, ziti_unique):
     return name, "s3cret-pw"
 
 
-@pytest.fixture
-def raw(ziti_app):
-    """An anonymous in-process client for wire-level checks."""
-    with ZitiClient.in_process(ziti_app) as client:
-        yield client.http
-
-
 @pytest.mark.parametrize("style", ["c", "go"])
 def test_client_refreshes_before_expiry_and_keeps_the_session_id(ziti, ziti_clock, style):
     session = ziti.login("admin", "admin", oidc=style)
