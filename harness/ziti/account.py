@@ -330,13 +330,13 @@ def cmd_policy_advisor(args) -> int:
     return 0
 
 
-def register(edge_sub) -> None:
-    p = edge_sub.add_parser("login", help="logs into a Ziti Edge Controller instance")
-    p.add_argument("url", nargs="?", default=None, help="controller host[:port][/path]")
+def add_login_options(p, ca_flags=("--ca",)) -> None:
+    """The credentials of ``ziti edge login`` (read by :class:`Credentials` and :func:`login`), for every command
+    that logs in with them (``ziti edge login``, ``ziti ops verify traffic``)."""
     p.add_argument("-u", "--username", default=None, help="username to use for authenticating")
     p.add_argument("-p", "--password", default=None, help="password to use for authenticating (prompted if missing)")
     p.add_argument("-t", "--token", default=None, help="an api session token already acquired (saved read-only)")
-    p.add_argument("--ca", "--cert", dest="ca", default=None, help="additional root certificates (PEM file)")
+    p.add_argument(*ca_flags, dest="ca", default=None, help="additional root certificates (PEM file)")
     bool_flag(p, "--read-only", dest="read_only", help="marks this login as read-only (only GET operations)")
     bool_flag(p, "-y", "--yes", dest="yes", help="trust the certificate authority the controller serves")
     bool_flag(p, "--ignore-config", dest="ignore_config", help="neither read nor write the config file")
@@ -344,6 +344,12 @@ def register(edge_sub) -> None:
     p.add_argument("-k", "--client-key", default=None, help="the key to use with certificate authentication")
     p.add_argument("-e", "--ext-jwt", default=None, help="a file holding a JWT from an external provider")
     p.add_argument("-f", "--file", default=None, help="an identity file to use for authentication")
+
+
+def register(edge_sub) -> None:
+    p = edge_sub.add_parser("login", help="logs into a Ziti Edge Controller instance")
+    p.add_argument("url", nargs="?", default=None, help="controller host[:port][/path]")
+    add_login_options(p, ca_flags=("--ca", "--cert"))
     add_common(p)
     p.set_defaults(func=cmd_login)
 

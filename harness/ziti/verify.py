@@ -343,6 +343,8 @@ def _run(traffic: Traffic, mode: str) -> int:
 
 def register(ops_sub) -> None:
     """``ziti ops verify traffic``."""
+    from harness.ziti.account import add_login_options
+
     verify = ops_sub.add_parser("verify", help="a group of commands used to verify an overlay is setup properly")
     verify_sub = verify.add_subparsers(dest="verify_verb", required=True, metavar="VERB")
     p = verify_sub.add_parser(
@@ -364,16 +366,6 @@ def register(ops_sub) -> None:
     p.add_argument("--controller-url", default="", help="The url of the controller")
     p.add_argument("--ext-jwt-signer", default="", help="[not supported here] authenticate via this ext-jwt-signer")
     p.add_argument("--ext-jwt-redirect-url", default="", help="[not supported here] OIDC redirect URL")
-    p.add_argument("-u", "--username", default=None, help="username to use for authenticating to the controller")
-    p.add_argument("-p", "--password", default=None, help="password to use for authenticating to the controller")
-    p.add_argument("-t", "--token", default=None, help="an api session token already acquired")
-    p.add_argument("--ca", default=None, help="additional root certificates used by the Ziti Edge Controller")
-    bool_flag(p, "--read-only", dest="read_only", help="marks this login as read-only")
-    bool_flag(p, "-y", "--yes", dest="yes", help="If set, responds to prompts with yes (trusts the served CA)")
-    bool_flag(p, "--ignore-config", dest="ignore_config", help="does not use values from the config file")
-    p.add_argument("-c", "--client-cert", default=None, help="A certificate used to authenticate")
-    p.add_argument("-k", "--client-key", default=None, help="The key to use with certificate authentication")
-    p.add_argument("-e", "--ext-jwt", default=None, help="A file containing a JWT from an external provider")
-    p.add_argument("-f", "--file", default=None, help="An identity file to use for authentication")
+    add_login_options(p)
     add_common(p)
     p.set_defaults(func=cmd_traffic)
