@@ -4,11 +4,11 @@ Run: ``python -m benchmarks.analysis`` (``--quick`` for smaller shapes).
 
 * matrix: a network of 2,000 identities x 1,000 services (100 edge routers,
   100 service policies, 100 edge router policies, 50 service edge router
-  policies, shaped as :mod:`harness.generate` does): build the analysis, then
+  policies, shaped as :mod:`harness.network.generate` does): build the analysis, then
   every cell's dial/bind/shared-router code, the counts and the DataFrame.
   Target: a few seconds.
 * explain: p50/p95 of :meth:`Analysis.explain` at the ``large`` shape of
-  :mod:`harness.generate` (100,000 identities, 2,000 services). Target: p50
+  :mod:`harness.network.generate` (100,000 identities, 2,000 services). Target: p50
   under 100 ms.
 """
 
@@ -20,8 +20,8 @@ import statistics
 import sys
 import time
 
-from harness import generate
 from harness.analysis import Analysis
+from harness.network import generate
 
 #: (services, identities, edge routers, service policies, edge router policies, service edge router policies)
 MATRIX_SHAPE = (1_000, 2_000, 100, 100, 100, 50)

@@ -68,7 +68,7 @@ def _run(command: list[str], timeout: float = 3600) -> str:
 
 
 def whole_network(figures: dict, shape: str) -> None:
-    from harness.generate import generate
+    from harness.network.generate import generate
 
     work = Path(tempfile.mkdtemp(prefix="bench-network-"))
     path = work / f"{shape}.yaml"

@@ -64,7 +64,7 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 def _single(root: Path, seconds: float) -> dict:
     from harness.client import ZitiClient
-    from harness.cluster import _port_pair
+    from harness.processes.cluster import _port_pair
 
     port, _ = _port_pair()
     ready = root / "single.ready.json"
@@ -93,7 +93,7 @@ def _single(root: Path, seconds: float) -> dict:
 
 
 def _cluster(root: Path, seconds: float) -> dict:
-    from harness.cluster import ZitiCluster
+    from harness.processes.cluster import ZitiCluster
 
     with ZitiCluster(3, root=root / "cluster") as cluster:
         clients = [cluster.client(n % 3) for n in range(WRITERS)]

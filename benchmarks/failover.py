@@ -1,7 +1,7 @@
 """Failover: time from SIGKILL of the router carrying a dialer's circuit to a successful dial through another.
 
 Run: ``python -m benchmarks --only failover [--quick]``. A controller with its control channel and two
-edge routers as their own processes (``harness.routers``); a binder bound on both routers, a dialer that
+edge routers as their own processes (``harness.processes.routers``); a binder bound on both routers, a dialer that
 may use both. Each round: dial and echo (the circuit's first router is the one the dialer used), SIGKILL
 that router, then dial again until an echo comes back (bounded); the figure is the median of that time,
 printed beside the anchor of the same run, a dial and echo with nothing failing. The killed router is
@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.quickstart import new_quickstart
-from harness.routers import start_router_network
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import start_router_network
 
 #: how long one round may wait for a dial through the other router
 ROUND_DEADLINE = 30.0

@@ -3,7 +3,7 @@
 Run: ``python -m benchmarks --only fleet [--quick]``, or ``python -m benchmarks.fleet [--sizes 1000,5000]``.
 
 One controller runs as its own process at its default log level, with a fresh data folder. The driver
-(``harness.fleet``, one asyncio loop in this process) provisions a CA of its own with auto-enrollment,
+(``harness.dataplane.fleet``, one asyncio loop in this process) provisions a CA of its own with auto-enrollment,
 then for each size starts that many SDKs (OIDC certificate login, one keep-alive TLS connection each,
 ``service-updates`` every 10 s, edge routers every 60 s), their logins spread over a ramp the controller
 can take, and measures the steady polls after every SDK has polled once: p50/p99/max, the controller's
@@ -31,10 +31,10 @@ from pathlib import Path
 import httpx
 
 from controller.server.serve import free_port
-from harness import flows
-from harness import pki as hp
 from harness.client import ZitiClient
-from harness.fleet import Fleet, Schedule, _cpu_seconds, _rss_mb, provision
+from harness.client import pki as hp
+from harness.dataplane import flows
+from harness.dataplane.fleet import Fleet, Schedule, _cpu_seconds, _rss_mb, provision
 
 FULL_SIZES, QUICK_SIZES = (1000, 5000, 10000), (200, 500)
 FULL_STORM, QUICK_STORM = 1000, 200
@@ -100,8 +100,8 @@ def start_bare_hello(folder: Path) -> tuple[subprocess.Popen, str, str]:
 async def _hold_and_dial(folder: Path, ports: dict, pid: int, count: int) -> dict:
     from benchmarks.router import rss_mib
     from harness.dataplane import DataPlane
-    from harness.quickstart import new_quickstart
-    from harness.sync_dataplane import load_identity_file
+    from harness.dataplane.sync import load_identity_file
+    from harness.processes.quickstart import new_quickstart
     from router.wire import ContentType, Header, Message, read_message
 
     admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")

@@ -44,9 +44,9 @@ from urllib.parse import urlencode
 from controller.app import create_app
 from controller.config import Config
 from controller.server.wsgi_bridge import PEER_CERTS_KEY, RequestHead, build_environ
-from harness import flows
 from harness.client import ZitiClient
-from harness.oidc import C_REDIRECT, OidcLogin
+from harness.client.oidc import C_REDIRECT, OidcLogin
+from harness.dataplane import flows
 
 HOST = "controller.local"
 SDK_BODY = (

@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.network import SHAPES
-from harness.server import free_port
+from harness.processes.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DEADLINE = 60.0

@@ -36,13 +36,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness import flows
-from harness import pki as hp
 from harness.client import ZitiClient
-from harness.dataplane import DataPlane
-from harness.quickstart import enroll_identity, new_quickstart
-from harness.server import free_port
-from harness.sync_dataplane import load_identity_file
+from harness.client import pki as hp
+from harness.dataplane import DataPlane, flows
+from harness.dataplane.sync import load_identity_file
+from harness.processes.quickstart import enroll_identity, new_quickstart
+from harness.processes.server import free_port
 from router import tls_transport
 from router.wire import ContentType, Header, Message, i32, read_message, u32
 
@@ -515,7 +514,7 @@ async def scenario(ports: dict, folder: Path, pid: int, shape: dict) -> dict:
 def serve_network() -> None:
     """``--serve-network``: a controller and routers a and b (in-process, linked); print the URLs, run until stdin closes."""
     from controller.app import router_link
-    from harness.server import LocalController
+    from harness.processes.server import LocalController
     from router import EdgeRouter
 
     with LocalController() as local:
@@ -624,9 +623,9 @@ def restart_to_dial(folder: Path, attempts: int = 3) -> dict:
     (``LocalController.restart``, on its data and ports); ms from its return to the dialer's first successful
     dial across the link on the same channel (the median of ``attempts`` restarts)."""
     from harness.dataplane import DialError
-    from harness.routers import RouterNetwork
-    from harness.server import LocalController
-    from harness.sync_dataplane import SyncDataPlane, echo
+    from harness.dataplane.sync import SyncDataPlane, echo
+    from harness.processes.routers import RouterNetwork
+    from harness.processes.server import LocalController
 
     local = LocalController(data_dir=folder / "ctrl", ctrl=True).start()
     admin = ZitiClient.connect(local.url)

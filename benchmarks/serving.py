@@ -28,11 +28,11 @@ from benchmarks.load import _ROOT, Request, TLSFiles, drive, wrk_rate, wrk_write
 from benchmarks.slow import hold
 from controller.heap import freeze_started_heap
 from controller.server.serve import ThreadedServer
-from harness import pki as hp
 from harness.client import ZitiClient
-from harness.enroll import ott_csr
-from harness.server import LocalController
-from harness.transport import inprocess
+from harness.client import pki as hp
+from harness.client.enroll import ott_csr
+from harness.client.transport import inprocess
+from harness.processes.server import LocalController
 
 LEVELS = (1, 8)
 JSON = {"content-type": "application/json"}

@@ -8,7 +8,7 @@ Pure data, imported by both the controller and the harness. From it derive:
 * the integrity check's references (``controller/ops/integrity.py``),
 * the ``@id`` checks of role lists (:data:`ROLE_TARGETS`) and of references (``EntityManager.require_ref``),
 * the policies' member listings and links, the role-filtered listings,
-* the harness's networks-as-code kinds (``harness/kinds.py``).
+* the harness's networks-as-code kinds (``harness/client/kinds.py``).
 
 Adding an entity starts here: one :class:`Entity` in :data:`ENTITIES`.
 """

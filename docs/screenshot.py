@@ -22,7 +22,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from harness.server import free_port
+from harness.processes.server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = "02-policy-explorer.ipynb"

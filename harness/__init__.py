@@ -1,7 +1,7 @@
 """The harness: client, networks as code, flows, virtual clients, analysis, pytest plugin.
 
 Start with :class:`ZitiClient` (in-process or over the network), :func:`apply`
-a :class:`Network`, drive :mod:`harness.flows`, ask :class:`Analysis` who can
+a :class:`Network`, drive :mod:`harness.dataplane.flows`, ask :class:`Analysis` who can
 reach what, run a real controller (and its edge router) with
 :class:`LocalController`, and push bytes through the router with
 :class:`SyncDataPlane` / :class:`DataPlane`.
@@ -20,12 +20,12 @@ _EXPORTS = {
     "export": "harness.network",
     "diff": "harness.network",
     "Analysis": "harness.analysis",
-    "LocalController": "harness.server",
-    "Population": "harness.virtual",
-    "VirtualClient": "harness.virtual",
-    "generate": "harness.generate",
+    "LocalController": "harness.processes.server",
+    "Population": "harness.dataplane.virtual",
+    "VirtualClient": "harness.dataplane.virtual",
+    "generate": "harness.network.generate",
     "DataPlane": "harness.dataplane",
-    "SyncDataPlane": "harness.sync_dataplane",
+    "SyncDataPlane": "harness.dataplane.sync",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -2,7 +2,7 @@
 
 Notebooks stay thin: they import this, build a network and explore. The logic
 lives in plain classes (:class:`Playground`, :class:`ExplorerState`,
-:func:`run_virtual_clients`) and the pictures in :mod:`harness.plots`; the
+:func:`run_virtual_clients`) and the pictures in :mod:`harness.analysis.plots`; the
 ipywidgets classes (:class:`PolicyExplorer`, :class:`TimelineView`) only wire
 controls to them, so tests drive them headless by setting widget values.
 Needs the ``notebooks`` extra (ipywidgets, matplotlib, networkx, pandas).
@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from harness.analysis import DIAL, AccessDiff, Analysis, access_diff, apply_change
-from harness.explain import Explanation
+from harness.analysis.explain import Explanation
+from harness.analysis.paths import DialPaths, dial_paths
+from harness.analysis.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
+from harness.analysis.static_view import StaticView, controls_html
+from harness.analysis.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 from harness.network import Network
-from harness.paths import DialPaths, dial_paths
-from harness.plots import access_heatmap, draw_policy_graph, explorer_figure, policy_graph
-from harness.static_view import StaticView, controls_html
-from harness.timeline import event_rows, identity_of, plot_timeline, timeline_frame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "networks"
 START = "2025-06-01T12:00:00Z"
@@ -132,7 +132,7 @@ class Playground:
         """Run edge routers ``names`` in this process (created unless the network has them), each linked to
         the others; return once ``/fabric/v1/links`` shows every pair linked. They listen on 127.0.0.1.
         """
-        from harness.filters import name_is
+        from harness.client.filters import name_is
         from router import EdgeRouter
 
         for name in names:
@@ -157,7 +157,7 @@ class Playground:
 
         A stand-in for path analysis: no host serves it, so a real dial that picks it fails.
         """
-        from harness.filters import name_is
+        from harness.client.filters import name_is
 
         service_id = next(self.admin.management.iterate("listServices", filter=name_is(service)))["id"]
         router_id = next(self.admin.management.iterate("listEdgeRouters", filter=name_is(router)))["id"]
@@ -178,7 +178,7 @@ class Playground:
             self.admin.fabric.patch_link(link["id"], body=body)
 
     def dial_paths(self, identity: str, service: str) -> DialPaths:
-        """Which routers and links a dial of ``service`` by ``identity`` would use (:func:`harness.paths.dial_paths`)."""
+        """Which routers and links a dial of ``service`` by ``identity`` would use (:func:`harness.analysis.paths.dial_paths`)."""
         return dial_paths(self.admin, identity, service)
 
     def close(self) -> None:
@@ -593,8 +593,8 @@ def run_virtual_clients(
     Returns:
         The observations of every client and the events the controller emitted meanwhile.
     """
-    from harness.transport import inprocess
-    from harness.virtual import VirtualClient
+    from harness.client.transport import inprocess
+    from harness.dataplane.virtual import VirtualClient
 
     events: list[dict] = []
     unsubscribe = playground.controller.events.subscribe(events.append)

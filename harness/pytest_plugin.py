@@ -18,15 +18,15 @@ Clients: ``ziti`` (anonymous :class:`~harness.client.ZitiClient`), ``ziti_admin`
 (another client on its connection, logged in as admin; ``--controller-auth=oidc-c|oidc-go`` logs in by OIDC); ``ziti_network`` (a network file applied: mark the test with
 ``@pytest.mark.network("path.yaml")``); factories ``ziti_make_identity``,
 ``ziti_make_service``, ``ziti_make_service_policy`` (role lists accept ``@name``).
-Declare factories with other defaults with :mod:`harness.fixtures`.
+Declare factories with other defaults with :mod:`harness.testing.fixtures`.
 Data plane: ``ziti_quickstart`` (what ``ziti edge quickstart`` gives: an HTTPS
 controller, a running edge router, a fresh service and enrolled dialer and
 binder identity files) on one session-wide ``ziti_quickstart_controller``.
-Routers as processes (``harness.routers``): ``ziti_router_network`` (session-wide: a controller with
+Routers as processes (``harness.processes.routers``): ``ziti_router_network`` (session-wide: a controller with
 its control channel and two routers run with ``python -m router``, by name, each with ``kill()``,
 ``restart()``, ``pause()``, ``wait_online()``...), ``ziti_router_quickstart`` (a fresh service and
 enrolled identity files on it) and the factory ``ziti_make_router_network(n=2)``.
-A controller cluster as processes (``harness.cluster``): ``ziti_cluster`` (three members, ``kill(i)``,
+A controller cluster as processes (``harness.processes.cluster``): ``ziti_cluster`` (three members, ``kill(i)``,
 ``pause(i)``, ``resume(i)``, ``restart(i)``, ``leader()``, ``client(i)``) and the factory ``ziti_make_cluster(size)``.
 """
 
@@ -43,8 +43,8 @@ from controller.config import Config
 from controller.embedded import EmbeddedController
 from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
-from harness.fixtures import identity_factory, service_factory, service_policy_factory
-from harness.transport import SwappableApp
+from harness.client.transport import SwappableApp
+from harness.testing.fixtures import identity_factory, service_factory, service_policy_factory
 
 _counter = itertools.count()
 #: this run's mark in generated names: a second run against one external controller never meets the first's
@@ -274,7 +274,7 @@ def ziti_network(request, ziti_admin, ziti_cleanup):
 
     Against ``--controller-url`` what the apply created is deleted after the test.
     """
-    from harness.kinds import BY_KEY
+    from harness.client.kinds import BY_KEY
     from harness.network import Network, apply
 
     marker = request.node.get_closest_marker("network")
@@ -286,7 +286,7 @@ def ziti_network(request, ziti_admin, ziti_cleanup):
     loaded = Network.from_yaml(path)
     steps = apply(ziti_admin, loaded)
     if _external(request):
-        from harness.filters import name_is
+        from harness.client.filters import name_is
 
         for step in steps:
             if step.action == "create":
@@ -296,7 +296,7 @@ def ziti_network(request, ziti_admin, ziti_cleanup):
     return loaded
 
 
-#: factories creating through ``ziti_admin`` and returning details (see harness.fixtures)
+#: factories creating through ``ziti_admin`` and returning details (see harness.testing.fixtures)
 ziti_make_identity = identity_factory()
 ziti_make_service = service_factory()
 ziti_make_service_policy = service_policy_factory()
@@ -305,7 +305,7 @@ ziti_make_service_policy = service_policy_factory()
 @pytest.fixture(scope="session")
 def ziti_quickstart_controller():
     """A controller on free loopback ports with its edge router and the quickstart policies."""
-    from harness.server import LocalController
+    from harness.processes.server import LocalController
 
     with LocalController(router=True, quickstart_policies=True) as local:
         yield local
@@ -313,8 +313,8 @@ def ziti_quickstart_controller():
 
 @pytest.fixture
 def ziti_quickstart(ziti_quickstart_controller, tmp_path, ziti_unique):
-    """A fresh service with enrolled dialer and binder identity files (``harness.quickstart.Quickstart``)."""
-    from harness.quickstart import new_quickstart
+    """A fresh service with enrolled dialer and binder identity files (``harness.processes.quickstart.Quickstart``)."""
+    from harness.processes.quickstart import new_quickstart
 
     local = ziti_quickstart_controller
     with ZitiClient.connect(local.url) as admin:
@@ -328,10 +328,10 @@ def ziti_quickstart(ziti_quickstart_controller, tmp_path, ziti_unique):
 def ziti_router_network(tmp_path_factory):
     """A controller with its control channel and two edge routers run as processes (``router-1``, ``router-2``).
 
-    A :class:`~harness.routers.RouterNetwork`: ``ziti_router_network["router-1"].kill()``; a test that
+    A :class:`~harness.processes.routers.RouterNetwork`: ``ziti_router_network["router-1"].kill()``; a test that
     stops a router starts it again (``restart()``) for the tests after it.
     """
-    from harness.routers import start_router_network
+    from harness.processes.routers import start_router_network
 
     network = start_router_network(2, folder=tmp_path_factory.mktemp("ziti-routers"))
     yield network
@@ -341,7 +341,7 @@ def ziti_router_network(tmp_path_factory):
 @pytest.fixture
 def ziti_router_quickstart(ziti_router_network, tmp_path, ziti_unique):
     """A fresh service with enrolled dialer and binder identity files on ``ziti_router_network``."""
-    from harness.quickstart import new_quickstart
+    from harness.processes.quickstart import new_quickstart
 
     network = ziti_router_network
     return new_quickstart(
@@ -356,7 +356,7 @@ def ziti_router_quickstart(ziti_router_network, tmp_path, ziti_unique):
 @pytest.fixture
 def ziti_make_router_network(tmp_path):
     """``make(n=2, **LocalController options)``: a fresh controller and ``n`` process routers, stopped after the test."""
-    from harness.routers import start_router_network
+    from harness.processes.routers import start_router_network
 
     made = []
 
@@ -372,8 +372,8 @@ def ziti_make_router_network(tmp_path):
 
 @pytest.fixture
 def ziti_make_cluster(tmp_path):
-    """``make(size=3)``: a cluster of controller processes (``harness.cluster.ZitiCluster``), stopped after the test."""
-    from harness.cluster import ZitiCluster
+    """``make(size=3)``: a cluster of controller processes (``harness.processes.cluster.ZitiCluster``), stopped after the test."""
+    from harness.processes.cluster import ZitiCluster
 
     made = []
 
@@ -389,5 +389,5 @@ def ziti_make_cluster(tmp_path):
 
 @pytest.fixture
 def ziti_cluster(ziti_make_cluster):
-    """Three controller processes forming one cluster (kill, pause, restart a member: ``harness.cluster``)."""
+    """Three controller processes forming one cluster (kill, pause, restart a member: ``harness.processes.cluster``)."""
     return ziti_make_cluster(3)

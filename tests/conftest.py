@@ -13,8 +13,8 @@ from controller.config import Config
 from controller.console import without_unused_imports
 from controller.heap import freeze_started_heap
 from harness.client import ZitiClient
-from harness.fixtures import identity_factory, service_factory
-from harness.transport import SwappableApp, inprocess
+from harness.client.transport import SwappableApp, inprocess
+from harness.testing.fixtures import identity_factory, service_factory
 from tests import sizes
 from tests.real_sdk import real_sdk  # noqa: F401  (a fixture every real-SDK test uses)
 
@@ -100,7 +100,7 @@ def _trust_pem(server, cache: dict, roots_only: bool = False) -> str:
     if "pem" not in cache:
         import httpx
 
-        from harness.enroll import parse_cacerts, pem_bundle
+        from harness.client.enroll import parse_cacerts, pem_bundle
 
         with httpx.Client(verify=False, timeout=10) as http:  # noqa: S501 - the SDK's first look, on purpose
             body = http.get(f"https://127.0.0.1:{server.port}/.well-known/est/cacerts").text
@@ -123,7 +123,7 @@ def make_cert_api(ziti_app, cert_mode, request):
     """
     import httpx
 
-    from harness import pki as hp
+    from harness.client import pki as hp
 
     opened = []
 
@@ -149,7 +149,7 @@ def make_cert_api(ziti_app, cert_mode, request):
 @pytest.fixture
 def cert_client_of(ziti_app, cert_mode, request):
     """Factory: a ZitiClient presenting an enrolled identity's certificate, in-process or over real TLS."""
-    from harness import flows
+    from harness.dataplane import flows
 
     opened = []
 

@@ -1,6 +1,6 @@
 """Helpers shared by the test modules: setup steps return or raise; ``assert_error`` checks an error reply.
 
-Everything goes through the HTTP API, ``harness.flows`` and ``harness.pki`` (never ``controller.pki``).
+Everything goes through the HTTP API, ``harness.dataplane.flows`` and ``harness.client.pki`` (never ``controller.pki``).
 Helpers only: fixtures live in the harness plugin (``ziti_*``) and ``tests/conftest.py`` on top
 (``cert_api``/``cert_admin`` for clients able to present a certificate).
 """
@@ -16,10 +16,10 @@ from datetime import timedelta
 from typing import Iterator
 from urllib.parse import parse_qs, urlparse
 
-from harness import pki as hp
 from harness.client import data_of
-from harness.flows import TotpDevice, ca_verification_proof, submit_ott_csr
-from harness.flows import verify_ca as verify_ca_flow
+from harness.client import pki as hp
+from harness.dataplane.flows import TotpDevice, ca_verification_proof, submit_ott_csr
+from harness.dataplane.flows import verify_ca as verify_ca_flow
 
 CLIENT = "/edge/client/v1"
 CONTROLLER_URL = "https://127.0.0.1:1280"

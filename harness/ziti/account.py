@@ -31,7 +31,7 @@ def _controller_url(text: str) -> tuple[str, str]:
 def fetch_ca_bundle(base: str, timeout: float = 30.0) -> str:
     """The controller's CA bundle from ``/.well-known/est/cacerts`` (before it is trusted, as ``-y`` does)."""
     from harness.client import ZitiClient
-    from harness.enroll import parse_cacerts, pem_bundle
+    from harness.client.enroll import parse_cacerts, pem_bundle
 
     with ZitiClient.connect(base, verify=False, timeout=timeout) as anonymous:
         return pem_bundle(parse_cacerts(anonymous.edge.list_well_known_cas()))
@@ -267,9 +267,9 @@ def cmd_logout(args) -> int:
 
 
 def cmd_enroll(args) -> int:
-    from harness import flows
     from harness.client import ZitiClient
-    from harness.enroll import served_certificate
+    from harness.client.enroll import served_certificate
+    from harness.dataplane import flows
 
     token = Path(args.jwt).read_text().strip()
     claims = flows.jwt_claims(token)
@@ -302,7 +302,7 @@ def cmd_enroll(args) -> int:
 
 def cmd_policy_advisor(args) -> int:
     from harness.analysis import Analysis
-    from harness.cli_query import advise
+    from harness.cli.query import advise
 
     with session.saved_client(args.cli_identity, args.timeout) as client:
         analysis = Analysis.from_controller(client)

@@ -49,7 +49,7 @@ OPTIONS = {"--port": "--ctrl-port", "--ctrl-port": None}
 
 
 def _port(value: int) -> int:
-    from harness.server import free_port
+    from harness.processes.server import free_port
 
     return value if value else free_port()
 
@@ -61,7 +61,7 @@ def cmd_quickstart(args) -> int:
     else:
         home, temporary = Path(tempfile.mkdtemp(prefix="quickstart")), True
         print(f"temporary --home '{home}'", flush=True)
-    from harness.files import private_folder
+    from harness.processes.files import private_folder
 
     private_folder(home)  # APPSEC(secrets-at-rest): the PKI and the store live here, whatever the umask
     try:

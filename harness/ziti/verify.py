@@ -113,10 +113,10 @@ class Traffic:
 
     def enrolled(self, name: str, attribute: str):
         """A new identity with ``attribute``, enrolled by its one-time token: its certificate-logged-in data plane."""
-        from harness import flows
         from harness.client import ApiError
-        from harness.enroll import served_certificate
-        from harness.sync_dataplane import SyncDataPlane
+        from harness.client.enroll import served_certificate
+        from harness.dataplane import flows
+        from harness.dataplane.sync import SyncDataPlane
 
         body = {
             "name": name,

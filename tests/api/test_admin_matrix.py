@@ -17,7 +17,7 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.config import Config
 from harness.client import ZitiClient
-from harness.transport import inprocess, over_http
+from harness.client.transport import inprocess, over_http
 from tests.api.reference_operations import REFERENCE
 from tests.support import assert_error
 

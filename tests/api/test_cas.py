@@ -5,7 +5,7 @@ from __future__ import annotations
 import jwt
 import pytest
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import CONTROLLER_URL, assert_error, create_ca, new_identity, ok, verify_ca
 
 

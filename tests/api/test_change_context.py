@@ -56,8 +56,8 @@ def test_writes_outside_a_request_carry_no_source(ziti_admin, ziti, ziti_app, zi
 
 
 def test_oidc_second_factor_and_logout_writes_name_their_request(ziti_admin, ziti, ziti_app, ziti_clock, ziti_unique):
-    from harness import flows
     from harness.client import ZitiClient
+    from harness.dataplane import flows
     from tests.flows.oidc_support import password_identity
 
     events, name = ziti_app.controller.events, ziti_unique("cc-oidc")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from harness.server import free_port
+from harness.processes.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 INDEX = b"<!doctype html><title>zac</title>"

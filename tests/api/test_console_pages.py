@@ -520,7 +520,7 @@ def test_config_type_config_and_terminator_pages(ziti_admin, network, ziti_uniqu
 
 
 def test_certificate_authority_page(ziti_admin, ziti_unique):
-    from harness import pki as hp
+    from harness.client import pki as hp
 
     ca = hp.make_root_ca(ziti_unique("zac-ca"))
     model = {

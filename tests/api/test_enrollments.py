@@ -8,7 +8,7 @@ import jwt
 import pytest
 
 from controller.clock import rfc3339
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import CLIENT, CONTROLLER_URL, assert_error, create_ca, new_identity, pending
 
 LATER = "2099-01-01T00:00:00.000Z"

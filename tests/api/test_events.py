@@ -7,7 +7,7 @@ import orjson
 from controller.app import create_app
 from controller.config import Config
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 from tests.support import code, enroll_verified, login
 
 

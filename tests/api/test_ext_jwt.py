@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import flows
+from harness.dataplane import flows
 from tests.api.jwt_support import SigningKey, claims, ext_jwt_login, signer_body
 from tests.support import assert_error
 
@@ -256,7 +256,7 @@ def test_events_never_carry_the_token(ziti, ziti_app, signer, person, ec_key, zi
 
 @pytest.mark.parametrize("style", ["c", "go"])
 def test_oidc_login_by_external_jwt(ziti, signer, person, ec_key, ziti_clock, style):
-    from harness.oidc import OidcLogin
+    from harness.client.oidc import OidcLogin
 
     flow = OidcLogin(ziti.raw, "ext-jwt", style, bearer=ec_key.token(claims(signer[1], person, ziti_clock)))
     tokens = flow.run()
@@ -267,7 +267,7 @@ def test_oidc_login_by_external_jwt(ziti, signer, person, ec_key, ziti_clock, st
 
 
 def test_oidc_login_with_a_bad_external_jwt_is_401_with_the_primary_challenge(ziti, signer, person, ec_key, ziti_clock):
-    from harness.oidc import OidcError, OidcLogin
+    from harness.client.oidc import OidcError, OidcLogin
 
     expired = claims(signer[1], person, ziti_clock)
     expired["exp"] = int(ziti_clock.now().timestamp()) - 10

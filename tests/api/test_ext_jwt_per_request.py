@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from cryptography import x509
 
-from harness import pki as hp
 from harness.client import ZitiClient
+from harness.client import pki as hp
 from tests.api.jwt_support import SigningKey, claims, signer_body
 from tests.support import assert_error, auth_policy_body, code, secret_of
 

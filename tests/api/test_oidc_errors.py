@@ -6,10 +6,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from harness import flows
-from harness import pki as hp
 from harness.client import ZitiClient
-from harness.oidc import GO_REDIRECT, OidcTokens
+from harness.client import pki as hp
+from harness.client.oidc import GO_REDIRECT, OidcTokens
+from harness.dataplane import flows
 from tests.flows.oidc_support import (
     TOKEN,
     bearer,

@@ -12,7 +12,7 @@ from controller.config import Config
 from controller.store import journal
 from controller.store.db import Store
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 from tests.support import assert_error, auth_policy_body, login
 
 

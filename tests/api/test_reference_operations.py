@@ -10,7 +10,7 @@ from __future__ import annotations
 from controller.api import ops_simulation
 from controller.api.operations import ADMIN, PARTIAL, PUBLIC, SESSION
 from controller.api.routes import build_route_table
-from harness.operations import OPERATIONS
+from harness.client.operations import OPERATIONS
 from tests.api.reference_operations import ALL_REFERENCE, ALWAYS, EXTRAS, NOT_SERVED, REFERENCE
 
 LEVELS = {PUBLIC: "public", PARTIAL: "session", SESSION: "session", ADMIN: "admin"}

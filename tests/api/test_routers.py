@@ -5,7 +5,7 @@ from __future__ import annotations
 import jwt
 from cryptography import x509
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.flows.test_enroll_router import csrs
 from tests.support import CLIENT, assert_error, ok
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from controller.api.mappers.entity import ref, table_ref
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import create_ca
 
 ZERO_TIME = "0001-01-01T00:00:00.000Z"

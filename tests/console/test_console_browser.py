@@ -13,7 +13,7 @@ import pytest
 
 from controller.config import VERSION
 from harness.client import ZitiClient
-from harness.server import LocalController
+from harness.processes.server import LocalController
 from tests.console.conftest import CHROMIUM, Watch, console_dir
 
 INTERCEPT = {"protocols": ["tcp"], "addresses": ["web.ziti"], "portRanges": [{"low": 80, "high": 80}]}

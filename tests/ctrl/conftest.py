@@ -9,8 +9,8 @@ import pytest
 
 from controller.server.serve import ctrl_listener, free_port
 from harness.client import ZitiClient
-from harness.routers import RouterProcess
-from harness.server import LocalController
+from harness.processes.routers import RouterProcess
+from harness.processes.server import LocalController
 from tests.router.conftest import Timeline
 from tests.support import warnings_of
 
@@ -49,7 +49,7 @@ def admin(network):
 
 @pytest.fixture
 def make_router(admin, tmp_path, ziti_unique):
-    """``make_router(enroll=True, start=True)`` -> a :class:`harness.routers.RouterProcess` created over the
+    """``make_router(enroll=True, start=True)`` -> a :class:`harness.processes.routers.RouterProcess` created over the
     management API, enrolled and running unless told otherwise (stopped after the test)."""
     made: list[RouterProcess] = []
 

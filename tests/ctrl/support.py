@@ -1,11 +1,11 @@
-"""What the control channel tests share besides :class:`harness.routers.RouterProcess`: the router command line
+"""What the control channel tests share besides :class:`harness.processes.routers.RouterProcess`: the router command line
 run as a subprocess, a bounded poll, and edge router policies narrowing a test's identities to some routers."""
 
 from __future__ import annotations
 
 import subprocess
 
-from harness.routers import DEADLINE, ROOT, poll, router_command
+from harness.processes.routers import DEADLINE, ROOT, poll, router_command
 
 
 def run_router(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:

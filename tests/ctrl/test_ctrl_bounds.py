@@ -8,7 +8,7 @@ import ssl
 
 import pytest
 
-from harness.routers import RouterProcess
+from harness.processes.routers import RouterProcess
 from router.control import parse_address
 from tests.ctrl.support import wait_until
 

@@ -14,11 +14,11 @@ import orjson
 import pytest
 
 from controller.ctrl.messages import VERSION
-from harness import pki as hp
 from harness.client import ZitiClient
-from harness.quickstart import enroll_identity
-from harness.routers import RouterProcess
-from harness.sync_dataplane import load_identity_file
+from harness.client import pki as hp
+from harness.dataplane.sync import load_identity_file
+from harness.processes.quickstart import enroll_identity
+from harness.processes.routers import RouterProcess
 from router.control import parse_address
 from tests.support import recv_exactly
 

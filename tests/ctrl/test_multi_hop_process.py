@@ -3,8 +3,8 @@ dialing through one reaches a real SDK bound on the other (the circuit crosses t
 
 from __future__ import annotations
 
-from harness.quickstart import new_quickstart
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
 from tests.ctrl.support import terminators_on, wait_until
 
 

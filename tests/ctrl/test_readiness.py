@@ -10,8 +10,8 @@ import sys
 
 import httpx
 
-from harness.routers import ROOT, router_command
-from harness.server import free_port
+from harness.processes.routers import ROOT, router_command
+from harness.processes.server import free_port
 from tests.ctrl.support import run_router, wait_until
 
 

@@ -1,5 +1,5 @@
 """Reconnects of the control channel are invisible: a controller restart, with process routers and with the embedded
-router, and a paused router. Routers run as their own processes (``harness.routers``); the controller restarts on
+router, and a paused router. Routers run as their own processes (``harness.processes.routers``); the controller restarts on
 its data folder and ports (``LocalController.restart``), as ``python -m controller`` restarted by a user."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 
 from harness.client import ZitiClient
 from harness.dataplane import DialError
-from harness.quickstart import new_quickstart
-from harness.routers import RouterNetwork, linked_pairs
-from harness.server import LocalController
-from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import RouterNetwork, linked_pairs
+from harness.processes.server import LocalController
 from router.wire import Header
 from tests.ctrl.support import terminators_on, wait_until
 from tests.ctrl.test_multi_hop_process import embedded_router, split_routers

@@ -12,9 +12,9 @@ import jwt
 import pytest
 
 from controller.fabric.state import Link
-from harness.quickstart import new_quickstart
-from harness.routers import RouterError, RouterProcess
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import RouterError, RouterProcess
 from tests.ctrl.support import restrict_to, run_router, terminators_on, wait_until
 
 OFFLINE_WITHIN = 5.0

@@ -3,9 +3,9 @@ listing SDKs read; edge router policies decide which ones an identity and a serv
 
 from __future__ import annotations
 
-from harness import flows
-from harness.quickstart import new_quickstart
-from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.dataplane import flows
+from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
+from harness.processes.quickstart import new_quickstart
 from tests.ctrl.support import restrict_to, terminators_on, wait_until
 
 

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness import flows
-from harness import pki as hp
-from harness.enroll import EnrolledIdentity
-from harness.quickstart import enroll_identity
+from harness.client import pki as hp
+from harness.client.enroll import EnrolledIdentity
+from harness.dataplane import flows
+from harness.processes.quickstart import enroll_identity
 from router.wire import ContentType, Header, Message
 from tests.ctrl.support import wait_until
 from tests.router.raw import RawChannel

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.server import free_port
+from harness.processes.server import free_port
 
 
 def locust_run(

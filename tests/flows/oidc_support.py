@@ -7,9 +7,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from harness import flows
 from harness.client import ZitiClient
-from harness.oidc import C_REDIRECT, pkce
+from harness.client.oidc import C_REDIRECT, pkce
+from harness.dataplane import flows
 
 TOKEN = "/oidc/oauth/token"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}

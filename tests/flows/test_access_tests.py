@@ -12,8 +12,8 @@ import yaml
 
 from controller.app import create_app
 from controller.server.serve import ThreadedServer
-from harness.access_tests import cases_of, run_tests
 from harness.analysis import Analysis
+from harness.analysis.access_tests import cases_of, run_tests
 from harness.network import Network, NetworkError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,7 +165,7 @@ def test_declared_posture_is_judged_and_undeclared_posture_is_not():
 
 
 def test_the_library_apply_raises_with_every_failing_case_and_force_applies():
-    from harness.access_tests import AccessTestsFailed
+    from harness.analysis.access_tests import AccessTestsFailed
     from harness.client import ZitiClient
     from harness.network import apply, export
 

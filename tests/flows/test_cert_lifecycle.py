@@ -5,7 +5,7 @@ from __future__ import annotations
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import (
     CLIENT,
     assert_error,

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import (
     CLIENT,
     assert_error,

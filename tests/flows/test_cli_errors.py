@@ -20,7 +20,7 @@ from controller.app import create_app
 from controller.config import Config
 from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
-from harness.server import free_port
+from harness.processes.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90

@@ -20,7 +20,7 @@ from controller.app import create_app
 from controller.config import Config
 from controller.server.serve import ThreadedServer
 from harness.client import ZitiClient
-from harness.server import free_port
+from harness.processes.server import free_port
 from tests.flows.test_cli_errors import ROOT, TIMEOUT, _start, _stopped, controller, harness, one_line
 
 

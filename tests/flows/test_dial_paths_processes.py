@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from harness.paths import dial_paths
-from harness.quickstart import new_quickstart
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.analysis.paths import dial_paths
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
 
 
 def test_the_predicted_path_is_the_circuit_s_as_links_are_cut_and_slowed(ziti_make_router_network, tmp_path):

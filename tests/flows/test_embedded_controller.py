@@ -6,7 +6,7 @@ from controller.clock import FrozenClock
 from controller.config import Config
 from controller.embedded import EmbeddedController, request_bodies
 from harness.client import ZitiClient
-from harness.server import LocalController
+from harness.processes.server import LocalController
 
 
 def test_the_handle_moves_time_injects_faults_and_reports_events():

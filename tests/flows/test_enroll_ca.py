@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from harness import flows
-from harness import pki as hp
+from harness.client import pki as hp
+from harness.dataplane import flows
 from tests.support import (
     CLIENT,
     assert_error,

@@ -8,8 +8,8 @@ import uuid
 import jwt
 import pytest
 
-from harness import pki as hp
-from harness.enroll import parse_cacerts
+from harness.client import pki as hp
+from harness.client.enroll import parse_cacerts
 from tests.support import CLIENT, CONTROLLER_URL, assert_error
 
 MGMT = "/edge/management/v1"

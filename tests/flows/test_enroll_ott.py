@@ -7,8 +7,8 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from harness import pki as hp
-from harness.enroll import ott_csr
+from harness.client import pki as hp
+from harness.client.enroll import ott_csr
 from tests.support import (
     CLIENT,
     CONTROLLER_URL,

@@ -7,7 +7,7 @@ import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.support import CLIENT, assert_error, ok
 
 

@@ -16,7 +16,7 @@ import httpx
 import jwt
 import pytest
 
-from harness.server import free_port
+from harness.processes.server import free_port
 from tests.flows.test_cli_errors import ROOT, TIMEOUT, cli, controller, one_line
 
 

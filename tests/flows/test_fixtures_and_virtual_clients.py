@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from harness.client import ZitiClient
-from harness.generate import SHAPES, generate, spread_attributes
+from harness.client.transport import inprocess
+from harness.dataplane.virtual import Population
 from harness.network import Network, apply, diff, export
-from harness.transport import inprocess
-from harness.virtual import Population
+from harness.network.generate import SHAPES, generate, spread_attributes
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "networks"
 
@@ -75,7 +75,7 @@ def test_virtual_population_logs_in_lists_services_and_dials(ziti_app, admin_cli
 
 def test_virtual_clients_refetch_services_when_access_changes(ziti_app, admin_client):
     apply(admin_client, Network.from_yaml(FIXTURES / "demo.yaml"))
-    from harness.virtual import VirtualClient
+    from harness.dataplane.virtual import VirtualClient
 
     client = VirtualClient(inprocess(ziti_app), "alice", username="alice", password="alice-pass")
     assert client.start() and client.seen.services == {"web"}

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from harness import flows
 from harness.client import ZitiClient
-from harness.fleet import Fleet, Schedule, provision
+from harness.dataplane import flows
+from harness.dataplane.fleet import Fleet, Schedule, provision
 
 FAST = Schedule(service_updates=0.5, edge_routers=1.0)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import flows
 from harness.client import ApiError, ZitiClient
+from harness.dataplane import flows
 from harness.network import apply
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "networks" / "demo.yaml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.client import ApiError, ZitiClient, snake
-from harness.operations import OPERATIONS
-from harness.opgen import served_operations
+from harness.client.operations import OPERATIONS
+from harness.network.opgen import served_operations
 
 
 @pytest.fixture
@@ -24,10 +24,10 @@ def ziti(ziti_app, ziti_mode, request):
 def test_operation_table_matches_the_served_specs():
     from controller.app import create_app
     from controller.config import Config
-    from harness.transport import inprocess
+    from harness.client.transport import inprocess
 
     with inprocess(create_app(Config(simulation=True))) as http:
-        assert served_operations(http) == OPERATIONS, "run `python -m harness.opgen` to regenerate"
+        assert served_operations(http) == OPERATIONS, "run `python -m harness.network.opgen` to regenerate"
 
 
 def test_every_operation_is_a_method(ziti):

@@ -11,7 +11,7 @@ from tests.flows.locust_run import locust_run
 
 # NOTE: never import locust here: it patches the standard library for gevent (the run is subprocesses)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="needs the load extra (locust)")
-LOCUSTFILE = harness.__path__[0] + "/locust_fleet.py"
+LOCUSTFILE = harness.__path__[0] + "/dataplane/locust_fleet.py"
 
 
 def test_a_locust_master_and_worker_run_sdks_that_log_in_by_oidc_and_poll(ziti_quickstart_controller, tmp_path):

@@ -12,12 +12,12 @@ import pytest
 import harness
 from harness.client import ZitiClient
 from harness.network import apply
-from harness.server import free_port
+from harness.processes.server import free_port
 from tests.flows.locust_run import locust_run
 
 # NOTE: never import locust here: it patches the standard library for gevent (the run is subprocesses)
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("locust") is None, reason="needs the load extra (locust)")
-LOCUSTFILE = harness.__path__[0] + "/locustfile.py"
+LOCUSTFILE = harness.__path__[0] + "/dataplane/locustfile.py"
 
 
 def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(

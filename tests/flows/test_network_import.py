@@ -10,8 +10,8 @@ import pytest
 
 from controller.config import Config
 from harness.client import ApiError
-from harness.netcheck import ApplyInterrupted
 from harness.network import Network, apply, export
+from harness.network.check import ApplyInterrupted
 
 
 @pytest.fixture

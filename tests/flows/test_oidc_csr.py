@@ -8,8 +8,8 @@ import jwt
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 
-from harness import pki as hp
 from harness.client import ZitiClient
+from harness.client import pki as hp
 from tests.flows.oidc_support import bearer, code_of, exchange, oauth_error, password_identity, start
 
 ME = "/edge/client/v1/current-identity"

@@ -7,8 +7,8 @@ import pytest
 
 from controller.app import create_app
 from controller.config import Config
-from harness import flows
 from harness.client import ZitiClient
+from harness.dataplane import flows
 from tests.flows.oidc_support import enrolled_identity, password_identity
 
 STYLES = ["c", "go"]

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 import jwt
 import pytest
 
-from harness import flows
 from harness.client import ZitiClient
+from harness.dataplane import flows
 from tests.flows.oidc_support import bearer, oauth_error, password_identity, password_tokens
 
 ME = "/edge/client/v1/current-identity"

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import flows
 from harness.client import ZitiClient
-from harness.oidc import OidcError, OidcTokens
+from harness.client.oidc import OidcError, OidcTokens
+from harness.dataplane import flows
 from tests.flows.oidc_support import (
     bearer,
     code_of,
@@ -181,7 +181,7 @@ def test_one_resolver_takes_a_legacy_token_or_an_access_jwt(ziti_app, raw, ziti_
 def test_router_hello_lookup_checks_the_bound_certificate_by_fingerprint(ziti_app, ziti_admin, ziti_unique):
     """``api_sessions.for_token`` (an edge router's hello) resolves an access JWT bound to a certificate."""
     from controller import errors
-    from harness import pki as hp
+    from harness.client import pki as hp
     from tests.flows.oidc_support import enrolled_identity
 
     _, identity = enrolled_identity(ziti_admin, ziti_unique("hello"))

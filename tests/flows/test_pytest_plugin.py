@@ -75,7 +75,7 @@ def test_users_own_config_clock_and_network_fixtures_do_not_collide(pytester):
 
 def test_factories_accept_at_name_and_can_be_redeclared_with_other_returns(pytester):
     pytester.makeconftest("""
-        from harness.fixtures import identity_factory
+        from harness.testing.fixtures import identity_factory
 
         make_identity_id = identity_factory(returns="id")
     """)
@@ -192,7 +192,7 @@ _LISTINGS = [("identities", "listIdentities"), ("services", "listServices"), ("p
 
 
 def test_a_dead_controller_url_is_one_line(tmp_path):
-    from harness.server import free_port
+    from harness.processes.server import free_port
 
     (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n")
     url = f"http://127.0.0.1:{free_port()}"
@@ -204,7 +204,7 @@ def test_a_dead_controller_url_is_one_line(tmp_path):
 
 
 def test_a_wrong_admin_or_scheme_stops_the_run_with_one_line(tmp_path):
-    from harness.server import LocalController
+    from harness.processes.server import LocalController
 
     (tmp_path / "test_x.py").write_text("def test_x(ziti_admin):\n    pass\n\ndef test_y(ziti_admin):\n    pass\n")
     with LocalController() as ctrl:

@@ -16,10 +16,10 @@ import time
 import pytest
 
 from harness.client import ZitiClient
-from harness.quickstart import new_quickstart
-from harness.routers import RouterError, RouterNetwork, start_router_network
-from harness.server import LocalController
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import RouterError, RouterNetwork, start_router_network
+from harness.processes.server import LocalController
 
 EMBEDDED, PROCESS = "quickstart-router", "router-1"
 #: seconds a dial or read may take before it counts as stalled (a fault drops what would answer it)

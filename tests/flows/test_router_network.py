@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.client import ZitiClient
-from harness.netcheck import NetworkProblems, check_file, problems
+from harness.dataplane.sync import SyncDataPlane, echo
 from harness.network import Network, apply, diff, export
-from harness.routers import RouterError, linked_pairs
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.network.check import NetworkProblems, check_file, problems
+from harness.processes.routers import RouterError, linked_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 THREE = ROOT / "fixtures" / "networks" / "three-routers.yaml"
@@ -325,7 +325,7 @@ def circuit_ids(ziti_admin) -> set[str]:
 def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti_make_router_network, tmp_path):
     """The harness's data plane fails over as an SDK does: a router that refuses is skipped, and a session
     whose routers all refuse is fetched again (the restarted router listens on a new port)."""
-    from harness.quickstart import new_quickstart
+    from harness.processes.quickstart import new_quickstart
 
     net = ziti_make_router_network(2)
     qs = new_quickstart(net.admin, tmp_path, "fo", controller_url=net.controller.https_url, router_url="")
@@ -352,7 +352,7 @@ def test_a_dialer_whose_router_was_killed_dials_again_through_the_other_one(ziti
 
 
 def test_a_cut_link_carries_no_new_circuit_until_restored_and_a_slow_one_is_avoided(ziti_make_router_network, tmp_path):
-    from harness.quickstart import new_quickstart
+    from harness.processes.quickstart import new_quickstart
 
     net = ziti_make_router_network(3)
     net.wait_linked([("router-1", "router-2"), ("router-1", "router-3"), ("router-2", "router-3")])

@@ -10,7 +10,7 @@ import pytest
 from harness.analysis import Analysis
 from harness.network import Network
 from harness.notebook import MatrixView, PolicyExplorer, TimelineView, run_virtual_clients, sample_network, Playground
-from harness.plots import draw_policy_graph, policy_graph
+from harness.analysis.plots import draw_policy_graph, policy_graph
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,13 +23,13 @@ def test_matplotlib_comes_with_the_first_picture_not_with_the_notebook_module():
         "import sys\n"
         "import harness.notebook\n"
         "print('matplotlib' in sys.modules)\n"
-        "from harness.plots import Picture, _figure\n"
+        "from harness.analysis.plots import Picture, _figure\n"
         "figure = _figure(1, 1)\n"
         "print(isinstance(figure, Picture), type(figure).__module__, figure.to_html().startswith('<img'))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "True", "harness.plots", "True"]
+    assert done.stdout.split() == ["False", "True", "harness.analysis.plots", "True"]
 
 
 @pytest.fixture

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from harness.analysis import Analysis
-from harness.generate import generate
+from harness.network.generate import generate
 from harness.network import Network, apply
 from harness.notebook import (ExplorerState, MatrixView, Playground, PolicyExplorer, TimelineView, filter_events,
                               run_virtual_clients, sample_network)
-from harness import plots
-from harness.plots import access_heatmap, draw_policy_graph, policy_graph
-from harness.timeline import plot_timeline, timeline_frame
+from harness.analysis import plots
+from harness.analysis.plots import access_heatmap, draw_policy_graph, policy_graph
+from harness.analysis.timeline import plot_timeline, timeline_frame
 
 POSTURE = {"ben.sales": {"domain": "corp.example", "os": {"type": "Linux", "version": "6.8"}}}
 ROOT = Path(__file__).resolve().parents[2]

@@ -27,7 +27,7 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.policy.roles import matches
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 from tests.sizes import size
 
 EXAMPLES = int(os.environ.get("ORACLE_EXAMPLES", size(25, 10)))

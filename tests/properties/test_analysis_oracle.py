@@ -1,6 +1,6 @@
 """The policy analysis agrees with the controller's actual answers on random networks.
 
-Hypothesis draws a network (``harness.strategies.networks``), adds domain posture
+Hypothesis draws a network (``harness.testing.strategies.networks``), adds domain posture
 checks to some service policies and a reported domain to some identities, applies
 it to an in-process controller, logs every identity in by password and reports its
 domain. Then the analysis of the exported network (``Analysis.from_controller``)
@@ -27,7 +27,7 @@ from controller.clock import FrozenClock
 from harness.analysis import Analysis
 from harness.client import ZitiClient
 from harness.network import apply
-from harness.strategies import networks, role_expressions
+from harness.testing.strategies import networks, role_expressions
 from tests.sizes import size
 
 EXAMPLES = int(os.environ.get("ANALYSIS_EXAMPLES", size(20, 8)))

@@ -12,7 +12,7 @@ from controller.api.operations import PREFIXES
 from controller.app import create_app
 from controller.clock import FrozenClock
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 from tests.sizes import examples
 
 JSON = st.recursive(

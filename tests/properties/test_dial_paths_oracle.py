@@ -1,4 +1,4 @@
-"""The dial-path analysis (``harness.paths.dial_paths`` over ``/fabric/v1/routers/{id}/paths/{serviceId}``)
+"""The dial-path analysis (``harness.analysis.paths.dial_paths`` over ``/fabric/v1/routers/{id}/paths/{serviceId}``)
 agrees with a brute-force oracle on random networks.
 
 Hypothesis draws, over four routers: which the identity's and the service's policies give them, which are
@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.fabric.state import Link
+from harness.analysis.paths import dial_paths
 from harness.client import ZitiClient
-from harness.paths import dial_paths
 from tests.sizes import size
 
 EXAMPLES = int(os.environ.get("DIAL_PATH_EXAMPLES", size(30, 10)))

@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from controller.api.ops_simulation import operations as simulation_operations
 from controller.api.routes import build_route_table
 from controller.model.validation import passes_fast, validator_for
-from harness import netcheck
-from harness.strategies import networks
+from harness.network import check as netcheck
+from harness.testing.strategies import networks
 from tests.sizes import examples
 
 SCHEMAS = sorted(

@@ -7,9 +7,9 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from controller.app import create_app
 from harness.client import ZitiClient
-from harness.machines import IdentityMachine
 from harness.network import Network
-from harness.strategies import identities, networks, role_attributes, role_expressions
+from harness.testing.machines import IdentityMachine
+from harness.testing.strategies import identities, networks, role_attributes, role_expressions
 from tests.sizes import examples
 
 SETTINGS = settings(max_examples=examples(40, 15), deadline=None, suppress_health_check=[HealthCheck.too_slow])

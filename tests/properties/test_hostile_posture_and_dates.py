@@ -10,7 +10,7 @@ from controller.app import create_app
 from controller.clock import FrozenClock
 from controller.model.posture_data import RESPONSE_TYPES
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 from tests.api.test_posture_checks import BODIES as CHECK_BODIES
 from tests.sizes import examples
 

@@ -7,7 +7,7 @@ import datetime
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.netcheck import network_schema, problems
+from harness.network.check import network_schema, problems
 from tests.sizes import examples
 
 # Values as a YAML file can hold them, including the ones YAML 1.1 types by surprise.

@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import yaml_fast
+from harness.network import yaml_fast
 from tests.sizes import examples
 
 # Scalars whose type a YAML 1.1 resolver decides from their text.

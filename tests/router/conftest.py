@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from harness.client import ZitiClient
-from harness.server import LocalController
+from harness.processes.server import LocalController
 from tests.router.network import Net
 from tests.support import warnings_of
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from controller.app import router_link
 from harness.client import ZitiClient
-from harness.quickstart import enroll_identity
+from harness.processes.quickstart import enroll_identity
 from router import EdgeRouter
 
 

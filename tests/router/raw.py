@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.sync_dataplane import load_identity_file
+from harness.dataplane.sync import load_identity_file
 from router.wire import PREFIX, ContentType, Header, Message, decode, i32
 from tests.support import recv_exactly
 

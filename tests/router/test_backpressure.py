@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harness import flows
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane import flows
+from harness.dataplane.sync import SyncDataPlane, echo
 from router.wire import ContentType as CT
 from router.wire import Header, Message, u32
 from tests.router.raw import RawChannel

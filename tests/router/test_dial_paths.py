@@ -1,4 +1,4 @@
-"""The dial-path analysis (``harness.paths.dial_paths``) names the entry router, path and terminator a real
+"""The dial-path analysis (``harness.analysis.paths.dial_paths``) names the entry router, path and terminator a real
 dial then uses, follows link changes, and says why no dial has a path.
 
 In-process routers linked over TLS on one controller reached over HTTPS; binders and dialers are the
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from harness.paths import dial_paths
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.analysis.paths import dial_paths
+from harness.dataplane.sync import SyncDataPlane, echo
 
 
 def dial_once(ziti_admin, guest: SyncDataPlane, service: str) -> tuple[list[str], str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from harness.dataplane import DataPlane
-from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
 from tests.router.raw import upper_after_eof
 
 

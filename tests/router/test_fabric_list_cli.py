@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
 from tests.ziti.conftest import Ziti
 
 

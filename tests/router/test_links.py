@@ -7,9 +7,9 @@ import collections
 
 import pytest
 
+from harness.analysis.timeline import event_rows
 from harness.dataplane import DataPlane, DialError
-from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
-from harness.timeline import event_rows
+from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
 
 
 def named_echo(name: bytes):

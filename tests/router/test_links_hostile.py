@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness import pki as hp
-from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
+from harness.client import pki as hp
+from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
 from router.wire import MAGIC, PREFIX, Header, Message
 from router.wire import ContentType as CT
 from tests.router.raw import RawChannel

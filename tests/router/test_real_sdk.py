@@ -13,9 +13,9 @@ import subprocess
 import threading
 
 from harness.client import ZitiClient
-from harness.quickstart import new_quickstart
-from harness.server import LocalController
-from harness.sync_dataplane import echo
+from harness.dataplane.sync import echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.server import LocalController
 from tests.router.conftest import Timeline
 from tests.router.raw import upper_after_eof
 

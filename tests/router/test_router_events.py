@@ -5,9 +5,9 @@ from __future__ import annotations
 import select
 
 from controller.app import router_link
-from harness import flows
-from harness.hosting import hosting
-from harness.sync_dataplane import echo
+from harness.dataplane import flows
+from harness.dataplane.hosting import hosting
+from harness.dataplane.sync import echo
 from router import EdgeRouter
 from router.wire import ContentType as CT
 from router.wire import Header, Message, i32, u32

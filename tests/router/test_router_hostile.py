@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from controller.app import router_link
-from harness import flows
-from harness import pki as hp
-from harness.sync_dataplane import DialError, echo
+from harness.client import pki as hp
+from harness.dataplane import flows
+from harness.dataplane.sync import DialError, echo
 from router import EdgeRouter
 from router.wire import MAGIC, PREFIX, Header, Message, u32
 from router.wire import ContentType as CT

@@ -6,8 +6,8 @@ import socket
 import ssl
 from urllib.parse import urlsplit
 
-from harness import flows
-from harness.sync_dataplane import echo, load_identity_file
+from harness.dataplane import flows
+from harness.dataplane.sync import echo, load_identity_file
 
 
 def test_router_is_online_with_its_tls_url_in_every_listing(ziti_quickstart):

@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from harness import flows
 from harness.client import ZitiClient
-from harness.quickstart import new_quickstart
-from harness.sync_dataplane import DialError, echo
+from harness.dataplane import flows
+from harness.dataplane.sync import DialError, echo
+from harness.processes.quickstart import new_quickstart
 from router.wire import ContentType as CT
 from router.wire import Flag, Header, Message, u32
 from tests.router.raw import RawChannel

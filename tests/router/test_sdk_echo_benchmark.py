@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from benchmarks.router import real_sdk_figures
-from harness import pki as hp
 from harness.client import ZitiClient
+from harness.client import pki as hp
 
 pytest.importorskip("openziti")
 

@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.serialization import Encoding
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from harness import pki as hp
+from harness.client import pki as hp
 from router import tls_transport
 from router.tls_policy import issuers_of, new_context
 

@@ -11,7 +11,7 @@ import pytest
 from controller.cluster.replication import APPLIED, STATE_TABLE, RaftSettings, Replicator
 from controller.errors import ClusterNoLeader, Conflict
 from controller.store.db import Store
-from harness.routers import free_port
+from harness.processes.routers import free_port
 
 #: three members share one process (one GIL) on a busy machine: calmer elections than the defaults
 FAST = RaftSettings(

@@ -15,8 +15,8 @@ from controller.app import create_app
 from controller.config import Config
 from controller.store.db import Store
 from harness.client import ZitiClient
-from harness.files import private_folder, write_private
-from harness.transport import inprocess
+from harness.client.transport import inprocess
+from harness.processes.files import private_folder, write_private
 
 
 @contextmanager
@@ -113,7 +113,7 @@ def test_harness_folders_and_written_tokens_are_owner_only(tmp_path):
 
 
 def test_the_harness_local_controller_data_folder_is_owner_only(tmp_path):
-    from harness.server import LocalController
+    from harness.processes.server import LocalController
 
     with umask(0o002):
         with LocalController(data_dir=tmp_path / "harness" / "data") as local:

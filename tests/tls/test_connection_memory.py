@@ -13,7 +13,7 @@ from controller.pki import ControllerPKI
 from controller.server.http_connection import Connection
 from controller.server.serve import Limits, ThreadedServer
 from controller.server.tls import TLSServer
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 def hello_app(environ, start_response):

@@ -10,7 +10,7 @@ from controller.pki import ControllerPKI
 from controller.server.memory import HeapTrimmer, trim_heap
 from controller.server.serve import Limits
 from controller.server.tls import TLSServer
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 def hello_app(environ, start_response):

@@ -13,8 +13,8 @@ import pytest
 from cryptography import x509
 
 from controller.config import Config
-from harness import pki as hp
-from harness.enroll import (
+from harness.client import pki as hp
+from harness.client.enroll import (
     EnrolledIdentity,
     ott_csr,
     parse_cacerts,

@@ -19,7 +19,7 @@ import pytest
 from controller.pki import ControllerPKI
 from controller.server.serve import Limits, ThreadedServer
 from controller.server.tls import TLSServer
-from harness import pki as hp
+from harness.client import pki as hp
 
 PROBE_TIMEOUT = 3
 

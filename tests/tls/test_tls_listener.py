@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import serialization
 
 from controller.pki import ControllerPKI, fingerprint
 from controller.server.tls import PEER_CERTS_KEY, TLSServer
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 def echo_app(environ, start_response):

@@ -14,7 +14,7 @@ import router.tls_policy
 from controller.pki import ControllerPKI
 from controller.server import tls
 from controller.server.tls import TLSServer
-from harness.sync_dataplane import load_identity_file
+from harness.dataplane.sync import load_identity_file
 
 #: ECDHE with CBC: Python's own server defaults (the router's before) still offered these
 CBC_SHA2 = "ECDHE-RSA-AES128-SHA256"

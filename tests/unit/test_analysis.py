@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from harness.analysis import Analysis, access_diff
+from harness.analysis.posture import PostureState, evaluate, satisfies
 from harness.network import Network
 from harness.notebook import sample_network
-from harness.posture import PostureState, evaluate, satisfies
 
 POSTURE = {
     "ana.sales": {"domain": "corp.example", "os": {"type": "Windows", "version": "10.0.19045"}},
@@ -243,7 +243,7 @@ def test_the_smallest_change_names_an_employee_in_a_policy_rather_than_making_th
 
 
 def test_advice_says_when_only_an_attribute_change_works():
-    from harness.explain import ONLY_ATTRIBUTE, _cheapest
+    from harness.analysis.explain import ONLY_ATTRIBUTE, _cheapest
 
     attr = {"identities": [{"name": "emp", "roleAttributes": ["ops"]}]}
     policy = {"servicePolicies": [{"name": "p", "identityRoles": ["@emp"]}]}

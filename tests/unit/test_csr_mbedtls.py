@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 
 from controller.errors import BadRequest
 from controller.pki.csr import parse_csr
-from harness import pki as hp
+from harness.client import pki as hp
 
 PLAIN = bytes.fromhex("300a06082a8648ce3d040302")
 WITH_NULL = bytes.fromhex("300c06082a8648ce3d0403020500")

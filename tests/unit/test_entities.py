@@ -20,7 +20,7 @@ from controller.model.base import EntityManager
 from controller.ops.integrity import CORE_REFERENCES, ROLE_REFERENCES
 from controller.policy.kinds import KINDS as ENGINE_KINDS
 from controller.policy.kinds import POLICY_KINDS
-from harness.kinds import BY_KEY, KINDS
+from harness.client.kinds import BY_KEY, KINDS
 from tests.api.reference_operations import REFERENCE
 
 #: operations the real management API moves off the entity's own path

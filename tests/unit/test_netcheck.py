@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from controller.api.routes import build_route_table
-from harness import netcheck
-from harness.kinds import KINDS
+from harness.client.kinds import KINDS
 from harness.network import Network, NetworkError
+from harness.network import check as netcheck
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +33,9 @@ def test_each_kind_takes_the_api_create_schema_of_its_fields():
 def test_the_kept_schema_is_the_one_the_route_table_and_kinds_derive():
     # order too: the "did you mean" suggestions and the problems' order follow the schema's
     kept, derived = netcheck.network_schema(), netcheck.derive_network_schema()
-    assert json.dumps(kept) == json.dumps(derived), "harness/network_schema.py is stale: python -m harness.opgen"
+    assert json.dumps(kept) == json.dumps(derived), (
+        "harness/network/schema.py is stale: python -m harness.network.opgen"
+    )
 
 
 def test_checking_a_file_imports_no_operation_of_the_controller(tmp_path):
@@ -43,7 +45,7 @@ def test_checking_a_file_imports_no_operation_of_the_controller(tmp_path):
         "import sys\n"
         "from controller.console import without_unused_imports\n"
         "without_unused_imports()  # as the command lines do (no IRI grammar built by jsonschema)\n"
-        "from harness.netcheck import NetworkProblems, check_file\n"
+        "from harness.network.check import NetworkProblems, check_file\n"
         "try:\n"
         f"    check_file({str(net)!r})\n"
         "except NetworkProblems as ex:\n"

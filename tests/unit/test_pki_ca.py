@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.serialization import pkcs7
 from controller.clock import FrozenClock
 from controller.pki import ControllerPKI, PKIError, load_pem_chain
 from controller.pki.ca import FILES
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import serialization
 
 from controller.errors import BadRequest
 from controller.pki import fingerprint, is_ca, is_expired, load_pem_chain, verify_chain
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 def _now() -> datetime:

@@ -9,7 +9,7 @@ from cryptography.hazmat.primitives import serialization
 
 from controller.errors import BadRequest
 from controller.pki import parse_csr
-from harness import pki as hp
+from harness.client import pki as hp
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from controller.clock import FrozenClock
 from controller.pki import ControllerPKI, load_pem_chain
 from controller.pki.issue import SERIAL_LIMIT, add_year
-from harness import pki as hp
+from harness.client import pki as hp
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=timezone.utc)
 

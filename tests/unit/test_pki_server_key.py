@@ -14,7 +14,7 @@ from controller.clock import FrozenClock
 from controller.config import Config
 from controller.pki import ControllerPKI
 from harness.client import ZitiClient
-from harness.transport import inprocess
+from harness.client.transport import inprocess
 
 
 @pytest.fixture()

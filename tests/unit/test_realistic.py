@@ -9,9 +9,9 @@ from pathlib import Path
 import yaml
 
 from harness.analysis import Analysis
-from harness.generate import generate
 from harness.network import Network
-from harness.realistic import MISTAKES, realistic
+from harness.network.generate import generate
+from harness.network.realistic import MISTAKES, realistic
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +51,7 @@ def test_the_planted_mistakes_are_there_to_find():
 
 def test_the_command_line_prints_the_realistic_shape():
     result = subprocess.run(
-        [sys.executable, "-m", "harness.generate", "realistic"],
+        [sys.executable, "-m", "harness.network.generate", "realistic"],
         capture_output=True,
         text=True,
         timeout=60,

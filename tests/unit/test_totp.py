@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.auth.totp import code_at, new_secret, verify_totp
-from harness.flows import TotpDevice
+from harness.dataplane.flows import TotpDevice
 
 # RFC 6238 Appendix B, SHA-1, secret "12345678901234567890": the last 6 of its 8-digit codes
 SECRET = base64.b32encode(b"12345678901234567890").decode("ascii")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.server import free_port
+from harness.processes.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 READY = "controller and router started"

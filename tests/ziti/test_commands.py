@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
-from harness import pki as hp
+from harness.client import pki as hp
 from tests.ziti.conftest import ROOT, Ziti, env_for, free_port
 
 

@@ -7,7 +7,7 @@ import stat
 import subprocess
 import sys
 
-from harness.server import free_port
+from harness.processes.server import free_port
 from tests.ziti.conftest import ROOT, Ziti, env_for
 
 

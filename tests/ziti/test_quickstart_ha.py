@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from harness.cluster import _port_pair
-from harness.routers import free_port
+from harness.processes.cluster import _port_pair
+from harness.processes.routers import free_port
 from tests.ziti.conftest import READY, ROOT, env_for
 
 

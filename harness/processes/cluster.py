@@ -1,0 +1,233 @@
+"""A cluster of controllers as processes (``python -m controller --cluster``), under the harness's control.
+
+``ZitiCluster(size).start()`` starts the first member, copies its CA into each other
+member's data folder and starts them with ``--cluster-member`` (each asks the first to add
+it), waits for every ready file, and hands out clients per member. ``kill(i)`` is kill -9,
+``pause(i)``/``resume(i)`` SIGSTOP/SIGCONT, ``restart(i)`` the same command on the same
+folder (the member catches up). ``leader()`` reads ``/fabric/v1/cluster/list-members``.
+Every member binds to loopback; ports are free ones, the raft port beside each.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.client import ApiError, ZitiClient
+from harness.processes.routers import free_port
+
+CA_FILES = ("root-ca.cert.pem", "root-ca.key.pem", "intermediate-ca.cert.pem", "intermediate-ca.key.pem")
+START_TIMEOUT = 60.0
+
+
+@dataclass
+class Member:
+    index: int
+    instance_id: str
+    folder: Path
+    port: int
+    raft_port: int
+    process: subprocess.Popen | None = None
+    log: Path | None = None
+    paused: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def address(self) -> str:
+        return f"tls:127.0.0.1:{self.port}"
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+@dataclass
+class ZitiCluster:
+    """``size`` controller processes forming one cluster; a context manager."""
+
+    size: int = 3
+    root: Path | None = None
+    admin: tuple[str, str] = ("admin", "admin")
+    #: extra ``python -m controller`` options for every member
+    options: tuple[str, ...] = ("--no-router", "--http-port", "0", "--ctrl-port", "0", "--log-level", "warning")
+    members: list[Member] = field(default_factory=list)
+    _temporary: bool = False
+
+    def start(self) -> ZitiCluster:
+        if self.root is None:
+            self.root, self._temporary = Path(tempfile.mkdtemp(prefix="ziti-cluster-")), True
+        self.root.mkdir(parents=True, exist_ok=True)
+        for index in range(self.size):
+            port, raft_port = _port_pair()
+            self.members.append(Member(index, f"ctrl{index + 1}", self.root / f"ctrl{index + 1}", port, raft_port))
+        first = self.members[0]
+        self._launch(first)
+        self._wait_ready(first)
+        for member in self.members[1:]:
+            pki = member.folder / "pki"
+            pki.mkdir(parents=True, exist_ok=True, mode=0o700)
+            for name in CA_FILES:
+                shutil.copy2(first.folder / "pki" / name, pki / name)
+            self._launch(member)
+            self._wait_ready(member)
+        return self
+
+    @property
+    def ca_file(self) -> str:
+        return str(self.members[0].folder / "pki" / "root-ca.cert.pem")
+
+    def _command(self, member: Member) -> list[str]:
+        command = [sys.executable, "-m", "controller", "--data", str(member.folder), "--instance-id"]
+        command += [member.instance_id, "--port", str(member.port)]  # raft: the port + 10000, as documented
+        command += ["--ready-file", str(self._ready_file(member)), *self.options]
+        others = [m for m in self.members if m is not member and (m.folder / "db").exists()]
+        if member.index == 0 or not others:
+            command.append("--cluster")
+        else:
+            command += ["--cluster-member", others[0].address]
+        return command
+
+    def _ready_file(self, member: Member) -> Path:
+        return self.root / f"{member.instance_id}.ready.json"
+
+    def _launch(self, member: Member) -> None:
+        self._ready_file(member).unlink(missing_ok=True)
+        member.log = self.root / f"{member.instance_id}.log"
+        with open(member.log, "ab") as log:
+            member.process = subprocess.Popen(
+                self._command(member), stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        member.paused = False
+
+    def _wait_ready(self, member: Member, timeout: float = START_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while not self._ready_file(member).exists():
+            if not member.alive:
+                text = member.log.read_text()
+                if "is in use" in text[-400:] and not (member.folder / "db").exists():  # a free port taken meanwhile
+                    member.port, member.raft_port = _port_pair()
+                    self._launch(member)
+                    continue
+                raise RuntimeError(f"{member.instance_id} exited: {text[-2000:]}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{member.instance_id} not ready in {timeout} s")
+            time.sleep(0.05)
+
+    # -- faults ----------------------------------------------------------------
+
+    def kill(self, index: int) -> None:
+        """kill -9 member ``index`` (nothing flushed, nothing closed)."""
+        member = self.members[index]
+        if member.alive:
+            os.kill(member.process.pid, signal.SIGKILL)
+            member.process.wait(10)
+
+    def pause(self, index: int) -> None:
+        member = self.members[index]
+        os.kill(member.process.pid, signal.SIGSTOP)
+        member.paused = True
+
+    def resume(self, index: int) -> None:
+        member = self.members[index]
+        os.kill(member.process.pid, signal.SIGCONT)
+        member.paused = False
+
+    def restart(self, index: int) -> None:
+        """Start member ``index`` again on its folder (after ``kill`` or ``stop``); it catches up."""
+        member = self.members[index]
+        if member.alive:
+            self.stop(index)
+        self._launch(member)
+        self._wait_ready(member)
+
+    def stop(self, index: int) -> None:
+        member = self.members[index]
+        if member.alive:
+            if member.paused:
+                self.resume(index)
+            member.process.terminate()
+            try:
+                member.process.wait(15)
+            except subprocess.TimeoutExpired:
+                member.process.kill()
+                member.process.wait(10)
+
+    # -- clients and status ------------------------------------------------------
+
+    def client(self, index: int, *, timeout: float = 15.0) -> ZitiClient:
+        """An admin client of member ``index``'s management API (signed in there)."""
+        client = ZitiClient.connect(self.members[index].url, ca=self.ca_file, timeout=timeout)
+        return client.signed_in(*self.admin)
+
+    def list_members(self, index: int | None = None) -> list[dict]:
+        """``/fabric/v1/cluster/list-members`` as member ``index`` (default: the first alive, unpaused) sees it."""
+        member = self.members[index] if index is not None else self._reachable()
+        with ZitiClient.connect(member.url, ca=self.ca_file, timeout=5.0) as plain:
+            client = plain.signed_in(*self.admin)
+            response = client.raw.get("/fabric/v1/cluster/list-members", headers={"zt-session": client.session_token})
+            if response.status_code != 200:
+                raise ApiError(response)
+            return response.json()["data"]
+
+    def leader(self, timeout: float = 10.0, *, besides: int | None = None) -> int:
+        """The index of the member every reachable member calls leader; waits up to ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                for row in self.list_members():
+                    if row["leader"] and row["connected"]:
+                        index = next(m.index for m in self.members if m.address == row["address"])
+                        if index != besides:
+                            return index
+            except Exception:  # a member between lives: ask again
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no leader in {timeout} s")
+            time.sleep(0.05)
+
+    def _reachable(self) -> Member:
+        for member in self.members:
+            if member.alive and not member.paused:
+                return member
+        raise RuntimeError("no member is running")
+
+    def close(self) -> None:
+        for member in self.members:
+            if member.process is not None and member.alive:
+                self.stop(member.index)
+        if self._temporary and self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> ZitiCluster:
+        return self.start()
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def _port_pair() -> tuple[int, int]:
+    """A member's API port and its raft port (the API port + 10000), both free on loopback."""
+    import socket
+
+    from controller.cluster.member import raft_port_for
+
+    for _ in range(200):
+        port = free_port()
+        raft_port = raft_port_for(port)
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", raft_port))
+            except OSError:
+                continue
+        return port, raft_port
+    raise RuntimeError("no free pair of ports")
