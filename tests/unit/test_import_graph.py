@@ -377,3 +377,33 @@ def test_the_import_detector_sees_from_controller_and_relative_imports():
         "controller.store",
         "controller.store.db",
     ]
+
+
+#: the harness's packages, each importing only those before it; the front ends (cli/, ziti/, testing/, the plugin
+#: and the notebook widgets) may import any of them
+HARNESS_LAYERS = ("client", "network", "analysis", "dataplane", "processes")
+#: a network file's access tests are run by the analysis, imported inside the two functions that need it
+HARNESS_EXCEPTIONS = {("network", "harness.analysis.access_tests")}
+
+
+def harness_upward_imports() -> list[str]:
+    found = []
+    for layer, name in enumerate(HARNESS_LAYERS):
+        for path in sorted((ROOT.parent / "harness" / name).rglob("*.py")):
+            for module in imports_of(path, dotted(path)):
+                parts = module.split(".")
+                if parts[0] != "harness" or len(parts) < 2 or (name, module) in HARNESS_EXCEPTIONS:
+                    continue
+                target = HARNESS_LAYERS.index(parts[1]) if parts[1] in HARNESS_LAYERS else len(HARNESS_LAYERS)
+                if target > layer:
+                    found.append(f"{path.relative_to(ROOT.parent)} imports {module}")
+    return sorted(set(found))
+
+
+def test_the_harness_packages_import_only_those_below_them():
+    assert harness_upward_imports() == []
+
+
+def test_the_harness_is_a_dozen_packages_and_modules_at_most():
+    entries = [p.name for p in (ROOT.parent / "harness").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()]
+    assert len(entries) <= 12, sorted(entries)
