@@ -74,6 +74,7 @@ def test_readme_python_blocks_run_as_written(capsys):
     assert "Default Admin" in printed and "expired: 401" in printed
     assert "b'hello'" in printed and "['edge']" in printed
     assert "0 True" in printed  # the drive() block: its url is defined, the load ran without errors
+    assert "['written-after-the-failover', 'written-on-a-follower']" in printed  # the cluster lost no write
 
 
 @pytest.mark.parametrize("name, block", readme_test_files(), ids=lambda v: v if v.startswith("test_") else "")
