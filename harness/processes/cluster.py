@@ -10,6 +10,7 @@ Every member binds to loopback; ports are free ones, the raft port beside each.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -23,6 +24,8 @@ from pathlib import Path
 from harness.client import ApiError, ZitiClient
 from harness.processes.routers import free_port
 
+#: where a member writes its events (rotated copies beside it are older)
+EVENTS_FILE = "events.jsonl"
 CA_FILES = ("root-ca.cert.pem", "root-ca.key.pem", "intermediate-ca.cert.pem", "intermediate-ca.key.pem")
 START_TIMEOUT = 60.0
 
@@ -194,6 +197,18 @@ class ZitiCluster:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no leader in {timeout} s")
             time.sleep(0.05)
+
+    def events(self, namespace: str | None = None) -> list[dict]:
+        """Every member's events (its ``events.jsonl``), each with the ``member`` that wrote it, oldest first;
+        only ``namespace``'s when given (``"cluster"``: leadership gained and lost)."""
+        events = []
+        for member in self.members:
+            path = member.folder / EVENTS_FILE
+            for line in path.read_text().splitlines() if path.exists() else []:
+                event = json.loads(line)
+                if namespace is None or event.get("namespace") == namespace:
+                    events.append({**event, "member": member.instance_id})
+        return sorted(events, key=lambda event: event.get("timestamp", ""))
 
     def _reachable(self) -> Member:
         for member in self.members:
