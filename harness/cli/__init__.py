@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 import tempfile
 import threading
@@ -29,6 +30,7 @@ from controller.console import (
     EXIT_CODES,
     FAILED,
     INTERRUPTED,
+    LOCAL,
     UNREACHABLE,
     USAGE,
     CliError,
@@ -215,6 +217,12 @@ def cmd_up(args) -> int:
     if not temporary:
         check_data_folder(Path(args.data))
     data = Path(tempfile.mkdtemp(prefix="ziti-harness-")) if temporary else Path(args.data)
+    if network is not None and network.controllers > 1:
+        try:
+            return _serve_cluster(args, network, data, temporary)
+        finally:
+            if temporary:
+                shutil.rmtree(data, ignore_errors=True)
     https_port = args.port or free_port()  # the JWTs name the HTTPS address: chosen before the app is built
     config = Config(data_dir=data, api_address=f"127.0.0.1:{https_port}", simulation=args.simulation)
     if (data / "db").exists():  # made earlier: the admin keeps the password it was made with
@@ -278,7 +286,10 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         )
         stop = threading.Event()
         stop_on_signals(stop)
-        routers = _start_routers(app, config, network, processes, args.router_wait) if processes else None
+        if processes:
+            admin = ZitiClient.in_process(app)
+            admin.login(config.admin_username, config.admin_password)
+            routers = _start_routers(admin, network, config.data_dir / "routers", processes, args.router_wait)
         if args.exit_after_start:
             stop.set()
         wait_for_stop(stop, embedded.sweep)
@@ -290,21 +301,89 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
     return 0
 
 
+def _serve_cluster(args, network, data: Path, temporary: bool) -> int:
+    """``up`` for a file with ``controllers: N``: N controller processes as one cluster (each with its edge router
+    unless ``--no-router``), the network applied through the first, its routers enrolled there."""
+    from controller.server.lifecycle import stop_on_signals
+    from harness.network import apply
+    from harness.processes.cluster import ClusterError, ZitiCluster
+
+    if args.port and not free_port_available(args.port):
+        raise CliError(f"port {args.port} is in use: give another with --port (0 picks a free one)", LOCAL)
+    options = ["--http-port", "0", "--ctrl-port", "0", "--log-level", "warning"]
+    options += ["--simulation"] if args.simulation else []
+    options += ["--no-router"] if args.no_router else ["--router-port", "0"]
+    cluster = ZitiCluster(network.controllers, root=data / "cluster", options=tuple(options), first_port=args.port)
+    routers = None
+    signal.signal(signal.SIGTERM, _interrupted)  # while members start: stop the ones started, as Ctrl-C does
+    try:
+        try:
+            cluster.start()
+        except ClusterError as ex:  # the member's own one-line reason is its last line
+            said = [line for line in ex.log.splitlines() if line.strip()] or [str(ex)]
+            raise CliError(f"the cluster did not start: {said[-1].strip()}", LOCAL) from None
+        except (TimeoutError, ValueError) as ex:
+            raise CliError(f"the cluster did not start: {ex}", LOCAL) from None
+        leader = cluster.leader()
+        with cluster.client(0) as client:
+            steps = apply(client, network, progress=True)
+            print(f"applied {network.source}: {len(steps)} change(s)")
+            jwts = write_enrollment_jwts(client, Path(args.out) if args.out else data / "identities")
+        lines = ["", f"A cluster of {cluster.size} Python edge controllers is running."]
+        for member in cluster.members:
+            role = "leader" if member.index == leader else "follower"
+            lines.append(f"  {member.instance_id} ({role}): {member.url}/edge/management/v1 and /edge/client/v1")
+            if member.ready.get("router"):
+                lines.append(f"    edge router: {member.ready['router']}")
+            lines.append(f"    control channel (routers): {member.ready.get('ctrl')}")
+        lines.append(f"  data folder: {data}" + ("  (temporary: removed on exit)" if temporary else ""))
+        lines.append(f"  CA bundle: {cluster.ca_file}  (clients: --ca FILE)")
+        lines += [f"  identity: {path}" for path in jwts]
+        lines += [f"  admin login: {' / '.join(cluster.admin)}", "  Ctrl-C stops it."]
+        print("\n".join(lines), flush=True)
+        stop = threading.Event()
+        stop_on_signals(stop)
+        if network.process_routers():
+            routers = _start_routers(
+                cluster.client(0), network, data / "routers", network.process_routers(), args.router_wait
+            )
+        if args.exit_after_start:
+            stop.set()
+        stop.wait()
+    finally:
+        if routers is not None:
+            routers.stop()
+        cluster.close()
+    return 0
+
+
+def _interrupted(*_) -> None:
+    raise KeyboardInterrupt
+
+
+def free_port_available(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def _kept_ctrl_port(config) -> int:
     """The control channel port routers enrolled in this data folder know (0: any free port)."""
     kept = config.data_dir / "routers" / "ctrl-port"
     return int(kept.read_text()) if kept.is_file() and kept.read_text().strip().isdigit() else 0
 
 
-def _start_routers(app, config, network, processes: list[dict], deadline: float):
-    """Run the file's ``process: true`` routers (enrolled from JWTs written owner-only under DATA/routers);
-    return once each is online and linked as the file expects, one line per router."""
-    from harness.client import ZitiClient
+def _start_routers(admin, network, folder: Path, processes: list[dict], deadline: float):
+    """Run the file's ``process: true`` routers (enrolled through ``admin`` from JWTs written owner-only under
+    ``folder``); return once each is online and linked as the file expects, one line per router."""
     from harness.processes.routers import RouterError, RouterNetwork
 
-    admin = ZitiClient.in_process(app)
-    admin.login(config.admin_username, config.admin_password)
-    routers = RouterNetwork(admin, config.data_dir / "routers")
+    routers = RouterNetwork(admin, folder)
     for item in processes:
         routers.add(item["name"], links=item.get("links", ()))
     try:

@@ -52,6 +52,8 @@ class Network:
 
     entities: dict[str, list[dict]]
     tests: list[dict] = field(default_factory=list)  # access tests (see harness.analysis.access_tests)
+    #: controllers ``ziti-harness up`` runs, as one cluster when more than one
+    controllers: int = 1
     #: where it was read from, for messages
     source: str = "<network>"
 
@@ -60,6 +62,10 @@ class Network:
         """A network of ``data`` (copied, unless ``owned``: then the network keeps it)."""
         data = dict(data or {}) if owned else copy.deepcopy(data or {})
         tests = data.pop("tests", None)
+        controllers = data.pop("controllers", None)
+        controllers = 1 if controllers is None else controllers
+        if not isinstance(controllers, int) or isinstance(controllers, bool) or controllers < 1:
+            raise NetworkError(f"controllers must be a whole number of at least 1, not {controllers!r}")
         if (
             tests is not None
         ):  # access tests (harness.analysis.access_tests), checked here so that apply never starts on a bad one
@@ -75,7 +81,9 @@ class Network:
                 raise NetworkError(f"every {key} entry needs a name")
             if len(names) != len(set(names)):
                 raise NetworkError(f"duplicate names in {key}")
-        return cls({key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests or [])
+        return cls(
+            {key: list(data.get(key) or []) for key in BY_KEY if data.get(key)}, tests or [], controllers=controllers
+        )
 
     @classmethod
     def from_yaml(cls, source: str | Path) -> "Network":

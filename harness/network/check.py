@@ -30,6 +30,8 @@ from harness.network import NetworkError, yaml_fast
 #: YAML loader: the C one when PyYAML was built with libyaml (large files parse ~10x faster)
 LOADER = yaml_fast.LOADER
 NAMES = {"type": "array", "items": {"type": "string"}}
+#: the largest cluster a network file may ask for (raft clusters are small: 3, 5, 7)
+MAX_CONTROLLERS = 7
 EXTRA_FIELDS = {
     "identities": {
         "password": {"type": "string", "minLength": 5, "maxLength": 100},
@@ -96,6 +98,8 @@ def derive_network_schema() -> dict:
             **{kind.key: {"type": ["array", "null"], "items": kind_schema(kind)} for kind in KINDS},
             # access tests: checked by harness.analysis.access_tests when the Network is built
             "tests": {"type": ["array", "null"]},
+            # the harness's own: ``ziti-harness up`` runs this many controllers as one cluster
+            "controllers": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_CONTROLLERS},
         },
     }
 

@@ -366,5 +366,6 @@ SCHEMA = {
             },
         },
         "tests": {"type": ["array", "null"]},
+        "controllers": {"type": ["integer", "null"], "minimum": 1, "maximum": 7},
     },
 }

@@ -26,8 +26,18 @@ from harness.processes.routers import free_port
 
 #: where a member writes its events (rotated copies beside it are older)
 EVENTS_FILE = "events.jsonl"
+#: the members' API and raft ports, kept in the cluster's folder
+MEMBERS_FILE = "members.json"
 CA_FILES = ("root-ca.cert.pem", "root-ca.key.pem", "intermediate-ca.cert.pem", "intermediate-ca.key.pem")
 START_TIMEOUT = 60.0
+
+
+class ClusterError(RuntimeError):
+    """A member that did not start; ``log`` is what it printed."""
+
+    def __init__(self, message: str, log: str = ""):
+        super().__init__(message)
+        self.log = log
 
 
 @dataclass
@@ -40,6 +50,8 @@ class Member:
     process: subprocess.Popen | None = None
     log: Path | None = None
     paused: bool = False
+    #: what the member wrote in its ready file (``https``, ``http``, ``router``, ``ctrl`` addresses)
+    ready: dict = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -63,19 +75,26 @@ class ZitiCluster:
     admin: tuple[str, str] = ("admin", "admin")
     #: extra ``python -m controller`` options for every member
     options: tuple[str, ...] = ("--no-router", "--http-port", "0", "--ctrl-port", "0", "--log-level", "warning")
+    #: the first member's API port (0: any free one); the others take free ports
+    first_port: int = 0
     members: list[Member] = field(default_factory=list)
     _temporary: bool = False
 
     def start(self) -> ZitiCluster:
         if self.root is None:
             self.root, self._temporary = Path(tempfile.mkdtemp(prefix="ziti-cluster-")), True
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        kept = self.root / MEMBERS_FILE  # a cluster started in this folder before: its members keep their ports
+        ports = [tuple(pair) for pair in json.loads(kept.read_text())] if kept.exists() else []
+        if ports and len(ports) != self.size:
+            raise ValueError(f"{self.root} holds a cluster of {len(ports)} members, not {self.size}")
         for index in range(self.size):
-            port, raft_port = _port_pair()
+            port, raft_port = ports[index] if ports else _port_pair(self.first_port if index == 0 else 0)
             self.members.append(Member(index, f"ctrl{index + 1}", self.root / f"ctrl{index + 1}", port, raft_port))
         first = self.members[0]
         self._launch(first)
         self._wait_ready(first)
+        self._keep_ports()
         for member in self.members[1:]:
             pki = member.folder / "pki"
             pki.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -83,7 +102,13 @@ class ZitiCluster:
                 shutil.copy2(first.folder / "pki" / name, pki / name)
             self._launch(member)
             self._wait_ready(member)
+            self._keep_ports()
         return self
+
+    def _keep_ports(self) -> None:
+        """Write the members' ports (a port taken meanwhile may have moved one) for a start on this folder later."""
+        (self.root / MEMBERS_FILE).write_text(json.dumps([[m.port, m.raft_port] for m in self.members]))
+        os.chmod(self.root / MEMBERS_FILE, 0o600)
 
     @property
     def ca_file(self) -> str:
@@ -117,14 +142,16 @@ class ZitiCluster:
         while not self._ready_file(member).exists():
             if not member.alive:
                 text = member.log.read_text()
-                if "is in use" in text[-400:] and not (member.folder / "db").exists():  # a free port taken meanwhile
+                chosen = member.index == 0 and self.first_port
+                if "is in use" in text[-400:] and not chosen and not (member.folder / "db").exists():  # taken meanwhile
                     member.port, member.raft_port = _port_pair()
                     self._launch(member)
                     continue
-                raise RuntimeError(f"{member.instance_id} exited: {text[-2000:]}")
+                raise ClusterError(f"{member.instance_id} exited: {text[-2000:]}", text)
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{member.instance_id} not ready in {timeout} s")
             time.sleep(0.05)
+        member.ready = json.loads(self._ready_file(member).read_text())
 
     # -- faults ----------------------------------------------------------------
 
@@ -230,12 +257,14 @@ class ZitiCluster:
         self.close()
 
 
-def _port_pair() -> tuple[int, int]:
-    """A member's API port and its raft port (the API port + 10000), both free on loopback."""
+def _port_pair(wanted: int = 0) -> tuple[int, int]:
+    """A member's API port (``wanted``, or a free one) and its raft port (the API port + 10000), free on loopback."""
     import socket
 
     from controller.cluster.member import raft_port_for
 
+    if wanted:
+        return wanted, raft_port_for(wanted)
     for _ in range(200):
         port = free_port()
         raft_port = raft_port_for(port)
