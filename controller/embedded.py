@@ -23,13 +23,13 @@ class EmbeddedController:
         self.config = config if config is not None else Config()
         self.app = create_app(self.config, clock=clock)
         ctl = self.controller = self.app.controller
-        self.clock, self.faults, self.events = ctl.clock, ctl.faults, ctl.events
+        self.clock, self.faults, self.events = ctl.clock, ctl.ops.faults, ctl.events
         #: the address it is served at, set by whoever serves it (``None`` in-process)
         self.url: str | None = None
         if quickstart_policies:
             from controller.bootstrap import ensure_quickstart_policies
 
-            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
+            ensure_quickstart_policies(ctl.access.edge_router_policies, ctl.access.service_edge_router_policies)
 
     @property
     def pki(self):

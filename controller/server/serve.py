@@ -129,7 +129,7 @@ def ctrl_listener(ctl, host: str, port: int, **options):
         host,
         port,
         pki=ctl.pki,
-        find_router=ctl.routers.find_by_fingerprint,
+        find_router=ctl.routing.routers.find_by_fingerprint,
         link_for=lambda router: remote_router_link(ctl, router),
         advertise=advertise,
         ciphers=TLS12_CIPHERS,
@@ -247,7 +247,7 @@ def run(
         built.append(create_app(config))
         ctl = built[0].controller
         if quickstart_policies:
-            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
+            ensure_quickstart_policies(ctl.access.edge_router_policies, ctl.access.service_edge_router_policies)
         freeze_started_heap()
     raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
     SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
