@@ -60,6 +60,7 @@ from controller.policy.sync import PolicySync, ServiceUpdates
 from controller.roles import Access, Accounts, Derived, Enrollment, Logins, Operations, Role, Routing
 from controller.simulation import FaultInjector, RouterFaults
 from controller.store.db import Store
+from controller.store.indexes import Index
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,16 @@ class Controller:
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
         self.cluster = None  # set by ``create_app`` for a cluster member
+        # Building reads the committed records into every index and registers nothing; the listeners
+        # are registered after, in one place. The lock keeps any other commit (a cluster member's raft
+        # thread) from falling between the two.
+        with store.lock:
+            self._build()
+            self._register_cascades()
+            self._register_listeners()
+
+    def _build(self) -> None:
+        config, store, clock, ids = self.config, self.store, self.clock, self.ids
         self.cascades = Cascades(store, clock)
         self.core = core = Core(store, clock, ids, self.cascades)
         self.instance_id = config.cluster.instance_id if config.cluster is not None else ids.short()
@@ -126,8 +137,6 @@ class Controller:
         self._build_network_managers(core)
         self._build_auth_managers(core)
         self._build_ops()
-        self._register_cascades()
-        self._register_listeners()
         self.ops.faults = FaultInjector(ids)
         edge_routers = self.routing.edge_routers
         self.routing.router_faults = RouterFaults(
@@ -353,22 +362,40 @@ class Controller:
         return [value for role in self.roles() for value in vars(role).values() if isinstance(value, EntityManager)]
 
     def _register_listeners(self) -> None:
-        """Every listener, in the order it runs after a commit.
+        """Every listener, registered here and nowhere else, in the order it runs after a commit.
 
-        Derived state registers itself as it is built, first, so that every listener below
-        reads it up to date: the cascades' reference index (``Cascades``), the policy engine
-        (``PolicySync``: it applies the commit, then calls the engine listeners below), and
-        each manager's indexes (``controller/store/indexes.py``). No listener writes: one
-        that must (a cascade) schedules the write with ``store.after_commit``, which runs
-        once every listener of the commit has run, as a transaction of its own.
+        1. Derived state, so that every listener after it reads that state up to date:
+           the cascades' reference index; the policy engine (``PolicySync`` applies the commit,
+           then the engine calls its own listeners with the identities whose access may have
+           changed: their service lists' ``lastChangeAt``, then their sessions' enforcement);
+           every index a service holds (``controller/store/indexes.py``: names, tokens,
+           references, the filters' indexes), which depend on nothing but the commit.
+        2. What reads the derived state: the service update markers (a service's data
+           changed), then the events (entity changes, session events), last.
+
+        No listener writes: one that must (a cascade, ending sessions) schedules the write with
+        ``store.after_commit``, which runs once every listener of the commit has run, as a
+        transaction of its own.
         """
-        engine, store = self.derived.engine, self.store
-        # the policy engine's, with the identities whose policies changed:
-        engine.add_listener(self.derived.service_updates.bump)  # their service lists' lastChangeAt
-        engine.add_listener(self.access.sessions.on_policy_change)  # their sessions lost access: after_commit
-        # the store's, with the commit's changes:
-        store.add_listener(self.derived.service_update_markers.on_changes)  # services' data changed
-        store.add_listener(self.events.on_changes)  # entity change and session events, last
+        store, derived, engine = self.store, self.derived, self.derived.engine
+        store.add_listener(self.cascades.index.on_changes)
+        store.add_listener(derived.policy.on_changes)
+        engine.add_listener(derived.service_updates.bump)
+        engine.add_listener(self.access.sessions.on_policy_change)  # schedules enforce_dirty (after_commit)
+        for index in self._indexes():
+            store.add_listener(index.on_changes)
+        store.add_listener(derived.service_update_markers.on_changes)
+        store.add_listener(self.events.on_changes)
+
+    def _indexes(self) -> list[Index]:
+        """Every index a service of a role holds as an attribute, services in role order."""
+        found: dict[int, Index] = {}
+        for role in self.roles():
+            for service in role.members().values():
+                for value in getattr(service, "__dict__", {}).values():
+                    if isinstance(value, Index):
+                        found.setdefault(id(value), value)
+        return list(found.values())
 
     def _register_cascades(self) -> None:
         """Cascades that do more than the declared references' rules (``controller/entities.py``)."""
