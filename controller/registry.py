@@ -60,7 +60,7 @@ from controller.policy.sync import PolicySync, ServiceUpdates
 from controller.roles import Access, Accounts, Derived, Enrollment, Logins, Operations, Role, Routing
 from controller.simulation import FaultInjector, RouterFaults
 from controller.store.db import Store
-from controller.store.indexes import Index
+from controller.store.indexes import Index, Indexes
 
 log = logging.getLogger(__name__)
 
@@ -369,7 +369,8 @@ class Controller:
            then the engine calls its own listeners with the identities whose access may have
            changed: their service lists' ``lastChangeAt``, then their sessions' enforcement);
            every index a service holds (``controller/store/indexes.py``: names, tokens,
-           references, the filters' indexes), which depend on nothing but the commit.
+           references, the filters' indexes), which depend on nothing but the commit, behind
+           one listener that hands each index the changes to its own table.
         2. What reads the derived state: the service update markers (a service's data
            changed), then the events (entity changes, session events), last.
 
@@ -382,8 +383,7 @@ class Controller:
         store.add_listener(derived.policy.on_changes)
         engine.add_listener(derived.service_updates.bump)
         engine.add_listener(self.access.sessions.on_policy_change)  # schedules enforce_dirty (after_commit)
-        for index in self._indexes():
-            store.add_listener(index.on_changes)
+        store.add_listener(Indexes(self._indexes()).on_changes)  # each change reaches its table's indexes only
         store.add_listener(derived.service_update_markers.on_changes)
         store.add_listener(self.events.on_changes)
 

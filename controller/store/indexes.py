@@ -19,8 +19,34 @@ KeyFn = Callable[[dict], Hashable | None]
 class Index:
     """State derived from one store's records; ``on_changes`` keeps it in step once registered."""
 
+    #: the one table it follows (None: changes to any table)
+    table: str | None = None
+
     def on_changes(self, changes) -> None:
         raise NotImplementedError
+
+
+class Indexes(Index):
+    """Many indexes behind one listener: a commit's changes reach only the indexes of their table."""
+
+    def __init__(self, indexes: Iterable[Index]):
+        self._by_table: dict[str | None, list[Index]] = defaultdict(list)
+        for index in indexes:
+            self._by_table[index.table].append(index)
+
+    def __len__(self) -> int:
+        return sum(map(len, self._by_table.values()))
+
+    def on_changes(self, changes) -> None:
+        by_table, grouped = self._by_table, {}
+        for change in changes:
+            if change.table in by_table:
+                grouped.setdefault(change.table, []).append(change)
+        for table, group in grouped.items():
+            for index in by_table[table]:
+                index.on_changes(group)
+        for index in by_table.get(None, ()):
+            index.on_changes(changes)
 
 
 class UniqueIndex(Index):
