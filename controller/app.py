@@ -88,7 +88,7 @@ def create_app(
     else:
         ctl.cluster.until_written(start)  # a cluster settling (a member just added) gets its time
     routes, falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
-    api = BoundApi(routes, ctl.services())
+    api = BoundApi(routes, ctl.bindable())
     app = ControllerApp(
         middleware=[
             CorsMiddleware(),

@@ -75,7 +75,7 @@ class Controller:
     other (marked "cycle").
     """
 
-    #: the values handlers and mappers may bind besides the roles' members (``services()``)
+    #: the values handlers and mappers may bind besides the roles' members (``bindable()``)
     BINDABLE = ("config", "clock", "ids", "instance_id", "started_at", "events", "pki", "cluster")
 
     config: Config
@@ -143,7 +143,7 @@ class Controller:
             clock, ids, find_router=lambda key: edge_routers.find(key) or edge_routers.find_by_name(key)
         )
 
-    def services(self) -> dict[str, Any]:
+    def bindable(self) -> dict[str, Any]:
         """What handlers and mappers may bind by name: every role's members and the ``BINDABLE`` values."""
         out = {name: getattr(self, name) for name in self.BINDABLE}
         for role in self.roles():

@@ -73,7 +73,7 @@ def test_every_manager_belongs_to_a_role_and_there_is_no_forwarding(controller):
 
 
 def test_handlers_and_mappers_can_bind_services_but_not_the_store(controller):
-    services = controller.services()
+    services = controller.bindable()
     assert services["identities"] is controller.accounts.identities
     assert services["fabric"] is controller.routing.fabric
     assert not {"store", "core", "cascades"} & set(services)

@@ -33,7 +33,7 @@ def test_a_handler_naming_nothing_known_fails_when_the_app_is_built_not_on_a_req
     table = RouteTable()
     table.add(Operation("probe", "GET", "/probe", handler))
     with pytest.raises(LookupError, match="no_such_service"):
-        BoundApi(table, create_app().controller.services())
+        BoundApi(table, create_app().controller.bindable())
 
 
 def test_a_mapper_is_bound_once_per_app_and_to_that_apps_services():
@@ -45,7 +45,7 @@ def test_a_mapper_is_bound_once_per_app_and_to_that_apps_services():
 
 
 def test_mappers_have_unique_names_and_name_only_services_or_mappers():
-    services = set(create_app().controller.services())
+    services = set(create_app().controller.bindable())
     wiring = Wiring({name: object() for name in services})
     for name, fn in MAPPERS.items():
         for needed in needs(fn):
