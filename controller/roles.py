@@ -12,7 +12,7 @@ cascades are nobody's to bind: a handler reaches records through a manager.
 
 from __future__ import annotations
 
-from typing import Any, Callable, get_type_hints
+from typing import Any, Callable
 
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
 from controller.auth.factors import SecondaryFactors
@@ -58,11 +58,6 @@ from controller.simulation import FaultInjector, RouterFaults
 
 class Role:
     """A group of services; its annotations are its members."""
-
-    @classmethod
-    def declared(cls) -> dict[str, Any]:
-        """Each member's name and type, in declaration order."""
-        return get_type_hints(cls)
 
     def members(self) -> dict[str, Any]:
         """Each member's name and service, in declaration order."""

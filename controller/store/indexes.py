@@ -34,9 +34,6 @@ class Indexes(Index):
         for index in indexes:
             self._by_table[index.table].append(index)
 
-    def __len__(self) -> int:
-        return sum(map(len, self._by_table.values()))
-
     def on_changes(self, changes) -> None:
         by_table, grouped = self._by_table, {}
         for change in changes:
