@@ -187,7 +187,7 @@ def login_figures(key_type: str, logins: int, rounds: int) -> dict:
             if rate > oidc:  # the app's time per step in that round
                 oidc = rate
                 per_step = {STEPS[path]: spent / logins * 1e6 for path, spent in call.spent.items() if path in STEPS}
-        signer = app.controller.oidc.signer
+        signer = app.controller.logins.oidc.signer
         alg = signer.alg
         signatures = _sign_cost(signer, logins)
     finally:

@@ -527,7 +527,7 @@ def serve_network() -> None:
                 admin.management.create_edge_router(body={"name": f"bench-{name}", "roleAttributes": [name]})
         routers = [EdgeRouter(router_link(local.controller, name=f"bench-{n}"), "127.0.0.1", 0).start() for n in "ab"]
         deadline = time.monotonic() + 30
-        while not local.controller.fabric.links() and time.monotonic() < deadline:
+        while not local.controller.routing.fabric.links() and time.monotonic() < deadline:
             time.sleep(0.05)  # a real process: poll its link with a bounded deadline
         print(json.dumps({"url": local.url, "https": local.https_url, "routers": [r.url for r in routers]}), flush=True)
         sys.stdin.read()

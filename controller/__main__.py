@@ -185,7 +185,7 @@ def build_config(args, data_dir: Path | None) -> Config:
         "127.0.0.1" if args.host in ("0.0.0.0", "::") else args.host,
         None,
     )
-    # port 0 (any free port) is resolved once chosen, before anything names it (controller.server.serve.run)
+    # port 0 (any free port) is resolved once chosen, before anything names it (controller.embedded.serve)
     advertise = f"{url_host(advertised_host)}:{advertised_port or args.port}"
     hostnames = tuple(dict.fromkeys(["localhost", *args.hostname]))
     cluster = None
@@ -234,8 +234,8 @@ def check_admin_password(password: str) -> None:
 
 
 def serve(args) -> int:
+    from controller.embedded import serve as run_server
     from controller.server.lifecycle import stop_on_signals
-    from controller.server.serve import run as run_server
 
     config = build_config(args, None)  # every option is checked before anything is written
     check_host(args.host)

@@ -44,7 +44,7 @@ class ControllerApp(falcon.App):
 
     def admin_presented(self, zt_session: str | None, bearer_tokens: tuple[str, ...]) -> bool:
         """Whether these credentials are a live admin session: the server's gate for ``large_bodies``."""
-        return self.controller.session_tokens.admin_presented(zt_session, bearer_tokens)
+        return self.controller.logins.session_tokens.admin_presented(zt_session, bearer_tokens)
 
 
 @gc_paused()
@@ -74,11 +74,11 @@ def create_app(
             store=store,
             clock=clock,
             config=config,
-            identity_types=ctl.identity_types,
-            auth_policies=ctl.auth_policies,
-            controller_settings=ctl.controller_settings,
-            identities=ctl.identities,
-            authenticators=ctl.authenticators,
+            identity_types=ctl.accounts.identity_types,
+            auth_policies=ctl.accounts.auth_policies,
+            controller_settings=ctl.ops.controller_settings,
+            identities=ctl.accounts.identities,
+            authenticators=ctl.accounts.authenticators,
         )
         if ctl.cluster is not None:
             ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
@@ -88,12 +88,12 @@ def create_app(
     else:
         ctl.cluster.until_written(start)  # a cluster settling (a member just added) gets its time
     routes, falcon_router = shared_routing((ops_simulation,) if config.simulation else ())
-    api = BoundApi(routes, services_of(ctl))
+    api = BoundApi(routes, ctl.bindable())
     app = ControllerApp(
         middleware=[
             CorsMiddleware(),
             RequestMiddleware(ids=ids, instance_id=ctl.instance_id, api=api),
-            GuardMiddleware(ctl.request_guard, ctl.faults),
+            GuardMiddleware(ctl.ops.request_guard, ctl.ops.faults),
             AccessLogMiddleware(),
         ],
         cors_enable=False,
@@ -128,14 +128,9 @@ def _cluster_member(config: Config, store: Store, clock: Clock, ids: Ids) -> Con
         raise
     ctl.cluster = cluster
     cluster.announce(lambda **fields: ctl.events.emit("cluster", **fields))  # leadership changes as events
-    if ctl.oidc is not None:  # one key set: every member's tokens verify here
-        ctl.oidc.signer.peers = cluster.peer_keys
+    if ctl.logins.oidc is not None:  # one key set: every member's tokens verify here
+        ctl.logins.oidc.signer.peers = cluster.peer_keys
     return ctl
-
-
-def services_of(ctl: Controller) -> dict:
-    """The controller's services by name: every attribute ``Controller`` declares (what handlers may name)."""
-    return {name: getattr(ctl, name) for name in Controller.__annotations__}
 
 
 def router_link(
@@ -148,6 +143,7 @@ def router_link(
     """
     if name == DEFAULT_ROUTER_NAME and ctl.cluster is not None:
         name = f"router-{ctl.instance_id}"  # each member's own router, as the real HA quickstart names it
+    accounts, routing, oidc = ctl.accounts, ctl.routing, ctl.logins.oidc
     return RouterLink(
         name,
         hostnames,
@@ -155,21 +151,21 @@ def router_link(
         pki=ctl.pki,
         store=ctl.store,
         events=ctl.events,
-        engine=ctl.network.engine,
-        api_sessions=ctl.api_sessions,
-        api_session_certificates=ctl.api_session_certificates,
-        authenticators=ctl.authenticators,
-        sessions=ctl.sessions,
-        services=ctl.services,
-        routers=ctl.routers,
-        edge_routers=ctl.edge_routers,
-        terminators=ctl.terminators,
-        router_presence=ctl.router_presence,
+        engine=ctl.derived.engine,
+        api_sessions=accounts.api_sessions,
+        api_session_certificates=accounts.api_session_certificates,
+        authenticators=accounts.authenticators,
+        sessions=ctl.access.sessions,
+        services=ctl.access.services,
+        routers=routing.routers,
+        edge_routers=routing.edge_routers,
+        terminators=routing.terminators,
+        router_presence=routing.router_presence,
         instance_id=ctl.instance_id,
-        fabric=ctl.fabric,
+        fabric=routing.fabric,
         clock=ctl.clock,
-        router_faults=ctl.router_faults,
-        oidc_jwks=ctl.oidc.signer.jwks if ctl.oidc is not None else None,
+        router_faults=routing.router_faults,
+        oidc_jwks=oidc.signer.jwks if oidc is not None else None,
     )
 
 

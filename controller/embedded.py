@@ -5,10 +5,12 @@ controller only through :class:`EmbeddedController` and talks to it through this
 ``app`` to serve or call in-process, the ``url`` once served, the ``clock`` to move, the simulated ``faults``, the
 ``events`` to watch, ``sweep()`` for a serving loop, the listeners that need the controller itself, and
 ``close()``. ``controller`` is the domain object, for tests that assert on it; the harness does not use it.
-(``python -m controller`` builds its own in ``controller.server.serve.run``.)
+``python -m controller`` starts its controller through this handle too, and serves it with :func:`serve`.
 """
 
 from __future__ import annotations
+
+import threading
 
 from controller.clock import Clock
 from controller.config import Config
@@ -23,13 +25,13 @@ class EmbeddedController:
         self.config = config if config is not None else Config()
         self.app = create_app(self.config, clock=clock)
         ctl = self.controller = self.app.controller
-        self.clock, self.faults, self.events = ctl.clock, ctl.faults, ctl.events
+        self.clock, self.faults, self.events = ctl.clock, ctl.ops.faults, ctl.events
         #: the address it is served at, set by whoever serves it (``None`` in-process)
         self.url: str | None = None
         if quickstart_policies:
             from controller.bootstrap import ensure_quickstart_policies
 
-            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
+            ensure_quickstart_policies(ctl.access.edge_router_policies, ctl.access.service_edge_router_policies)
 
     @property
     def pki(self):
@@ -66,6 +68,70 @@ class EmbeddedController:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def serve(
+    config,
+    *,
+    port: int,
+    http_port: int | None,
+    stop: threading.Event,
+    router_port: int | None = None,
+    quickstart_policies: bool = False,
+    router_advertise: str | None = None,
+    temporary: bool = False,
+    ctrl_port: int | None = None,
+    ready_file: str | None = None,
+) -> int:
+    """Check every port, build the controller, start every listener, serve until ``stop`` is set.
+
+    ``python -m controller`` runs this: its controller is an :class:`EmbeddedController`, as the harness starts one.
+
+    Any listener that cannot start stops the others and raises ``ListenerError``. Once the
+    admin API serves and the embedded router is online, one ready line is printed and, with
+    ``ready_file``, the file is written (``controller.server.readiness``).
+    """
+    from controller.gc_pause import gc_paused
+    from controller.heap import SurvivorFreezer, freeze_started_heap
+    from controller.server.lifecycle import Listeners, wait_for_stop
+    from controller.server.readiness import announce_ready
+    from controller.server.serve import banner, listeners, raise_open_files
+
+    built: list = []
+    group = Listeners(
+        config.host,
+        listeners(
+            lambda: built[0].app,
+            config.host,
+            port=port,
+            http_port=http_port,
+            router_port=router_port,
+            router_advertise=router_advertise,
+            ctrl_port=ctrl_port,
+        ),
+    )
+    group.check()
+    group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
+    if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
+        config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
+    if ctrl_port is not None:
+        advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
+        config.ctrl_address = f"tls:{advertise}:{group.planned('--ctrl-port')}"
+    with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
+        built.append(handle := EmbeddedController(config, quickstart_policies=quickstart_policies))
+        freeze_started_heap()
+    raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
+    SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
+    try:
+        group.start()
+        router = next((server for listener, server in group.servers if listener.name == "router"), None)
+        print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary), flush=True)
+        announce_ready(config, group, router, ready_file)
+        wait_for_stop(stop, handle.sweep)
+    finally:
+        stopped = group.stop()
+        handle.close()
+    return 0 if stopped else 1
 
 
 def request_bodies(api: str = "management") -> dict[str, dict]:

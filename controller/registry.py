@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
-from typing import Callable
+from typing import Any
 
 from controller import errors
 from controller.auth.ext_jwt import ExtJwtMethod, ExtJwtSecondary, ExtJwtVerifier
@@ -17,7 +17,6 @@ from controller.cluster.member import Cluster
 from controller.config import Config
 from controller.enroll.jwt import sign_enrollment_jwt
 from controller.enroll.methods import IDENTITY_ENROLLMENTS, enrollment_methods
-from controller.enroll.registry import EnrollmentMethods
 from controller.entities import ROLE_TARGETS
 from controller.events import Events
 from controller.fabric.state import Fabric
@@ -57,10 +56,11 @@ from controller.ops.requests import AuthRateLimiter, RequestGuard
 from controller.ops.trace import TraceManager
 from controller.pki.ca import ControllerPKI
 from controller.pki.loader import load_pki
-from controller.policy.engine import PolicyEngine
 from controller.policy.sync import PolicySync, ServiceUpdates
+from controller.roles import Access, Accounts, Derived, Enrollment, Logins, Operations, Role, Routing
 from controller.simulation import FaultInjector, RouterFaults
 from controller.store.db import Store
+from controller.store.indexes import Index, Indexes
 
 log = logging.getLogger(__name__)
 
@@ -68,78 +68,49 @@ log = logging.getLogger(__name__)
 class Controller:
     """The typed registry of one controller's services, built in one place in dependency order.
 
-    Each manager's constructor names the few collaborators it uses. Where two need each
-    other, the one built first gets a narrow callable reaching the other (marked "cycle").
+    A few values and shared services sit on the controller itself; every other service belongs to
+    one role (``controller/roles.py``): ``derived``, ``accounts``, ``logins``, ``enrollment``,
+    ``access``, ``routing``, ``ops``. Each manager's constructor names the few collaborators it
+    uses. Where two need each other, the one built first gets a narrow callable reaching the
+    other (marked "cycle").
     """
+
+    #: the values handlers and mappers may bind besides the roles' members (``bindable()``)
+    BINDABLE = ("config", "clock", "ids", "instance_id", "started_at", "events", "pki", "cluster")
 
     config: Config
     store: Store
     clock: Clock
     ids: Ids
-    cascades: Cascades
-    core: Core
     instance_id: str
     started_at: str
+    cascades: Cascades
+    core: Core
     events: Events
     pki: ControllerPKI
-    router_presence: RouterPresence
-    fabric: Fabric
-    policy: PolicySync
-    engine: PolicyEngine
-    service_updates: ServiceUpdates
-    network: Network
-    identity_types: IdentityTypeManager
-    auth_policies: AuthPolicyManager
-    identities: IdentityManager
-    authenticators: AuthenticatorManager
-    enrollments: EnrollmentManager
-    config_types: ConfigTypeManager
-    configs: ConfigManager
-    api_sessions: ApiSessionManager
-    services: ServiceManager
-    service_configs: ServiceConfigs
-    service_policies: ServicePolicyManager
-    edge_router_policies: EdgeRouterPolicyManager
-    service_edge_router_policies: ServiceEdgeRouterPolicyManager
-    forget_in_policies: Callable[[str, str], None]
-    tunnelers: Tunnelers
-    terminators: TerminatorManager
-    routers: RouterManager
-    edge_routers: EdgeRouterManager
-    transit_routers: TransitRouterManager
-    posture_checks: PostureCheckManager
-    posture_check_types: PostureCheckTypeManager
-    posture: PostureData
-    service_access: ServiceAccess
-    sessions: SessionManager
-    service_update_markers: ServiceUpdateMarkers
-    cas: CaManager
-    api_session_certificates: ApiSessionCertificateManager
-    cert_lifecycle: CertLifecycle
-    enroll_methods: EnrollmentMethods
-    mfas: MfaManager
-    external_jwt_signers: ExternalJwtSignerManager
-    ext_jwt: ExtJwtVerifier
-    ext_jwt_secondary: ExtJwtSecondary
-    ext_jwt_primary: ExtJwtMethod
-    factors: SecondaryFactors
-    auth: Authenticator
-    oidc: Oidc | None
-    session_tokens: SessionTokens
-    controller_settings: ControllerSettingManager
-    revocations: RevocationManager
-    database: Database
-    integrity: Integrity
-    traces: TraceManager
-    request_guard: RequestGuard
-    faults: FaultInjector
-    router_faults: RouterFaults
     #: this member's cluster side (``controller.cluster.member.Cluster``); None for a single controller
     cluster: Cluster | None
+    derived: Derived
+    accounts: Accounts
+    logins: Logins
+    enrollment: Enrollment
+    access: Access
+    routing: Routing
+    ops: Operations
 
     def __init__(self, config: Config, store: Store, clock: Clock, ids: Ids):
         self.config, self.store, self.clock, self.ids = config, store, clock, ids
         self.cluster = None  # set by ``create_app`` for a cluster member
+        # Building reads the committed records into every index and registers nothing; the listeners
+        # are registered after, in one place. The lock keeps any other commit (a cluster member's raft
+        # thread) from falling between the two.
+        with store.lock:
+            self._build()
+            self._register_cascades()
+            self._register_listeners()
+
+    def _build(self) -> None:
+        config, store, clock, ids = self.config, self.store, self.clock, self.ids
         self.cascades = Cascades(store, clock)
         self.core = core = Core(store, clock, ids, self.cascades)
         self.instance_id = config.cluster.instance_id if config.cluster is not None else ids.short()
@@ -150,272 +121,312 @@ class Controller:
             clock=clock,
             ids=ids,
             instance_id=self.instance_id,
-            trace_id_of=lambda identity_id: self.traces.trace_id_of(identity_id),
+            trace_id_of=lambda identity_id: self.ops.traces.trace_id_of(identity_id),
         )
         self.pki = load_pki(config)
-        self.router_presence = RouterPresence()
-        self.fabric = Fabric()
-        self.policy = PolicySync(store)
-        self.engine = self.policy.engine
-        self.service_updates = ServiceUpdates(clock)
-        self.network = Network(store, self.engine)
+        self.derived, self.accounts, self.logins = Derived(), Accounts(), Logins()
+        self.enrollment, self.access, self.routing, self.ops = Enrollment(), Access(), Routing(), Operations()
+        self.routing.router_presence = RouterPresence()
+        self.routing.fabric = Fabric()
+        derived = self.derived
+        derived.policy = PolicySync(store)
+        derived.engine = derived.policy.engine
+        derived.service_updates = ServiceUpdates(clock)
+        derived.network = Network(store, derived.engine)
         self._build_identity_managers(core)
         self._build_network_managers(core)
-        self.cas = CaManager(core, identities=self.identities, pki_clock=self.pki.clock)
-        self.api_session_certificates = ApiSessionCertificateManager(core, api_sessions=self.api_sessions, pki=self.pki)
-        self.cert_lifecycle = CertLifecycle(
-            core,
-            authenticators=self.authenticators,
-            enrollments=self.enrollments,
-            cas=self.cas,
-            api_sessions=self.api_sessions,
-            pki=self.pki,
-        )
-        self.mfas = MfaManager(
-            core,
-            identities=self.identities,
-            api_sessions=self.api_sessions,
-            events=self.events,
-            totp_issuer=config.totp_issuer,
-        )
-        self.external_jwt_signers = ExternalJwtSignerManager(core, identities=self.identities)
-        self.ext_jwt = ExtJwtVerifier(signers=self.external_jwt_signers, clock=clock)
-        self.ext_jwt_secondary = ExtJwtSecondary(self.ext_jwt, signers=self.external_jwt_signers)
-        self.enroll_methods = enrollment_methods(
-            store=store,
-            ids=ids,
-            pki=self.pki,
-            identities=self.identities,
-            authenticators=self.authenticators,
-            enrollments=self.enrollments,
-            cas=self.cas,
-            routers=self.routers,
-            auth_policies=self.auth_policies,
-            external_jwt_signers=self.external_jwt_signers,
-            ext_jwt=self.ext_jwt,
-        )
-        self.factors = SecondaryFactors(self.identities, self.mfas, self.ext_jwt_secondary)
-        methods = primary_methods(
-            store=store,
-            pki=self.pki,
-            clock=clock,
-            cas=self.cas,
-            authenticators=self.authenticators,
-            identities=self.identities,
-            external_jwt_signers=self.external_jwt_signers,
-            ext_jwt=self.ext_jwt,
-        )
-        # the per-request bearer check (controller.auth.session_tokens) uses the same ext-jwt method as /authenticate
-        self.ext_jwt_primary = next(method for method in methods if isinstance(method, ExtJwtMethod))
-        self.auth = Authenticator(methods, factors=self.factors, api_sessions=self.api_sessions, events=self.events)
-        self.oidc = Oidc.from_config(
-            config,
-            pki=self.pki,
-            clock=clock,
-            ids=ids,
-            store=store,
-            auth=self.auth,
-            identities=self.identities,
-            mfas=self.mfas,
-            factors=self.factors,
-            events=self.events,
-            api_sessions=self.api_sessions,
-            sessions=self.sessions,
-            # NOTE(arch): a narrow callable: OIDC needs only this lookup of the config types.
-            resolve_config_types=self.config_types.resolve,
-        )
-        self.session_tokens = SessionTokens(
-            self.api_sessions,
-            self.identities,
-            self.oidc and self.oidc.sessions,
-            ext_jwt=self.ext_jwt_primary,
-            factors=self.factors,
-            clock=clock,
-        )
-        self.controller_settings = ControllerSettingManager(core, instance_id=self.instance_id)
-        self.revocations = RevocationManager(
-            core, identities=self.identities, api_sessions=self.api_sessions, sessions=self.sessions
-        )
+        self._build_auth_managers(core)
         self._build_ops()
-        self._register_cascades()
-        self._register_listeners()
-        self.faults = FaultInjector(ids)
-        self.router_faults = RouterFaults(
-            clock, ids, find_router=lambda key: self.edge_routers.find(key) or self.edge_routers.find_by_name(key)
+        self.ops.faults = FaultInjector(ids)
+        edge_routers = self.routing.edge_routers
+        self.routing.router_faults = RouterFaults(
+            clock, ids, find_router=lambda key: edge_routers.find(key) or edge_routers.find_by_name(key)
         )
 
+    def bindable(self) -> dict[str, Any]:
+        """What handlers and mappers may bind by name: every role's members and the ``BINDABLE`` values."""
+        out = {name: getattr(self, name) for name in self.BINDABLE}
+        for role in self.roles():
+            out.update(role.members())
+        return out
+
+    def roles(self) -> tuple[Role, ...]:
+        return self.derived, self.accounts, self.logins, self.enrollment, self.access, self.routing, self.ops
+
     def _build_identity_managers(self, core: Core) -> None:
-        config = self.config
-        self.identity_types = IdentityTypeManager(core)
+        config, accounts, access, enrollment = self.config, self.accounts, self.access, self.enrollment
+        accounts.identity_types = IdentityTypeManager(core)
         # cycle: auth policies name signers, and signers find identities, which need auth policies
-        self.auth_policies = AuthPolicyManager(core, find_signer=lambda i: self.external_jwt_signers.find(i))
+        accounts.auth_policies = AuthPolicyManager(core, find_signer=lambda i: accounts.external_jwt_signers.find(i))
         # cycle: identities open enrollments and end API sessions, which both need identities
-        self.identities = IdentityManager(
+        accounts.identities = IdentityManager(
             core,
-            auth_policies=self.auth_policies,
-            open_enrollments=lambda i, request: self.enrollments.create_for_identity_request(i, request),
-            end_api_sessions=lambda i: self.api_sessions.delete_for_identity(i),
+            auth_policies=accounts.auth_policies,
+            open_enrollments=lambda i, request: enrollment.enrollments.create_for_identity_request(i, request),
+            end_api_sessions=lambda i: accounts.api_sessions.delete_for_identity(i),
         )
-        self.authenticators = AuthenticatorManager(core, identities=self.identities)
-        self.enrollments = EnrollmentManager(
+        accounts.authenticators = AuthenticatorManager(core, identities=accounts.identities)
+        enrollment.enrollments = EnrollmentManager(
             core,
-            identities=self.identities,
-            authenticators=self.authenticators,
+            identities=accounts.identities,
+            authenticators=accounts.authenticators,
             sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url, ctrl_address=config.ctrl_address),
             identity_fields=IDENTITY_ENROLLMENTS,
             duration_minutes=config.enrollment_duration_minutes,
             router_duration_minutes=config.router_enrollment_duration_minutes,
         )
         # cycle: config types refuse a delete while configs of the type exist; configs validate against types
-        self.config_types = ConfigTypeManager(core, config_ids_of_type=lambda i: self.configs.by_type.get(i))
+        access.config_types = ConfigTypeManager(core, config_ids_of_type=lambda i: access.configs.by_type.get(i))
         # cycle: API sessions resolve their tokens and owed factors through the authentication
         # services built later (which need API sessions); OIDC revocations likewise
-        self.api_sessions = ApiSessionManager(
+        logins = self.logins
+        accounts.api_sessions = ApiSessionManager(
             core,
-            identities=self.identities,
+            identities=accounts.identities,
             timeout_seconds=config.session_timeout_seconds,
-            resolve_config_types=self.config_types.resolve,
-            resolve_token=lambda *args, **kwargs: self.session_tokens.resolve_token(*args, **kwargs),
-            pending_factors=lambda *args, **kwargs: self.factors.pending(*args, **kwargs),
+            resolve_config_types=access.config_types.resolve,
+            resolve_token=lambda *args, **kwargs: logins.session_tokens.resolve_token(*args, **kwargs),
+            pending_factors=lambda *args, **kwargs: logins.factors.pending(*args, **kwargs),
             revoke_identity_tokens=self._revoke_oidc_tokens,
         )
 
     def _revoke_oidc_tokens(self, identity_id: str) -> None:
-        if self.oidc is not None:
-            self.oidc.revocations.revoke(identity_id, "IDENTITY")
+        if self.logins.oidc is not None:
+            self.logins.oidc.revocations.revoke(identity_id, "IDENTITY")
 
     def _build_network_managers(self, core: Core) -> None:
-        network, store = self.network, self.store
+        store, derived, accounts, access, routing = self.store, self.derived, self.accounts, self.access, self.routing
+        network, identities = derived.network, accounts.identities
         # cycle: configs refuse a delete while identity overrides use them; overrides name configs
-        self.configs = ConfigManager(
+        access.configs = ConfigManager(
             core,
-            config_types=self.config_types,
-            identities_using_config=lambda i: self.service_configs.identities_using_config(i),
+            config_types=access.config_types,
+            identities_using_config=lambda i: access.service_configs.identities_using_config(i),
         )
-        self.services = ServiceManager(core, configs=self.configs)
-        self.service_configs = ServiceConfigs(
-            core, identities=self.identities, services=self.services, configs=self.configs
+        access.services = ServiceManager(core, configs=access.configs)
+        access.service_configs = ServiceConfigs(
+            core, identities=identities, services=access.services, configs=access.configs
         )
-        self.service_policies = ServicePolicyManager(core, network=network)
-        self.edge_router_policies = EdgeRouterPolicyManager(core, network=network)
-        self.service_edge_router_policies = ServiceEdgeRouterPolicyManager(core, network=network)
-        self.forget_in_policies = forget_in_policies(
-            (self.service_policies, self.edge_router_policies, self.service_edge_router_policies)
+        access.service_policies = ServicePolicyManager(core, network=network)
+        access.edge_router_policies = EdgeRouterPolicyManager(core, network=network)
+        access.service_edge_router_policies = ServiceEdgeRouterPolicyManager(core, network=network)
+        derived.forget_in_policies = forget_in_policies(
+            (access.service_policies, access.edge_router_policies, access.service_edge_router_policies)
         )
-        self.tunnelers = Tunnelers(core, identities=self.identities, edge_router_policies=self.edge_router_policies)
-        self.terminators = TerminatorManager(core, services=self.services)
+        routing.tunnelers = Tunnelers(core, identities=identities, edge_router_policies=access.edge_router_policies)
+        routing.terminators = TerminatorManager(core, services=access.services)
         router_parts = dict(
-            presence=self.router_presence, configs=self.configs, enrollments=self.enrollments, tunnelers=self.tunnelers
+            presence=routing.router_presence,
+            configs=access.configs,
+            enrollments=self.enrollment.enrollments,
+            tunnelers=routing.tunnelers,
         )
-        self.routers = RouterManager(core, **router_parts)
-        self.edge_routers = EdgeRouterManager(core, routers=self.routers, **router_parts)
-        self.transit_routers = TransitRouterManager(core, routers=self.routers, **router_parts)
-        self.posture_checks = PostureCheckManager(core)
-        self.posture_check_types = PostureCheckTypeManager(core)
+        routing.routers = RouterManager(core, **router_parts)
+        routing.edge_routers = EdgeRouterManager(core, routers=routing.routers, **router_parts)
+        routing.transit_routers = TransitRouterManager(core, routers=routing.routers, **router_parts)
+        access.posture_checks = PostureCheckManager(core)
+        access.posture_check_types = PostureCheckTypeManager(core)
         # cycle: a posture report re-prompts MFA through service access, which evaluates posture
-        self.posture = PostureData(
-            clock=self.clock, events=self.events, mfa_reprompted=lambda *args: self.service_access.mfa_reprompted(*args)
+        access.posture = PostureData(
+            clock=self.clock,
+            events=self.events,
+            mfa_reprompted=lambda *args: access.service_access.mfa_reprompted(*args),
         )
-        self.service_access = ServiceAccess(
+        access.service_access = ServiceAccess(
             store,
             network=network,
-            services=self.services,
-            config_types=self.config_types,
-            configs=self.configs,
-            service_configs=self.service_configs,
-            posture=self.posture,
+            services=access.services,
+            config_types=access.config_types,
+            configs=access.configs,
+            service_configs=access.service_configs,
+            posture=access.posture,
         )
-        self.sessions = SessionManager(
+        access.sessions = SessionManager(
             core,
             network=network,
-            identities=self.identities,
-            api_sessions=self.api_sessions,
-            services=self.services,
-            edge_routers=self.edge_routers,
-            service_access=self.service_access,
-            posture=self.posture,
+            identities=identities,
+            api_sessions=accounts.api_sessions,
+            services=access.services,
+            edge_routers=routing.edge_routers,
+            service_access=access.service_access,
+            posture=access.posture,
         )
-        self.service_update_markers = ServiceUpdateMarkers(
+        derived.service_update_markers = ServiceUpdateMarkers(
             store,
-            self.engine,
-            services=self.services,
-            service_configs=self.service_configs,
-            service_updates=self.service_updates,
+            derived.engine,
+            services=access.services,
+            service_configs=access.service_configs,
+            service_updates=derived.service_updates,
+        )
+
+    def _build_auth_managers(self, core: Core) -> None:
+        config, store, clock, ids, pki = self.config, self.store, self.clock, self.ids, self.pki
+        accounts, logins, enrollment, access = self.accounts, self.logins, self.enrollment, self.access
+        identities, api_sessions = accounts.identities, accounts.api_sessions
+        enrollment.cas = CaManager(core, identities=identities, pki_clock=pki.clock)
+        accounts.api_session_certificates = ApiSessionCertificateManager(core, api_sessions=api_sessions, pki=pki)
+        enrollment.cert_lifecycle = CertLifecycle(
+            core,
+            authenticators=accounts.authenticators,
+            enrollments=enrollment.enrollments,
+            cas=enrollment.cas,
+            api_sessions=api_sessions,
+            pki=pki,
+        )
+        accounts.mfas = MfaManager(
+            core, identities=identities, api_sessions=api_sessions, events=self.events, totp_issuer=config.totp_issuer
+        )
+        accounts.external_jwt_signers = signers = ExternalJwtSignerManager(core, identities=identities)
+        logins.ext_jwt = ExtJwtVerifier(signers=signers, clock=clock)
+        logins.ext_jwt_secondary = ExtJwtSecondary(logins.ext_jwt, signers=signers)
+        enrollment.enroll_methods = enrollment_methods(
+            store=store,
+            ids=ids,
+            pki=pki,
+            identities=identities,
+            authenticators=accounts.authenticators,
+            enrollments=enrollment.enrollments,
+            cas=enrollment.cas,
+            routers=self.routing.routers,
+            auth_policies=accounts.auth_policies,
+            external_jwt_signers=signers,
+            ext_jwt=logins.ext_jwt,
+        )
+        logins.factors = SecondaryFactors(identities, accounts.mfas, logins.ext_jwt_secondary)
+        methods = primary_methods(
+            store=store,
+            pki=pki,
+            clock=clock,
+            cas=enrollment.cas,
+            authenticators=accounts.authenticators,
+            identities=identities,
+            external_jwt_signers=signers,
+            ext_jwt=logins.ext_jwt,
+        )
+        # the per-request bearer check (controller.auth.session_tokens) uses the same ext-jwt method as /authenticate
+        logins.ext_jwt_primary = next(method for method in methods if isinstance(method, ExtJwtMethod))
+        logins.auth = Authenticator(methods, factors=logins.factors, api_sessions=api_sessions, events=self.events)
+        logins.oidc = Oidc.from_config(
+            config,
+            pki=pki,
+            clock=clock,
+            ids=ids,
+            store=store,
+            auth=logins.auth,
+            identities=identities,
+            mfas=accounts.mfas,
+            factors=logins.factors,
+            events=self.events,
+            api_sessions=api_sessions,
+            sessions=access.sessions,
+            # NOTE(arch): a narrow callable: OIDC needs only this lookup of the config types.
+            resolve_config_types=access.config_types.resolve,
+        )
+        logins.session_tokens = SessionTokens(
+            api_sessions,
+            identities,
+            logins.oidc and logins.oidc.sessions,
+            ext_jwt=logins.ext_jwt_primary,
+            factors=logins.factors,
+            clock=clock,
+        )
+        self.ops.controller_settings = ControllerSettingManager(core, instance_id=self.instance_id)
+        accounts.revocations = RevocationManager(
+            core, identities=identities, api_sessions=api_sessions, sessions=access.sessions
         )
 
     def _build_ops(self) -> None:
-        config, store, clock = self.config, self.store, self.clock
-        self.database = Database(
+        config, store, clock, ops = self.config, self.store, self.clock, self.ops
+        ops.database = Database(
             store=store,
             clock=clock,
             events=self.events,
             data_dir=config.data_dir,
             min_interval_seconds=config.snapshot_min_interval_seconds,
         )
-        self.integrity = Integrity(
+        ops.integrity = Integrity(
             store=store,
             clock=clock,
             cascades=self.cascades,
-            policy=self.policy,
-            database=self.database,
+            policy=self.derived.policy,
+            database=ops.database,
             events=self.events,
             unique_name_tables=[m.table for m in self._entity_managers() if m.names is not None],
         )
-        self.traces = TraceManager(identities=self.identities, clock=clock, ids=self.ids, events=self.events)
+        ops.traces = TraceManager(identities=self.accounts.identities, clock=clock, ids=self.ids, events=self.events)
         limiter = AuthRateLimiter(clock=clock, settings=config.extra.get("auth_rate_limit"))
-        self.request_guard = RequestGuard(auth_limiter=limiter)
+        ops.request_guard = RequestGuard(auth_limiter=limiter)
 
     def _entity_managers(self) -> list[EntityManager]:
-        return [value for value in vars(self).values() if isinstance(value, EntityManager)]
+        """Every entity manager built so far (a role's members are set one by one, in dependency order)."""
+        return [value for role in self.roles() for value in vars(role).values() if isinstance(value, EntityManager)]
 
     def _register_listeners(self) -> None:
-        """Every listener, in the order it runs after a commit.
+        """Every listener, registered here and nowhere else, in the order it runs after a commit.
 
-        Derived state registers itself as it is built, first, so that every listener below
-        reads it up to date: the cascades' reference index (``Cascades``), the policy engine
-        (``PolicySync``: it applies the commit, then calls the engine listeners below), and
-        each manager's indexes (``controller/store/indexes.py``). No listener writes: one
-        that must (a cascade) schedules the write with ``store.after_commit``, which runs
-        once every listener of the commit has run, as a transaction of its own.
+        1. Derived state, so that every listener after it reads that state up to date:
+           the cascades' reference index; the policy engine (``PolicySync`` applies the commit,
+           then the engine calls its own listeners with the identities whose access may have
+           changed: their service lists' ``lastChangeAt``, then their sessions' enforcement);
+           every index a service holds (``controller/store/indexes.py``: names, tokens,
+           references, the filters' indexes), which depend on nothing but the commit, behind
+           one listener that hands each index the changes to its own table.
+        2. What reads the derived state: the service update markers (a service's data
+           changed), then the events (entity changes, session events), last.
+
+        No listener writes: one that must (a cascade, ending sessions) schedules the write with
+        ``store.after_commit``, which runs once every listener of the commit has run, as a
+        transaction of its own.
         """
-        engine, store = self.engine, self.store
-        # the policy engine's, with the identities whose policies changed:
-        engine.add_listener(self.service_updates.bump)  # their service lists' lastChangeAt
-        engine.add_listener(self.sessions.on_policy_change)  # their sessions lost access: after_commit
-        # the store's, with the commit's changes:
-        store.add_listener(self.service_update_markers.on_changes)  # services' data changed
-        store.add_listener(self.events.on_changes)  # entity change and session events, last
+        store, derived, engine = self.store, self.derived, self.derived.engine
+        store.add_listener(self.cascades.index.on_changes)
+        store.add_listener(derived.policy.on_changes)
+        engine.add_listener(derived.service_updates.bump)
+        engine.add_listener(self.access.sessions.on_policy_change)  # schedules enforce_dirty (after_commit)
+        store.add_listener(Indexes(self._indexes()).on_changes)  # each change reaches its table's indexes only
+        store.add_listener(derived.service_update_markers.on_changes)
+        store.add_listener(self.events.on_changes)
+
+    def _indexes(self) -> list[Index]:
+        """Every index a service of a role holds as an attribute, services in role order."""
+        found: dict[int, Index] = {}
+        for role in self.roles():
+            for service in role.members().values():
+                for value in getattr(service, "__dict__", {}).values():
+                    if isinstance(value, Index):
+                        found.setdefault(id(value), value)
+        return list(found.values())
 
     def _register_cascades(self) -> None:
         """Cascades that do more than the declared references' rules (``controller/entities.py``)."""
         register = self.cascades.register
-        close_sessions = lambda r: self.api_sessions.delete_for_identity(r["id"])  # noqa: E731
+        accounts, access, routing = self.accounts, self.access, self.routing
+        close_sessions = lambda r: accounts.api_sessions.delete_for_identity(r["id"])  # noqa: E731
         register("identities", close_sessions, "ApiSessionManager.delete_for_identity")
-        register("identities", self.posture.forget_identity)
-        register("identities", lambda r: self.service_updates.forget(r["id"]), "ServiceUpdates.forget")
-        register("cas", self.cas.delete_dependents)
-        register("routers", self.routers.delete_dependents)
-        register("api_sessions", self.posture.forget_session)
+        register("identities", access.posture.forget_identity)
+        register("identities", lambda r: self.derived.service_updates.forget(r["id"]), "ServiceUpdates.forget")
+        register("cas", self.enrollment.cas.delete_dependents)
+        register("routers", routing.routers.delete_dependents)
+        register("api_sessions", access.posture.forget_session)
         # ``@id`` role entries naming a deleted entity leave every policy (the engine knows which)
+        forget = self.derived.forget_in_policies
         for kind, target in ROLE_TARGETS.items():
-            register(
-                target.key, role_cascade(self.forget_in_policies, kind, target.flag), f"forget_in_policies({kind})"
-            )
+            register(target.key, role_cascade(forget, kind, target.flag), f"forget_in_policies({kind})")
 
     def sweep(self) -> None:
         """The periodic upkeep a server runs: idle sessions go (in a cluster, by the leader only)."""
         if self.cluster is not None and not self.cluster.is_leader:
             return
         try:
-            self.api_sessions.sweep()
+            self.accounts.api_sessions.sweep()
         except (errors.Unavailable, errors.Conflict) as ex:  # a cluster without a quorum: next time
             log.info("sweep deferred: %s", ex)
 
     def close(self) -> None:
         if self.cluster is not None:
             self.cluster.close()
-        self.router_faults.close()
-        self.integrity.close()
-        self.database.close()
+        self.routing.router_faults.close()
+        self.ops.integrity.close()
+        self.ops.database.close()
         self.events.close()
         self.store.close()

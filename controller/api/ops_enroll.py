@@ -73,16 +73,10 @@ def explicit(method: str, **extra):
     return handler
 
 
-def extend_router(call: Call, *, routers, pki, store) -> dict:
+def extend_router(call: Call, *, routers, pki) -> dict:
     body = call.body
     return router.extend_router(
-        call.peer_certs,
-        body["certCsr"],
-        body["serverCertCsr"],
-        routers=routers,
-        pki=pki,
-        store=store,
-        context=call.change,
+        call.peer_certs, body["certCsr"], body["serverCertCsr"], routers=routers, pki=pki, context=call.change
     )
 
 

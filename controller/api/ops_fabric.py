@@ -13,6 +13,7 @@ import re
 import sys
 import traceback
 import warnings
+from functools import partial
 
 from controller import errors
 from controller.api.call import Call, Created
@@ -28,7 +29,7 @@ from controller.api.mappers.fabric import (
     link_record,
     path_candidate_view,
 )
-from controller.api.operations import FABRIC, Operation
+from controller.api.operations import FABRIC, Operation, operation_defaults
 from controller.api.ops_operations import (
     check_data_integrity,
     create_database_snapshot,
@@ -279,31 +280,78 @@ def _stackdump() -> str:
 
 
 def operations() -> list[Operation]:
-    ops = crud(
-        RouterManager,
-        apis=APIS,
-        schemas=schemas.ROUTER,
-        tag="Router",
-        view=fabric_router_view,
-        handlers={"create": create_router, "update": update_router, "patch": patch_router},
-    )
-    ops += crud(
-        ServiceManager,
-        apis=APIS,
-        schemas=schemas.SERVICE,
-        tag="Service",
-        view=fabric_service_view,
-        handlers={"update": update_service},
-    )
-    ops += crud(
-        TerminatorManager,
-        apis=APIS,
-        schemas=schemas.TERMINATOR,
-        tag="Terminator",
-        view=fabric_terminator_view,
-        handlers={"create": create_terminator, "update": update_terminator, "patch": patch_terminator},
-    )
-    ops += [
+    op = operation_defaults(apis=APIS)
+    listed = {"reply": "list", "query": LIST_QUERY}
+    return [
+        *record_operations(),
+        op("listLinks", "GET /links", list_links, "List the live links between routers", tag="Link", **listed),
+        op("detailLink", "GET /links/{id}", detail_link, "Retrieve a link", tag="Link"),
+        op(
+            "patchLink",
+            "PATCH /links/{id}",
+            patch_link,
+            "Mark a link down or change its static cost",
+            body=schemas.LINK_PATCH,
+            reply="empty",
+            tag="Link",
+        ),
+        op("deleteLink", "DELETE /links/{id}", delete_link, "Forget a link", reply="empty", tag="Link"),
+        op(
+            "getRouterServicePaths",
+            "GET /routers/{id}/paths/{serviceId}",
+            router_service_paths,
+            "Where a dial of a service entering at this router would go: each terminator's path and chance",
+            tag="Router",
+        ),
+        op("listCircuits", "GET /circuits", list_circuits, "List the live circuits", tag="Circuit", **listed),
+        op("detailCircuit", "GET /circuits/{id}", detail_circuit, "Retrieve a circuit and its path", tag="Circuit"),
+        op(
+            "deleteCircuit",
+            "DELETE /circuits/{id}",
+            delete_circuit,
+            "End a circuit",
+            body=schemas.CIRCUIT_DELETE,
+            body_optional=True,
+            reply="empty",
+            tag="Circuit",
+        ),
+        op(
+            "inspect",
+            "POST /inspections",
+            inspect,
+            "Inspect values of the controller",
+            body=schemas.INSPECT,
+            tag="Inspect",
+        ),
+        *database_operations(op),
+    ]
+
+
+def record_operations() -> list[Operation]:
+    """Routers, services and terminators: the records edge management serves, in their fabric shapes."""
+    table = partial(crud, apis=APIS)
+    return [
+        *table(
+            RouterManager,
+            schemas=schemas.ROUTER,
+            tag="Router",
+            view=fabric_router_view,
+            handlers={"create": create_router, "update": update_router, "patch": patch_router},
+        ),
+        *table(
+            ServiceManager,
+            schemas=schemas.SERVICE,
+            tag="Service",
+            view=fabric_service_view,
+            handlers={"update": update_service},
+        ),
+        *table(
+            TerminatorManager,
+            schemas=schemas.TERMINATOR,
+            tag="Terminator",
+            view=fabric_terminator_view,
+            handlers={"create": create_terminator, "update": update_terminator, "patch": patch_terminator},
+        ),
         related(
             "listRouterTerminators",
             "/routers/{id}/terminators",
@@ -320,131 +368,38 @@ def operations() -> list[Operation]:
             tag="Service",
             summary="List the terminators of a service",
         ),
-        Operation(
-            "listLinks",
-            "GET",
-            "/links",
-            list_links,
-            apis=APIS,
-            reply="list",
-            tag="Link",
-            query=LIST_QUERY,
-            summary="List the live links between routers",
-        ),
-        Operation("detailLink", "GET", "/links/{id}", detail_link, apis=APIS, tag="Link", summary="Retrieve a link"),
-        Operation(
-            "patchLink",
-            "PATCH",
-            "/links/{id}",
-            patch_link,
-            apis=APIS,
-            body=schemas.LINK_PATCH,
-            reply="empty",
-            tag="Link",
-            summary="Mark a link down or change its static cost",
-        ),
-        Operation(
-            "deleteLink",
-            "DELETE",
-            "/links/{id}",
-            delete_link,
-            apis=APIS,
-            reply="empty",
-            tag="Link",
-            summary="Forget a link",
-        ),
-        Operation(
-            "getRouterServicePaths",
-            "GET",
-            "/routers/{id}/paths/{serviceId}",
-            router_service_paths,
-            apis=APIS,
-            tag="Router",
-            summary="Where a dial of a service entering at this router would go: each terminator's path and chance",
-        ),
-        Operation(
-            "listCircuits",
-            "GET",
-            "/circuits",
-            list_circuits,
-            apis=APIS,
-            reply="list",
-            tag="Circuit",
-            query=LIST_QUERY,
-            summary="List the live circuits",
-        ),
-        Operation(
-            "detailCircuit",
-            "GET",
-            "/circuits/{id}",
-            detail_circuit,
-            apis=APIS,
-            tag="Circuit",
-            summary="Retrieve a circuit and its path",
-        ),
-        Operation(
-            "deleteCircuit",
-            "DELETE",
-            "/circuits/{id}",
-            delete_circuit,
-            apis=APIS,
-            body=schemas.CIRCUIT_DELETE,
-            body_optional=True,
-            reply="empty",
-            tag="Circuit",
-            summary="End a circuit",
-        ),
-        Operation(
-            "inspect",
-            "POST",
-            "/inspections",
-            inspect,
-            apis=APIS,
-            body=schemas.INSPECT,
-            tag="Inspect",
-            summary="Inspect values of the controller",
-        ),
-        Operation(
+    ]
+
+
+def database_operations(op) -> list[Operation]:
+    """The database operations edge management serves too, under ``/fabric/v1/database``."""
+    database = partial(op, tag="Database", reply="empty")
+    return [
+        database(
             "createDatabaseSnapshot",
-            "POST",
-            "/database",
+            "POST /database",
             create_database_snapshot,
-            apis=APIS,
-            reply="empty",
-            tag="Database",
-            summary="Write a consistent copy of the database (once a minute at most)",
+            "Write a consistent copy of the database (once a minute at most)",
         ),
-        Operation(
+        database(
             "checkDataIntegrity",
-            "POST",
-            "/database/check-data-integrity",
+            "POST /database/check-data-integrity",
             check_data_integrity,
-            apis=APIS,
-            reply="empty",
+            "Start a background data integrity check",
             status=202,
-            tag="Database",
-            summary="Start a background data integrity check",
         ),
-        Operation(
+        database(
             "fixDataIntegrity",
-            "POST",
-            "/database/fix-data-integrity",
+            "POST /database/fix-data-integrity",
             fix_data_integrity,
-            apis=APIS,
-            reply="empty",
+            "Snapshot, then check and fix data integrity in the background",
             status=202,
-            tag="Database",
-            summary="Snapshot, then check and fix data integrity in the background",
         ),
-        Operation(
+        database(
             "dataIntegrityResults",
-            "GET",
-            "/database/data-integrity-results",
+            "GET /database/data-integrity-results",
             data_integrity_results,
-            apis=APIS,
+            "Return the state of the last integrity run",
             reply="raw",
-            tag="Database",
-            summary="Return the state of the last integrity run",
         ),
     ]
-    return ops

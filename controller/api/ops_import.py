@@ -34,10 +34,10 @@ MAX_IMPORT_BODY = 256 << 20  # a whole large network: about 15 MB per 100,000 en
 IMPORT_PATH = "/imports"  # under the management API's prefix
 
 
-def import_entities(call: Call, *, routes, handlers, store) -> dict:
+def import_entities(call: Call, *, routes, handlers, database) -> dict:
     creates = {op.op_id: op for op in routes.for_api(MANAGEMENT) if _importable(op)}
     created: dict[str, str] = {}
-    with gc_paused(), store.lock, store.transaction(call.change):  # GC paused: see gc_pause
+    with gc_paused(), database.transaction(call.change):  # GC paused: see gc_pause
         for index, item in enumerate(call.body["items"]):
             try:
                 created_id = _run(call, creates, handlers, item, created)

@@ -132,11 +132,11 @@ def swagger_routes():
         yield f"{prefix}/swagger.json", SwaggerDocument(api)
 
 
-def summary(call: Call, *, store, cluster) -> dict:
-    counts = {key: store.count(table) for key, table in SUMMARY_TABLES.items()}
-    routers = store.all("routers")
-    counts["routers"] = len(routers)
-    counts["routers.edge"] = sum(1 for r in routers if r.get("is_edge"))
+def summary(call: Call, *, database, edge_routers, cluster) -> dict:
+    tables = database.counts([*SUMMARY_TABLES.values(), "routers"])
+    counts = {key: tables[table] for key, table in SUMMARY_TABLES.items()}
+    counts["routers"] = tables["routers"]
+    counts["routers.edge"] = len(edge_routers.of_kind.get(True))
     counts["controllers"] = 1 if cluster is None else len(cluster.members())
     counts["eventualEvents"] = 0
     return dict(sorted(counts.items()))

@@ -85,7 +85,7 @@ def fingerprint_of(chain_pem: str) -> str:
 
 
 def extend_router(
-    peers: list, cert_csr: str, server_csr: str, *, routers, pki, store, context: ChangeContext | None = None
+    peers: list, cert_csr: str, server_csr: str, *, routers, pki, context: ChangeContext | None = None
 ) -> dict:
     """``extendRouterEnrollment``: the router's current certificate must be on the TLS connection."""
     # APPSEC(router-extend): only the enrolled router, proven by its client certificate
@@ -96,6 +96,5 @@ def extend_router(
     if router is None:
         raise errors.Unauthorized()
     client, server = sign_router_csrs(pki, router["id"], cert_csr, server_csr)
-    with store.lock, store.transaction(context):
-        routers.mark_enrolled(router["id"], client, fingerprint_of(client), server)
+    routers.mark_enrolled(router["id"], client, fingerprint_of(client), server, context=context)
     return {"cert": client, "serverCert": server, "ca": pki.ca_bundle_pem()}

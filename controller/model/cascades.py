@@ -15,6 +15,7 @@ from typing import Callable
 
 from controller.clock import rfc3339
 from controller.entities import CASCADE, ENTITIES, REMOVE_ITEM, Ref, references, target_table
+from controller.store.indexes import Index
 
 
 def with_path(record: dict, path: str, value) -> dict:
@@ -25,8 +26,8 @@ def with_path(record: dict, path: str, value) -> dict:
     return out
 
 
-class ReferenceIndex:
-    """Record keys by the id each derived reference names: one store listener for them all.
+class ReferenceIndex(Index):
+    """Record keys by the id each derived reference names: one store listener (``on_changes``) for them all.
 
     A table's index is built on its first use (a delete of what it references), so
     starting a large controller costs nothing here; commits keep it in step after.
@@ -40,7 +41,6 @@ class ReferenceIndex:
         for table, ref in refs:
             self._refs[table].append(ref)
         self._built: dict[str, list[tuple[Ref, dict[str, set[str]]]]] = {}
-        store.add_listener(self._on_changes)
 
     def holders(self, table: str, ref: Ref, target_id: str) -> list[str]:
         for candidate, index in self._entries(table):
@@ -61,7 +61,7 @@ class ReferenceIndex:
                 self._built[table] = entries
         return entries
 
-    def _on_changes(self, changes) -> None:
+    def on_changes(self, changes) -> None:
         for change in changes:
             entries = self._built.get(change.table)
             if entries:

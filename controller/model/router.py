@@ -160,10 +160,23 @@ class RouterManager(EntityManager):
         if record.get("is_edge"):
             self.tunnelers.sync(record, old)
 
-    def mark_enrolled(self, router_id: str, cert_pem: str, fingerprint: str, server_cert_pem: str) -> None:
+    def mark_enrolled(
+        self,
+        router_id: str,
+        cert_pem: str,
+        fingerprint: str,
+        server_cert_pem: str,
+        *,
+        context: ChangeContext | None = None,
+    ) -> None:
         """Enrollment or extension succeeded: the router is verified with this certificate."""
         self.routers.touch(
-            router_id, is_verified=True, fingerprint=fingerprint, cert_pem=cert_pem, server_cert_pem=server_cert_pem
+            router_id,
+            context=context,
+            is_verified=True,
+            fingerprint=fingerprint,
+            cert_pem=cert_pem,
+            server_cert_pem=server_cert_pem,
         )
 
     def re_enroll(self, router_id: str, *, context: ChangeContext | None = None) -> None:

@@ -9,16 +9,18 @@ the snapshots go to a temporary folder removed when the controller closes.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from controller.clock import Clock
 from controller.errors import RateLimited, Unavailable
 from controller.private_files import make_folder
-from controller.store.db import Store
+from controller.store.db import ChangeContext, Store
 
 SNAPSHOT_DIR = "snapshots"
 PREFIX = "ctrl.db-"
@@ -52,6 +54,17 @@ class Database:
             raise
         self.events.emit("database", "snapshot", path=str(dest))
         return dest
+
+    @contextlib.contextmanager
+    def transaction(self, context: ChangeContext | None = None) -> Iterator[None]:
+        """Many writes as one commit, all or nothing (an import): under the store lock."""
+        with self.store.lock, self.store.transaction(context):
+            yield
+
+    def counts(self, tables: Iterable[str]) -> dict[str, int]:
+        """How many records each table holds, read at one instant."""
+        with self.store.lock:
+            return {table: self.store.count(table) for table in tables}
 
     def root(self) -> Path:
         if self.data_dir is not None:

@@ -67,7 +67,6 @@ class PolicySync:
         self.engine = engine or PolicyEngine()
         with store.lock:
             self._replay()
-            store.add_listener(self.on_changes)
 
     def rebuild(self) -> None:
         """Recompute the engine from the store (the data-integrity fix for derived links)."""

@@ -5,13 +5,12 @@ one API: constructing binds the port (a busy port raises ``OSError`` there),
 ``start()`` serves from a daemon thread and returns once accepting, ``stop()``
 closes everything within about two seconds and is idempotent. ``listeners``
 describes them for ``controller.server.lifecycle`` (ports checked, all bound before
-any serves, all stopped together); ``run`` is what the command line starts.
+any serves, all stopped together); ``controller.embedded.serve`` starts them for the command line.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
 from functools import partial
 from pathlib import Path
 
@@ -129,7 +128,7 @@ def ctrl_listener(ctl, host: str, port: int, **options):
         host,
         port,
         pki=ctl.pki,
-        find_router=ctl.routers.find_by_fingerprint,
+        find_router=ctl.routing.routers.find_by_fingerprint,
         link_for=lambda router: remote_router_link(ctl, router),
         advertise=advertise,
         ciphers=TLS12_CIPHERS,
@@ -195,69 +194,3 @@ def banner(
     )
     lines.append("  Ctrl-C stops it.")
     return "\n".join(lines)
-
-
-def run(
-    config,
-    *,
-    port: int,
-    http_port: int | None,
-    stop: threading.Event,
-    router_port: int | None = None,
-    quickstart_policies: bool = False,
-    router_advertise: str | None = None,
-    temporary: bool = False,
-    ctrl_port: int | None = None,
-    ready_file: str | None = None,
-) -> int:
-    """Check every port, build the app, start every listener, serve until ``stop`` is set.
-
-    Any listener that cannot start stops the others and raises ``ListenerError``. Once the
-    admin API serves and the embedded router is online, one ready line is printed and, with
-    ``ready_file``, the file is written (``controller.server.readiness``).
-    """
-    from controller.app import create_app
-    from controller.bootstrap import ensure_quickstart_policies
-    from controller.gc_pause import gc_paused
-    from controller.heap import SurvivorFreezer, freeze_started_heap
-    from controller.server.lifecycle import Listeners, wait_for_stop
-    from controller.server.readiness import announce_ready
-
-    built: list = []
-    group = Listeners(
-        config.host,
-        listeners(
-            lambda: built[0],
-            config.host,
-            port=port,
-            http_port=http_port,
-            router_port=router_port,
-            router_advertise=router_advertise,
-            ctrl_port=ctrl_port,
-        ),
-    )
-    group.check()
-    group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
-    if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
-        config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
-    if ctrl_port is not None:
-        advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
-        config.ctrl_address = f"tls:{advertise}:{group.planned('--ctrl-port')}"
-    with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
-        built.append(create_app(config))
-        ctl = built[0].controller
-        if quickstart_policies:
-            ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
-        freeze_started_heap()
-    raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
-    SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
-    try:
-        group.start()
-        router = next((server for listener, server in group.servers if listener.name == "router"), None)
-        print(banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary), flush=True)
-        announce_ready(config, group, router, ready_file)
-        wait_for_stop(stop, ctl.sweep)
-    finally:
-        stopped = group.stop()
-        ctl.close()
-    return 0 if stopped else 1

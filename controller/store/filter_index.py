@@ -6,7 +6,8 @@ indexes a *superset* of the matching records: ``id = / in``, string ``field =
 ``anyOf(roleAttributes) = / in`` and ``tags.key = value``. ``list_page`` still
 applies the whole predicate to those candidates, so results are those of a
 scan by construction. Indexes are built on first use (start-up pays nothing
-for fields nobody filters on) and then follow the store through its listener.
+for fields nobody filters on) and then follow the store through the one
+listener of their ``FilterIndex`` (``on_changes``), registered with the others.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Hashable, Iterable
 
 from controller.errors import ControllerError
-from controller.store.indexes import MultiIndex
+from controller.store.indexes import Index, MultiIndex
 from controller.store.query import And, Compare, FieldSet, In, Or, Path, SetFn, _spec, parse
 
 KeysOf = Callable[[dict], Iterable[Hashable]]
@@ -53,12 +54,16 @@ def _intersect(sets: list[set[str]]) -> set[str]:
     return result
 
 
-class FilterIndex:
+class FilterIndex(Index):
     """Candidate records for a filter on one table, from lazily built indexes."""
 
     def __init__(self, store, table: str, fields: FieldSet):
         self.store, self.table, self.fields = store, table, fields
         self._indexes: dict[tuple[str, str], MultiIndex] = {}
+
+    def on_changes(self, changes) -> None:
+        for index in self._indexes.values():  # those built so far
+            index.on_changes(changes)
 
     def candidates(self, text: str | None) -> list[dict] | None:
         """The records that may match ``text``, or None when a scan is needed.

@@ -1,7 +1,10 @@
 """In-memory secondary indexes kept in step with the store by its listener.
 
 They are never persisted: each is rebuilt from the table on start, so the
-data folder holds only records.
+data folder holds only records. Building one reads the committed records and
+registers nothing: whoever owns the store registers ``on_changes`` as a listener
+(``Controller._register_listeners``), under the same hold of the store lock, so
+no commit falls between the two.
 """
 
 from __future__ import annotations
@@ -13,7 +16,37 @@ from typing import Any, Callable, Hashable, Iterable
 KeyFn = Callable[[dict], Hashable | None]
 
 
-class UniqueIndex:
+class Index:
+    """State derived from one store's records; ``on_changes`` keeps it in step once registered."""
+
+    #: the one table it follows (None: changes to any table)
+    table: str | None = None
+
+    def on_changes(self, changes) -> None:
+        raise NotImplementedError
+
+
+class Indexes(Index):
+    """Many indexes behind one listener: a commit's changes reach only the indexes of their table."""
+
+    def __init__(self, indexes: Iterable[Index]):
+        self._by_table: dict[str | None, list[Index]] = defaultdict(list)
+        for index in indexes:
+            self._by_table[index.table].append(index)
+
+    def on_changes(self, changes) -> None:
+        by_table, grouped = self._by_table, {}
+        for change in changes:
+            if change.table in by_table:
+                grouped.setdefault(change.table, []).append(change)
+        for table, group in grouped.items():
+            for index in by_table[table]:
+                index.on_changes(group)
+        for index in by_table.get(None, ()):
+            index.on_changes(changes)
+
+
+class UniqueIndex(Index):
     """Maps a derived key (e.g. a name) to the one record key that has it."""
 
     def __init__(self, store, table: str, key_fn: KeyFn):
@@ -22,7 +55,6 @@ class UniqueIndex:
         with store.lock:
             for record in store.values(table):
                 self._add(record)
-            store.add_listener(self._on_changes)
 
     def get(self, key: Hashable) -> str | None:
         return self._map.get(key)
@@ -43,7 +75,7 @@ class UniqueIndex:
         if key is not None and self._map.get(key) == record["id"]:
             del self._map[key]
 
-    def _on_changes(self, changes) -> None:
+    def on_changes(self, changes) -> None:
         for change in changes:
             if change.table != self.table:
                 continue
@@ -53,7 +85,7 @@ class UniqueIndex:
                 self._add(change.new)
 
 
-class MultiIndex:
+class MultiIndex(Index):
     """Maps a derived key (e.g. an identity id) to the set of record keys that have it."""
 
     def __init__(
@@ -64,7 +96,6 @@ class MultiIndex:
         with store.lock:
             for record in store.values(table):
                 self._add(record)
-            store.add_listener(self._on_changes)
 
     def get(self, key: Hashable) -> set[str]:
         return self._map.get(key, set())
@@ -90,7 +121,7 @@ class MultiIndex:
                 if not ids:
                     del self._map[key]
 
-    def _on_changes(self, changes) -> None:
+    def on_changes(self, changes) -> None:
         for change in changes:
             if change.table != self.table:
                 continue
@@ -100,7 +131,7 @@ class MultiIndex:
                 self._add(change.new)
 
 
-class DueIndex:
+class DueIndex(Index):
     """Record keys ordered by a derived time (e.g. last activity): ``due`` costs what is due.
 
     A heap with lazy deletion: a change pushes the record's new time, and entries
@@ -115,7 +146,6 @@ class DueIndex:
             for record in store.values(table):
                 self._add(record)
             heapq.heapify(self._heap)
-            store.add_listener(self._on_changes)
 
     def __len__(self) -> int:
         return len(self._current)
@@ -141,7 +171,7 @@ class DueIndex:
             self._current[record["id"]] = when
             self._heap.append((when, record["id"]))
 
-    def _on_changes(self, changes) -> None:
+    def on_changes(self, changes) -> None:
         for change in changes:
             if change.table != self.table:
                 continue

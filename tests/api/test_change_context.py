@@ -44,13 +44,13 @@ def _names(event: dict, identity_id: str) -> bool:
 def test_writes_outside_a_request_carry_no_source(ziti_admin, ziti, ziti_app, ziti_clock, ziti_unique):
     ctl, events = ziti_app.controller, ziti_app.controller.events
     service_id = ziti_admin.create("services", {"name": ziti_unique("cc-direct"), "encryptionRequired": True})
-    ctl.services.patch(service_id, {"roleAttributes": ["direct"]})
+    ctl.access.services.patch(service_id, {"roleAttributes": ["direct"]})
     updated = events.query("entityChange", event_type="updated", entityId=service_id)
     assert len(updated) == 1 and "metadata" not in updated[0]
 
     session_id = ziti.signed_in("admin", "admin").mgmt_ok("GET", "/current-api-session")["id"]
     ziti_clock.advance(minutes=31)
-    assert ctl.api_sessions.sweep() >= 1
+    assert ctl.accounts.api_sessions.sweep() >= 1
     deleted = events.query("entityChange", event_type="deleted", entityType="apiSessions", entityId=session_id)
     assert len(deleted) == 1 and "metadata" not in deleted[0]
 

@@ -34,7 +34,7 @@ def fab_ok(client, method: str, path: str, **kwargs):
 @pytest.fixture
 def fabric(ziti_app):
     """The live links and circuits of the test's controller (what routers report)."""
-    return ziti_app.controller.fabric
+    return ziti_app.controller.routing.fabric
 
 
 def test_version_advertises_the_fabric_api_with_the_real_path_shape(ziti):

@@ -27,9 +27,9 @@ def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(ziti_admin
         for n in ("in", "mid", "far", "off")
     }
     for router_id in (ids["in"], ids["mid"], ids["far"]):
-        ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
-    ctl.fabric.link_up(Link("in-mid", ids["in"], ids["mid"], WHEN, static_cost=3))
-    ctl.fabric.link_up(Link("mid-far", ids["mid"], ids["far"], WHEN, static_cost=4))
+        ctl.routing.router_presence.online(router_id, "tls://127.0.0.1:1")
+    ctl.routing.fabric.link_up(Link("in-mid", ids["in"], ids["mid"], WHEN, static_cost=3))
+    ctl.routing.fabric.link_up(Link("mid-far", ids["mid"], ids["far"], WHEN, static_cost=4))
     service = ziti_admin.create(
         "services", {"name": ziti_unique("svc"), "encryptionRequired": True, "terminatorStrategy": "weighted"}
     )
@@ -72,7 +72,7 @@ def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(ziti_admin
     assert sorted(link["id"] for link in data["links"]) == ["in-mid", "mid-far"]
     assert data["links"][0]["staticCost"] in (3, 4)
 
-    ctl.fabric.update_link("mid-far", down=True)  # cut: only the local terminator is left
+    ctl.routing.fabric.update_link("mid-far", down=True)  # cut: only the local terminator is left
     data = paths(ziti_admin, ids["in"], service).json()["data"]
     far = next(t for t in data["terminators"] if t["id"] == on_far)
     assert far["reason"] == f"no live link path from router {ids['in']} to router {ids['far']}"
@@ -85,7 +85,7 @@ def test_a_path_answer_names_each_terminator_its_path_cost_and_chance(ziti_admin
 
 def test_no_terminator_is_unreachable_with_the_reason(ziti_admin, ziti_app, ziti_unique):
     router = ziti_admin.create("edge-routers", {"name": ziti_unique("r")})
-    ziti_app.controller.router_presence.online(router, "tls://127.0.0.1:1")
+    ziti_app.controller.routing.router_presence.online(router, "tls://127.0.0.1:1")
     service = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
     data = paths(ziti_admin, router, service).json()["data"]
     assert (data["reachable"], data["terminators"], data["links"]) == (False, [], [])
@@ -112,9 +112,9 @@ def test_a_no_traversal_router_is_never_crossed_but_still_hosts(ziti_admin, ziti
     ctl = ziti_app.controller
     ids = {n: ziti_admin.create("edge-routers", {"name": ziti_unique(n)}) for n in ("in", "mid", "far")}
     for router_id in ids.values():
-        ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
-    ctl.fabric.link_up(Link("nt-in-mid", ids["in"], ids["mid"], WHEN, static_cost=1))
-    ctl.fabric.link_up(Link("nt-mid-far", ids["mid"], ids["far"], WHEN, static_cost=1))
+        ctl.routing.router_presence.online(router_id, "tls://127.0.0.1:1")
+    ctl.routing.fabric.link_up(Link("nt-in-mid", ids["in"], ids["mid"], WHEN, static_cost=1))
+    ctl.routing.fabric.link_up(Link("nt-mid-far", ids["mid"], ids["far"], WHEN, static_cost=1))
     service = ziti_admin.create("services", {"name": ziti_unique("svc"), "encryptionRequired": True})
     on_far = ziti_admin.create(
         "terminators", {"service": service, "router": ids["far"], "binding": "edge", "address": "x"}

@@ -178,7 +178,7 @@ def plant_inconsistencies(store, unique) -> dict:
 
 
 def finished_results(ziti_admin, controller_app) -> dict:
-    assert controller_app.controller.integrity.join(timeout=30)
+    assert controller_app.controller.ops.integrity.join(timeout=30)
     response = ziti_admin.mgmt("GET", "/database/data-integrity-results")
     assert response.json()["meta"]["pagination"]["limit"] == -1
     return response.json()["data"]
@@ -227,7 +227,7 @@ def test_check_and_fix_cover_role_entries_and_policy_derived_links(ziti_admin, z
     # A dangling @id planted behind the cascades' back, and derived links knocked out of step.
     record = ctl.store.get("service_policies", policy_id)
     ctl.store.put("service_policies", policy_id, {**record, "identity_roles": [f"@{identity_id}", "@ghost-identity"]})
-    ctl.engine.remove_service_policy(policy_id)
+    ctl.derived.engine.remove_service_policy(policy_id)
 
     ziti_admin.mgmt_ok("POST", "/database/check-data-integrity")
     descriptions = [r["description"] for r in finished_results(ziti_admin, ziti_app)["results"]]
@@ -237,7 +237,7 @@ def test_check_and_fix_cover_role_entries_and_policy_derived_links(ziti_admin, z
     ziti_admin.mgmt_ok("POST", "/database/fix-data-integrity")
     assert all(r["fixed"] for r in finished_results(ziti_admin, ziti_app)["results"])
     assert ziti_admin.mgmt_ok("GET", f"/service-policies/{policy_id}")["identityRoles"] == [f"@{identity_id}"]
-    assert policy_id in ctl.engine.policies_of("identities", identity_id, "servicePolicies")
+    assert policy_id in ctl.derived.engine.policies_of("identities", identity_id, "servicePolicies")
     ziti_admin.mgmt_ok("POST", "/database/check-data-integrity")
     assert finished_results(ziti_admin, ziti_app)["results"] == []
 
@@ -251,7 +251,7 @@ def test_one_integrity_run_at_a_time_across_check_and_fix(ziti_app):
             assert_error(ziti_admin.mgmt("POST", "/database/fix-data-integrity"), 429, "RATE_LIMITED")
             assert_error(ziti_admin.mgmt("POST", "/database/check-data-integrity"), 429, "RATE_LIMITED")
             assert ziti_admin.mgmt_ok("GET", "/database/data-integrity-results")["inProgress"] is True
-        assert ziti_app.controller.integrity.join(timeout=30)
+        assert ziti_app.controller.ops.integrity.join(timeout=30)
         assert ziti_admin.mgmt("POST", "/database/fix-data-integrity").status_code == 202
 
 

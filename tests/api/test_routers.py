@@ -153,8 +153,8 @@ def test_current_identity_edge_routers_lists_verified_routers_by_policy(
     reachable, hidden = make_edge_router(attrs=["edge"]), make_edge_router(attrs=["edge"])
     make_policy("edge-router-policies", identityRoles=["#field"], edgeRouterRoles=[f"@{reachable}"])
     assert client.edge_ok("GET", "/current-identity/edge-routers") == []
-    ziti_app.controller.routers.mark_enrolled(reachable, "pem", "fp-" + reachable, "server-pem")
-    ziti_app.controller.routers.mark_enrolled(hidden, "pem", "fp-" + hidden, "server-pem")
+    ziti_app.controller.routing.routers.mark_enrolled(reachable, "pem", "fp-" + reachable, "server-pem")
+    ziti_app.controller.routing.routers.mark_enrolled(hidden, "pem", "fp-" + hidden, "server-pem")
     listed = client.edge_ok("GET", "/current-identity/edge-routers")
     assert [r["id"] for r in listed] == [reachable]
     assert set(listed[0]) >= {"name", "hostname", "isOnline", "supportedProtocols", "syncStatus", "cost", "noTraversal"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.api.mappers.entity import ref, table_ref
+from controller.api.mappers.entity import ref
 from harness.client import pki as hp
 from tests.support import create_ca
 
@@ -57,12 +57,12 @@ def test_enrollment_omits_unset_keys_and_carries_details(ziti_admin, make_identi
 
 def test_entity_reference_of_a_missing_entity_has_no_name(ziti_app):
     ctl = ziti_app.controller
-    assert ref(ctl.identities, "missing") == {
+    assert ref(ctl.accounts.identities, "missing") == {
         "_links": {"self": {"href": "./identities/missing"}},
         "entity": "identities",
         "id": "missing",
     }
-    assert "name" not in table_ref(ctl.store, "edge-routers", "missing")
+    assert "name" not in ref(ctl.routing.edge_routers, "missing")
 
 
 def test_ca_without_external_id_claim_omits_it(ziti_admin, ziti_clock, ziti_unique):

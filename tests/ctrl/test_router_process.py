@@ -85,7 +85,7 @@ def test_sigkill_marks_the_router_offline_within_5s_removes_its_terminators_and_
         [binder] = admin.mgmt_ok("GET", "/identities", params={"filter": f'name = "{stem}-binder"'})
         assert binder["hasEdgeRouterConnection"] is True
 
-        fabric = network.controller.fabric
+        fabric = network.controller.routing.fabric
         fabric.link_up(Link(f"{stem}-link", router.id, "someone-else", datetime.now(timezone.utc)))
         killed_at = time.monotonic()
         router.kill()

@@ -307,7 +307,7 @@ def test_a_failure_mid_apply_says_how_far_it_got_and_a_rerun_finishes(served, tm
     net.write_text(
         yaml.safe_dump({"identities": [{"name": f"mid-{i}"} for i in range(3)], "services": [{"name": "mid-svc"}]})
     )
-    app.controller.faults.add("/imports$", method="POST", status=503, count=1)  # the creates: one import
+    app.controller.ops.faults.add("/imports$", method="POST", status=503, count=1)  # the creates: one import
     failed = harness("apply", str(net), "--url", url, "--quiet")
     assert failed.returncode == 1
     assert one_line(failed).startswith("error: 0 of 4 entities applied, then ApiError: 503")

@@ -259,7 +259,7 @@ def applying_in_background(url: str, app, tmp_path: Path, names: list[str], late
     controller (the moment a Ctrl-C has to wait for the answer)."""
     net = tmp_path / "net.yaml"
     net.write_text(yaml.safe_dump({"identities": [{"name": name} for name in names]}))
-    fault = app.controller.faults.add("/imports$", method="POST", latency_ms=latency_ms, count=1)
+    fault = app.controller.ops.faults.add("/imports$", method="POST", latency_ms=latency_ms, count=1)
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", "apply", str(net), "--url", url, "--quiet"],
         stdout=subprocess.PIPE,

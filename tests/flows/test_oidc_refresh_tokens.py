@@ -145,7 +145,7 @@ def test_a_refresh_token_is_not_an_access_token(raw, tokens):
 
 def test_a_refresh_token_signed_with_the_server_key_is_still_taken(ziti_app, raw, tokens):
     """Refresh tokens minted before refresh tokens were MACs (the real controller's kind) keep working."""
-    signed = ziti_app.controller.oidc.signer.sign(_payload(tokens["refresh_token"]))
+    signed = ziti_app.controller.logins.oidc.signer.sign(_payload(tokens["refresh_token"]))
     assert jwt.get_unverified_header(signed)["alg"] == jwt.get_unverified_header(tokens["access_token"])["alg"]
     renewed = refresh(raw, signed)
     assert renewed.status_code == 200, renewed.text
@@ -156,7 +156,7 @@ def test_a_refresh_token_beyond_orjson_is_macd_by_pyjwt_and_reads_back_exactly(z
     """Client info with an integer beyond 64 bits (orjson cannot encode it): PyJWT MACs it the same way."""
     from controller.oidc.tokens import REFRESH
 
-    signer = ziti_app.controller.oidc.signer
+    signer = ziti_app.controller.logins.oidc.signer
     custom = {"client_id": "openziti", "z_asid": "asid", "z_sdk": {"type": "ziti-sdk-c", "build": 2**70}}
     token, _ = signer.mint(REFRESH, "https://controller/oidc", "identity-id", custom)
     assert jwt.get_unverified_header(token)["alg"] == "HS256"

@@ -19,7 +19,7 @@ def user(ziti_admin, ziti_unique):
 
 @pytest.fixture
 def signer(ziti_app):
-    signer = ziti_app.controller.oidc.signer
+    signer = ziti_app.controller.logins.oidc.signer
     signer._verified.clear()
     signer.verified_limit = 3
     return signer
@@ -64,4 +64,4 @@ def test_a_revoked_token_is_refused_while_it_is_still_cached(ziti_app, ziti_admi
     assert signer.known_claims(token) is not None
     assert raw.get(ME, headers=bearer(token)).status_code == 401
     with pytest.raises(errors.Unauthorized):
-        ziti_app.controller.api_sessions.for_token(token)
+        ziti_app.controller.accounts.api_sessions.for_token(token)

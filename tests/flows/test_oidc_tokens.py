@@ -164,7 +164,7 @@ def test_one_resolver_takes_a_legacy_token_or_an_access_jwt(ziti_app, raw, ziti_
     """``SessionTokens.resolve_token`` is what an edge router's hello calls with the token it got."""
     from controller import errors
 
-    resolver = ziti_app.controller.session_tokens
+    resolver = ziti_app.controller.logins.session_tokens
     tokens = password_tokens(raw, *user)
     oidc = resolver.resolve_token(tokens["access_token"])
     legacy_token = raw.post(
@@ -189,7 +189,7 @@ def test_router_hello_lookup_checks_the_bound_certificate_by_fingerprint(ziti_ap
         client.login_cert(oidc="c")
         token = client.oidc.access_token
     leaf_fingerprint = hp.sha1_fingerprint(identity.cert_key().cert)
-    api_sessions = ziti_app.controller.api_sessions
+    api_sessions = ziti_app.controller.accounts.api_sessions
     session, found = api_sessions.for_token(token, peer_fingerprint=leaf_fingerprint)
     assert session["id"] == client.oidc.claims["z_asid"] and session["identity_id"] == found["id"]
     with pytest.raises(errors.Unauthorized):
@@ -207,16 +207,16 @@ def test_an_access_token_signature_is_checked_once_then_only_its_expiry_and_revo
     real = tokens.verify_signature
     monkeypatch.setattr(tokens, "verify_signature", lambda *args: checked.append(1) or real(*args))
     access = password_tokens(raw, *user)["access_token"]
-    api_sessions = ziti_app.controller.api_sessions
+    api_sessions = ziti_app.controller.accounts.api_sessions
     for _ in range(3):  # minted here: its signature is ours by construction
         api_sessions.for_token(access)
     assert checked == []
-    ziti_app.controller.oidc.signer._verified.clear()  # as after a restart: the token is new to this process
+    ziti_app.controller.logins.oidc.signer._verified.clear()  # as after a restart: the token is new to this process
     for _ in range(3):
         api_sessions.for_token(access)
         assert raw.get(ME, headers=bearer(access)).status_code == 200
     assert checked == [1]
-    jti = ziti_app.controller.oidc.signer.known_claims(access)["jti"]
+    jti = ziti_app.controller.logins.oidc.signer.known_claims(access)["jti"]
     ziti_admin.management.create_revocation(body={"id": jti, "type": "JTI"})
     with pytest.raises(errors.Unauthorized):
         api_sessions.for_token(access)
@@ -236,7 +236,7 @@ def test_a_minted_access_token_is_remembered_with_exactly_the_claims_it_carries(
     access = reply.json()["access_token"]
     carried = jwt.decode(access, options={"verify_signature": False})
     assert carried["z_sdk"] == sdk_info
-    assert ziti_app.controller.oidc.signer.known_claims(access) == carried
+    assert ziti_app.controller.logins.oidc.signer.known_claims(access) == carried
     assert raw.get(ME, headers=bearer(access)).status_code == 200
 
 

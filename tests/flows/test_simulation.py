@@ -59,7 +59,7 @@ def test_dropped_connection_is_a_transport_error_over_http(sim_client):
 def test_latency_is_added(sim_client):
     client, app = sim_client
     slept = []
-    app.controller.faults._sleep = slept.append
+    app.controller.ops.faults._sleep = slept.append
     client.management.call("createSimulationFault", body={"path": "/version$", "latencyMs": 250, "count": 1})
     client.edge.list_version()
     assert slept == [0.25]
@@ -69,11 +69,11 @@ def test_in_process_faults_and_clock_from_python(ziti_app, ziti_clock):
     ctl = ziti_app.controller
     with ZitiClient.in_process(ziti_app) as client:
         client.login("admin", "admin")
-        ctl.faults.add("/identities", method="GET", status=503, count=1)
+        ctl.ops.faults.add("/identities", method="GET", status=503, count=1)
         with pytest.raises(ApiError) as caught:
             client.management.list_identities()
         assert caught.value.status == 503
-        ctl.faults.add("/version$", drop=True, count=1)
+        ctl.ops.faults.add("/version$", drop=True, count=1)
         with pytest.raises(httpx.TransportError):
             client.edge.list_version()
         ziti_clock.advance(minutes=31)

@@ -109,8 +109,8 @@ def setup(world, sc: dict) -> dict[str, dict]:
     mgmt, ctl = admin.management, app.controller
     for terminator in list(mgmt.iterate("listTerminators")):
         mgmt.delete_terminator(terminator["id"])
-    for link in ctl.fabric.links():
-        ctl.fabric.link_down(link.id)
+    for link in ctl.routing.fabric.links():
+        ctl.routing.fabric.link_down(link.id)
     mgmt.patch_identity(identity, body={"roleAttributes": ["dialer"] if sc["dial"] else []})
     mgmt.patch_service(service, body={"terminatorStrategy": sc["strategy"]})
     for name, router_id in ids.items():
@@ -121,11 +121,11 @@ def setup(world, sc: dict) -> dict[str, dict]:
         ]
         mgmt.patch_edge_router(router_id, body={"roleAttributes": tags, "cost": sc["router_costs"][name]})
         if name in sc["online"]:
-            ctl.router_presence.online(router_id, "tls://127.0.0.1:1")
+            ctl.routing.router_presence.online(router_id, "tls://127.0.0.1:1")
         else:
-            ctl.router_presence.offline(router_id)
+            ctl.routing.router_presence.offline(router_id)
     for index, (a, b, cost, down) in enumerate(sc["links"]):
-        ctl.fabric.link_up(Link(f"link{index}", ids[a], ids[b], NOW, static_cost=cost, down=down))
+        ctl.routing.fabric.link_up(Link(f"link{index}", ids[a], ids[b], NOW, static_cost=cost, down=down))
     made = {}
     for router, cost, precedence, binding in sc["terminators"]:
         body = {"service": service, "router": ids[router], "binding": binding, "address": "x", "cost": cost}

@@ -58,6 +58,7 @@ def write(store: Store, op) -> None:
 def test_synced_engine_matches_step_by_step_in_any_batching(network, steps, sizes):
     reference, store = Harness(), Store(None)
     policy_sync, reported = sync.PolicySync(store), set()
+    store.add_listener(policy_sync.on_changes)  # as the registry registers it
     policy_sync.engine.add_listener(reported.update)
     ops = network + steps
     with mock.patch.object(sync, "BULK_BATCH", 1):

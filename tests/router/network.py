@@ -33,7 +33,7 @@ class Net:
 
     @property
     def fabric(self):
-        return self.ctl.fabric
+        return self.ctl.routing.fabric
 
     def name(self, short: str) -> str:
         return f"{self.stem}-{short}"

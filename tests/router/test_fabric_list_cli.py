@@ -32,7 +32,7 @@ def test_links_circuits_and_terminators_as_the_real_tables_show_them(net, networ
             assert conn.recv_exactly(4) == b"ping"
             links = ziti.ok("fabric", "list", "links", f'id = "{link.id}"')
             circuits = ziti.ok(
-                "fabric", "list", "circuits", f'service = "{net.ctl.services.find_by_name(service)["id"]}"'
+                "fabric", "list", "circuits", f'service = "{net.ctl.access.services.find_by_name(service)["id"]}"'
             )
             terminators = ziti.ok("fabric", "list", "terminators", f'service.name = "{service}"')
     [row] = rows(links)

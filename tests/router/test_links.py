@@ -44,7 +44,7 @@ def test_a_dialer_on_one_router_reaches_a_binder_on_another_across_the_link(net)
             conn.sendall(payload)
             assert conn.recv_exactly(len(payload)) == payload
             [circuit] = [
-                c for c in net.fabric.circuits() if c.service_id == net.ctl.services.find_by_name(service)["id"]
+                c for c in net.fabric.circuits() if c.service_id == net.ctl.access.services.find_by_name(service)["id"]
             ]
             link = net.link_between("a", "b")
             assert circuit.path_routers == (net.id("b"), net.id("a")) and circuit.path_links == (link.id,)
@@ -188,8 +188,8 @@ def test_a_binder_bound_on_two_routers_stays_reachable_when_one_goes(net):
     dialer = net.identity("dialer", service, "Dial", ["b"])
     with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
         host.bind(service, echo, every_router=True)
-        service_id = net.ctl.services.find_by_name(service)["id"]
-        on = {t["router_id"] for t in net.ctl.terminators.of_service(service_id)}
+        service_id = net.ctl.access.services.find_by_name(service)["id"]
+        on = {t["router_id"] for t in net.ctl.routing.terminators.of_service(service_id)}
         assert on == {net.id("a"), net.id("c")}
         assert ask(guest, service) == b"hello"
         used = net.timeline.wait("circuit", "created")[0]["path"]["nodes"][-1]

@@ -59,7 +59,7 @@ def test_harness_up_starts_a_router_and_creates_the_quickstart_policies(tmp_path
             ["public"],
         )
         # the process is gone, so the router is offline and left no terminators
-        assert app.controller.router_presence.is_online(router["id"]) is False
+        assert app.controller.routing.router_presence.is_online(router["id"]) is False
     finally:
         app.controller.close()
 
@@ -109,4 +109,4 @@ def test_a_busy_router_port_is_named_in_the_error(ziti_quickstart_controller):
         with pytest.raises(OSError, match=rf"127\.0\.0\.1:{busy}: .*--router-port"):
             EdgeRouter(link, "127.0.0.1", busy).start()
     finally:
-        ziti_quickstart_controller.controller.edge_routers.delete(link.router_id)
+        ziti_quickstart_controller.controller.routing.edge_routers.delete(link.router_id)

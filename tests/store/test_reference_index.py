@@ -25,6 +25,7 @@ def store():
 
 def test_a_build_inside_a_transaction_that_rolls_back_keeps_the_committed_holders(store):
     index = ReferenceIndex(store, [("authenticators", OWNER)])
+    store.add_listener(index.on_changes)  # as the registry registers it
     with pytest.raises(Boom), store.transaction():
         store.put("authenticators", "a1", {"id": "a1", "identity_id": "i2"})
         store.insert("authenticators", "a2", {"id": "a2", "identity_id": "i2"})
@@ -37,6 +38,7 @@ def test_a_build_inside_a_transaction_that_rolls_back_keeps_the_committed_holder
 
 def test_a_build_inside_a_transaction_that_commits_follows_its_changes(store):
     index = ReferenceIndex(store, [("authenticators", OWNER)])
+    store.add_listener(index.on_changes)  # as the registry registers it
     with store.transaction():
         store.insert("authenticators", "a2", {"id": "a2", "identity_id": "i1"})
         store.put("authenticators", "a1", {"id": "a1", "identity_id": "i3"})

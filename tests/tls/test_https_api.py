@@ -147,7 +147,7 @@ def _wait_listening(port: int, timeout: float = 15) -> None:
 
 
 def test_run_serves_https_and_http_with_a_certificate_for_the_configured_names(tmp_path):
-    from controller.server.serve import run
+    from controller.embedded import serve
 
     https_port, http_port = _free_port(), _free_port()
     config = Config(
@@ -158,7 +158,7 @@ def test_run_serves_https_and_http_with_a_certificate_for_the_configured_names(t
     )
     stop = threading.Event()
     thread = threading.Thread(
-        target=run, args=(config,), kwargs={"port": https_port, "http_port": http_port, "stop": stop}, daemon=True
+        target=serve, args=(config,), kwargs={"port": https_port, "http_port": http_port, "stop": stop}, daemon=True
     )
     thread.start()
     try:

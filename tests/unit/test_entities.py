@@ -54,10 +54,10 @@ def test_role_targets_are_the_policy_engines_kinds():
 def test_every_served_entity_has_its_manager_and_every_manager_is_declared(controller):
     for entity in ENTITIES.values():
         if entity.served:
-            manager = getattr(controller, entity.key)
+            manager = controller.bindable()[entity.key]
             assert type(manager).declaration is entity, entity.key
             assert (manager.table, manager.collection, manager.label) == (entity.table, entity.collection, entity.label)
-    for manager in vars(controller).values():
+    for manager in controller.bindable().values():
         if isinstance(manager, EntityManager):
             assert ENTITIES.get(type(manager).declaration.key) is type(manager).declaration
 

@@ -27,7 +27,7 @@ LAYERS = [
     {"model", "auth", "enroll", "oidc"},
     {"ops", "events", "event_file", "simulation", "bootstrap", "router_link", "cluster"},
     {"api"},
-    {"app", "registry", "server", "ctrl", "console", "embedded", "__main__", "__init__"},
+    {"app", "registry", "roles", "server", "ctrl", "console", "embedded", "__main__", "__init__"},
 ]
 DOMAIN = {"model", "auth", "enroll", "oidc", "policy", "store", "pki"}
 #: names of wire-rendering hooks that belong to ``controller/api/mappers``, never to the domain

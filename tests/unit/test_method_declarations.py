@@ -16,14 +16,14 @@ def app():
 
 
 def test_the_enrollment_registry_serves_exactly_the_declared_methods(app):
-    registry = app.controller.enroll_methods.methods
+    registry = app.controller.enrollment.enroll_methods.methods
     assert tuple(registry) == enroll_methods.METHOD_NAMES
     assert {type(method) for method in registry.values()} == set(enroll_methods.METHODS)
 
 
 def test_the_authentication_registry_serves_exactly_the_declared_methods(app):
-    assert tuple(app.controller.auth.methods) == primary.METHOD_NAMES
-    assert [type(method) for method in app.controller.auth.methods.values()] == list(primary.METHODS)
+    assert tuple(app.controller.logins.auth.methods) == primary.METHOD_NAMES
+    assert [type(method) for method in app.controller.logins.auth.methods.values()] == list(primary.METHODS)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 from controller.api.operations import RouteTable
 from controller.api.routes import build_route_table
 from controller.api.wiring import MAPPERS, BoundApi, Wiring, needs
-from controller.app import create_app, services_of
+from controller.app import create_app
 
 API = Path(__file__).resolve().parents[2] / "controller" / "api"
 
@@ -33,19 +33,19 @@ def test_a_handler_naming_nothing_known_fails_when_the_app_is_built_not_on_a_req
     table = RouteTable()
     table.add(Operation("probe", "GET", "/probe", handler))
     with pytest.raises(LookupError, match="no_such_service"):
-        BoundApi(table, services_of(create_app().controller))
+        BoundApi(table, create_app().controller.bindable())
 
 
 def test_a_mapper_is_bound_once_per_app_and_to_that_apps_services():
     first, second = create_app(), create_app()
     assert first.api.resolve("identity_view") is first.api.resolve("identity_view")
     view = first.api.resolve("identity_view")
-    assert view.keywords["identities"] is first.controller.identities
-    assert second.api.resolve("identity_view").keywords["identities"] is second.controller.identities
+    assert view.keywords["identities"] is first.controller.accounts.identities
+    assert second.api.resolve("identity_view").keywords["identities"] is second.controller.accounts.identities
 
 
 def test_mappers_have_unique_names_and_name_only_services_or_mappers():
-    services = set(services_of(create_app().controller))
+    services = set(create_app().controller.bindable())
     wiring = Wiring({name: object() for name in services})
     for name, fn in MAPPERS.items():
         for needed in needs(fn):

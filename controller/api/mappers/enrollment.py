@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from controller.api.mappers.entity import entity_ref, render, table_ref
+from controller.api.mappers.entity import entity_ref, ref, render
 
 
-def enrollment_view(record: dict, *, store, enrollments, identities, routers) -> dict:
+def enrollment_view(record: dict, *, cas, enrollments, identities, routers) -> dict:
     out = render(enrollments, record)
     identity = identities.find(record.get("identity_id")) if record.get("identity_id") else None
     # NOTE(harden): the official documents require ``details``; the real controller's
@@ -19,7 +19,7 @@ def enrollment_view(record: dict, *, store, enrollments, identities, routers) ->
             "urlName": "identities",
         }
     if record.get("ca_id"):
-        out["ca"] = table_ref(store, "cas", record["ca_id"])
+        out["ca"] = ref(cas, record["ca_id"])
     for kind, collection in (("edge_router", "edge-routers"), ("transit_router", "transit-routers")):
         router_id = record.get(kind + "_id")
         if router_id:
@@ -30,7 +30,7 @@ def enrollment_view(record: dict, *, store, enrollments, identities, routers) ->
     return out
 
 
-def enrollments_summary(identity_id: str, *, store, enrollments) -> dict:
+def enrollments_summary(identity_id: str, *, cas, enrollments) -> dict:
     """The identity view's ``enrollment`` map of pending enrollments."""
     enrollments, out = enrollments, {}
     for enrollment_id in sorted(enrollments.by_identity.get(identity_id)):
@@ -43,6 +43,6 @@ def enrollments_summary(identity_id: str, *, store, enrollments) -> dict:
         }
         if record.get("ca_id"):
             entry["caId"] = record["ca_id"]
-            entry["ca"] = table_ref(store, "cas", record["ca_id"])
+            entry["ca"] = ref(cas, record["ca_id"])
         out[record["method"]] = entry
     return out

@@ -64,14 +64,6 @@ def ref(manager, entity_id: str | None) -> dict | None:
     return entity_ref(manager.collection, entity_id, record.get("name") if record else None, manager.entity)
 
 
-def table_ref(store, table_or_collection: str, entity_id: str | None) -> dict | None:
-    """A reference by table or collection name (``cas``, ``api-sessions``), read from the store."""
-    if entity_id is None:
-        return None
-    record = store.get(table_or_collection.replace("-", "_"), entity_id)
-    return entity_ref(table_or_collection.replace("_", "-"), entity_id, record.get("name") if record else None)
-
-
 def listing(
     manager, args: dict, render_one: Callable[[dict], dict], *, candidates: Iterable[dict] | None = None
 ) -> Listing:

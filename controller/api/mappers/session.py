@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.api.mappers.entity import base_view, ref, table_ref
+from controller.api.mappers.entity import base_view, ref
 
 
 def session_edge_routers(identity_id: str, service_id: str, *, edge_router_session_view, sessions) -> list[dict]:
@@ -11,13 +11,13 @@ def session_edge_routers(identity_id: str, service_id: str, *, edge_router_sessi
 
 
 def session_view(
-    record: dict, management: bool = False, *, store, session_edge_routers, sessions, services, service_policies
+    record: dict, management: bool = False, *, api_sessions, session_edge_routers, sessions, services, service_policies
 ) -> dict:
     out = base_view(record, sessions.collection)
     out.update(
         {
             "apiSessionId": record["api_session_id"],
-            "apiSession": table_ref(store, "api-sessions", record["api_session_id"]),
+            "apiSession": ref(api_sessions, record["api_session_id"]),
             "identityId": record["identity_id"],
             "serviceId": record["service_id"],
             "service": ref(services, record["service_id"]),
