@@ -4,10 +4,13 @@ file through the first, prints every member, keeps the members' ports in its dat
 from __future__ import annotations
 
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -44,8 +47,17 @@ def harness_up(network: Path, data: Path) -> tuple[subprocess.Popen, list[str], 
             text=True,
         )
     routers = len(Network.from_yaml(network).process_routers())
+    read: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [read.put(line) for line in proc.stdout] + [read.put(None)], daemon=True).start()
     lines: list[str] = []
-    for line in proc.stdout:  # bounded: the banner, then one line per process router, or the exit
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:  # bounded: the banner, then one line per process router, or the exit
+        try:
+            line = read.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        if line is None:
+            break
         lines.append(line.rstrip())
         if "Ctrl-C stops it." in lines and sum(x.startswith("router ") for x in lines) == routers:
             break
