@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 
 import pytest
 
@@ -237,3 +238,36 @@ def test_terminators_no_live_link_reaches_are_told_apart_from_no_terminators(net
             net.admin.fabric.patch_link(link.id, body={"down": True})
             with pytest.raises(DialError, match=r"service \S+ has no path to a terminator: no live link path"):
                 guest.dial(service)
+
+
+def test_routers_that_dial_each_other_at_once_keep_one_link_per_pair_on_both_sides(net):
+    """Four routers started together each dial the other three: each pair ends with one link (the smaller link id),
+    the same one in the controller's fabric and on both routers, and a dial crosses it."""
+    routers = net.start_together("a", "b", "c", "d")
+    ids = {router.router_id for router in routers}
+
+    def one_per_pair() -> bool:
+        up = [link for link in net.fabric.links() if {link.src_router_id, link.dst_router_id} <= ids]
+        held = [sorted(router.links.by_id) for router in routers]
+        return (
+            len(up) == 6
+            and len({frozenset((link.src_router_id, link.dst_router_id)) for link in up}) == 6
+            and all(len(links) == 3 for links in held)
+            and sorted(link.id for link in up) == sorted({i for links in held for i in links})
+        )
+
+    deadline = time.monotonic() + 20
+    with net.timeline._cond:  # link events wake it; a router's own link table changes without one: poll it too
+        while not one_per_pair() and time.monotonic() < deadline:
+            net.timeline._cond.wait(0.05)
+    up = [link for link in net.fabric.links() if {link.src_router_id, link.dst_router_id} <= ids]
+    assert len(up) == 6 and one_per_pair(), (up, [sorted(router.links.by_id) for router in routers])
+    for router in routers:
+        peers = [channel.caller for channel in router.links.by_id.values()]
+        assert sorted(peers) == sorted(ids - {router.router_id})
+    service = net.service("dup")
+    host = SyncDataPlane(*load_identity_file(net.identity("host", service, "Bind", ["a"])))
+    guest = SyncDataPlane(*load_identity_file(net.identity("guest", service, "Dial", ["b"])))
+    with host, guest:
+        host.bind(service, named_echo(b"a"))
+        assert ask(guest, service) == b"a:hello"
