@@ -15,6 +15,7 @@ the dialer never sees bytes before the connection exists.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import uuid
@@ -261,6 +262,9 @@ class Edge:
         }
         if channel.closed:
             return self.link.circuit_down({**info, "reason": "the dialer left"})
+        if route.get("identity_name") and route["identity_name"] != caller.identity_name:
+            # a channel this router verified alone (its controller away) learns its identity's name here
+            caller = channel.caller = dataclasses.replace(caller, identity_name=route["identity_name"])
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
         dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()
