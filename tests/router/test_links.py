@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
+import threading
 import time
 
 import pytest
@@ -11,6 +13,8 @@ import pytest
 from harness.dataplane import DataPlane, DialError
 from harness.sync_dataplane import SyncDataPlane, echo, load_identity_file
 from harness.timeline import event_rows
+from router.wire import Header
+from tests.router.raw import RawChannel
 
 
 def named_echo(name: bytes):
@@ -271,3 +275,63 @@ def test_routers_that_dial_each_other_at_once_keep_one_link_per_pair_on_both_sid
     with host, guest:
         host.bind(service, named_echo(b"a"))
         assert ask(guest, service) == b"a:hello"
+
+
+def test_a_control_request_that_fails_is_a_refusal_the_sdk_is_told_logged_in_one_line(net, monkeypatch, caplog):
+    """The controller failing a hello or a dial (not refusing it) answers the SDK at once with the reason, and the
+    router says so in one log line; nothing waits for the SDK's own timeout."""
+    router = net.start("a")
+    service = net.service("failing", encrypted=False)
+    guest_file = net.identity("guest", service, "Dial", ["a"])
+    host = SyncDataPlane(*load_identity_file(net.identity("host", service, "Bind", ["a"])))
+    guest = SyncDataPlane(*load_identity_file(guest_file))
+    with host, guest:
+        host.bind(service, named_echo(b"a"))
+        assert ask(guest, service) == b"a:hello"
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the circuit table is full")
+
+        caplog.set_level(logging.INFO, logger="router")
+        monkeypatch.setattr(net.fabric, "circuit_up", broken)
+        guest.timeout = 5.0
+        with pytest.raises(DialError, match="the controller failed the dial: the circuit table is full"):
+            guest.dial(service)
+        monkeypatch.setattr(net.links["a"], "hello", broken)
+        with RawChannel(router.url, guest_file) as raw:
+            refused = raw.hello()
+        assert refused is not None and not refused.bool_header(Header.RESULT_SUCCESS)
+        assert refused.body == b"the controller failed the hello: the circuit table is full"
+    lines = [r for r in caplog.records if "the controller failed" in r.getMessage()]
+    assert [r.getMessage() for r in lines][:2] == [
+        "router: the controller failed the dial: the circuit table is full",
+        "router: the controller failed the hello: the circuit table is full",
+    ]
+    assert len(lines) == 3 and lines[2].getMessage().endswith(
+        "refused: the controller failed the hello: the circuit table is full"
+    )  # the hello's refusal, as any
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in lines)
+
+
+def test_a_router_task_that_fails_is_logged_in_one_line(net, caplog):
+    router = net.start("a")
+    caplog.set_level(logging.INFO, logger="router")
+    failed = threading.Event()
+
+    async def doomed():
+        failed.set()
+        raise ValueError("a bug\nover two lines")
+
+    router.loop.call_soon_threadsafe(router.spawn, doomed())
+    assert failed.wait(10)
+    # the done callback runs on the router's loop right after the task: one more turn of that loop sees it done
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), router.loop).result(10)
+    lines = [r for r in caplog.records if "doomed" in r.getMessage()]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in lines] == [
+        (
+            "ERROR",
+            "router: test_a_router_task_that_fails_is_logged_in_one_line.<locals>.doomed failed: ValueError: "
+            "a bug over two lines",
+            None,
+        )
+    ]
