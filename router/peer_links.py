@@ -51,6 +51,8 @@ from router.wire import Header, Message, boolean
 log = logging.getLogger("router")
 #: how a listener's refusal of a duplicate link begins (the dialer logs it as information, not a warning)
 DUPLICATE = "duplicate link"
+#: a live link kept over this many duplicates gives way to the next one (as the real router's link registry)
+MAX_DUPLICATES = 5
 
 
 class Links:
@@ -79,6 +81,8 @@ class Links:
         #: accepted link connections still in their TLS handshake (a stop cancels them at once)
         self.handshakes: set[asyncio.Task] = set()
         self._dialing: set[str] = set()
+        #: link id -> how many duplicates it was kept over (``_kept_instead``)
+        self._preferred: dict[str, int] = {}
         self.stopping = False
 
     def to_router(self, router_id: str) -> Channel | None:
@@ -249,11 +253,13 @@ class Links:
         """One link per pair of routers: when both dialed each other at once, the link with the smaller id stays
         (each side compares the same two ids, so both keep the same one, as the real router's link registry does).
         The live link to ``peer_id`` that stays instead of ``link_id``, else None (and a live one with a greater id
-        is closed now: ``link_id`` replaces it)."""
+        is closed now: ``link_id`` replaces it). A link kept over ``MAX_DUPLICATES`` newer ones gives way to the
+        next: the peer keeps dialing, so its end of that link is gone (a dead connection this side has not noticed)."""
         existing = self.to_router(peer_id)
         if existing is None or existing.link_id == link_id:
             return None
-        if existing.link_id < link_id:
+        if existing.link_id < link_id and self._preferred.get(existing.link_id, 0) < MAX_DUPLICATES:
+            self._preferred[existing.link_id] = self._preferred.get(existing.link_id, 0) + 1
             return existing
         log.info("router: link %s to %s closed: duplicate of link %s", existing.link_id, peer_id, link_id)
         existing.close()
@@ -274,6 +280,7 @@ class Links:
             link_id = getattr(channel, "link_id", None)
             if link_id is not None and self.by_id.get(link_id) is channel:
                 del self.by_id[link_id]
+                self._preferred.pop(link_id, None)
                 self.on_closed(channel)
                 try:
                     await asyncio.to_thread(self.link.link_down, link_id)
