@@ -17,7 +17,9 @@ measured in the same run on the same loopback:
 * over a network of two in-process routers joined by a link (``--serve-network``, its own process):
   echo round trip and one connection's bulk MB/s over two hops (dialer on one router, binder on the
   other) beside one hop (both on the same router) and a direct TLS echo, and dials per second across
-  the link beside dials on one router.
+  the link beside dials on one router;
+* dials per second as deployed (the controller and two linked routers each a process): across the link beside
+  one hop, in the same run (``process_dials``).
 """
 
 from __future__ import annotations
@@ -612,8 +614,110 @@ async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
         "echo p99 two hops over a link (ms)": two[1],
         "bulk MB/s one hop, 2-router net": one[2],
         "bulk MB/s two hops over a link": two[2],
-        "dials/s one hop, 2-router net": one[3],
-        "dials/s across a link": two[3],
+        "dials/s one hop, in-process routers": one[3],
+        "dials/s across a link, in-process routers": two[3],
+    }
+
+
+# -- dials through process routers ---------------------------------------------------------------------
+def process_dials(folder: Path, shape: dict, rounds: int = 3) -> dict:
+    """Dials per second as deployed: ``python -m controller`` and routers a and b (linked) each their own process,
+    the host bound on a; a dialer on a (one hop) and one on b (across the link) take turns, ``rounds`` runs of
+    ``shape["dials"]`` dials each (Connect until StateConnected, then close); the median run of each."""
+    return asyncio.run(_process_dials(folder, shape, rounds))
+
+
+async def _process_dials(folder: Path, shape: dict, rounds: int) -> dict:
+    from harness.processes.routers import RouterNetwork
+
+    ports = {name: free_port() for name in ("https", "http", "ctrl")}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "controller",
+            "--data",
+            str(folder / "ctrl"),
+            "--port",
+            str(ports["https"]),
+            "--http-port",
+            str(ports["http"]),
+            "--no-router",
+            "--ctrl-port",
+            str(ports["ctrl"]),
+            "--log-level",
+            "WARNING",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    for line in process.stdout:
+        if "Ctrl-C stops it" in line:
+            break
+    admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
+    admin.login("admin", "admin")
+    network = RouterNetwork(admin, folder / "routers")
+    network.add("bench-a", roles=["a"])
+    network.add("bench-b", roles=["b"], links=["bench-a"])
+    planes = []
+    try:
+        network.start()
+        admin.management.create_service_edge_router_policy(
+            body={"name": "all", "semantic": "AnyOf", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}
+        )
+        admin.management.create_service(body={"name": "proc-echo", "encryptionRequired": True, "roleAttributes": []})
+        files = {}
+        for who, kind, router in (("host", "Bind", "a"), ("near", "Dial", "a"), ("far", "Dial", "b")):
+            name = f"proc-{who}"
+            admin.management.create_service_policy(
+                body={
+                    "name": name,
+                    "type": kind,
+                    "semantic": "AnyOf",
+                    "identityRoles": [f"#{name}"],
+                    "serviceRoles": ["#all"],
+                }
+            )
+            admin.management.create_edge_router_policy(
+                body={
+                    "name": name,
+                    "semantic": "AnyOf",
+                    "identityRoles": [f"#{name}"],
+                    "edgeRouterRoles": [f"#{router}"],
+                }
+            )
+            files[who] = enroll_identity(admin, name, [name], folder / f"{name}.json")
+        planes = [DataPlane(*load_identity_file(files[who])) for who in ("host", "near", "far")]
+        host, near, far = planes
+
+        async def echo(conn):
+            while data := await conn.recv():
+                await conn.send(data)
+
+        await host.bind("proc-echo", echo)
+        runs: dict[str, list[float]] = {"one hop": [], "across": []}
+        for guest in (near, far):  # warm: sessions, channels, the terminator known on both routers
+            for _ in range(WARM_UP):
+                await (await guest.dial("proc-echo")).close()
+        for _ in range(rounds):
+            for label, guest in (("one hop", near), ("across", far)):
+                started = time.perf_counter()
+                for _ in range(shape["dials"]):
+                    await (await guest.dial("proc-echo")).close()
+                runs[label].append(shape["dials"] / (time.perf_counter() - started))
+    finally:
+        for plane in planes:
+            await plane.close()
+        network.stop_routers()
+        admin.close()
+        process.terminate()
+        process.wait(30)
+    one, across = statistics.median(runs["one hop"]), statistics.median(runs["across"])
+    return {
+        "dials/s one hop, process routers": one,
+        "dials/s across a link, process routers": across,
+        "dials ratio across a link / one hop, process routers": across / one,
     }
 
 
@@ -745,6 +849,7 @@ def main(quick: bool = False) -> dict:
             process.terminate()
             process.wait(30)
         linked = asyncio.run(network_scenario(Path(tmp) / "net", shape))
+        figures.update(process_dials(Path(tmp) / "proc", shape))
         figures.update(restart_to_dial(Path(tmp) / "restart", attempts=1 if quick else 3))
         figures.update(ctrl_flood(Path(tmp) / "flood"))
     direct = (
@@ -760,8 +865,10 @@ def main(quick: bool = False) -> dict:
             / linked["echo p50 one hop, 2-router net (ms)"],
             "bulk ratio two hops / bare TLS relay": linked["bulk MB/s two hops over a link"]
             / figures["bulk MB/s bare TLS relay"],
-            "dials ratio across a link / one hop": linked["dials/s across a link"]
-            / linked["dials/s one hop, 2-router net"],
+            "dials ratio across a link / one hop, in-process routers": linked[
+                "dials/s across a link, in-process routers"
+            ]
+            / linked["dials/s one hop, in-process routers"],
         }
     )
     return figures

@@ -359,6 +359,8 @@ class Channel:
         if not self.transport.is_reading():
             self.transport.resume_reading()
         frames.parse()
+        if self.closed or self.transport.is_closing():  # it closed before the frames took over: no connection_lost
+            frames.finish()  # will reach them, so the channel's life ends here
         return frames.done
 
     def dispatch(self, message: Message, handlers: Mapping[int, Handler], unknown: Handler, released: bool = False):

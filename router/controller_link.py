@@ -140,10 +140,10 @@ class ControllerLink(Protocol):
         terminator by the service's ``terminatorStrategy`` among terminators on online routers it can reach
         (precedence required > default > failed, then cost) and the cheapest path of live links to it, records
         the circuit, then answers ``{**Grant fields, "circuit_id", "terminator_id", "router_id", "host_id", "path":
-        [router ids, this router first], "links": [link ids between them]}``. ``PermissionError`` (refused) or
-        ``LookupError`` (no terminator, or no path to one) with the text the dialer is told. ``dialer_key``: the
-        dialer sent a public key (a service requiring encryption refuses a dial without one). A dial this router
-        then cannot complete is reported with :meth:`circuit_down`.
+        [router ids, this router first], "links": [link ids between them], "identity_name": the dialer's name}``.
+        ``PermissionError`` (refused) or ``LookupError`` (no terminator, or no path to one) with the text the dialer
+        is told. ``dialer_key``: the dialer sent a public key (a service requiring encryption refuses a dial without
+        one). A dial this router then cannot complete is reported with :meth:`circuit_down`.
         """
 
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:

@@ -15,6 +15,7 @@ the dialer never sees bytes before the connection exists.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import uuid
@@ -65,6 +66,23 @@ class DialFailed(Exception):
     """A dial did not reach its host; ``str()`` is what the dialer is told."""
 
 
+async def ask(what: str, call, *args):
+    """``call(*args)`` (a request to the controller) on a worker thread. A refusal (``PermissionError``) or no route
+    (``LookupError``) passes; any other failure of the request becomes a refusal the SDK is told, logged in one line,
+    so an SDK is answered instead of waiting for its own timeout."""
+    try:
+        return await asyncio.to_thread(call, *args)
+    except (PermissionError, LookupError) as ex:
+        if not isinstance(ex, KeyError):
+            raise
+        failure = ex
+    except Exception as ex:  # noqa: BLE001 - whatever failed, the SDK gets an answer
+        failure = ex
+    reason = f"the controller failed {what}: {str(failure).strip(chr(39)) or type(failure).__name__}"
+    log.warning("router: %s", reason)
+    raise PermissionError(reason) from None
+
+
 def closed(conn_id: int, reason: str, request: Message | None = None) -> Message:
     out = Message(CT.STATE_CLOSED, reason.encode(), {Header.CONN_ID: u32(conn_id)})
     if request is not None:
@@ -103,7 +121,7 @@ class Edge:
     async def hello(self, channel: Channel, hello: Message) -> bool:
         token = hello.str_header(Header.SESSION_TOKEN) or ""
         try:
-            channel.caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+            channel.caller = Caller(**await ask("the hello", self.link.hello, token, channel.fingerprint()))
             channel.token = token
         except PermissionError as ex:
             log.warning("router: %s %s refused: %s", channel.id, channel.peer, ex)
@@ -132,7 +150,7 @@ class Edge:
         """An SDK's refreshed API session token (OIDC): accepted if it names the same identity."""
         token = message.body.decode("utf-8", "replace")
         try:
-            caller = Caller(**await asyncio.to_thread(self.link.hello, token, channel.fingerprint()))
+            caller = Caller(**await ask("the token update", self.link.hello, token, channel.fingerprint()))
             if caller.identity_id != channel.caller.identity_id:
                 raise PermissionError("the new token belongs to another identity")
         except PermissionError as ex:
@@ -147,7 +165,7 @@ class Edge:
             return None
         try:
             token = message.body.decode("utf-8", "replace")
-            return Grant(**await asyncio.to_thread(self.link.session, channel.caller, token, kind))
+            return Grant(**await ask(f"the {kind} session", self.link.session, channel.caller, token, kind))
         except PermissionError as ex:
             reason = str(ex) or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))
@@ -243,7 +261,7 @@ class Edge:
         caller, token = channel.caller, message.body.decode("utf-8", "replace")
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
         try:
-            route = await asyncio.to_thread(self.link.dial, caller, token, instance, bool(dialer_key))
+            route = await ask("the dial", self.link.dial, caller, token, instance, bool(dialer_key))
         except (PermissionError, LookupError) as ex:
             reason = str(ex).strip("'\"") or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))
@@ -261,6 +279,9 @@ class Edge:
         }
         if channel.closed:
             return self.link.circuit_down({**info, "reason": "the dialer left"})
+        if route.get("identity_name") and route["identity_name"] != caller.identity_name:
+            # a channel this router verified alone (its controller away) learns its identity's name here
+            caller = channel.caller = dataclasses.replace(caller, identity_name=route["identity_name"])
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
         dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()

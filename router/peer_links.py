@@ -24,7 +24,10 @@ LinkResume (1105)  send again
 
 Who dials: a router dials every peer the controller lists when it starts, so the newer router of a pair
 dials; a dialer whose link dropped dials again (with backoff) while the controller still lists the peer
-and no other link to it is up. A router the controller reports gone loses its links at once.
+and no other link to it is up. A router the controller reports gone loses its links at once. Two routers
+that dial each other at once keep one link: the one with the smaller link id, on both sides (a listener
+refuses a hello whose id is greater than its live link's; a dialer or listener whose new link has the
+smaller id closes the other).
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean
 
 log = logging.getLogger("router")
+#: how a listener's refusal of a duplicate link begins (the dialer logs it as information, not a warning)
+DUPLICATE = "duplicate link"
+#: a live link kept over this many duplicates gives way to the next one (as the real router's link registry)
+MAX_DUPLICATES = 5
 
 
 class Links:
@@ -74,6 +81,8 @@ class Links:
         #: accepted link connections still in their TLS handshake (a stop cancels them at once)
         self.handshakes: set[asyncio.Task] = set()
         self._dialing: set[str] = set()
+        #: link id -> how many duplicates it was kept over (``_kept_instead``)
+        self._preferred: dict[str, int] = {}
         self.stopping = False
 
     def to_router(self, router_id: str) -> Channel | None:
@@ -105,6 +114,12 @@ class Links:
         except PermissionError as ex:
             log.warning("router: link from %s refused: %s, closing", channel.peer, ex)
             channel.send_nowait(channel.reply(hello, CT.RESULT, str(ex).encode(), result_success=boolean(False)))
+            return False
+        kept = self._kept_instead(peer_id, link_id)
+        if kept is not None:  # both routers dialed each other: the link with the smaller id stays, on both sides
+            log.info("router: link %s from %s refused: duplicate of link %s", link_id, peer_id, kept.link_id)
+            reason = f"{DUPLICATE}: link {kept.link_id} to router {self.router_id} is up"
+            channel.send_nowait(channel.reply(hello, CT.RESULT, reason.encode(), result_success=boolean(False)))
             return False
         channel.send_nowait(
             channel.reply(hello, CT.RESULT, result_success=boolean(True), router_id=self.router_id.encode())
@@ -190,9 +205,17 @@ class Links:
             channel.close()
             return False
         if not reply.bool_header(Header.RESULT_SUCCESS):
-            log.warning("router: link to %s refused: %s", router_id, reply.body.decode("utf-8", "replace"))
+            reason = reply.body.decode("utf-8", "replace")
+            (log.info if reason.startswith(DUPLICATE) else log.warning)(
+                "router: link to %s refused: %s", router_id, reason
+            )
             channel.close()
             return False
+        kept = self._kept_instead(router_id, link_id)
+        if kept is not None:  # the peer dialed this router meanwhile, with the smaller link id: that one stays
+            log.info("router: link %s to %s closed: duplicate of link %s", link_id, router_id, kept.link_id)
+            channel.close()
+            return True
         self._opened(channel, link_id, router_id)
         channel.dialed = True
         try:
@@ -226,6 +249,22 @@ class Links:
             await asyncio.sleep(self.probe_interval)
 
     # -- both sides ------------------------------------------------------------------------
+    def _kept_instead(self, peer_id: str, link_id: str) -> Channel | None:
+        """One link per pair of routers: when both dialed each other at once, the link with the smaller id stays
+        (each side compares the same two ids, so both keep the same one, as the real router's link registry does).
+        The live link to ``peer_id`` that stays instead of ``link_id``, else None (and a live one with a greater id
+        is closed now: ``link_id`` replaces it). A link kept over ``MAX_DUPLICATES`` newer ones gives way to the
+        next: the peer keeps dialing, so its end of that link is gone (a dead connection this side has not noticed)."""
+        existing = self.to_router(peer_id)
+        if existing is None or existing.link_id == link_id:
+            return None
+        if existing.link_id < link_id and self._preferred.get(existing.link_id, 0) < MAX_DUPLICATES:
+            self._preferred[existing.link_id] = self._preferred.get(existing.link_id, 0) + 1
+            return existing
+        log.info("router: link %s to %s closed: duplicate of link %s", existing.link_id, peer_id, link_id)
+        existing.close()
+        return None
+
     def _opened(self, channel: Channel, link_id: str, peer_id: str) -> None:
         channel.caller, channel.link_id = peer_id, link_id
         self.by_id[link_id] = channel
@@ -241,6 +280,7 @@ class Links:
             link_id = getattr(channel, "link_id", None)
             if link_id is not None and self.by_id.get(link_id) is channel:
                 del self.by_id[link_id]
+                self._preferred.pop(link_id, None)
                 self.on_closed(channel)
                 try:
                     await asyncio.to_thread(self.link.link_down, link_id)

@@ -252,10 +252,12 @@ class EdgeRouter:
         task.add_done_callback(self._task_done)
 
     def _task_done(self, task: asyncio.Task) -> None:
-        """No task dies silently: an unexpected failure is logged with its traceback (and retrieved)."""
+        """No task dies silently: an unexpected failure is logged in one line (its traceback at debug level)."""
         self.tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("router: %s failed", task.get_coro().__qualname__, exc_info=task.exception())
+        if not task.cancelled() and (ex := task.exception()) is not None:
+            name = task.get_coro().__qualname__
+            log.error("router: %s failed: %s: %s", name, type(ex).__name__, str(ex).replace("\n", " ") or "-")
+            log.debug("router: %s failed", name, exc_info=ex)
 
     # -- channels -------------------------------------------------------------------
     async def _accept(self, sock: socket.socket) -> None:

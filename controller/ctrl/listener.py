@@ -148,6 +148,9 @@ class CtrlListener:
                 continue
             self.per_address[address] = self.per_address.get(address, 0) + 1
             sock.setblocking(False)
+            # a request's reply must not wait for the ACK of the one before (Nagle: 40 ms with delayed ACKs);
+            # asyncio sets this only on sockets whose proto is IPPROTO_TCP, and accepted ones say 0
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             task = self.loop.create_task(self._accept(sock, peer))
             self._tasks.add(task)
             task.add_done_callback(lambda done, a=address: self._gone(done, a))

@@ -84,12 +84,13 @@ class Circuits:
         (in the fabric, with its ``created`` event), then answer. ``PermissionError`` (a refusal) or ``LookupError``
         (no terminator, no path) carry the text the dialer is told; a dial the router then cannot complete is
         reported with ``circuit_down``."""
-        grant = self.session(caller, token, "Dial")
+        grant, identity = self._session(caller, token, "Dial")
         if grant["encryption_required"] and not dialer_key:
             raise PermissionError("encryption required on service, initiator did not send public header")
         route = self.route(caller.identity_id, grant["service_id"], instance_id)
         self.circuit_up({**route, "identity_id": caller.identity_id})
-        return {**grant, **route}
+        # the dialer's name as the controller knows it (a channel the router verified alone knows only its id)
+        return {**grant, **route, "identity_name": identity.get("name") or ""}
 
     def _circuit_id(self) -> str:
         return "%032x" % self.random.getrandbits(128)

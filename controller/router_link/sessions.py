@@ -36,6 +36,10 @@ class Sessions:
         return out
 
     def session(self, caller, token: str, kind: str) -> dict:
+        return self._session(caller, token, kind)[0]
+
+    def _session(self, caller, token: str, kind: str) -> tuple[dict, dict]:
+        """The grant for ``caller``'s Dial or Bind session ``token``, and the caller's identity record."""
         record = self.sessions.find(token)
         if record is None or record.get("token") != token or record["api_session_id"] != caller.api_session_id:
             raise PermissionError(INVALID_SESSION)
@@ -55,9 +59,10 @@ class Sessions:
             raise PermissionError("invalid service")
         if self.router_id not in self.engine.usable_edge_routers(caller.identity_id, service["id"]):
             raise PermissionError("invalid edge router for session")
-        return {
+        grant = {
             "session_id": record["id"],
             "service_id": service["id"],
             "service_name": service["name"],
             "encryption_required": bool(service.get("encryption_required")),
         }
+        return grant, identity

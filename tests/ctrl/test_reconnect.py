@@ -10,12 +10,13 @@ import subprocess
 import pytest
 
 from harness.client import ZitiClient
-from harness.dataplane import DialError
+from harness.dataplane import DialError, flows
 from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
 from harness.processes.quickstart import new_quickstart
 from harness.processes.routers import RouterNetwork, linked_pairs
 from harness.processes.server import LocalController
-from router.wire import Header
+from router.wire import ContentType as CT
+from router.wire import Header, Message, u32
 from tests.ctrl.support import terminators_on, wait_until
 from tests.ctrl.test_multi_hop_process import embedded_router, split_routers
 from tests.router.raw import RawChannel
@@ -324,6 +325,45 @@ def test_while_the_controller_is_away_the_router_verifies_an_oidc_access_token_i
             controller.restart(while_down=away)
             assert seen["genuine"].bool_header(Header.RESULT_SUCCESS), seen["genuine"].body
             assert not seen["tampered"].bool_header(Header.RESULT_SUCCESS)
+    finally:
+        network.stop_routers()
+        network.admin.close()
+
+
+def test_a_channel_the_router_verified_alone_dials_under_its_identitys_name_once_the_controller_is_back(
+    controller, tmp_path, ziti_unique
+):
+    """An OIDC access token checked by the router while the controller was away carries no name; the dial's answer
+    does, and the host's Dial names the dialer (not an empty name)."""
+    admin = admin_of(controller)
+    network = RouterNetwork(admin, tmp_path / "routers")
+    network.add("er-named", roles=["named"])
+    try:
+        network.start()
+        router = network["er-named"]
+        stem = ziti_unique("named")
+        qs = new_quickstart(
+            admin, tmp_path / "ids", stem, controller_url=controller.https_url, router_url=router.url, encrypted=False
+        )
+        split_routers(admin, stem, binder_router=router.id, dialer_router=router.id)
+        client, _ = load_identity_file(qs.dialer)
+        client.logout()
+        client.login_cert(oidc="c")
+        with RawChannel(router.url, qs.dialer) as guest, RawChannel(router.url, qs.binder) as host:
+            seen: dict = {}
+            controller.restart(while_down=lambda: seen.update(hello=guest.hello(client.session_token)))
+            assert seen["hello"].bool_header(Header.RESULT_SUCCESS), seen["hello"].body
+            admin = relogin(network, controller)
+            router.wait_online(BACK)
+            assert host.hello().bool_header(Header.RESULT_SUCCESS)
+            bind = flows.dial(host.client, qs.service, "Bind")["token"].encode()
+            host.send(Message(CT.BIND, bind, {Header.CONN_ID: u32(1), Header.SUPPORTS_BIND_SUCCESS: b"\x01"}))
+            assert [host.recv().content_type, host.recv().content_type] == [CT.STATE_CONNECTED, CT.BIND_SUCCESS]
+            token = flows.dial(client, qs.service, "Dial")["token"].encode()
+            guest.send(Message(CT.CONNECT, token, {Header.CONN_ID: u32(1)}))
+            dial = host.recv()
+            assert dial.content_type == CT.DIAL, dial.body
+            assert dial.str_header(Header.DIALER_IDENTITY_NAME) == f"{stem}-dialer"
     finally:
         network.stop_routers()
         network.admin.close()

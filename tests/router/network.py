@@ -6,6 +6,7 @@ embedded router; identities reach only the routers their edge router policies na
 
 from __future__ import annotations
 
+import concurrent.futures
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,27 +48,12 @@ class Net:
         self.links[short] = link
         router = EdgeRouter(link, "127.0.0.1", 0, **options).start()
         self.routers[short] = router
-        self._settle_links(router)
         return router
 
-    def _settle_links(self, router: EdgeRouter, timeout: float = 5) -> None:
-        """Give a started router's first dials (to every router already running) a moment to come up, so the next
-        router started does not dial it at the same time: two routers that dial each other at once hold two links
-        between them, and tests name one link per pair. Not an assertion: a test may start routers that never
-        link."""
-        if router.links is None:
-            return
-        others = {r.router_id for r in self.routers.values() if r is not router and r.links is not None}
-
-        def linked() -> bool:
-            peers = set()
-            for link in self.fabric.links():
-                if router.router_id in (link.src_router_id, link.dst_router_id):
-                    peers |= {link.src_router_id, link.dst_router_id}
-            return others <= peers
-
-        with self.timeline._cond:
-            self.timeline._cond.wait_for(linked, timeout)
+    def start_together(self, *shorts: str) -> list[EdgeRouter]:
+        """Start several routers at once (each in its thread): every one of them lists the others and dials them."""
+        with concurrent.futures.ThreadPoolExecutor(len(shorts)) as pool:
+            return list(pool.map(self.start, shorts))
 
     def stop(self, short: str) -> None:
         self.routers.pop(short).stop()
@@ -76,12 +62,14 @@ class Net:
         return self.routers[short].router_id
 
     def wait_links(self, count: int, timeout: float = 20) -> None:
-        """Until ``count`` links are up among this net's routers."""
+        """Until ``count`` links are up among this net's routers, one per pair (two routers that dialed each other
+        at once keep one of their two)."""
         ids = {r.router_id for r in self.routers.values()}
 
         def ready() -> bool:
             up = [link for link in self.fabric.links() if link.src_router_id in ids and link.dst_router_id in ids]
-            return len(up) >= count
+            pairs = {frozenset((link.src_router_id, link.dst_router_id)) for link in up}
+            return len(up) >= count and len(pairs) == len(up)
 
         with self.timeline._cond:
             assert self.timeline._cond.wait_for(ready, timeout), f"links: {self.fabric.links()}"

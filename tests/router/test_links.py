@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
+import threading
+import time
 
 import pytest
 
 from harness.analysis.timeline import event_rows
 from harness.dataplane import DataPlane, DialError
 from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
+from router.wire import Header
+from tests.router.raw import RawChannel
 
 
 def named_echo(name: bytes):
@@ -237,3 +242,96 @@ def test_terminators_no_live_link_reaches_are_told_apart_from_no_terminators(net
             net.admin.fabric.patch_link(link.id, body={"down": True})
             with pytest.raises(DialError, match=r"service \S+ has no path to a terminator: no live link path"):
                 guest.dial(service)
+
+
+def test_routers_that_dial_each_other_at_once_keep_one_link_per_pair_on_both_sides(net):
+    """Four routers started together each dial the other three: each pair ends with one link (the smaller link id),
+    the same one in the controller's fabric and on both routers, and a dial crosses it."""
+    routers = net.start_together("a", "b", "c", "d")
+    ids = {router.router_id for router in routers}
+
+    def one_per_pair() -> bool:
+        up = [link for link in net.fabric.links() if {link.src_router_id, link.dst_router_id} <= ids]
+        held = [sorted(router.links.by_id) for router in routers]
+        return (
+            len(up) == 6
+            and len({frozenset((link.src_router_id, link.dst_router_id)) for link in up}) == 6
+            and all(len(links) == 3 for links in held)
+            and sorted(link.id for link in up) == sorted({i for links in held for i in links})
+        )
+
+    deadline = time.monotonic() + 20
+    with net.timeline._cond:  # link events wake it; a router's own link table changes without one: poll it too
+        while not one_per_pair() and time.monotonic() < deadline:
+            net.timeline._cond.wait(0.05)
+    up = [link for link in net.fabric.links() if {link.src_router_id, link.dst_router_id} <= ids]
+    assert len(up) == 6 and one_per_pair(), (up, [sorted(router.links.by_id) for router in routers])
+    for router in routers:
+        peers = [channel.caller for channel in router.links.by_id.values()]
+        assert sorted(peers) == sorted(ids - {router.router_id})
+    service = net.service("dup")
+    host = SyncDataPlane(*load_identity_file(net.identity("host", service, "Bind", ["a"])))
+    guest = SyncDataPlane(*load_identity_file(net.identity("guest", service, "Dial", ["b"])))
+    with host, guest:
+        host.bind(service, named_echo(b"a"))
+        assert ask(guest, service) == b"a:hello"
+
+
+def test_a_control_request_that_fails_is_a_refusal_the_sdk_is_told_logged_in_one_line(net, monkeypatch, caplog):
+    """The controller failing a hello or a dial (not refusing it) answers the SDK at once with the reason, and the
+    router says so in one log line; nothing waits for the SDK's own timeout."""
+    router = net.start("a")
+    service = net.service("failing", encrypted=False)
+    guest_file = net.identity("guest", service, "Dial", ["a"])
+    host = SyncDataPlane(*load_identity_file(net.identity("host", service, "Bind", ["a"])))
+    guest = SyncDataPlane(*load_identity_file(guest_file))
+    with host, guest:
+        host.bind(service, named_echo(b"a"))
+        assert ask(guest, service) == b"a:hello"
+
+        def broken(*args, **kwargs):
+            raise RuntimeError("the circuit table is full")
+
+        caplog.set_level(logging.INFO, logger="router")
+        monkeypatch.setattr(net.fabric, "circuit_up", broken)
+        guest.timeout = 5.0
+        with pytest.raises(DialError, match="the controller failed the dial: the circuit table is full"):
+            guest.dial(service)
+        monkeypatch.setattr(net.links["a"], "hello", broken)
+        with RawChannel(router.url, guest_file) as raw:
+            refused = raw.hello()
+        assert refused is not None and not refused.bool_header(Header.RESULT_SUCCESS)
+        assert refused.body == b"the controller failed the hello: the circuit table is full"
+    lines = [r for r in caplog.records if "the controller failed" in r.getMessage()]
+    assert [r.getMessage() for r in lines][:2] == [
+        "router: the controller failed the dial: the circuit table is full",
+        "router: the controller failed the hello: the circuit table is full",
+    ]
+    assert len(lines) == 3 and lines[2].getMessage().endswith(
+        "refused: the controller failed the hello: the circuit table is full"
+    )  # the hello's refusal, as any
+    assert all(r.exc_info is None and "\n" not in r.getMessage() for r in lines)
+
+
+def test_a_router_task_that_fails_is_logged_in_one_line(net, caplog):
+    router = net.start("a")
+    caplog.set_level(logging.INFO, logger="router")
+    failed = threading.Event()
+
+    async def doomed():
+        failed.set()
+        raise ValueError("a bug\nover two lines")
+
+    router.loop.call_soon_threadsafe(router.spawn, doomed())
+    assert failed.wait(10)
+    # the done callback runs on the router's loop right after the task: one more turn of that loop sees it done
+    asyncio.run_coroutine_threadsafe(asyncio.sleep(0), router.loop).result(10)
+    lines = [r for r in caplog.records if "doomed" in r.getMessage()]
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in lines] == [
+        (
+            "ERROR",
+            "router: test_a_router_task_that_fails_is_logged_in_one_line.<locals>.doomed failed: ValueError: "
+            "a bug over two lines",
+            None,
+        )
+    ]

@@ -12,9 +12,12 @@ import pytest
 
 from harness.client import pki as hp
 from harness.dataplane.sync import SyncDataPlane, echo, load_identity_file
-from router.wire import MAGIC, PREFIX, Header, Message
+from router.controller_link import Credentials
+from router.server import link_contexts
+from router.wire import MAGIC, PREFIX, Header, Message, decode
 from router.wire import ContentType as CT
 from tests.router.raw import RawChannel
+from tests.support import recv_exactly
 
 
 def tls_to(url: str, context: ssl.SSLContext) -> ssl.SSLSocket:
@@ -127,3 +130,29 @@ def test_a_peer_that_stops_answering_loses_its_link(net, router_log):
     assert [line for line in lines if "stopped answering" in line] == [lines[0]]
     net.wait_links(1)  # b dials again once a answers: a new link
     assert net.link_between("a", "b").id != link.id
+
+
+def link_hello(url: str, context: ssl.SSLContext, router_id: str, link_id: str) -> Message:
+    """A link hello as ``router_id`` (its own certificate) on a new connection; the listener's answer."""
+    with tls_to(url, context) as sock:
+        sock.sendall(
+            Message(CT.HELLO, b"", {Header.ROUTER_ID: router_id.encode(), Header.LINK_ID: link_id.encode()}).encode()
+        )
+        head = recv_exactly(sock, PREFIX.size)
+        _, _, _, header_len, body_len = PREFIX.unpack(head)
+        return decode(head + recv_exactly(sock, header_len + body_len))
+
+
+def test_a_duplicate_link_with_a_greater_id_is_refused_until_the_kept_one_gave_way_five_times(net):
+    """Router b's certificate dials a again while their link is up: a refuses greater link ids (the smaller stays,
+    as on both sides when two routers dial each other at once), but a link kept over five duplicates gives way to
+    the next one (its peer keeps dialing, so its end is gone)."""
+    a, b = net.start("a"), net.start("b")
+    net.wait_links(1)
+    kept = net.link_between("a", "b")
+    context = link_contexts(Credentials(**net.links["b"].credentials()))[1]
+    context.check_hostname = False  # the test checks nothing of a's certificate but its chain
+    replies = [link_hello(a.link_url, context, b.router_id, "f" * 31 + str(n)) for n in range(6)]
+    assert [r.bool_header(Header.RESULT_SUCCESS) for r in replies] == [False] * 5 + [True]
+    assert replies[0].body.decode() == f"duplicate link: link {kept.id} to router {a.router_id} is up"
+    net.timeline.wait("link", "disconnected", link_id=kept.id)
