@@ -81,7 +81,7 @@ def create_app(
             authenticators=ctl.authenticators,
         )
         if ctl.cluster is not None:
-            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
+            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION, config.ctrl_address)
 
     if ctl.cluster is None:
         start()
@@ -170,6 +170,7 @@ def router_link(
         clock=ctl.clock,
         router_faults=ctl.router_faults,
         oidc_jwks=ctl.oidc.signer.jwks if ctl.oidc is not None else None,
+        cluster=ctl.cluster,
     )
 
 

@@ -131,6 +131,17 @@ class Presence:
         if self.oidc_jwks is not None:
             changed(self.oidc_jwks())
 
+    def ctrl_endpoints(self) -> dict | None:
+        """In a cluster, what the router is told of the members (``ctrlAddresses``: ``controllers`` [{``id``,
+        ``address``}], ``index``, ``isLeader``); None for a single controller. Takes the store lock."""
+        return self.cluster.ctrl_endpoints() if self.cluster is not None else None
+
+    def watch_ctrl_endpoints(self, changed) -> None:
+        """In a cluster, call ``changed()`` (a signal: quick, any thread, possibly raft's, so it must not take the
+        store lock) whenever the members or this member's leadership change; then :meth:`ctrl_endpoints`."""
+        if self.cluster is not None:
+            self._unwatch.append(self.cluster.watch_ctrl_endpoints(changed))
+
     def watch_trusted_cas(self, changed) -> None:
         """Call ``changed(pem)`` whenever the trusted CA bundle changes (a CA created, verified, disabled, deleted)."""
         state = {"pem": self.trusted_cas()}
@@ -173,6 +184,19 @@ class Presence:
         """Stop every ``watch``; idempotent."""
         while self._unwatch:
             self._unwatch.pop()()
+
+    def disconnected(self) -> None:
+        """The router's control channel to this controller ended without ``offline``. A single controller takes
+        the router offline (:meth:`offline`). A cluster member only drops its own view of the router (presence,
+        its links and circuits here): the router may still be connected to the other members, so its terminators,
+        replicated writes every member sees, stay (as the real HA controllers keep them); its reconcile at the next
+        connect, or ``online`` at its next start, settles them."""
+        if self.cluster is None:
+            return self.offline()
+        self.unwatch()
+        self.router_presence.offline(self.router_id)
+        self.router_gone(self.router_id)
+        self.emit("router", "offline", router_id=self.router_id)
 
     def offline(self) -> None:
         self.unwatch()
