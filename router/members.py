@@ -16,6 +16,8 @@ Where each call goes:
   else any; a member that cannot be reached is skipped for the next. Terminator writes are store writes,
   replicated through raft whichever member takes them; a dial's circuit is the answering member's own
   (member-local, as the fabric state is), so its ``circuitDown`` goes back to that member;
+* an SDK's hello (and UpdateToken) is answered by one member and told to the others too, since each member
+  checks a dial or bind against the token the SDK's channel presented last;
 * what each member keeps for itself about this router goes to every connected member: its presence (a
   member that gets a connection marks the router online; ``online`` goes to one, which drops the router's
   stale terminators, and every other member gets the router's whole state as a ``reconcile``), its link
@@ -309,7 +311,7 @@ class ControllerMembers:
         """The first reachable member's answer; with none reachable, what one accepted before (as a single
         controller's channel does)."""
         try:
-            caller, _ = self._one("hello", token=token, fingerprint=fingerprint)
+            caller, answered = self._one("hello", token=token, fingerprint=fingerprint)
         except RuntimeError as ex:
             raise PermissionError(f"the controller failed: {ex}") from None
         except ControlError as ex:
@@ -322,6 +324,9 @@ class ControllerMembers:
             self.accepted.forget(token, fingerprint)
             raise
         self.accepted.add(token, fingerprint, caller)
+        for link in self._candidates():  # each member checks a dial against the token the SDK presented last
+            if link is not answered:
+                link._notify("hello", token=token, fingerprint=fingerprint)
         return caller
 
     def session(self, caller: Caller, token: str, kind: str) -> dict:

@@ -77,13 +77,29 @@ class ZitiCluster:
         self._launch(first)
         self._wait_ready(first)
         for member in self.members[1:]:
-            pki = member.folder / "pki"
-            pki.mkdir(parents=True, exist_ok=True, mode=0o700)
-            for name in CA_FILES:
-                shutil.copy2(first.folder / "pki" / name, pki / name)
+            self._copy_ca(member)
             self._launch(member)
             self._wait_ready(member)
         return self
+
+    def add_member(self) -> Member:
+        """One more member, joining the running cluster through a live member (as ``ziti edge quickstart join``)."""
+        index = len(self.members)
+        port, raft_port = _port_pair()
+        member = Member(index, f"ctrl{index + 1}", self.root / f"ctrl{index + 1}", port, raft_port)
+        self.members.append(member)
+        self._copy_ca(member)
+        self._launch(member)
+        self._wait_ready(member)
+        self.size = len(self.members)
+        return member
+
+    def _copy_ca(self, member: Member) -> None:
+        """The cluster's CA files into a new member's folder (one trust domain)."""
+        pki = member.folder / "pki"
+        pki.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for name in CA_FILES:
+            shutil.copy2(self.members[0].folder / "pki" / name, pki / name)
 
     @property
     def ca_file(self) -> str:
@@ -94,6 +110,7 @@ class ZitiCluster:
         command += [member.instance_id, "--port", str(member.port)]  # raft: the port + 10000, as documented
         command += ["--ready-file", str(self._ready_file(member)), *self.options]
         others = [m for m in self.members if m is not member and (m.folder / "db").exists()]
+        others.sort(key=lambda m: not m.alive)  # a live member to join through first
         if member.index == 0 or not others:
             command.append("--cluster")
         else:
