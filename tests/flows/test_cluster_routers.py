@@ -83,3 +83,31 @@ def test_a_member_that_joins_later_gets_the_routers_channel_and_the_router_keeps
         [row] = admin2.mgmt_ok("GET", "/edge-routers", params={"filter": name_is("late-router")})
         assert row["isOnline"]
     router.stop()
+
+
+def test_a_member_losing_the_routers_channel_takes_it_offline_there_only_and_keeps_its_terminators(
+    ziti_cluster, tmp_path
+):
+    cluster = ziti_cluster
+    with cluster.client(0) as admin0:
+        router = RouterProcess(admin0, "kept-router", tmp_path / "routers").start()
+        qs = new_quickstart(
+            admin0, tmp_path / "qs", "kept", controller_url=cluster.members[0].url, router_url=router.url
+        )
+        restrict_to(admin0, "kept", [router.id])
+    with SyncDataPlane.from_identity_file(qs.binder) as host:
+        host.bind(qs.service, echo)
+        wait_until(lambda: all(terminator_ids(cluster, i, router.id) for i in range(3)), what="terminator everywhere")
+        with cluster.client(0) as admin0:
+            before = admin0.mgmt_ok("GET", "/terminators", params={"filter": f'router = "{router.id}"'})
+
+        cluster.pause(2)  # silent past the router's heartbeat timeout: the router closes its channel to ctrl3
+        time.sleep(WATCH_SECONDS + 1)
+        cluster.resume(2)  # ctrl3 then sees the channel gone: the router is offline there, until it reconnects
+        wait_until(lambda: online_on(cluster, 2, router.id), what="back online on the resumed member")
+        with cluster.client(0) as admin0:
+            after = admin0.mgmt_ok("GET", "/terminators", params={"filter": f'router = "{router.id}"'})
+        # the same records: never deleted (cluster-wide) and created again
+        assert [(t["id"], t["createdAt"]) for t in after] == [(t["id"], t["createdAt"]) for t in before]
+        assert online_on(cluster, 0, router.id) and online_on(cluster, 1, router.id)
+    router.stop()
