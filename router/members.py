@@ -31,6 +31,7 @@ import json
 import logging
 import os
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -44,6 +45,8 @@ log = logging.getLogger("router.members")
 ENDPOINTS_FILE = "endpoints.json"
 #: circuits whose answering member is remembered (for their ``circuitDown``)
 MAX_CIRCUITS = 100_000
+#: seconds in which a peer's return told by another member is not news
+PEER_REPEAT = 2.0
 
 
 def load_endpoints(data: Path) -> list[str]:
@@ -69,8 +72,12 @@ class ControllerMembers:
         ca_pem: str,
         data: Path | None = None,
         request_timeout: float = 10.0,
+        local=None,
     ):
-        if not addresses:
+        """``local``: for a router embedded in a cluster member, that member's own in-process link, shaped as a
+        member's channel (``address``, ``connected``, ``_call``, ``_notify``, the ``watch_*`` calls,
+        ``members_changed``): always connected, asked first, and the source of the router's credentials."""
+        if not addresses and local is None:
             raise ValueError("no controller address")
         self._pems = {"cert_pem": cert_pem, "key_pem": key_pem, "server_cert_pem": server_cert_pem, "ca_pem": ca_pem}
         self.data, self.request_timeout = data, request_timeout
@@ -83,6 +90,8 @@ class ControllerMembers:
         self._leader: str | None = None
         self._last: str | None = None
         self._circuits: OrderedDict[str, str] = OrderedDict()
+        #: when each peer's return was last handed on (``peerOnline`` comes from every member)
+        self._peers_told: dict[tuple, float] = {}
         #: shared by every member's channel: a hello accepted by any member is answered while none is reachable
         self.accepted = AcceptedHellos()
         self.local_tokens = LocalTokens()
@@ -97,6 +106,12 @@ class ControllerMembers:
         self._online: tuple[str, dict] | None = None
         self._link_url: str | None = None
         self._terminators: dict[str, Terminator] = {}
+        self._local = local
+        if local is not None:
+            self._addresses = list(dict.fromkeys([local.address, *self._addresses]))
+            self.links[local.address] = local  # first: its member list may come at once
+            self._wire(local)
+            self._last = local.address
 
     # -- lifecycle ----------------------------------------------------------------------
     @property
@@ -139,7 +154,11 @@ class ControllerMembers:
             closer.join(10)
 
     def _new_link(self, address: str) -> RemoteControllerLink:
-        link = RemoteControllerLink(address, request_timeout=self.request_timeout, **self._pems)
+        return self._wire(RemoteControllerLink(address, request_timeout=self.request_timeout, **self._pems))
+
+    def _wire(self, link):
+        """``link`` (a member's channel) shares this router's caches and reports to it."""
+        address = link.address
         link.accepted, link.local_tokens = self.accepted, self.local_tokens
         link.members_changed = self._members_told
         link.watch(lambda kind, revoked_id: self._revoked and self._revoked(kind, revoked_id))
@@ -150,6 +169,8 @@ class ControllerMembers:
         if self._online is not None:  # it reports the router's whole state as soon as it connects
             link._online_url, link._online_version = self._online[0], dict(self._online[1])
         link._link_url = self._link_url
+        if hasattr(link, "start_watching"):  # the local member: its member list from now on
+            link.start_watching()
         return link
 
     def _add(self, address: str) -> None:
@@ -163,6 +184,8 @@ class ControllerMembers:
 
     def _remove(self, address: str) -> None:
         with self._lock:
+            if self._local is not None and address == self._local.address:
+                return
             link = self.links.pop(address, None)
         if link is not None:
             log.info("router: the controller at %s left the cluster: closing its control channel", address)
@@ -226,6 +249,8 @@ class ControllerMembers:
         with self._lock:
             links = [link for link in self.links.values() if link.connected.is_set()]
             first = {self._leader: 0, self._last: 1}
+            if self._local is not None:  # in the same process: never away while the router lives
+                first[self._local.address] = -1
         return sorted(links, key=lambda link: first.get(link.address, 2))
 
     def _one(self, name: str, retry_failed: bool = False, **args) -> tuple[Any, RemoteControllerLink]:
@@ -264,6 +289,8 @@ class ControllerMembers:
             link._notify(name, **args)
 
     def _first(self) -> RemoteControllerLink:
+        if self._local is not None:
+            return self._local
         candidates = self._candidates()
         if candidates:
             return candidates[0]
@@ -272,6 +299,14 @@ class ControllerMembers:
 
     # -- what members push ------------------------------------------------------------------
     def _peer_back(self, peer: dict) -> None:
+        """Every member tells of a router whose link listener is back: the first telling is enough."""
+        now, key = time.monotonic(), (peer.get("router_id"), peer.get("url"))
+        with self._lock:
+            if now - self._peers_told.get(key, -PEER_REPEAT) < PEER_REPEAT:
+                return
+            self._peers_told[key] = now
+            if len(self._peers_told) > MAX_CIRCUITS:
+                self._peers_told.clear()
         if self._peer_returned is not None:
             self._peer_returned(peer)
 

@@ -111,3 +111,23 @@ def test_a_member_losing_the_routers_channel_takes_it_offline_there_only_and_kee
         assert [(t["id"], t["createdAt"]) for t in after] == [(t["id"], t["createdAt"]) for t in before]
         assert online_on(cluster, 0, router.id) and online_on(cluster, 1, router.id)
     router.stop()
+
+
+def test_each_members_embedded_router_is_online_on_every_member_and_stays_so_when_another_member_dies(
+    ziti_make_cluster,
+):
+    options = ("--router-port", "0", "--http-port", "0", "--ctrl-port", "0", "--log-level", "warning")
+    cluster = ziti_make_cluster(3, options=options)
+    names = {f"router-ctrl{i + 1}" for i in range(3)}
+
+    def online(index: int) -> set[str]:
+        with cluster.client(index) as client:
+            return {row["name"] for row in client.mgmt_ok("GET", "/edge-routers") if row["isOnline"]}
+
+    wait_until(lambda: all(online(i) == names for i in range(3)), what="every router online on every member")
+    cluster.kill(0)  # its router dies with it
+    deadline = time.monotonic() + WATCH_SECONDS
+    while time.monotonic() < deadline:
+        assert {"router-ctrl2", "router-ctrl3"} <= online(1) and {"router-ctrl2", "router-ctrl3"} <= online(2)
+        time.sleep(0.25)
+    wait_until(lambda: "router-ctrl1" not in online(1), what="the dead member's router offline")
