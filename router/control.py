@@ -171,6 +171,9 @@ class RemoteControllerLink:
         self._online_url: str | None = None
         self._online_version: dict[str, str] = {}
         self._terminators: dict[str, Terminator] = {}
+        #: held while the state is reported and reconciled (``router.members`` holds it while it writes terminators
+        #: through another member, so a reconcile never judges a terminator added meanwhile stale)
+        self.state_lock: threading.Lock | None = None
         self._closing = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -326,6 +329,18 @@ class RemoteControllerLink:
     async def _resync(self) -> None:
         """After a reconnect: the router's whole state in one ``reconcile`` (the controller takes what it lacks and
         answers what this router must drop), then the trusted CAs."""
+        lock = self.state_lock
+        while lock is not None and not lock.acquire(blocking=False):  # cancellable: never a lock left held
+            await asyncio.sleep(0.005)
+        try:
+            await self._reconcile()
+        finally:
+            if lock is not None:
+                lock.release()
+        if self._cas_changed is not None:
+            self._cas_changed(await self._request("trustedCas", {}))
+
+    async def _reconcile(self) -> None:
         if self._online_url is not None:
             state = await asyncio.wrap_future(self._report()) if self._report is not None else {}
             channels = state.get("channels", [])
@@ -346,8 +361,6 @@ class RemoteControllerLink:
             log.info("router: reconnected to the controller at %s: %s", self.address, answer.get("summary", ""))
             if self._reconciled is not None:
                 self._reconciled(answer)
-        if self._cas_changed is not None:
-            self._cas_changed(await self._request("trustedCas", {}))
 
     def _dispatch(self, message: dict) -> None:
         kind = message.get("type")

@@ -92,6 +92,8 @@ class ControllerMembers:
         self._circuits: OrderedDict[str, str] = OrderedDict()
         #: when each peer's return was last handed on (``peerOnline`` comes from every member)
         self._peers_told: dict[tuple, float] = {}
+        #: held while a terminator is written through one member and while the state is reconciled with another
+        self._state_lock = threading.Lock()
         #: shared by every member's channel: a hello accepted by any member is answered while none is reachable
         self.accepted = AcceptedHellos()
         self.local_tokens = LocalTokens()
@@ -159,6 +161,7 @@ class ControllerMembers:
     def _wire(self, link):
         """``link`` (a member's channel) shares this router's caches and reports to it."""
         address = link.address
+        link.state_lock = self._state_lock
         link.accepted, link.local_tokens = self.accepted, self.local_tokens
         link.members_changed = self._members_told
         link.watch(lambda kind, revoked_id: self._revoked and self._revoked(kind, revoked_id))
@@ -370,7 +373,8 @@ class ControllerMembers:
     def add_terminator(self, terminator: Terminator) -> None:
         self._terminators[terminator.terminator_id] = terminator
         try:
-            self._one("addTerminator", retry_failed=True, **terminator.to_wire())
+            with self._state_lock:
+                self._one("addTerminator", retry_failed=True, **terminator.to_wire())
         except BaseException:
             self._terminators.pop(terminator.terminator_id, None)
             raise
@@ -378,7 +382,8 @@ class ControllerMembers:
     def remove_terminator(self, terminator_id: str) -> None:
         self._terminators.pop(terminator_id, None)
         try:
-            self._one("removeTerminator", retry_failed=True, terminatorId=terminator_id)
+            with self._state_lock:
+                self._one("removeTerminator", retry_failed=True, terminatorId=terminator_id)
         except (ControlError, RuntimeError) as ex:
             log.info("router: terminator %s not removed on the controller now (%s)", terminator_id, ex)
 

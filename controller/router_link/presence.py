@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from controller.errors import ControllerError
+from controller.errors import ControllerError, ReplicaConflict
 from controller.fabric.state import Link
 
 log = logging.getLogger("controller.ctrl")
@@ -48,7 +48,10 @@ class Presence:
         reported = {terminator.terminator_id: terminator for terminator in terminators}
         stale = [t["id"] for t in self.terminators.of_router(self.router_id) if t["id"] not in reported]
         for terminator_id in stale:
-            self.terminators.delete_system(terminator_id)
+            try:
+                self.terminators.delete_system(terminator_id)
+            except ReplicaConflict:  # a cluster: another member deleted it meanwhile
+                pass
         known = {t["id"] for t in self.terminators.of_router(self.router_id)}
         added, drop_terminators = 0, []
         for terminator_id, terminator in reported.items():
@@ -57,6 +60,8 @@ class Presence:
             try:
                 self.add_terminator(terminator)
                 added += 1
+            except ReplicaConflict:  # a cluster: the router's own add, through another member, came first
+                pass
             except ControllerError:  # e.g. its service was deleted while the router was away
                 drop_terminators.append(terminator_id)
 
