@@ -120,7 +120,9 @@ class Presence:
                 self._presented.pop(event["id"], None)
                 revoked(kinds[event["namespace"]], event["id"])
             elif event.get("namespace") == "router" and event.get("event_type") == "offline":
-                if event.get("router_id") != self.router_id:
+                # a cluster member that lost only its own channel to a router does not tell the others' routers:
+                # that router may still be up (their links to it find out by themselves if it is not)
+                if event.get("router_id") != self.router_id and event.get("scope") != "member":
                     revoked("router", event.get("router_id"))
             elif event.get("namespace") == "entityChange" and event.get("entityType") == "revocations":
                 record = event.get("finalState") or {}  # an OIDC revocation (logout, token, identity)
@@ -195,13 +197,14 @@ class Presence:
         the router offline (:meth:`offline`). A cluster member only drops its own view of the router (presence,
         its links and circuits here): the router may still be connected to the other members, so its terminators,
         replicated writes every member sees, stay (as the real HA controllers keep them); its reconcile at the next
-        connect, or ``online`` at its next start, settles them."""
+        connect, or ``online`` at its next start, settles them. Its ``router``/``offline`` event says ``scope:
+        member``, and the routers connected here are not told to drop their links to it."""
         if self.cluster is None:
             return self.offline()
         self.unwatch()
         self.router_presence.offline(self.router_id)
         self.router_gone(self.router_id)
-        self.emit("router", "offline", router_id=self.router_id)
+        self.emit("router", "offline", router_id=self.router_id, scope="member")
 
     def offline(self) -> None:
         self.unwatch()
