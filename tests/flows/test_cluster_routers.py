@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
-from harness.filters import name_is
-from harness.quickstart import new_quickstart
-from harness.routers import RouterProcess
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.client.filters import name_is
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import RouterProcess
 from tests.ctrl.support import restrict_to, wait_until
 
 #: longer than a member's heartbeat timeout (3 s): a router a live member lost would show offline by then

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.quickstart import new_quickstart
-from harness.routers import RouterProcess
-from harness.sync_dataplane import SyncDataPlane, echo
+from harness.dataplane.sync import SyncDataPlane, echo
+from harness.processes.quickstart import new_quickstart
+from harness.processes.routers import RouterProcess
 from tests.ctrl.support import restrict_to
 
 #: libziti refreshes its service list about once a minute: a service created after the kill is listed by then
