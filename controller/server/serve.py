@@ -105,6 +105,17 @@ def listeners(
     return out
 
 
+def check_raft_port(raft_address: str) -> None:
+    """``ListenerError`` when a member's raft port cannot be bound: PySyncObj would retry binding in silence, and
+    the member would wait for a leader until it gave up."""
+    from controller.server.lifecycle import Listener, ListenerError, bind_problem
+
+    host, _, port = raft_address.rpartition(":")
+    reason = bind_problem(host.strip("[]"), int(port))
+    if reason:
+        raise ListenerError(Listener("raft", "--raft-port", int(port), lambda bound: None), host, reason)
+
+
 def edge_router(ctl, host: str, port: int, advertise: str | None = None):
     """The edge router of this controller, not started (composition root: the controller never imports it)."""
     from controller.app import router_link
@@ -266,6 +277,8 @@ def run(
         ),
     )
     group.check()
+    if config.cluster is not None:
+        check_raft_port(config.cluster.raft_address)
     group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
     if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
         config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
