@@ -64,6 +64,16 @@ class ClusterConfig:
     api_address: str = ""
 
 
+class RaftPortInUse(OSError):
+    """This member's raft port cannot be bound (the start reports it as it reports any listener's)."""
+
+    def __init__(self, host: str, port: int):
+        import errno
+
+        super().__init__(errno.EADDRINUSE, f"raft port {port} on {host} is in use")
+        self.host, self.port = host, port
+
+
 def cluster_password(root_key) -> str:
     """The raft transport's password: derived from the trust domain's root CA key, never stored."""
     raw = root_key.private_bytes(
@@ -102,9 +112,23 @@ class Cluster:
             password=password,
             on_state=self._state_changed,
         )
+        self._bound()
         if config.join and config.ask_to_join is not None and store.get(MEMBERS_TABLE, self.instance_id) is None:
             self._ask_to_join()
         self._wait_ready()
+
+    def _bound(self) -> None:
+        """PySyncObj binds the raft port on its thread and, when it cannot, keeps trying in silence: a member whose
+        port is taken (by anything, between the start's port check and now) would wait for a leader until it
+        gave up. :class:`RaftPortInUse` instead, once ``RaftSettings.bind_retries`` attempts failed."""
+        from pysyncobj import SyncObjException
+
+        try:
+            self.replicator.raft.waitBinded()
+        except SyncObjException:
+            self.replicator.close()
+            host, _, port = self.address.rpartition(":")
+            raise RaftPortInUse(host, int(port)) from None
 
     def _ask_to_join(self) -> None:
         """Have the cluster add this member: ``config.ask_to_join`` (the composition root's request to a

@@ -105,6 +105,20 @@ def listeners(
     return out
 
 
+def app_or_listener_error(config):
+    """``create_app(config)``; a cluster member whose raft port was taken meanwhile raises ``ListenerError`` as a
+    listener's port would."""
+    from controller.app import create_app
+    from controller.cluster.member import RaftPortInUse
+    from controller.server.lifecycle import Listener, ListenerError
+
+    try:
+        return create_app(config)
+    except RaftPortInUse as ex:
+        listener = Listener("raft", "--raft-port", ex.port, lambda bound: None)
+        raise ListenerError(listener, ex.host, "is in use") from None
+
+
 def check_raft_port(raft_address: str) -> None:
     """``ListenerError`` when a member's raft port cannot be bound: PySyncObj would retry binding in silence, and
     the member would wait for a leader until it gave up."""
@@ -256,7 +270,6 @@ def run(
     admin API serves and the embedded router is online, one ready line is printed and, with
     ``ready_file``, the file is written (``controller.server.readiness``).
     """
-    from controller.app import create_app
     from controller.bootstrap import ensure_quickstart_policies
     from controller.gc_pause import gc_paused
     from controller.heap import SurvivorFreezer, freeze_started_heap
@@ -286,7 +299,7 @@ def run(
         advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
         config.ctrl_address = f"tls:{advertise}:{group.planned('--ctrl-port')}"
     with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
-        built.append(create_app(config))
+        built.append(app_or_listener_error(config))
         ctl = built[0].controller
         if quickstart_policies:
             ensure_quickstart_policies(ctl.edge_router_policies, ctl.service_edge_router_policies)
