@@ -23,6 +23,8 @@ class RaftSettings:
     #: binding the raft port is tried this often, ``bind_retry`` s apart, before the member gives up starting
     bind_retries: int = 15
     bind_retry: float = 0.2
+    #: ``HOST:PORT`` the raft port listens on (the member's raft address: PySyncObj's default is every interface)
+    bind_address: str | None = None
 
     def conf(self, folder: Path, **kwargs):
         """PySyncObj's ``SyncObjConf`` for a member whose raft files live in ``folder``."""
@@ -43,6 +45,7 @@ class RaftSettings:
             fullDumpFile=str(folder / "raft.snapshot"),
             logCompactionMinEntries=self.compaction_entries,
             maxBindRetries=self.bind_retries,
+            bindAddress=self.bind_address,
             bindRetryTime=self.bind_retry,
             useFork=False,
             **kwargs,

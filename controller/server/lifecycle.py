@@ -79,6 +79,7 @@ def bind_problem(host: str, port: int) -> str | None:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
+            probe.listen(1)  # Linux refuses a listener beside another socket's TIME-WAIT on that port only here
         except OSError as ex:
             return _reason(ex)
     return None

@@ -257,8 +257,10 @@ def _port_pair() -> tuple[int, int]:
         port = free_port()
         raft_port = raft_port_for(port)
         with socket.socket() as probe:
-            try:
+            try:  # as PySyncObj binds it; listen too: Linux refuses a listener beside a TIME-WAIT socket of that
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # port only at listen()
                 probe.bind(("127.0.0.1", raft_port))
+                probe.listen(1)
             except OSError:
                 continue
         return port, raft_port

@@ -24,3 +24,17 @@ def test_a_taken_raft_port_is_raft_port_in_use_within_the_bind_retries(tmp_path)
             Cluster(Store(None), tmp_path / "raft", ClusterConfig("m1", f"127.0.0.1:{port}", settings=settings), "pw")
     assert (caught.value.host, caught.value.port) == ("127.0.0.1", port)
     assert caught.value.errno == errno.EADDRINUSE and f"raft port {port} on 127.0.0.1 is in use" in str(caught.value)
+
+
+def test_the_raft_port_listens_on_the_members_raft_address_only(tmp_path):
+    port = free_port()
+    cluster = Cluster(Store(None), tmp_path / "raft", ClusterConfig("m1", f"127.0.0.1:{port}"), "pw")
+    try:
+        with socket.socket() as beside:  # another loopback address, same port: free unless raft took every interface
+            beside.bind(("127.0.0.2", port))
+            beside.listen(1)
+        with socket.socket() as same, pytest.raises(OSError):
+            same.bind(("127.0.0.1", port))
+            same.listen(1)
+    finally:
+        cluster.close()
