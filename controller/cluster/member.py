@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -108,7 +108,7 @@ class Cluster:
             self.address,
             partners,
             member_id=self.instance_id,
-            settings=replace(config.settings, bind_address=config.settings.bind_address or self.address),
+            settings=config.settings,
             password=password,
             on_state=self._state_changed,
         )
