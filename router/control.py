@@ -223,8 +223,7 @@ class RemoteControllerLink:
             except (ControlError, OSError, asyncio.TimeoutError) as ex:
                 log.debug("router: connecting to %s: %s", self.address, ex)
             await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
-        log.info("router: the control channel to %s is up", self.address)
-        await self._maintain(resync=True)
+        await self._maintain(resync=True, first=True)
 
     def reconcile_now(self, timeout: float | None = None) -> None:
         """Send the router's whole state now (``reconcile``), as after a reconnect; ``ControlError`` if not
@@ -278,14 +277,16 @@ class RemoteControllerLink:
         self._reader, self._writer = reader, writer
         self.connected.set()
 
-    async def _maintain(self, resync: bool = False) -> None:
-        """Serve the connection; when it drops, reconnect and re-sync until closed (``resync``: at once too)."""
+    async def _maintain(self, resync: bool = False, first: bool = False) -> None:
+        """Serve the connection; when it drops, reconnect and re-sync until closed (``resync``: at once too;
+        ``first``: this is the channel's first connection)."""
         while not self._closing:
             serving = asyncio.ensure_future(self._serve())
             if resync:  # replies are read by _serve meanwhile
                 try:
                     await self._resync()
-                    log.info("router: the control channel to %s is back", self.address)
+                    log.info("router: the control channel to %s is %s", self.address, "up" if first else "back")
+                    first = False
                 except Exception as ex:  # noqa: BLE001 - whatever failed, the channel reconnects (never dies)
                     log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
                     self._abort()
