@@ -81,7 +81,7 @@ def create_app(
             authenticators=ctl.accounts.authenticators,
         )
         if ctl.cluster is not None:
-            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION)
+            ctl.cluster.register(config.api_address, ctl.pki.server_chain_pem(), VERSION, config.ctrl_address)
 
     if ctl.cluster is None:
         start()
@@ -166,6 +166,7 @@ def router_link(
         clock=ctl.clock,
         router_faults=routing.router_faults,
         oidc_jwks=oidc.signer.jwks if oidc is not None else None,
+        cluster=ctl.cluster,
     )
 
 

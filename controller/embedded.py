@@ -95,7 +95,7 @@ def serve(
     from controller.heap import SurvivorFreezer, freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
     from controller.server.readiness import announce_ready
-    from controller.server.serve import banner, listeners, raise_open_files
+    from controller.server.serve import banner, check_raft_port, listeners, raise_open_files
 
     built: list = []
     group = Listeners(
@@ -111,6 +111,8 @@ def serve(
         ),
     )
     group.check()
+    if config.cluster is not None:
+        check_raft_port(config.cluster.raft_address)
     group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
     if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
         config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"
@@ -118,7 +120,7 @@ def serve(
         advertise = router_advertise or ("127.0.0.1" if config.host in ("0.0.0.0", "::") else config.host)
         config.ctrl_address = f"tls:{advertise}:{group.planned('--ctrl-port')}"
     with gc_paused():  # frozen before the collector resumes: it would walk every new record once (controller.heap)
-        built.append(handle := EmbeddedController(config, quickstart_policies=quickstart_policies))
+        built.append(handle := controller_or_listener_error(config, quickstart_policies))
         freeze_started_heap()
     raise_open_files()  # one descriptor per client connection, up to Limits.max_connections
     SurvivorFreezer().install()  # and what clients hold later leaves it after a full collection finds it alive
@@ -139,3 +141,16 @@ def request_bodies(api: str = "management") -> dict[str, dict]:
     from controller.api.routes import build_route_table
 
     return {op.op_id: op.body for op in build_route_table().for_api(api) if op.body}
+
+
+def controller_or_listener_error(config, quickstart_policies: bool) -> EmbeddedController:
+    """The controller ``serve`` runs; a cluster member whose raft port was taken meanwhile raises ``ListenerError``
+    as a listener's port would."""
+    from controller.cluster.member import RaftPortInUse
+    from controller.server.lifecycle import Listener, ListenerError
+
+    try:
+        return EmbeddedController(config, quickstart_policies=quickstart_policies)
+    except RaftPortInUse as ex:
+        listener = Listener("raft", "--raft-port", ex.port, lambda bound: None)
+        raise ListenerError(listener, ex.host, "is in use") from None

@@ -180,6 +180,9 @@ PUSHES: dict[str, dict[str, tuple[type, ...]]] = {
     "edgeFaults": {"generation": (int,), "faults": (list,)},
     "peerOnline": {"routerId": (str,), "name": (str,), "url": (str,)},
     "oidcKeys": {"jwks": (dict,)},
+    #: a cluster's members (the real ``UpdateCtrlAddresses``): ``controllers`` [{``id``, ``address``}], the raft
+    #: ``index`` they are as of, whether the sender leads; an addition to version 2 (a router without it ignores it)
+    "ctrlAddresses": {"controllers": (list,), "index": (int,), "isLeader": (bool,)},
 }
 
 

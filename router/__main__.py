@@ -115,8 +115,9 @@ def enroll_command(args) -> int:
 
 
 def run_command(args) -> int:
-    from router.control import ControlError, RemoteControllerLink
+    from router.control import ControlError
     from router.enroll import load
+    from router.members import ControllerMembers, load_endpoints
     from router.server import EdgeRouter
 
     started = time.perf_counter()
@@ -124,8 +125,10 @@ def run_command(args) -> int:
     host, port = split_address(config["advertise"])
     port = port if args.port is None else args.port
     listen = args.host or (host if _is_ip(host) else "0.0.0.0")
-    link = RemoteControllerLink(
-        config["ctrl"],
+    # a cluster's members, as the controllers told them last (the real router's endpoints file), else the enrolled one
+    link = ControllerMembers(
+        load_endpoints(Path(args.data)) or [config["ctrl"]],
+        data=Path(args.data),
         cert_pem=pems["cert"],
         key_pem=pems["key"],
         server_cert_pem=pems["server_cert"],

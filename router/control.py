@@ -150,6 +150,8 @@ class RemoteControllerLink:
         self.cert_pem, self.ca_pem = cert_pem, ca_pem
         self._context = client_context(cert_pem, key_pem, ca_pem)
         self.router_id = self.name = ""
+        #: the controller's instance id (its hello says; a cluster member's id)
+        self.ctrl_id = ""
         self.heartbeat_seconds = 1.0
         self._ids = itertools.count(1)
         self._waiters: dict[int, asyncio.Future] = {}
@@ -158,6 +160,8 @@ class RemoteControllerLink:
         self._cas_changed: Callable[[str], None] | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
         self._peer_returned: Callable[[dict], None] | None = None
+        #: ``fn(self, args)`` of a ``ctrlAddresses`` push (``router.members``): a cluster's member list
+        self.members_changed: Callable[["RemoteControllerLink", dict], None] | None = None
         #: the router's whole state at a reconnect (a future of :meth:`EdgeRouter.state`) and what applies the answer
         self._report: Callable[[], "concurrent.futures.Future"] | None = None
         self._reconciled: Callable[[dict], None] | None = None
@@ -167,6 +171,9 @@ class RemoteControllerLink:
         self._online_url: str | None = None
         self._online_version: dict[str, str] = {}
         self._terminators: dict[str, Terminator] = {}
+        #: held while the state is reported and reconciled (``router.members`` holds it while it writes terminators
+        #: through another member, so a reconcile never judges a terminator added meanwhile stale)
+        self.state_lock: threading.Lock | None = None
         self._closing = False
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -195,6 +202,36 @@ class RemoteControllerLink:
             raise ControlError(f"cannot reach the controller at {self.address}: {ex}") from None
         self._maintainer = asyncio.run_coroutine_threadsafe(self._maintain(), self.loop)
         return self
+
+    def start(self) -> "RemoteControllerLink":
+        """Connect in the background (with backoff, until :meth:`close`), then serve as :meth:`connect` does;
+        once connected, report the router's whole state (``reconcile``) if it is online already. How a router
+        reaches the other members of a cluster (``router.members``)."""
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
+        self._thread.start()
+        self._maintainer = asyncio.run_coroutine_threadsafe(self._connect_and_maintain(), self.loop)
+        return self
+
+    async def _connect_and_maintain(self) -> None:
+        for attempt in itertools.count():
+            if self._closing:
+                return
+            try:
+                await self._open()
+                break
+            except (ControlError, OSError, asyncio.TimeoutError) as ex:
+                log.debug("router: connecting to %s: %s", self.address, ex)
+            await asyncio.sleep(BACKOFF[min(attempt, len(BACKOFF) - 1)])
+        await self._maintain(resync=True, first=True)
+
+    def reconcile_now(self, timeout: float | None = None) -> None:
+        """Send the router's whole state now (``reconcile``), as after a reconnect; ``ControlError`` if not
+        connected."""
+        if self.loop is None or not self.loop.is_running() or not self.connected.is_set():
+            raise ControlError("not connected to the controller")
+        future = asyncio.run_coroutine_threadsafe(self._resync(), self.loop)
+        future.result(timeout or self.request_timeout + 1)
 
     def close(self) -> None:
         """Stop reconnecting and close the channel."""
@@ -236,18 +273,20 @@ class RemoteControllerLink:
             raise ControlError(f"the controller refused the control channel: {reply.get('message', reply)}")
         self.router_id, self.name = str(reply["routerId"]), str(reply.get("name") or reply["routerId"])
         self.heartbeat_seconds = float(reply.get("heartbeatSeconds") or 1.0)
+        self.ctrl_id = str(reply.get("ctrlId") or "")
         self._reader, self._writer = reader, writer
         self.connected.set()
 
-    async def _maintain(self) -> None:
-        """Serve the connection; when it drops, reconnect and re-sync until closed."""
-        resync = False
+    async def _maintain(self, resync: bool = False, first: bool = False) -> None:
+        """Serve the connection; when it drops, reconnect and re-sync until closed (``resync``: at once too;
+        ``first``: this is the channel's first connection)."""
         while not self._closing:
             serving = asyncio.ensure_future(self._serve())
             if resync:  # replies are read by _serve meanwhile
                 try:
                     await self._resync()
-                    log.info("router: the control channel to %s is back", self.address)
+                    log.info("router: the control channel to %s is %s", self.address, "up" if first else "back")
+                    first = False
                 except Exception as ex:  # noqa: BLE001 - whatever failed, the channel reconnects (never dies)
                     log.warning("router: re-syncing with the controller failed (%s), reconnecting", ex)
                     self._abort()
@@ -291,6 +330,18 @@ class RemoteControllerLink:
     async def _resync(self) -> None:
         """After a reconnect: the router's whole state in one ``reconcile`` (the controller takes what it lacks and
         answers what this router must drop), then the trusted CAs."""
+        lock = self.state_lock
+        while lock is not None and not lock.acquire(blocking=False):  # cancellable: never a lock left held
+            await asyncio.sleep(0.005)
+        try:
+            await self._reconcile()
+        finally:
+            if lock is not None:
+                lock.release()
+        if self._cas_changed is not None:
+            self._cas_changed(await self._request("trustedCas", {}))
+
+    async def _reconcile(self) -> None:
         if self._online_url is not None:
             state = await asyncio.wrap_future(self._report()) if self._report is not None else {}
             channels = state.get("channels", [])
@@ -311,8 +362,6 @@ class RemoteControllerLink:
             log.info("router: reconnected to the controller at %s: %s", self.address, answer.get("summary", ""))
             if self._reconciled is not None:
                 self._reconciled(answer)
-        if self._cas_changed is not None:
-            self._cas_changed(await self._request("trustedCas", {}))
 
     def _dispatch(self, message: dict) -> None:
         kind = message.get("type")
@@ -358,6 +407,10 @@ class RemoteControllerLink:
             self._peer_returned(
                 {"router_id": args["routerId"], "name": str(args.get("name") or ""), "url": args["url"]}
             )
+
+    def _on_ctrl_addresses(self, args: dict) -> None:
+        if self.members_changed is not None and isinstance(args.get("controllers"), list):
+            self.members_changed(self, args)
 
     # -- requests -------------------------------------------------------------------------
     async def _request(self, name: str, args: dict) -> Any:
@@ -534,6 +587,7 @@ PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
     "edgeFaults": RemoteControllerLink._on_edge_faults,
     "peerOnline": RemoteControllerLink._on_peer_online,
     "oidcKeys": RemoteControllerLink._on_oidc_keys,
+    "ctrlAddresses": RemoteControllerLink._on_ctrl_addresses,
 }
 
 

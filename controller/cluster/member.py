@@ -64,6 +64,16 @@ class ClusterConfig:
     api_address: str = ""
 
 
+class RaftPortInUse(OSError):
+    """This member's raft port cannot be bound (the start reports it as it reports any listener's)."""
+
+    def __init__(self, host: str, port: int):
+        import errno
+
+        super().__init__(errno.EADDRINUSE, f"raft port {port} on {host} is in use")
+        self.host, self.port = host, port
+
+
 def cluster_password(root_key) -> str:
     """The raft transport's password: derived from the trust domain's root CA key, never stored."""
     raw = root_key.private_bytes(
@@ -89,6 +99,9 @@ class Cluster:
         #: ``fn(**fields)``: publish a cluster event (set by the app: the controller's events)
         self.on_event = None
         self._was_leader = False
+        #: ``fn()`` of each control channel told the members' ctrl addresses (``watch_ctrl_endpoints``)
+        self._endpoint_watchers: list[Callable[[], None]] = []
+        store.add_listener(self._members_committed)
         self.replicator = Replicator(
             store,
             folder,
@@ -99,9 +112,23 @@ class Cluster:
             password=password,
             on_state=self._state_changed,
         )
+        self._bound()
         if config.join and config.ask_to_join is not None and store.get(MEMBERS_TABLE, self.instance_id) is None:
             self._ask_to_join()
         self._wait_ready()
+
+    def _bound(self) -> None:
+        """PySyncObj binds the raft port on its thread and, when it cannot, keeps trying in silence: a member whose
+        port is taken (by anything, between the start's port check and now) would wait for a leader until it
+        gave up. :class:`RaftPortInUse` instead, once ``RaftSettings.bind_retries`` attempts failed."""
+        from pysyncobj import SyncObjException
+
+        try:
+            self.replicator.raft.waitBinded()
+        except SyncObjException:
+            self.replicator.close()
+            host, _, port = self.address.rpartition(":")
+            raise RaftPortInUse(host, int(port)) from None
 
     def _ask_to_join(self) -> None:
         """Have the cluster add this member: ``config.ask_to_join`` (the composition root's request to a
@@ -133,6 +160,41 @@ class Cluster:
         self._was_leader = leader
         kind = "leadership.gained" if leader else "leadership.lost"
         self.on_event(eventType=kind, leaderId=self.instance_id if leader else "")
+        self._tell_endpoint_watchers()
+
+    # -- the members' control channel addresses, as routers are told them ----------
+
+    def ctrl_endpoints(self) -> dict:
+        """What a router is told (the real ``UpdateCtrlAddresses``): every member's control channel address by id,
+        the raft index they are as of, and whether this member leads."""
+        records = sorted(self.store.all(MEMBERS_TABLE), key=lambda r: r["id"])
+        return {
+            "controllers": [{"id": r["id"], "address": r["ctrlAddress"]} for r in records if r.get("ctrlAddress")],
+            "index": self.replicator.applied_index,
+            "isLeader": self.replicator.is_leader,
+        }
+
+    def watch_ctrl_endpoints(self, changed: Callable[[], None]) -> Callable[[], None]:
+        """Call ``changed()`` (quick, any thread) when a member's record changes or this member gains or loses the
+        leadership; returns the unwatch function."""
+        self._endpoint_watchers.append(changed)
+
+        def unwatch() -> None:
+            if changed in self._endpoint_watchers:
+                self._endpoint_watchers.remove(changed)
+
+        return unwatch
+
+    def _members_committed(self, changes) -> None:
+        if any(change.table == MEMBERS_TABLE for change in changes):
+            self._tell_endpoint_watchers()
+
+    def _tell_endpoint_watchers(self) -> None:
+        for changed in list(self._endpoint_watchers):
+            try:
+                changed()
+            except Exception:  # noqa: BLE001 - one router's channel must not stop the others'
+                log.exception("cluster: telling a router the members failed")
 
     def announce(self, on_event) -> None:
         """Publish cluster events through ``on_event(**fields)`` from now on (this member's state first)."""
@@ -160,11 +222,13 @@ class Cluster:
                 log.info("cluster: start-up writes wait for a leader")
                 time.sleep(0.5)
 
-    def register(self, api_address: str, server_cert_pem: str, version: str) -> None:
-        """This member's record in ``clusterMembers`` (a replicated write), when it changed."""
+    def register(self, api_address: str, server_cert_pem: str, version: str, ctrl_address: str | None = None) -> None:
+        """This member's record in ``clusterMembers`` (a replicated write), when it changed. ``ctrl_address``: its
+        control channel (``tls:HOST:PORT``), which routers are told so they connect to every member."""
         record = {
             "id": self.instance_id,
             "apiAddress": api_address,
+            "ctrlAddress": ctrl_address,
             "raftAddress": self.address,
             "serverCert": server_cert_pem,
             "version": version,
@@ -204,6 +268,7 @@ class Cluster:
                     "id": record.get("id", node.id),
                     "address": node.id,
                     "apiAddress": record.get("apiAddress"),
+                    "ctrlAddress": record.get("ctrlAddress"),
                     "version": record.get("version", ""),
                     "isVoter": True,
                     "isLeader": node.id == leader,

@@ -148,6 +148,7 @@ class Replicator:
         conf = self.settings.conf(
             folder, serializer=self._dump, deserializer=self._load, onStateChanged=self._state_changed
         )
+        conf.bindAddress = conf.bindAddress or self_address  # its own address only (PySyncObj: every interface)
         store.replicator = self
         self.raft: _Raft | None = None
         self.raft = _Raft(self_address, partners, conf, self._apply)

@@ -20,6 +20,11 @@ class RaftSettings:
     write_timeout: float = 6.0
     #: raft log entries kept before a snapshot of the store replaces them
     compaction_entries: int = 20000
+    #: binding the raft port is tried this often, ``bind_retry`` s apart, before the member gives up starting
+    bind_retries: int = 15
+    bind_retry: float = 0.2
+    #: ``HOST:PORT`` the raft port listens on (the member's raft address: PySyncObj's default is every interface)
+    bind_address: str | None = None
 
     def conf(self, folder: Path, **kwargs):
         """PySyncObj's ``SyncObjConf`` for a member whose raft files live in ``folder``."""
@@ -39,6 +44,9 @@ class RaftSettings:
             journalFile=str(folder / "raft.journal"),
             fullDumpFile=str(folder / "raft.snapshot"),
             logCompactionMinEntries=self.compaction_entries,
+            maxBindRetries=self.bind_retries,
+            bindAddress=self.bind_address,
+            bindRetryTime=self.bind_retry,
             useFork=False,
             **kwargs,
         )

@@ -42,6 +42,8 @@ class RouterSession:
         self.closed = False
         self.went_offline = False
         self.tasks: set[asyncio.Task] = set()
+        #: a ``ctrlAddresses`` push under way, and whether the members changed again meanwhile
+        self._telling = self._tell_again = False
 
     # -- sending ---------------------------------------------------------------------
     def send(self, message: dict) -> None:
@@ -77,6 +79,8 @@ class RouterSession:
                     lambda generation, faults: self.push("edgeFaults", generation=generation, faults=faults)
                 )
                 self.link.watch_removed(lambda reason: self.loop.call_soon_threadsafe(self._removed, reason))
+                self.link.watch_ctrl_endpoints(lambda: self.loop.call_soon_threadsafe(self._tell_ctrl_endpoints))
+                self._tell_ctrl_endpoints()
                 heartbeat = asyncio.create_task(self._heartbeat())
                 try:
                     await self._loop()
@@ -113,6 +117,7 @@ class RouterSession:
                 "routerId": self.router_id,
                 "name": self.name,
                 "heartbeatSeconds": self.listener.heartbeat_seconds,
+                "ctrlId": self.link.instance_id,
             }
         )
         log.info("ctrl: %s connected", self.label)
@@ -168,6 +173,30 @@ class RouterSession:
             reply["error"] = {"code": "FAILED", "message": str(ex) or type(ex).__name__}
         self.send(reply)
 
+    def _tell_ctrl_endpoints(self) -> None:
+        """In a cluster: push every member's control channel address (``ctrlAddresses``), read off the loop (it
+        takes the store lock); at connect and whenever the members or this member's leadership change."""
+        if self.closed or self._telling:
+            self._tell_again = not self.closed
+            return
+        self._telling = True
+
+        async def tell() -> None:
+            try:
+                while True:
+                    self._tell_again = False
+                    endpoints = await asyncio.to_thread(self.link.ctrl_endpoints)
+                    if endpoints is not None and endpoints["controllers"]:
+                        self.send({"type": "push", "name": "ctrlAddresses", "args": endpoints})
+                    if not self._tell_again:
+                        return
+            finally:
+                self._telling = False
+
+        task = self.loop.create_task(tell())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     def _removed(self, reason: str) -> None:
         """Deleted or disabled while connected: tell the router, close; it goes offline (and cannot return)."""
         if not self.closed:
@@ -190,6 +219,6 @@ class RouterSession:
         for task in list(self.tasks):
             task.cancel()
         if self.listener.release(self) and not self.went_offline:
-            await asyncio.to_thread(self.link.offline)
+            await asyncio.to_thread(self.link.disconnected)
         else:
             self.link.unwatch()

@@ -87,6 +87,7 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         router_id: str = "",
         router_faults=None,
         oidc_jwks=None,
+        cluster=None,
     ):
         self.name, self.pki, self.store, self.events, self.engine = name, pki, store, events, engine
         self.api_sessions, self.api_session_certificates = api_sessions, api_session_certificates
@@ -104,6 +105,8 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         self.router_faults = router_faults
         #: ``() -> JWKS`` of the OIDC access tokens' signing key (None without OIDC): pushed to routers
         self.oidc_jwks = oidc_jwks
+        #: this member's cluster side (``controller.cluster.member.Cluster``), None for a single controller
+        self.cluster = cluster
         self._unwatch: list = []
         #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
         #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from controller.errors import ControllerError
+from controller.errors import ControllerError, ReplicaConflict
 from controller.fabric.state import Link
 
 log = logging.getLogger("controller.ctrl")
@@ -48,7 +48,10 @@ class Presence:
         reported = {terminator.terminator_id: terminator for terminator in terminators}
         stale = [t["id"] for t in self.terminators.of_router(self.router_id) if t["id"] not in reported]
         for terminator_id in stale:
-            self.terminators.delete_system(terminator_id)
+            try:
+                self.terminators.delete_system(terminator_id)
+            except ReplicaConflict:  # a cluster: another member deleted it meanwhile
+                pass
         known = {t["id"] for t in self.terminators.of_router(self.router_id)}
         added, drop_terminators = 0, []
         for terminator_id, terminator in reported.items():
@@ -57,6 +60,8 @@ class Presence:
             try:
                 self.add_terminator(terminator)
                 added += 1
+            except ReplicaConflict:  # a cluster: the router's own add, through another member, came first
+                pass
             except ControllerError:  # e.g. its service was deleted while the router was away
                 drop_terminators.append(terminator_id)
 
@@ -115,7 +120,9 @@ class Presence:
                 self._presented.pop(event["id"], None)
                 revoked(kinds[event["namespace"]], event["id"])
             elif event.get("namespace") == "router" and event.get("event_type") == "offline":
-                if event.get("router_id") != self.router_id:
+                # a cluster member that lost only its own channel to a router does not tell the others' routers:
+                # that router may still be up (their links to it find out by themselves if it is not)
+                if event.get("router_id") != self.router_id and event.get("scope") != "member":
                     revoked("router", event.get("router_id"))
             elif event.get("namespace") == "entityChange" and event.get("entityType") == "revocations":
                 record = event.get("finalState") or {}  # an OIDC revocation (logout, token, identity)
@@ -130,6 +137,17 @@ class Presence:
         a router verifies those tokens itself while this controller is away."""
         if self.oidc_jwks is not None:
             changed(self.oidc_jwks())
+
+    def ctrl_endpoints(self) -> dict | None:
+        """In a cluster, what the router is told of the members (``ctrlAddresses``: ``controllers`` [{``id``,
+        ``address``}], ``index``, ``isLeader``); None for a single controller. Takes the store lock."""
+        return self.cluster.ctrl_endpoints() if self.cluster is not None else None
+
+    def watch_ctrl_endpoints(self, changed) -> None:
+        """In a cluster, call ``changed()`` (a signal: quick, any thread, possibly raft's, so it must not take the
+        store lock) whenever the members or this member's leadership change; then :meth:`ctrl_endpoints`."""
+        if self.cluster is not None:
+            self._unwatch.append(self.cluster.watch_ctrl_endpoints(changed))
 
     def watch_trusted_cas(self, changed) -> None:
         """Call ``changed(pem)`` whenever the trusted CA bundle changes (a CA created, verified, disabled, deleted)."""
@@ -173,6 +191,20 @@ class Presence:
         """Stop every ``watch``; idempotent."""
         while self._unwatch:
             self._unwatch.pop()()
+
+    def disconnected(self) -> None:
+        """The router's control channel to this controller ended without ``offline``. A single controller takes
+        the router offline (:meth:`offline`). A cluster member only drops its own view of the router (presence,
+        its links and circuits here): the router may still be connected to the other members, so its terminators,
+        replicated writes every member sees, stay (as the real HA controllers keep them); its reconcile at the next
+        connect, or ``online`` at its next start, settles them. Its ``router``/``offline`` event says ``scope:
+        member``, and the routers connected here are not told to drop their links to it."""
+        if self.cluster is None:
+            return self.offline()
+        self.unwatch()
+        self.router_presence.offline(self.router_id)
+        self.router_gone(self.router_id)
+        self.emit("router", "offline", router_id=self.router_id, scope="member")
 
     def offline(self) -> None:
         self.unwatch()

@@ -9,6 +9,12 @@ class Terminators:
     """Part of :class:`controller.router_link.RouterLink`: terminators."""
 
     def add_terminator(self, terminator) -> None:
+        known = self.terminators.find(terminator.terminator_id)
+        if known is not None and (known.get("router_id"), known.get("service_id")) == (
+            self.router_id,
+            terminator.service_id,
+        ):
+            return  # recorded already: a cluster member took it from the router's reconcile, or a resend
         peer = {"1003": base64.b64encode(terminator.host_public_key).decode()} if terminator.host_public_key else {}
         self.terminators.create_system(
             terminator.terminator_id,

@@ -66,18 +66,20 @@ def check_ports(host: str, listeners: list[Listener]) -> None:
             raise PortGivenTwice(given[listener.port], listener)
     for listener in listeners:
         if listener.port:
-            reason = _bind_problem(host, listener.port)
+            reason = bind_problem(host, listener.port)
             if reason:
                 raise ListenerError(listener, host, reason)
 
 
-def _bind_problem(host: str, port: int) -> str | None:
+def bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound now (one phrase), or None."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         # NOTE(cli): the servers set SO_REUSEADDR too, so a port in TIME_WAIT is not "in use".
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
+            probe.listen(1)  # Linux refuses a listener beside another socket's TIME-WAIT on that port only here
         except OSError as ex:
             return _reason(ex)
     return None

@@ -104,6 +104,17 @@ def listeners(
     return out
 
 
+def check_raft_port(raft_address: str) -> None:
+    """``ListenerError`` when a member's raft port cannot be bound: PySyncObj would retry binding in silence, and
+    the member would wait for a leader until it gave up."""
+    from controller.server.lifecycle import Listener, ListenerError, bind_problem
+
+    host, _, port = raft_address.rpartition(":")
+    reason = bind_problem(host.strip("[]"), int(port))
+    if reason:
+        raise ListenerError(Listener("raft", "--raft-port", int(port), lambda bound: None), host, reason)
+
+
 def edge_router(ctl, host: str, port: int, advertise: str | None = None):
     """The edge router of this controller, not started (composition root: the controller never imports it)."""
     from controller.app import router_link
@@ -111,7 +122,36 @@ def edge_router(ctl, host: str, port: int, advertise: str | None = None):
 
     advertise = advertise or ("127.0.0.1" if host in ("0.0.0.0", "::") else host)
     link = router_link(ctl, hostnames=(advertise, *ctl.config.hostnames))
-    return EdgeRouter(link, host, port, advertise=advertise)
+    if ctl.cluster is None or not ctl.config.ctrl_address:
+        return EdgeRouter(link, host, port, advertise=advertise)
+    return cluster_router(link, ctl.config.ctrl_address, host, port, advertise)
+
+
+def cluster_router(link, ctrl_address: str, host: str, port: int, advertise: str):
+    """A cluster member's embedded router: in-process to its own member, over the control channel to every other
+    one the members list (as a router process connects to every member)."""
+    from controller.ctrl.local_member import LocalMember
+    from router import EdgeRouter
+    from router.members import ControllerMembers
+
+    credentials = link.credentials()
+    members = ControllerMembers(
+        [],
+        cert_pem=credentials["client_cert_chain_pem"],
+        key_pem=credentials["client_key_pem"],
+        server_cert_pem=credentials["cert_chain_pem"],
+        ca_pem=credentials["ca_pem"],
+        local=LocalMember(link, ctrl_address, credentials),
+    )
+    router = EdgeRouter(members, host, port, advertise=advertise)
+    stop = router.stop
+
+    def stop_and_close() -> None:  # the channels to the other members end with the router
+        stop()
+        members.close()
+
+    router.stop = stop_and_close
+    return router
 
 
 def ctrl_listener(ctl, host: str, port: int, **options):

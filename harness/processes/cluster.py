@@ -91,15 +91,18 @@ class ZitiCluster:
         for index in range(self.size):
             port, raft_port = ports[index] if ports else _port_pair(self.first_port if index == 0 else 0)
             self.members.append(Member(index, f"ctrl{index + 1}", self.root / f"ctrl{index + 1}", port, raft_port))
+        if ports:  # a cluster that ran before: no member is ready before a quorum is up, so start them all first
+            for member in self.members:
+                self._launch(member)
+            for member in self.members:
+                self._wait_ready(member)
+            return self
         first = self.members[0]
         self._launch(first)
         self._wait_ready(first)
         self._keep_ports()
         for member in self.members[1:]:
-            pki = member.folder / "pki"
-            pki.mkdir(parents=True, exist_ok=True, mode=0o700)
-            for name in CA_FILES:
-                shutil.copy2(first.folder / "pki" / name, pki / name)
+            self._copy_ca(member)
             self._launch(member)
             self._wait_ready(member)
             self._keep_ports()
@@ -110,6 +113,26 @@ class ZitiCluster:
         (self.root / MEMBERS_FILE).write_text(json.dumps([[m.port, m.raft_port] for m in self.members]))
         os.chmod(self.root / MEMBERS_FILE, 0o600)
 
+    def add_member(self) -> Member:
+        """One more member, joining the running cluster through a live member (as ``ziti edge quickstart join``)."""
+        index = len(self.members)
+        port, raft_port = _port_pair()
+        member = Member(index, f"ctrl{index + 1}", self.root / f"ctrl{index + 1}", port, raft_port)
+        self.members.append(member)
+        self._copy_ca(member)
+        self._launch(member)
+        self._wait_ready(member)
+        self.size = len(self.members)
+        self._keep_ports()
+        return member
+
+    def _copy_ca(self, member: Member) -> None:
+        """The cluster's CA files into a new member's folder (one trust domain)."""
+        pki = member.folder / "pki"
+        pki.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for name in CA_FILES:
+            shutil.copy2(self.members[0].folder / "pki" / name, pki / name)
+
     @property
     def ca_file(self) -> str:
         return str(self.members[0].folder / "pki" / "root-ca.cert.pem")
@@ -119,6 +142,7 @@ class ZitiCluster:
         command += [member.instance_id, "--port", str(member.port)]  # raft: the port + 10000, as documented
         command += ["--ready-file", str(self._ready_file(member)), *self.options]
         others = [m for m in self.members if m is not member and (m.folder / "db").exists()]
+        others.sort(key=lambda m: not m.alive)  # a live member to join through first
         if member.index == 0 or not others:
             command.append("--cluster")
         else:
@@ -269,8 +293,10 @@ def _port_pair(wanted: int = 0) -> tuple[int, int]:
         port = free_port()
         raft_port = raft_port_for(port)
         with socket.socket() as probe:
-            try:
+            try:  # as PySyncObj binds it; listen too: Linux refuses a listener beside a TIME-WAIT socket of that
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # port only at listen()
                 probe.bind(("127.0.0.1", raft_port))
+                probe.listen(1)
             except OSError:
                 continue
         return port, raft_port

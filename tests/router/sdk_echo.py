@@ -8,6 +8,7 @@
 ``python sdk_echo.py dial-each DIALER SERVICE``: one SDK context; for each line on stdin, dial, send it, print
 the reply (``ECHO ...`` or ``FAILED ...``); ``dial-hold``: the same, each connection left open (libziti 0.6.0
 refuses a dial on a descriptor number it still tracks as connected when the previous one was just closed).
+``python sdk_echo.py dial-services DIALER``: as ``dial-each``, each line ``SERVICE MESSAGE`` (a service listed later too).
 ``python sdk_echo.py enroll JWT_FILE IDENTITY_FILE``: enroll with the SDK itself, write the identity file.
 
 Runs with ``openziti`` 0.6.0 (libziti 0.29) and 1.x (libziti 1.18): 1.x's ``load`` returns ``(context, error)``
@@ -92,14 +93,17 @@ def serve(identity: str, service: str, name: str) -> None:
         threading.Thread(target=answer, args=(conn,), daemon=True).start()
 
 
-def dial_each(identity: str, service: str, hold: bool = False) -> None:
+def dial_each(identity: str, service: str | None, hold: bool = False) -> None:
     context = load(identity)
     held = []
     for line in sys.stdin:
         message = line.strip().encode()
+        if service is None:  # dial-services: each line names the service first
+            named, _, message = message.partition(b" ")
         try:
             fd = zitilib.ziti_socket(socket.SOCK_STREAM)
-            zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, service.encode(), None))
+            target = service.encode() if service is not None else named
+            zitilib.check_error(zitilib._ziti_connect(fd, context._ctx, target, None))
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fd)
             if hold:  # kept open: libziti 0.6.0 refuses a new dial on a descriptor number it still tracks
                 held.append(conn)
@@ -137,6 +141,8 @@ def main(mode: str, *args: str) -> None:
         serve(*args)
     elif mode in ("dial-each", "dial-hold"):
         dial_each(*args, hold=mode == "dial-hold")
+    elif mode == "dial-services":
+        dial_each(args[0], None)
     elif mode in ("dial", "dial-fin"):
         dial(args[0], args[1], args[2].encode(), half_close=mode == "dial-fin")
     else:

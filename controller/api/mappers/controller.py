@@ -44,7 +44,7 @@ def member_view(member: dict, *, started_at) -> dict:
         "tags": {},
         "isOnline": member["isConnected"],
         "lastJoinedAt": started_at,
-        "ctrlAddress": f"tls:{member['apiAddress']}" if member["apiAddress"] else member["address"],
+        "ctrlAddress": member.get("ctrlAddress") or (f"tls:{member['apiAddress']}" if member["apiAddress"] else ""),
         "certPem": cert_pem(cert) if cert is not None else "",
         "fingerprint": fingerprint(cert) if cert is not None else "",
         "apiAddresses": {
