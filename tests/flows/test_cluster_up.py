@@ -59,7 +59,7 @@ def harness_up(network: Path, data: Path) -> tuple[subprocess.Popen, list[str], 
         if line is None:
             break
         lines.append(line.rstrip())
-        if "Ctrl-C stops it." in lines and sum(x.startswith("router ") for x in lines) == routers:
+        if any("Ctrl-C stops it." in x for x in lines) and sum(x.startswith("router ") for x in lines) == routers:
             break
     return proc, lines, errors
 
@@ -96,6 +96,10 @@ def test_up_with_three_controllers_runs_a_cluster_that_has_the_network_on_every_
                 names = {i["name"] for i in member.management.iterate("listIdentities")}
                 assert "alice" in names, instance
                 assert [s["name"] for s in member.management.list_services()] == ["web"], instance
+                online = time.monotonic() + 15  # the router connects to every member the first one lists
+                while not member.management.list_edge_routers(filter='name = "er-1"')[0]["isOnline"]:
+                    assert time.monotonic() < online, f"er-1 is not online on {instance}"
+                    time.sleep(0.1)
     finally:
         stop(proc, errors)
     for _, url in found.values():  # every member stopped with it
