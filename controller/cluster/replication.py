@@ -37,6 +37,8 @@ from typing import Callable
 import orjson
 from pysyncobj import FAIL_REASON, SyncObj, SyncObjConf, replicated
 from pysyncobj import pickle as raft_pickle
+from pysyncobj.tcp_connection import CONNECTION_STATE
+from pysyncobj.transport import TCPTransport
 
 from controller.cluster.settings import RaftSettings
 from controller.errors import ClusterNoLeader, ReplicaConflict
@@ -103,12 +105,52 @@ class _Waiter:
     error: int | None = None
 
 
+class _Transport(TCPTransport):
+    """PySyncObj's TCP transport with a fault switch: raft traffic with the members in ``cut_off`` stops.
+
+    Messages to and from them are dropped, connections with them are closed (on the raft
+    thread's next tick) and refused, as a network partition would; clearing the set heals it.
+    """
+
+    def _cut(self, node) -> bool:
+        return node is not None and getattr(node, "id", None) in self._syncObj.cut_off
+
+    def _onTick(self):
+        if self._syncObj.cut_off:
+            for node, conn in list(self._connections.items()):
+                if self._cut(node) and conn.state != CONNECTION_STATE.DISCONNECTED:
+                    conn.disconnect()
+        super()._onTick()
+
+    def _shouldConnect(self, node):
+        return not self._cut(node) and super()._shouldConnect(node)
+
+    def _onNodeConnected(self, node):
+        if self._cut(node):
+            conn = self._connections.get(node)
+            if conn is not None:
+                conn.disconnect()
+            return
+        super()._onNodeConnected(node)
+
+    def _onMessageReceived(self, node, message):
+        if not self._cut(node):
+            super()._onMessageReceived(node, message)
+
+    def send(self, node, message):
+        if self._cut(node):
+            return False
+        return super().send(node, message)
+
+
 class _Raft(SyncObj):
     """The PySyncObj object: one replicated method, the store entry."""
 
     def __init__(self, self_address: str, partners: list[str], conf: SyncObjConf, apply: Callable[[bytes, int], None]):
         self._apply_entry = apply
-        super().__init__(self_address, partners, conf)
+        #: raft addresses of the members this one is cut off from (a simulated partition)
+        self.cut_off: frozenset[str] = frozenset()
+        super().__init__(self_address, partners, conf, transportClass=_Transport)
 
     @replicated
     def store_entry(self, entry: bytes) -> None:
@@ -313,6 +355,10 @@ class Replicator:
     def leader(self) -> str | None:
         leader = self.raft._getLeader()
         return leader.id if leader is not None else None
+
+    def cut_off(self, addresses) -> None:
+        """Stop raft traffic with the members at ``addresses`` (raft ``HOST:PORT``); empty: heal."""
+        self.raft.cut_off = frozenset(addresses)
 
     def has_quorum(self) -> bool:
         return bool(self.raft.hasQuorum)
