@@ -237,11 +237,6 @@ def run(
         ),
     )
     group.check()
-    if config.cluster is not None:  # PySyncObj would retry a taken raft port quietly for ever: say so now
-        from controller.server.lifecycle import Listener, check_ports
-
-        raft_host, _, raft_port = config.cluster.raft_address.rpartition(":")
-        check_ports(raft_host.strip("[]"), [Listener("raft", "--raft-port", int(raft_port), lambda bound: None)])
     group.pick_free_ports("--port", "--ctrl-port")  # the API's and the control channel's addresses name them
     if config.api_address.endswith(":0"):  # no --advertise port: the HTTPS port, once picked
         config.api_address = f"{config.api_address[:-2]}:{group.planned('--port')}"

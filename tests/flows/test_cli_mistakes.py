@@ -347,20 +347,3 @@ def test_a_second_controller_is_told_to_pick_its_own_router_port(tmp_path):
     line = one_line(result)
     assert f"port {port} on 127.0.0.1 is in use" in line and "--router-port PORT" in line
     assert not (tmp_path / "data").exists()
-
-
-def test_a_cluster_member_whose_raft_port_is_taken_says_so_instead_of_waiting(tmp_path):
-    from tests.flows.test_cli_errors import cli
-
-    with __import__("socket").socket() as taken:  # another process's raft port
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        port = taken.getsockname()[1]
-        result = cli(
-            "-m", "controller", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--http-port", "0",
-            "--no-router", "--ctrl-port", "0", "--cluster", "--raft-port", str(port),
-        )  # fmt: skip
-    assert result.returncode == 4, result.stderr
-    line = one_line(result)
-    assert f"raft port {port} on 127.0.0.1 is in use" in line and "--raft-port PORT" in line
-    assert not (tmp_path / "data" / "db").exists()
