@@ -255,7 +255,11 @@ class ZitiCluster:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> ZitiCluster:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # a member that did not start: stop the ones that did
+            self.close()
+            raise
 
     def __exit__(self, *exc_info) -> None:
         self.close()
