@@ -174,6 +174,13 @@ def operations() -> list[Operation]:
             "Remove every fault on routers' edge messages",
             reply="empty",
         ),
+        *_cluster_fault_operations(op),
+    ]
+
+
+def _cluster_fault_operations(op) -> list[Operation]:
+    """``/simulation/cluster-faults``: a cluster member cut off from the others while it runs."""
+    return [
         op(
             "listSimulationClusterFaults",
             "GET /simulation/cluster-faults",
