@@ -155,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the port of this member's raft transport (default: the HTTPS port + 10000)",
     )
     add(
+        "--raft-snapshot-threshold",
+        type=_entry_count,
+        default=None,
+        metavar="ENTRIES",
+        help="raft log entries kept before a snapshot of the store replaces them (default 20000)",
+    )
+    add(
         "--log-level",
         default="info",
         type=str.lower,
@@ -218,9 +225,23 @@ def cluster_config(args, advertise: str):
     except ValueError:
         raise CliError("--cluster-member: give the API address of a member as tls:HOST:PORT", USAGE) from None
     instance_id = args.instance_id or (f"ctrl-{args.port}" if args.temp else Path(args.data).resolve().name)
-    return ClusterConfig(
+    config = ClusterConfig(
         instance_id=instance_id, raft_address=f"{host}:{raft_port}", join=join, api_address=f"tls:{advertise}"
     )
+    if args.raft_snapshot_threshold is not None:
+        config.settings.compaction_entries = args.raft_snapshot_threshold
+    return config
+
+
+def _entry_count(text: str) -> int:
+    """An ``type=`` for a number of raft log entries, at least 10."""
+    try:
+        count = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of entries") from None
+    if count < 10:
+        raise argparse.ArgumentTypeError(f"{count} entries: give a whole number of entries, at least 10")
+    return count
 
 
 def check_admin_password(password: str) -> None:

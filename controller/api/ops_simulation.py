@@ -1,11 +1,13 @@
-"""Control endpoints of simulation mode: the clock, injected faults and faults on routers' edge messages (admin only)."""
+"""Control endpoints of simulation mode: the clock, injected faults, faults on routers' edge messages and a
+cluster member cut off from the others (admin only)."""
 
 from __future__ import annotations
 
+from controller import errors
 from controller.api.call import Call, Created
 from controller.api.envelope import UNLIMITED
 from controller.api.operations import MANAGEMENT, Operation, operation_defaults
-from controller.api.schemas.simulation import ADVANCE, FAULT, ROUTER_FAULT
+from controller.api.schemas.simulation import ADVANCE, CLUSTER_FAULT, FAULT, ROUTER_FAULT
 from controller.clock import rfc3339
 from controller.store.query import Listing
 
@@ -77,6 +79,30 @@ def clear_router_faults(call: Call, *, router_faults) -> None:
     router_faults.remove()
 
 
+def _in_cluster(cluster):
+    if cluster is None:
+        raise errors.BadRequest(errors.SERVER_NOT_RUNNING_IN_HA_MODE)
+    return cluster
+
+
+def list_cluster_faults(call: Call, *, cluster) -> Listing:
+    items = _in_cluster(cluster).faults()
+    return Listing(items, {"limit": UNLIMITED, "offset": 0, "totalCount": len(items)})
+
+
+def create_cluster_fault(call: Call, *, cluster) -> Created:
+    fault = _in_cluster(cluster).cut_off(call.body.get("members"))
+    return Created("simulation/cluster-faults", fault["id"])
+
+
+def delete_cluster_fault(call: Call, *, cluster) -> None:
+    _in_cluster(cluster).reconnect(call.param())
+
+
+def clear_cluster_faults(call: Call, *, cluster) -> None:
+    _in_cluster(cluster).reconnect()
+
+
 def operations() -> list[Operation]:
     op = operation_defaults(apis=(MANAGEMENT,), tag="Simulation")
     return [
@@ -146,6 +172,43 @@ def operations() -> list[Operation]:
             "DELETE /simulation/router-faults",
             clear_router_faults,
             "Remove every fault on routers' edge messages",
+            reply="empty",
+        ),
+        *_cluster_fault_operations(op),
+    ]
+
+
+def _cluster_fault_operations(op) -> list[Operation]:
+    """``/simulation/cluster-faults``: a cluster member cut off from the others while it runs."""
+    return [
+        op(
+            "listSimulationClusterFaults",
+            "GET /simulation/cluster-faults",
+            list_cluster_faults,
+            "List the cut-offs of this cluster member's raft traffic",
+            reply="list",
+        ),
+        op(
+            "createSimulationClusterFault",
+            "POST /simulation/cluster-faults",
+            create_cluster_fault,
+            "Cut this cluster member off from the others (or from the members named) without stopping it",
+            body=CLUSTER_FAULT,
+            reply="create",
+            status=201,
+        ),
+        op(
+            "deleteSimulationClusterFault",
+            "DELETE /simulation/cluster-faults/{id}",
+            delete_cluster_fault,
+            "Heal one cut-off",
+            reply="empty",
+        ),
+        op(
+            "deleteSimulationClusterFaults",
+            "DELETE /simulation/cluster-faults",
+            clear_cluster_faults,
+            "Reconnect this cluster member to every other",
             reply="empty",
         ),
     ]

@@ -16,7 +16,9 @@ address, as the real quickstart's) names the raft address too.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +98,9 @@ class Cluster:
         known = [r["raftAddress"] for r in store.all(MEMBERS_TABLE) if r["raftAddress"] != self.address]
         partners = list(dict.fromkeys([*known, *(a for a in config.join if a != self.address)]))
         self._password = password
+        self._faults: dict[str, dict] = {}  # simulated partitions by id
+        self._faults_lock = threading.Lock()
+        self._fault_ids = itertools.count(1)
         #: ``fn(**fields)``: publish a cluster event (set by the app: the controller's events)
         self.on_event = None
         self._was_leader = False
@@ -133,8 +138,6 @@ class Cluster:
     def _ask_to_join(self) -> None:
         """Have the cluster add this member: ``config.ask_to_join`` (the composition root's request to a
         member's ``/fabric/v1/cluster/add-member``) is retried in the background until one succeeds."""
-        import threading
-
         ask = self.config.ask_to_join
 
         def keep_asking() -> None:
@@ -314,8 +317,6 @@ class Cluster:
         return self._call(lambda cb: raft.removeNodeFromCluster(raft_address, callback=cb))
 
     def _call(self, start) -> str | None:
-        import threading
-
         from pysyncobj import FAIL_REASON
 
         done = threading.Event()
@@ -332,6 +333,57 @@ class Cluster:
             return None
         names = {value: name for name, value in vars(FAIL_REASON).items() if name.isupper()}
         return names.get(outcome[0], str(outcome[0])).lower().replace("_", " ")
+
+    # -- simulated partitions (``/simulation/cluster-faults``, ``ZitiCluster.cut_off``) -------------
+
+    def cut_off(self, members: list[str] | None = None) -> dict:
+        """Cut this member's raft traffic with ``members`` (ids or raft addresses; None: every other member).
+
+        The member keeps running: its API serves reads; writes fail once it has no quorum.
+        Returns the fault's view; ``reconnect`` heals it.
+        """
+        from controller.errors import FieldError
+
+        others = {node.id for node in self.replicator.raft.otherNodes}
+        if members is None:
+            addresses = others
+        else:
+            addresses = set()
+            for member in members:
+                address = self.member_address(member)
+                if address is None or address not in others:
+                    raise FieldError("members", f"no other member of this cluster is named {member!r}", member)
+                addresses.add(address)
+        with self._faults_lock:
+            fault = {"id": f"cut-off-{next(self._fault_ids)}", "addresses": sorted(addresses)}
+            self._faults[fault["id"]] = fault
+            self._apply_faults()
+        return self._fault_view(fault)
+
+    def reconnect(self, fault_id: str | None = None) -> None:
+        """Heal one cut-off (``fault_id``) or every one."""
+        from controller.errors import NotFound
+
+        with self._faults_lock:
+            if fault_id is None:
+                self._faults.clear()
+            elif self._faults.pop(fault_id, None) is None:
+                raise NotFound("cluster fault", fault_id)
+            self._apply_faults()
+
+    def faults(self) -> list[dict]:
+        with self._faults_lock:
+            return [self._fault_view(fault) for fault in self._faults.values()]
+
+    def _apply_faults(self) -> None:
+        self.replicator.cut_off({a for fault in self._faults.values() for a in fault["addresses"]})
+
+    def _fault_view(self, fault: dict) -> dict:
+        by_address = {r["raftAddress"]: r["id"] for r in self.store.all(MEMBERS_TABLE)}
+        return {
+            "id": fault["id"],
+            "members": [{"id": by_address.get(a, a), "raftAddress": a} for a in fault["addresses"]],
+        }
 
     def close(self) -> None:
         self.replicator.close()

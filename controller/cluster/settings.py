@@ -8,10 +8,12 @@ from pathlib import Path
 
 @dataclass
 class RaftSettings:
-    """PySyncObj's timing. Latency is set by the ticks (each write waits a tick per hop), see docs."""
+    """PySyncObj's timing. Entries go out as soon as they are made (``appendEntriesUseBatch`` off: a
+    command wakes the raft thread, a leader sends at once), so the ticks only pace heartbeats and timers."""
 
-    tick: float = 0.002
-    append_entries: float = 0.002
+    tick: float = 0.01
+    #: the leader's heartbeat when idle (new entries and commits are sent at once)
+    append_entries: float = 0.05
     election_min: float = 0.8
     election_max: float = 2.0
     #: a leader steps down after hearing from no majority for this long (then writes fail fast)
@@ -48,5 +50,6 @@ class RaftSettings:
             bindAddress=self.bind_address,
             bindRetryTime=self.bind_retry,
             useFork=False,
+            appendEntriesUseBatch=False,
             **kwargs,
         )

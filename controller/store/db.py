@@ -71,6 +71,11 @@ class Store:
         #: a cluster's raft log (``controller.cluster``): every commit goes through it; None writes locally
         self.replicator: Replicator | None = None
         self._applying = False  # a replicated entry is being applied (by the raft thread, under the lock)
+        #: in a cluster, what the open transaction read: ``{(table, key): record}`` and unique-index
+        #: probes ``{(slot, value): holder}``, the entry's preconditions beside those of its changes
+        self._reads: dict | None = None
+        self._probes: dict | None = None
+        self._unique: dict[str, object] = {}  # slot -> UniqueIndex, for probes checked as entries apply
         tables: dict[str, dict[str, dict]] = {}
         self._sharing = Sharing()  # equal strings of records become one object (see compact)
         if path is not None:
@@ -87,7 +92,26 @@ class Store:
     def get(self, table: str, key: str) -> dict | None:
         """The stored record (never mutate it), or None."""
         with self.lock:
-            return self._storage.tables.get(table, _NO_RECORDS).get(key)
+            record = self._storage.tables.get(table, _NO_RECORDS).get(key)
+            if self._reads is not None and self._depth:  # the transaction's thread (it holds the lock)
+                self._reads.setdefault((table, key), record)
+            return record
+
+    def note_probe(self, slot: str, value, holder: str | None) -> None:
+        """A unique index was asked who holds ``value`` (in a cluster: a precondition of the open transaction)."""
+        with self.lock:
+            if self._probes is not None and self._depth:
+                self._probes.setdefault((slot, value), holder)
+
+    def register_unique(self, slot: str, index) -> None:
+        """A unique index under a name that is the same on every member (its table and where its key is made)."""
+        with self.lock:
+            self._unique.setdefault(slot, index)
+
+    def unique_holder(self, slot: str, value) -> str | None | bool:
+        """Who holds ``value`` in the unique index ``slot`` now (False: no such index here)."""
+        index = self._unique.get(slot)
+        return False if index is None else index.holder(value)
 
     def all(self, table: str) -> list[dict]:
         """A list of the table's records, safe to iterate while others write."""
@@ -157,6 +181,8 @@ class Store:
             if self._closed:
                 raise Unavailable(message="The data store is closed")
             mark, outer = len(self._pending), self._context
+            if self._depth == 0 and self.replicator is not None and not self._applying:
+                self._reads, self._probes = {}, {}
             self._depth += 1
             if context is not None:
                 self._context = context
@@ -169,8 +195,10 @@ class Store:
             finally:
                 self._depth -= 1
                 self._context = outer
+                if self._depth == 0:
+                    reads, probes, self._reads, self._probes = self._reads, self._probes, None, None
             if self._depth == 0:
-                self._commit()
+                self._commit(reads, probes)
 
     def add_listener(self, fn: Listener) -> None:
         """Call ``fn(changes)`` after each successful commit, still under the lock.
@@ -211,13 +239,13 @@ class Store:
             change = Change(change.table, change.key, change.old, change.new, self._context)
         self._pending.append(change)
 
-    def _commit(self) -> None:
+    def _commit(self, reads: dict | None = None, probes: dict | None = None) -> None:
         changes = self._pending[:]
         self._pending.clear()
         if not changes:
             return
         if self.replicator is not None and not self._applying:
-            self._replicate(changes)
+            self._replicate(changes, reads or {}, probes or {})
             return
         if self._journal is not None:
             try:
@@ -238,15 +266,16 @@ class Store:
 
     # -- a cluster's write path (``controller.cluster.replication``) ----------
 
-    def _replicate(self, changes: list[Change]) -> None:
+    def _replicate(self, changes: list[Change], reads: dict, probes: dict) -> None:
         """A commit in a cluster: undone here, then made through the raft log.
 
-        The replicator waits (holding the lock) until the entry was applied here by
-        ``apply_replicated``, as on every member, and hands back the work the
+        The replicator lets go of the lock while it waits until the entry was applied
+        here by ``apply_replicated``, as on every member (what the transaction read
+        and probed are preconditions checked then), and hands back the work the
         listeners scheduled, which runs on this thread as after a local commit.
         """
         self._undo(changes)
-        work = self.replicator.replicate(changes)
+        work = self.replicator.replicate(changes, reads, probes)
         for fn in work:
             if fn not in self._after_commit:
                 self._after_commit.append(fn)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable
 
 KeyFn = Callable[[dict], Hashable | None]
@@ -52,11 +53,24 @@ class UniqueIndex(Index):
     def __init__(self, store, table: str, key_fn: KeyFn):
         self.table, self.key_fn = table, key_fn
         self._map: dict[Hashable, str] = {}
+        self._store = store
+        code = getattr(key_fn, "__code__", None)
+        where = f"{Path(code.co_filename).name}:{code.co_firstlineno}" if code else getattr(key_fn, "__qualname__", "")
+        #: the same on every cluster member (same code): a write's probes name the index by it
+        self.slot = f"{table}|{where}"
         with store.lock:
             for record in store.values(table):
                 self._add(record)
+            store.register_unique(self.slot, self)  # the replicator checks what a write asked of it
 
     def get(self, key: Hashable) -> str | None:
+        holder = self._map.get(key)
+        if self._store._probes is not None:  # in a cluster's write: who held it is a precondition
+            self._store.note_probe(self.slot, key, holder)
+        return holder
+
+    def holder(self, key: Hashable) -> str | None:
+        """``get`` without noting a probe (the replicator's check as an entry applies)."""
         return self._map.get(key)
 
     def __contains__(self, key: Hashable) -> bool:

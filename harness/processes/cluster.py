@@ -4,7 +4,9 @@
 member's data folder and starts them with ``--cluster-member`` (each asks the first to add
 it), waits for every ready file, and hands out clients per member. ``kill(i)`` is kill -9,
 ``pause(i)``/``resume(i)`` SIGSTOP/SIGCONT, ``restart(i)`` the same command on the same
-folder (the member catches up). ``leader()`` reads ``/fabric/v1/cluster/list-members``.
+folder (the member catches up), ``cut_off(i)``/``reconnect(i)`` stop and restore member i's
+raft traffic with the others while it runs (``/simulation/cluster-faults`` on that member:
+members run with ``--simulation``). ``leader()`` reads ``/fabric/v1/cluster/list-members``.
 Every member binds to loopback; ports are free ones, the raft port beside each.
 """
 
@@ -74,10 +76,21 @@ class ZitiCluster:
     root: Path | None = None
     admin: tuple[str, str] = ("admin", "admin")
     #: extra ``python -m controller`` options for every member
-    options: tuple[str, ...] = ("--no-router", "--http-port", "0", "--ctrl-port", "0", "--log-level", "warning")
+    options: tuple[str, ...] = (
+        "--no-router",
+        "--http-port",
+        "0",
+        "--ctrl-port",
+        "0",
+        "--log-level",
+        "warning",
+        "--simulation",  # the cluster fault endpoints (``cut_off``); the clock is real time until advanced
+    )
     #: the first member's API port (0: any free one); the others take free ports
     first_port: int = 0
     members: list[Member] = field(default_factory=list)
+    #: per member, an admin client signed in before a cut-off (a cut-off member cannot create sessions)
+    _fault_clients: dict = field(default_factory=dict)
     _temporary: bool = False
 
     def start(self) -> ZitiCluster:
@@ -204,6 +217,36 @@ class ZitiCluster:
         self._launch(member)
         self._wait_ready(member)
 
+    def cut_off(self, index: int, *, from_members: list[int] | None = None) -> str:
+        """Cut member ``index``'s raft traffic with the others (or ``from_members``) while it keeps running.
+
+        Its API goes on serving reads; its writes fail once it has no quorum. Returns the fault's id.
+        """
+        client = self._fault_client(index)
+        body = {} if from_members is None else {"members": [self.members[i].instance_id for i in from_members]}
+        response = client.raw.post(
+            "/edge/management/v1/simulation/cluster-faults", json=body, headers={"zt-session": client.session_token}
+        )
+        if response.status_code != 201:
+            raise ApiError(response)
+        return response.json()["data"]["id"]
+
+    def reconnect(self, index: int) -> None:
+        """Heal every cut-off of member ``index``: it catches up with the cluster."""
+        client = self._fault_client(index)
+        response = client.raw.delete(
+            "/edge/management/v1/simulation/cluster-faults", headers={"zt-session": client.session_token}
+        )
+        if response.status_code != 200:
+            raise ApiError(response)
+
+    def _fault_client(self, index: int) -> ZitiClient:
+        port, client = self._fault_clients.get(index, (None, None))
+        if client is None or port != self.members[index].port:
+            client = self.client(index)
+            self._fault_clients[index] = (self.members[index].port, client)
+        return client
+
     def stop(self, index: int) -> None:
         member = self.members[index]
         if member.alive:
@@ -233,12 +276,12 @@ class ZitiCluster:
                 raise ApiError(response)
             return response.json()["data"]
 
-    def leader(self, timeout: float = 10.0, *, besides: int | None = None) -> int:
-        """The index of the member every reachable member calls leader; waits up to ``timeout``."""
+    def leader(self, timeout: float = 10.0, *, besides: int | None = None, asking: int | None = None) -> int:
+        """The index of the member the first reachable member (or ``asking``) calls leader; waits up to ``timeout``."""
         deadline = time.monotonic() + timeout
         while True:
             try:
-                for row in self.list_members():
+                for row in self.list_members(asking):
                     if row["leader"] and row["connected"]:
                         index = next(m.index for m in self.members if m.address == row["address"])
                         if index != besides:
@@ -268,6 +311,9 @@ class ZitiCluster:
         raise RuntimeError("no member is running")
 
     def close(self) -> None:
+        for _port, client in self._fault_clients.values():
+            client.close()
+        self._fault_clients.clear()
         for member in self.members:
             if member.process is not None and member.alive:
                 self.stop(member.index)
@@ -275,7 +321,11 @@ class ZitiCluster:
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> ZitiCluster:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:  # a member that did not start: stop the ones that did
+            self.close()
+            raise
 
     def __exit__(self, *exc_info) -> None:
         self.close()

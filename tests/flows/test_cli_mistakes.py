@@ -114,6 +114,16 @@ def test_a_port_out_of_range_is_a_usage_error(command, option, tmp_path):
     assert not (tmp_path / "data").exists()
 
 
+@pytest.mark.parametrize("value", ["5", "many"])
+def test_a_raft_snapshot_threshold_that_is_not_a_count_of_entries_is_a_usage_error(value, tmp_path):
+    result = controller("--data", str(tmp_path / "data"), "--cluster", "--raft-snapshot-threshold", value)
+    assert result.returncode == 2, result.stderr
+    line = one_line(result)
+    no_exception_name(line)
+    assert "argument --raft-snapshot-threshold:" in line and "whole number of entries" in line
+    assert not (tmp_path / "data").exists()
+
+
 def test_a_host_that_cannot_be_bound_names_the_host_not_the_port(tmp_path):
     for host in ("192.0.2.77", "no-such-host.invalid"):  # TEST-NET-1: on no interface of this machine
         result = controller(

@@ -183,3 +183,66 @@ def test_leadership_changes_are_cluster_events_in_each_members_event_file(ziti_c
         assert time.monotonic() < deadline, (kinds(old), kinds(new))
         time.sleep(0.1)
     assert kinds(old)[0] == "leadership.gained"  # the first member led the new cluster
+
+
+def _leaders(cluster) -> dict[int, set[str]]:
+    """Per member, the ids its ``list-members`` calls leader."""
+    return {m.index: {r["id"] for r in cluster.list_members(m.index) if r["leader"]} for m in cluster.members}
+
+
+def _one_leader(cluster, timeout: float = 15.0) -> dict[int, set[str]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            seen = _leaders(cluster)
+        except ApiError:
+            seen = {}
+        agreed = {frozenset(ids) for ids in seen.values()}
+        if (len(seen) == len(cluster.members) and len(agreed) == 1 and len(next(iter(agreed))) == 1) or (
+            time.monotonic() > deadline
+        ):
+            return seen
+        time.sleep(0.2)
+
+
+def test_a_cut_off_leader_is_replaced_refuses_writes_serves_reads_and_catches_up(ziti_cluster):
+    cluster = ziti_cluster
+    old = cluster.leader()
+    others = [i for i in range(3) if i != old]
+    cut = cluster.client(old, timeout=60)  # signed in before the cut: a member without a quorum makes no session
+    cut.create("identities", _identity("before-cut"))
+    cluster.cut_off(old)
+    new = cluster.leader(timeout=15, besides=old, asking=others[0])
+    with cluster.client(others[1]) as client:  # the other two accept writes
+        client.create("identities", _identity("during-cut"))
+    with pytest.raises(ApiError) as caught:
+        cut.create("identities", _identity("on-the-cut-off-member"))
+    assert (caught.value.status, caught.value.code) == (503, "CLUSTER_NO_LEADER")
+    names = _names(cut)  # the existing session reads on, from the member's own store
+    assert "before-cut" in names and "during-cut" not in names
+    rows = cut.raw.get("/fabric/v1/cluster/list-members", headers={"zt-session": cut.session_token}).json()["data"]
+    assert all(row["readOnly"] for row in rows) and not any(row["leader"] for row in rows)
+    cluster.reconnect(old)
+    seen = _converged(cluster, range(3), {"before-cut", "during-cut"})
+    assert all({"before-cut", "during-cut"} <= names for names in seen.values())
+    assert all("on-the-cut-off-member" not in names for names in seen.values())
+    leaders = _one_leader(cluster)
+    assert set(map(frozenset, leaders.values())) == {frozenset({cluster.members[new].instance_id})}
+    cut.close()
+
+
+def test_a_paused_leader_is_replaced_and_rejoins_as_a_follower(ziti_cluster):
+    cluster = ziti_cluster
+    old = cluster.leader()
+    others = [i for i in range(3) if i != old]
+    cluster.pause(old)
+    try:
+        new = cluster.leader(timeout=15, besides=old, asking=others[0])
+        with cluster.client(others[1]) as client:
+            client.create("identities", _identity("while-the-leader-slept"))
+    finally:
+        cluster.resume(old)
+    seen = _converged(cluster, [old], {"while-the-leader-slept"})
+    assert "while-the-leader-slept" in seen[old]
+    leaders = _one_leader(cluster)
+    assert set(map(frozenset, leaders.values())) == {frozenset({cluster.members[new].instance_id})}

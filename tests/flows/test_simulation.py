@@ -218,3 +218,35 @@ def test_a_router_fault_is_created_exactly_when_valid_and_bad_input_is_answered_
             assert listed == []  # nothing half-written
     finally:
         client.management.delete_simulation_router_faults()
+
+
+# -- a cluster member cut off from the others (/simulation/cluster-faults) --------------------------------------
+
+
+def test_cluster_faults_on_a_single_controller_say_it_is_not_a_cluster(sim_client):
+    client, _app = sim_client
+    for method, path, body in (
+        ("GET", "/simulation/cluster-faults", None),
+        ("POST", "/simulation/cluster-faults", {}),
+        ("DELETE", "/simulation/cluster-faults", None),
+    ):
+        response = client.mgmt(method, path, json=body)
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] == "SERVER_NOT_RUNNING_IN_HA_MODE"
+
+
+def test_a_cluster_fault_names_members_of_the_cluster_only(ziti_cluster):
+    client = ziti_cluster.client(0)
+    for body in ({"members": ["no-such-member"]}, {"members": "ctrl2"}, {"members": ["ctrl2"], "seconds": 3}):
+        response = client.mgmt("POST", "/simulation/cluster-faults", json=body)
+        assert response.status_code == 400, response.text
+        assert response.json()["error"]["code"] in ("INVALID_FIELD", "COULD_NOT_VALIDATE")
+    created = client.mgmt("POST", "/simulation/cluster-faults", json={"members": ["ctrl2"]})
+    assert created.status_code == 201, created.text
+    listed = client.mgmt("GET", "/simulation/cluster-faults").json()["data"]
+    assert [row["members"][0]["id"] for row in listed] == ["ctrl2"]
+    assert client.mgmt("DELETE", f"/simulation/cluster-faults/{created.json()['data']['id']}").status_code == 200
+    assert client.mgmt("GET", "/simulation/cluster-faults").json()["data"] == []
+    missing = client.mgmt("DELETE", "/simulation/cluster-faults/cut-off-99")
+    assert missing.status_code == 404
+    client.close()

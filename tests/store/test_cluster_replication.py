@@ -155,3 +155,73 @@ def test_a_member_far_behind_loads_a_snapshot(tmp_path):
         assert group.settle("identities", 60, timeout=30) == [60, 60, 60]
     finally:
         group.close()
+
+
+def test_concurrent_writes_from_threads_on_every_member_are_all_applied_in_one_order(members):
+    """Group commit: threads on each member write at once; every write is on every member, in the same order."""
+    per_thread, threads_per_member = 25, 3
+    errors: list = []
+
+    def write(member: int, thread: int) -> None:
+        store = members.stores[member]
+        try:
+            for n in range(per_thread):
+                key = f"m{member}-t{thread}-{n}"
+                store.insert("identities", key, {"id": key, "n": n})
+                assert store.get("identities", key) == {"id": key, "n": n}  # read-your-writes at once
+        except Exception as ex:  # pragma: no cover - shown by the assertion below
+            errors.append(ex)
+
+    threads = [threading.Thread(target=write, args=(m, t)) for m in range(3) for t in range(threads_per_member)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    assert errors == []
+    total = 3 * threads_per_member * per_thread
+    assert members.settle("identities", total) == [total] * 3
+    orders = [[r["id"] for r in store.all("identities")] for store in members.stores]
+    assert orders[0] == orders[1] == orders[2]  # applied in the log's order on every member
+    indexes = [store.get(STATE_TABLE, APPLIED) for store in members.stores]
+    assert indexes[0] == indexes[1] == indexes[2]
+    assert indexes[0]["index"] < total  # commits made while an entry was in flight went together
+
+
+def test_a_write_computed_from_a_record_changed_meanwhile_is_refused_on_every_member(members):
+    """What a transaction read is a precondition: a write based on a stale read applies nowhere."""
+    leader = members.leader()
+    reader, other = [i for i in range(3) if i != leader]
+    members.stores[reader].insert("limits", "x", {"id": "x", "max": 1})
+    members.settle("limits", 1)
+    store = members.stores[reader]
+    with pytest.raises(Conflict):
+        with store.lock, store.transaction():
+            seen = store.get("limits", "x")
+            # another member changes x while this transaction is open (this member applies it after)
+            members.stores[other].put("limits", "x", {"id": "x", "max": 0})
+            store.insert("grants", "g", {"id": "g", "allowedBy": seen["max"]})
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(s.get("limits", "x")["max"] != 0 for s in members.stores):
+        time.sleep(0.01)
+    assert [s.get("limits", "x")["max"] for s in members.stores] == [0, 0, 0]
+    assert [s.get("grants", "g") for s in members.stores] == [None, None, None]
+
+
+def test_two_creates_of_one_unique_name_on_one_member_keep_one(members):
+    """A unique index's answer is a precondition too: the second create of a name, computed before the
+    first applied, is refused."""
+    from controller.store.indexes import UniqueIndex
+
+    follower = next(i for i in range(3) if i != members.leader())
+    indexes = [UniqueIndex(s, "identities", lambda r: r.get("name")) for s in members.stores]
+    for s, index in zip(members.stores, indexes):
+        s.add_listener(index.on_changes)  # as the registry registers it
+    store, names = members.stores[follower], indexes[follower]
+    other = next(i for i in range(3) if i not in (follower, members.leader()))
+    with pytest.raises(Conflict):
+        with store.lock, store.transaction():
+            assert names.get("dup") is None
+            members.stores[other].insert("identities", "a", {"id": "a", "name": "dup"})
+            store.insert("identities", "b", {"id": "b", "name": "dup"})
+    members.settle("identities", 1)
+    assert [sorted(r["id"] for r in s.all("identities")) for s in members.stores] == [["a"]] * 3

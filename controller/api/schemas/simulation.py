@@ -31,3 +31,17 @@ ROUTER_FAULT = {
     ),
     "additionalProperties": False,
 }
+
+CLUSTER_FAULT = {
+    **s.obj(
+        {
+            "members": {
+                "type": ["array", "null"],
+                "items": {"type": "string", "minLength": 1},
+                "maxItems": 64,
+                "description": "ids of the members to cut this one off from (default: every other member)",
+            }
+        }
+    ),
+    "additionalProperties": False,
+}
