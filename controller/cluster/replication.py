@@ -77,6 +77,18 @@ def encode(entry_id: str, changes: list[Change]) -> bytes:
     return orjson.dumps({"id": entry_id, "ctx": ctx, "ops": ops})
 
 
+def _unchanged_since_written(store, ops: list) -> bool:
+    """Whether every record is as its writer saw it: in the entry's order, so that a record one entry writes twice
+    (created, then updated in the same write) is checked against what the entry's earlier op left."""
+    written: dict = {}
+    for table, key, seen, new, _i in ops:
+        current = written[(table, key)] if (table, key) in written else store.get(table, key)
+        if digest(current) != seen:
+            return False
+        written[(table, key)] = new
+    return True
+
+
 @dataclass
 class _Waiter:
     handoff: threading.Condition
@@ -242,7 +254,7 @@ class Replicator:
                 return  # already in this member's store (a journal replayed at start)
             entry = orjson.loads(payload)
             ops = entry["ops"]
-            ok = all(digest(store.get(table, key)) == seen for table, key, seen, _new, _i in ops)
+            ok = _unchanged_since_written(store, ops)
             changes = []
             if ok:
                 ctx = ChangeContext(*entry["ctx"]) if entry["ctx"] else None
