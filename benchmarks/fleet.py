@@ -25,6 +25,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -172,6 +173,80 @@ def router_channels(folder: Path, count: int) -> dict:
         process.wait(30)
 
 
+def enroll_all(url, ca: str, identities: list, batch: int = 250) -> None:
+    """Enroll every identity (CA auto-enrollment) before the idle RSS is read: an identity's records are the
+    network's data, kept whether its SDK polls or not, so the per-SDK figures count what polling clients hold."""
+
+    async def run() -> None:
+        sdks = Fleet(url, ca, identities).sdks
+        for start in range(0, len(sdks), batch):
+            group = sdks[start : start + batch]
+            await asyncio.gather(*(sdk.enroll() for sdk in group))
+            for sdk in group:
+                sdk.close()
+
+    asyncio.run(run())
+
+
+class _MembersWatch:
+    """The summed RSS (highest seen) and CPU of a cluster's member processes, sampled every second on a thread."""
+
+    def __init__(self, pids: list[int]):
+        self.pids, self.highest_mb, self._stop = pids, 0.0, threading.Event()
+        self.cpu_started = sum(_cpu_seconds(pid) or 0.0 for pid in pids)
+        self.started = time.monotonic()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            self.highest_mb = max(self.highest_mb, self.rss_mb())
+
+    def rss_mb(self) -> float:
+        return sum(_rss_mb(pid) or 0.0 for pid in self.pids)
+
+    def stop(self) -> float:
+        """Stop sampling; the members' CPU % since the start (one core = 100), summed."""
+        self._stop.set()
+        self._thread.join(5)
+        cpu = sum(_cpu_seconds(pid) or 0.0 for pid in self.pids) - self.cpu_started
+        return cpu * 100 / max(1e-9, time.monotonic() - self.started)
+
+
+def cluster_steady(folder: Path, size: int, quick: bool) -> dict:
+    """The steady figure against a 3-member cluster (processes): ``size`` SDKs spread evenly over the members."""
+    from harness.cluster import ZitiCluster
+
+    options = ("--no-router", "--http-port", "0", "--ctrl-port", "0")  # the default log level, as the single's
+    figures: dict = {}
+    with ZitiCluster(3, root=folder / "cluster", options=options) as cluster:
+        admin = cluster.client(0)
+        ca = flows.ca_bundle(admin)
+        identities = provision(admin, size)
+        urls = [member.url for member in cluster.members]
+        enroll_all(urls, ca, identities)
+        pids = [member.process.pid for member in cluster.members]
+        time.sleep(2.0)
+        idle = sum(_rss_mb(pid) or 0.0 for pid in pids)
+        watch = _MembersWatch(pids)
+        summary = steady(Fleet(urls, ca, identities), size, quick)
+        cpu = watch.stop()
+        label = f"3 members, {size:>6,} SDKs"
+        figures[f"{label}: poll p50 / p99 / max (ms)"] = (
+            f"{summary['p50_ms']:.2f} / {summary['p99_ms']:.2f} / {summary['max_ms']:.0f}"
+        )
+        figures[f"{label}: errors, logged in"] = f"{summary['errors']}, {summary['logged_in']}"
+        if summary["first_error"]:
+            figures[f"{label}: first error"] = summary["first_error"][:100]
+        figures[f"{label}: members' CPU % summed (per 1,000 SDKs)"] = f"{cpu:.0f} ({cpu * 1000 / size:.1f})"
+        figures[f"{label}: members' RSS MB summed (KB per SDK over idle)"] = (
+            f"{idle:.0f} -> {watch.highest_mb:.0f} ({(watch.highest_mb - idle) * 1024 / size:.1f})"
+        )
+        time.sleep(2.0)
+        figures[f"{label}: members' RSS MB after they left"] = round(watch.rss_mb(), 1)
+    return figures
+
+
 def steady(fleet: Fleet, size: int, quick: bool) -> dict:
     ramp = max(10.0, size / RAMP_RATE)
     measure = 20.0 if quick else 30.0
@@ -182,11 +257,16 @@ def steady(fleet: Fleet, size: int, quick: bool) -> dict:
 
 
 def main(
-    quick: bool = False, sizes: tuple[int, ...] | None = None, storm: int | None = None, tree: str | None = None
+    quick: bool = False,
+    sizes: tuple[int, ...] | None = None,
+    storm: int | None = None,
+    tree: str | None = None,
+    cluster_size: int | None = None,
 ) -> dict:
     sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
     storm = storm or (QUICK_STORM if quick else FULL_STORM)
     figures: dict = {}
+    cluster_size = cluster_size or max(sizes)  # beside the single controller's largest fleet
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         folder = Path(tmp)
         hello, hello_url, hello_ca = start_bare_hello(folder)
@@ -205,6 +285,8 @@ def main(
             admin.login("admin", "admin")
             ca = flows.ca_bundle(admin)
             identities = provision(admin, max(max(sizes), storm))
+            enroll_all(https_url, ca, identities[: max(sizes)])
+            time.sleep(2.0)
             idle_rss = _rss_mb(process.pid)
             figures["controller idle RSS (MB)"] = round(idle_rss, 1)
             for size in sizes:
@@ -237,6 +319,7 @@ def main(
         finally:
             process.terminate()
             process.wait(10)
+        figures.update(cluster_steady(folder, cluster_size, quick))
         figures.update(router_channels(folder / "router", QUICK_CHANNELS if quick else FULL_CHANNELS))
     return figures
 
@@ -247,7 +330,10 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default=None, help="comma-separated fleet sizes (default 1000,5000,10000)")
     parser.add_argument("--storm", type=int, default=None, help="SDKs in the login storm (default 1000)")
     parser.add_argument("--controller-tree", default=None, help="run another checkout's controller (before/after)")
+    parser.add_argument(
+        "--cluster-size", type=int, default=None, help="SDKs over 3 members (default: the largest size)"
+    )
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
-    for key, value in main(args.quick, sizes, args.storm, args.controller_tree).items():
+    for key, value in main(args.quick, sizes, args.storm, args.controller_tree, args.cluster_size).items():
         print(f"  {key:<56} {value}")
