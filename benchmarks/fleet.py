@@ -10,7 +10,9 @@ can take, and measures the steady polls after every SDK has polled once: p50/p99
 CPU (one core = 100) and the growth of its RSS over its idle RSS, per SDK, and its RSS after they leave.
 The anchor, in the same run: the same driver polling a bare asyncio TLS server in its own process
 (``benchmarks.bare_hello``) with the smallest fleet. Then a login storm: N enrolled SDKs log in at once
-(OIDC), timed until the last holds its tokens.
+(OIDC), timed until the last holds its tokens. Then the steady figure again, the fleet spread over a 3-member
+cluster (processes), and first of all what one idle TLS connection costs, part by part
+(``benchmarks.connection_memory``).
 
 The driver shares the machine's two cores with the controller: its own cost is in every latency.
 """
@@ -267,6 +269,9 @@ def main(
     storm = storm or (QUICK_STORM if quick else FULL_STORM)
     figures: dict = {}
     cluster_size = cluster_size or max(sizes)  # beside the single controller's largest fleet
+    from benchmarks import connection_memory
+
+    figures.update(connection_memory.main(quick))  # what one idle TLS connection costs, part by part
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         folder = Path(tmp)
         hello, hello_url, hello_ca = start_bare_hello(folder)
