@@ -221,8 +221,10 @@ def run(
     from controller.gc_pause import gc_paused
     from controller.heap import SurvivorFreezer, freeze_started_heap
     from controller.server.lifecycle import Listeners, wait_for_stop
+    from controller.server.memory import limit_arenas
     from controller.server.readiness import announce_ready
 
+    limit_arenas()  # before the listeners' threads (controller.server.memory)
     built: list = []
     group = Listeners(
         config.host,
