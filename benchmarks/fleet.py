@@ -190,6 +190,18 @@ def enroll_all(url, ca: str, identities: list, batch: int = 250) -> None:
     asyncio.run(run())
 
 
+def settled_rss(pids: list[int], most: float = 15.0) -> float:
+    """The processes' summed RSS once it stopped falling (the server gives memory back on a thread after a drop),
+    read every second for at most ``most`` seconds."""
+    deadline, last = time.monotonic() + most, None
+    while True:
+        time.sleep(1.0)
+        now = sum(_rss_mb(pid) or 0.0 for pid in pids)
+        if (last is not None and last - now < 1.0) or time.monotonic() >= deadline:
+            return now
+        last = now
+
+
 class _MembersWatch:
     """The summed RSS (highest seen) and CPU of a cluster's member processes, sampled every second on a thread."""
 
@@ -244,8 +256,7 @@ def cluster_steady(folder: Path, size: int, quick: bool) -> dict:
         figures[f"{label}: members' RSS MB summed (KB per SDK over idle)"] = (
             f"{idle:.0f} -> {watch.highest_mb:.0f} ({(watch.highest_mb - idle) * 1024 / size:.1f})"
         )
-        time.sleep(2.0)
-        figures[f"{label}: members' RSS MB after they left"] = round(watch.rss_mb(), 1)
+        figures[f"{label}: members' RSS MB after they left"] = round(settled_rss(pids), 1)
     return figures
 
 
@@ -312,8 +323,7 @@ def main(
                 figures[f"{label}: controller RSS MB (KB per SDK over idle)"] = (
                     f"{rss:.0f} ({(rss - idle_rss) * 1024 / size:.1f})"
                 )
-                time.sleep(2.0)
-                figures[f"{label}: controller RSS MB after they left"] = round(_rss_mb(process.pid), 1)
+                figures[f"{label}: controller RSS MB after they left"] = round(settled_rss([process.pid]), 1)
             before = _cpu_seconds(process.pid)
             stormed = Fleet(https_url, ca, identities[:storm]).login_storm()
             figures[f"login storm: {storm:,} SDKs hold tokens after (s)"] = round(stormed["seconds"], 2)
