@@ -10,7 +10,9 @@ can take, and measures the steady polls after every SDK has polled once: p50/p99
 CPU (one core = 100) and the growth of its RSS over its idle RSS, per SDK, and its RSS after they leave.
 The anchor, in the same run: the same driver polling a bare asyncio TLS server in its own process
 (``benchmarks.bare_hello``) with the smallest fleet. Then a login storm: N enrolled SDKs log in at once
-(OIDC), timed until the last holds its tokens.
+(OIDC), timed until the last holds its tokens. Then the steady figure again, the fleet spread over a 3-member
+cluster (processes), and first of all what one idle TLS connection costs, part by part
+(``benchmarks.connection_memory``).
 
 The driver shares the machine's two cores with the controller: its own cost is in every latency.
 """
@@ -25,6 +27,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -172,6 +175,99 @@ def router_channels(folder: Path, count: int) -> dict:
         process.wait(30)
 
 
+def enroll_all(url, ca: str, identities: list, batch: int = 250) -> None:
+    """Enroll every identity (CA auto-enrollment) before the idle RSS is read: an identity's records are the
+    network's data, kept whether its SDK polls or not, so the per-SDK figures count what polling clients hold."""
+
+    async def run() -> None:
+        sdks = Fleet(url, ca, identities).sdks
+        for start in range(0, len(sdks), batch):
+            group = sdks[start : start + batch]
+            await asyncio.gather(*(sdk.enroll() for sdk in group))
+            for sdk in group:
+                sdk.close()
+
+    asyncio.run(run())
+
+
+def settled_rss(pids: list[int], most: float = 15.0) -> float:
+    """The processes' summed RSS once it stopped falling (the server gives memory back on a thread after a drop),
+    read every second for at most ``most`` seconds."""
+    deadline, last = time.monotonic() + most, None
+    while True:
+        time.sleep(1.0)
+        now = sum(_rss_mb(pid) or 0.0 for pid in pids)
+        if (last is not None and last - now < 1.0) or time.monotonic() >= deadline:
+            return now
+        last = now
+
+
+class _MembersWatch:
+    """The summed RSS (highest seen) and CPU of a cluster's member processes, sampled every second on a thread."""
+
+    def __init__(self, pids: list[int]):
+        self.pids, self.highest_mb, self._stop = pids, 0.0, threading.Event()
+        self.cpu_started = sum(_cpu_seconds(pid) or 0.0 for pid in pids)
+        self.started = time.monotonic()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            self.highest_mb = max(self.highest_mb, self.rss_mb())
+
+    def rss_mb(self) -> float:
+        return sum(_rss_mb(pid) or 0.0 for pid in self.pids)
+
+    def stop(self) -> float:
+        """Stop sampling; the members' CPU % since the start (one core = 100), summed."""
+        self._stop.set()
+        self._thread.join(5)
+        cpu = sum(_cpu_seconds(pid) or 0.0 for pid in self.pids) - self.cpu_started
+        return cpu * 100 / max(1e-9, time.monotonic() - self.started)
+
+
+def cluster_steady(folder: Path, size: int, quick: bool) -> dict:
+    """The steady figure against a 3-member cluster (processes): ``size`` SDKs spread evenly over the members."""
+    from harness.processes.cluster import ZitiCluster
+
+    options = ("--no-router", "--http-port", "0", "--ctrl-port", "0")  # the default log level, as the single's
+    figures: dict = {}
+    cluster = ZitiCluster(3, root=folder / "cluster", options=options)
+    try:
+        try:
+            cluster.start()
+        except (RuntimeError, TimeoutError) as ex:  # what the member not ready said last
+            last = [m.log.read_text().strip().splitlines()[-1:] for m in cluster.members if m.log and m.log.exists()]
+            raise RuntimeError(f"{ex}; last log lines: {last}") from ex
+        admin = cluster.client(0)
+        ca = flows.ca_bundle(admin)
+        identities = provision(admin, size)
+        urls = [member.url for member in cluster.members]
+        enroll_all(urls, ca, identities)
+        pids = [member.process.pid for member in cluster.members]
+        time.sleep(2.0)
+        idle = sum(_rss_mb(pid) or 0.0 for pid in pids)
+        watch = _MembersWatch(pids)
+        summary = steady(Fleet(urls, ca, identities), size, quick)
+        cpu = watch.stop()
+        label = f"3 members, {size:>6,} SDKs"
+        figures[f"{label}: poll p50 / p99 / max (ms)"] = (
+            f"{summary['p50_ms']:.2f} / {summary['p99_ms']:.2f} / {summary['max_ms']:.0f}"
+        )
+        figures[f"{label}: errors, logged in"] = f"{summary['errors']}, {summary['logged_in']}"
+        if summary["first_error"]:
+            figures[f"{label}: first error"] = summary["first_error"][:100]
+        figures[f"{label}: members' CPU % summed (per 1,000 SDKs)"] = f"{cpu:.0f} ({cpu * 1000 / size:.1f})"
+        figures[f"{label}: members' RSS MB summed (KB per SDK over idle)"] = (
+            f"{idle:.0f} -> {watch.highest_mb:.0f} ({(watch.highest_mb - idle) * 1024 / size:.1f})"
+        )
+        figures[f"{label}: members' RSS MB after they left"] = round(settled_rss(pids), 1)
+    finally:
+        cluster.close()
+    return figures
+
+
 def steady(fleet: Fleet, size: int, quick: bool) -> dict:
     ramp = max(10.0, size / RAMP_RATE)
     measure = 20.0 if quick else 30.0
@@ -182,11 +278,19 @@ def steady(fleet: Fleet, size: int, quick: bool) -> dict:
 
 
 def main(
-    quick: bool = False, sizes: tuple[int, ...] | None = None, storm: int | None = None, tree: str | None = None
+    quick: bool = False,
+    sizes: tuple[int, ...] | None = None,
+    storm: int | None = None,
+    tree: str | None = None,
+    cluster_size: int | None = None,
 ) -> dict:
     sizes = sizes or (QUICK_SIZES if quick else FULL_SIZES)
     storm = storm or (QUICK_STORM if quick else FULL_STORM)
     figures: dict = {}
+    cluster_size = cluster_size or max(sizes)  # beside the single controller's largest fleet
+    from benchmarks import connection_memory
+
+    figures.update(connection_memory.main(quick))  # what one idle TLS connection costs, part by part
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         folder = Path(tmp)
         hello, hello_url, hello_ca = start_bare_hello(folder)
@@ -199,12 +303,18 @@ def main(
         finally:
             hello.kill()
             hello.wait()
+        try:  # before the single controller: measured on a machine its 10,000 SDKs have not just left
+            clustered = cluster_steady(folder, cluster_size, quick)
+        except (RuntimeError, TimeoutError, OSError) as ex:  # the single controller's figures are still printed
+            clustered = {f"3 members, {cluster_size:>6,} SDKs: not measured": str(ex)[:300]}
         process, url, https_url = start_controller(folder, tree)
         try:
             admin = ZitiClient.connect(url)
             admin.login("admin", "admin")
             ca = flows.ca_bundle(admin)
             identities = provision(admin, max(max(sizes), storm))
+            enroll_all(https_url, ca, identities[: max(sizes)])
+            time.sleep(2.0)
             idle_rss = _rss_mb(process.pid)
             figures["controller idle RSS (MB)"] = round(idle_rss, 1)
             for size in sizes:
@@ -225,8 +335,7 @@ def main(
                 figures[f"{label}: controller RSS MB (KB per SDK over idle)"] = (
                     f"{rss:.0f} ({(rss - idle_rss) * 1024 / size:.1f})"
                 )
-                time.sleep(2.0)
-                figures[f"{label}: controller RSS MB after they left"] = round(_rss_mb(process.pid), 1)
+                figures[f"{label}: controller RSS MB after they left"] = round(settled_rss([process.pid]), 1)
             before = _cpu_seconds(process.pid)
             stormed = Fleet(https_url, ca, identities[:storm]).login_storm()
             figures[f"login storm: {storm:,} SDKs hold tokens after (s)"] = round(stormed["seconds"], 2)
@@ -237,6 +346,7 @@ def main(
         finally:
             process.terminate()
             process.wait(10)
+        figures.update(clustered)
         figures.update(router_channels(folder / "router", QUICK_CHANNELS if quick else FULL_CHANNELS))
     return figures
 
@@ -247,7 +357,10 @@ if __name__ == "__main__":
     parser.add_argument("--sizes", default=None, help="comma-separated fleet sizes (default 1000,5000,10000)")
     parser.add_argument("--storm", type=int, default=None, help="SDKs in the login storm (default 1000)")
     parser.add_argument("--controller-tree", default=None, help="run another checkout's controller (before/after)")
+    parser.add_argument(
+        "--cluster-size", type=int, default=None, help="SDKs over 3 members (default: the largest size)"
+    )
     args = parser.parse_args()
     sizes = tuple(int(s) for s in args.sizes.split(",")) if args.sizes else None
-    for key, value in main(args.quick, sizes, args.storm, args.controller_tree).items():
+    for key, value in main(args.quick, sizes, args.storm, args.controller_tree, args.cluster_size).items():
         print(f"  {key:<56} {value}")

@@ -96,6 +96,18 @@ def _hashable(value):
     return tuple(_hashable(v) for v in value) if isinstance(value, list) else value
 
 
+def _unchanged_since_written(store, ops: list) -> bool:
+    """Whether every record is as its writer saw it: in the entry's order, so that a record one entry writes twice
+    (created, then updated in the same write) is checked against what the entry's earlier op left."""
+    written: dict = {}
+    for table, key, seen, new, _i in ops:
+        current = written[(table, key)] if (table, key) in written else store.get(table, key)
+        if digest(current) != seen:
+            return False
+        written[(table, key)] = new
+    return True
+
+
 @dataclass
 class _Waiter:
     event: threading.Event = field(default_factory=threading.Event)
@@ -290,7 +302,7 @@ class Replicator:
         """One commit of an entry, checked and applied as one local commit with the applied position."""
         store = self.store
         ops = sub["ops"]
-        ok = all(digest(store.get(table, key)) == seen for table, key, seen, _new, _i in ops)
+        ok = _unchanged_since_written(store, ops)
         ok = ok and all(digest(store.get(table, key)) == seen for table, key, seen in sub.get("reads", ()))
         for slot, value, holder in sub.get("probes", ()) if ok else ():
             now = store.unique_holder(slot, _hashable(value))

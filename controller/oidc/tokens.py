@@ -63,6 +63,13 @@ CUSTOM = (
 )
 #: verified access tokens remembered (each SDK holds one, two around a refresh): past this the oldest goes
 VERIFIED_CACHE = 32_768
+
+
+def _cache_key(token: str) -> bytes:
+    """The verified-token cache's key of ``token``: its SHA-256 (no other string has it)."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
 #: refresh tokens: a MAC under a secret derived from the server key (see ``refresh_secret``)
 REFRESH_ALG = "HS256"
 REFRESH_INFO = b"ziti-controller oidc refresh-token hs256 v1"
@@ -159,8 +166,9 @@ class TokenSigner:
         #: a cluster's other members' signing keys, ``{kid: (public key, alg)}`` (set by a cluster member): their
         #: access and ID tokens verify here and are in the JWKS (one key set for the cluster)
         self.peers: Callable[[], dict] | None = None
-        #: token -> claims of signatures already verified, oldest first (bounded, see ``_remember``)
-        self._verified: OrderedDict[str, dict] = OrderedDict()
+        #: SHA-256 of a token -> its claims, for signatures already verified, oldest first (bounded, see
+        #: ``_remember``); the digest, not the token: 32 bytes instead of the JWT's 1-1.5 KB, on each live SDK
+        self._verified: OrderedDict[bytes, dict] = OrderedDict()
         self._verified_lock = threading.Lock()
         self.verified_limit = VERIFIED_CACHE
 
@@ -244,7 +252,7 @@ class TokenSigner:
 
     def known_claims(self, token: str) -> dict | None:
         """The claims of a token whose signature already verified, else None (no parsing)."""
-        return self._verified.get(token) if isinstance(token, str) else None
+        return self._verified.get(_cache_key(token)) if isinstance(token, str) else None
 
     def looks_like_ours(self, token: str) -> bool:
         """Cheap pre-check: a JWT whose ``kid`` is this controller's."""
@@ -260,7 +268,7 @@ class TokenSigner:
 
     def verify(self, token: str, kind: str) -> dict:
         """The claims of our token of ``kind``; ``TokenRejected`` when forged, of another kind or expired."""
-        claims = self._verified.get(token) if isinstance(token, str) else None
+        claims = self._verified.get(_cache_key(token)) if isinstance(token, str) else None
         if claims is None:
             if isinstance(token, str) and token.startswith(self._refresh_header_text):
                 if kind != REFRESH:  # a MAC never stands for an access token
@@ -309,16 +317,16 @@ class TokenSigner:
         past ``verified_limit`` the oldest makes room (never the whole cache: the live tokens stay, and a
         fleet larger than the cache costs one signature check per token evicted, not one per request).
         """
-        verified, now = self._verified, self.now()
+        verified, now, key = self._verified, self.now(), _cache_key(token)
         with self._verified_lock:  # inserts only (a miss): hits read the dict without it
-            if token in verified:
+            if key in verified:
                 return
             while verified:
                 exp = next(iter(verified.values())).get("exp")
                 if len(verified) < self.verified_limit and not (isinstance(exp, int) and exp <= now):
                     break
                 verified.popitem(last=False)
-            verified[token] = claims
+            verified[key] = claims
 
     def jwks(self) -> dict:
         """The JWKS document of the signing key (``/oidc/keys``), built once."""

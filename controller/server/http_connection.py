@@ -15,7 +15,16 @@ import socket
 import httptools
 import orjson
 
-from controller.server.wsgi_bridge import ABORT, CLOSE, DONE, PEER_CERTS_KEY, RequestHead, build_environ, plain_response
+from controller.server.wsgi_bridge import (
+    ABORT,
+    CLOSE,
+    DONE,
+    PEER_CERTS_KEY,
+    RequestHead,
+    build_environ,
+    peer_certificates,
+    plain_response,
+)
 
 log = logging.getLogger("controller.server.serve")
 
@@ -43,7 +52,7 @@ class Connection(asyncio.Protocol):
         self.transport = None
         self.tls = None
         self.first_bytes: bytes | None = None  # TLS: the first bytes, until five tell TLS from plain HTTP
-        self.peer_certs = None
+        self.peer_ders: tuple[bytes, ...] = ()  # the TLS client chain, leaf first (``TLSLayer.peer_ders``)
         self.peer_host = peer_host  # the client address: its slot (Limits.max_per_peer) is freed on close
         self.deadline, self.phase = float("inf"), ""
         self.slot = None  # where the server's sweep finds this connection's deadline (``HTTPServer.watch``)
@@ -83,7 +92,8 @@ class Connection(asyncio.Protocol):
         self._disarm()
         # What a closed connection held goes now, by reference counting: the parser refers back to this
         # connection (a cycle only the collector would find), the TLS state and the chain are large.
-        self.parser = self.tls = self.peer_certs = None
+        self.parser = self.tls = None
+        self.peer_ders = ()
         self.ready.clear()
         self.pending = bytearray()
 
@@ -124,7 +134,14 @@ class Connection(asyncio.Protocol):
         self._flush_tls()
         if self.tls.established and not was_established:
             # APPSEC(peer-certs-from-tls): the chain of this handshake, for every request on it.
-            self.peer_certs = self.tls.peer_certs()
+            self.peer_ders = self.tls.peer_ders()
+            try:
+                peer_certificates(self.peer_ders)  # parsed once here, so that every request's copy parses too
+            except ValueError as ex:
+                log.debug("closing a connection: its client certificate does not parse: %s", ex)
+                self.close()
+                return b""
+            self.tls.release_buffers()  # the handshake's flights are drained: their buffers go
             self._arm(self.limits.request, "request")
         if self.tls.closed and not self.busy:
             self.close()
@@ -233,7 +250,7 @@ class Connection(asyncio.Protocol):
             too_large=too_large,
         )
         if self.tls is not None:
-            environ[PEER_CERTS_KEY] = list(self.peer_certs)
+            environ[PEER_CERTS_KEY] = peer_certificates(self.peer_ders)
         post = self.server.post
 
         def emit(data: bytes, outcome: str) -> None:
@@ -273,6 +290,10 @@ class Connection(asyncio.Protocol):
             self._arm(self.limits.idle, "idle")
             if not self.write_paused:
                 self._take_next()
+            if not self.busy and self.tls is not None and not self.transport.is_closing():
+                # Idle until the next request (an SDK's next poll is 10 s away): what the TLS memory buffers grew to
+                # for this exchange goes back; both are drained (the answer was flushed, every record read).
+                self.tls.release_buffers()
 
     def _take_next(self) -> None:
         """Parse what arrived meanwhile and start the next request, or close after a half-close."""

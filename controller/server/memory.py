@@ -8,6 +8,12 @@ to the system (``madvise``), wherever it lies. It takes the allocator's locks wh
 of milliseconds for a heap of hundreds of MB), so it runs on its own thread, and only after a large drop: when the
 open connections fell to half their highest since the last trim, by :data:`TRIM_AFTER_DROP` at least. On a C library without
 it (musl, macOS) nothing is done.
+
+The serving process also allocates from at most :data:`ARENAS` glibc arenas (``limit_arenas``, at start, before any
+thread): by default glibc gives threads up to eight arenas per core, and the TLS and HTTP objects of the loop thread,
+the workers and the writer threads spread over them; each keeps its own free pages and its own high-water mark.
+A fleet of 2,000 SDKs measured 3-4 KB less RSS per SDK with two (``python -m benchmarks.fleet``). An explicit
+``MALLOC_ARENA_MAX`` in the environment is left as it is.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import logging
+import os
 import threading
 
 log = logging.getLogger("controller.server.memory")
@@ -22,6 +29,29 @@ log = logging.getLogger("controller.server.memory")
 #: at least this many fewer open connections than the highest count since the last trim, and at most half of it:
 #: give the freed memory back (half: a large fleet's churn does not trim over and over)
 TRIM_AFTER_DROP = 100
+
+
+#: glibc arenas of a serving controller (``mallopt(M_ARENA_MAX)``)
+ARENAS = 2
+_M_ARENA_MAX = -8  # glibc's malloc.h
+
+
+def _libc_function(name: str):
+    try:
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
+    except (OSError, AttributeError):
+        return None
+
+
+def limit_arenas(arenas: int = ARENAS, *, environ=os.environ, mallopt=None) -> bool:
+    """Allocate from at most ``arenas`` glibc arenas from now on; False where not applied (an explicit
+    ``MALLOC_ARENA_MAX``, or a C library without ``mallopt``). Call before the serving threads start."""
+    if "MALLOC_ARENA_MAX" in environ:
+        return False
+    mallopt = mallopt or _libc_function("mallopt")
+    if mallopt is None:
+        return False
+    return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
 def _malloc_trim():

@@ -12,15 +12,16 @@ deadline. The chain reaches the app only as ``environ["controller.peer_certs"]``
 
 from __future__ import annotations
 
-from cryptography import x509
-from OpenSSL import SSL
+from OpenSSL import SSL, crypto
+from OpenSSL._util import ffi as _ffi
+from OpenSSL._util import lib as _ssl_lib
 
 from controller.pki.ca import ControllerPKI
-from controller.pki.certs import der
 from controller.server.httpserver import HTTPServer, Limits
 from controller.server.wsgi_bridge import PEER_CERTS_KEY  # noqa: F401 - the key, where callers look for it
 
 SESSION_ID_CONTEXT = b"ziti-edge-controller"
+_NULL = _ffi.NULL
 
 #: APPSEC(tls-policy): Mozilla "intermediate" without DHE: TLS 1.2 offers only ECDHE key exchange with AEAD
 #: ciphers (no static RSA, no CBC, no SHA-1 MACs); TLS 1.3 suites are all AEAD and stay OpenSSL's.
@@ -59,18 +60,17 @@ def server_context(pki: ControllerPKI) -> SSL.Context:
     return ctx
 
 
-def peer_chain(conn) -> list[x509.Certificate]:
-    """Leaf first, then the certificates the client sent after it (unverified)."""
+def peer_chain_der(conn) -> tuple[bytes, ...]:
+    """Leaf first, then the certificates the client sent after it (unverified), as DER."""
     if not isinstance(conn, SSL.Connection):
-        return []
-    leaf = conn.get_peer_certificate(as_cryptography=True)
+        return ()
+    leaf = conn.get_peer_certificate()
     if leaf is None:
-        return []
-    rest = conn.get_peer_cert_chain(as_cryptography=True) or []
-    # Server side OpenSSL omits the leaf from the chain; drop it if present anyway.
-    if rest and der(rest[0]) == der(leaf):
-        rest = rest[1:]
-    return [leaf, *rest]
+        return ()
+    ders = [crypto.dump_certificate(crypto.FILETYPE_ASN1, cert) for cert in (leaf, *(conn.get_peer_cert_chain() or ()))]
+    if len(ders) > 1 and ders[1] == ders[0]:  # server side OpenSSL omits the leaf from the chain; dropped if present
+        del ders[1]
+    return tuple(ders)
 
 
 class TLSError(ConnectionError):
@@ -125,9 +125,31 @@ class TLSLayer:
             except SSL.WantReadError:
                 return b"".join(chunks)
 
-    def peer_certs(self) -> list[x509.Certificate]:
-        """The chain the client sent in this handshake (unverified)."""
-        return peer_chain(self.conn)
+    def peer_ders(self) -> tuple[bytes, ...]:
+        """The chain the client sent in this handshake (unverified), leaf first, as DER.
+
+        A connection keeps these bytes (about 0.5 KB a certificate) rather than parsed certificates: a parsed
+        certificate also keeps every extension and name the app ever read from it (4-5 KB a client after a
+        certificate login), for as long as the connection lives. Each request parses its own copies.
+        """
+        return peer_chain_der(self.conn)
+
+    def release_buffers(self) -> None:
+        """Between requests: give back what the memory buffers grew to (call only when both are drained).
+
+        OpenSSL's memory BIOs never shrink: each keeps room for the largest flight it carried (the handshake's
+        certificates, a large answer), about 4.5 KB on an idle SDK's connection after a certificate login.
+        Fresh empty ones take their place (``SSL_set_bio`` frees the old pair); the TLS state stays as it is.
+        NOTE: pyOpenSSL keeps its BIOs in private attributes; without them nothing is done.
+        """
+        conn = self.conn
+        if getattr(conn, "_into_ssl", None) is None or getattr(conn, "_from_ssl", None) is None:
+            return
+        into, out = _ssl_lib.BIO_new(_ssl_lib.BIO_s_mem()), _ssl_lib.BIO_new(_ssl_lib.BIO_s_mem())
+        if into == _NULL or out == _NULL:
+            return
+        _ssl_lib.SSL_set_bio(conn._ssl, into, out)
+        conn._into_ssl, conn._from_ssl = into, out
 
     def shutdown(self) -> None:
         """Queue a close_notify."""

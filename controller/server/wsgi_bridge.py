@@ -19,6 +19,7 @@ from email.utils import formatdate
 from urllib.parse import unquote_to_bytes
 
 import orjson
+from cryptography import x509
 
 from controller import errors
 
@@ -26,6 +27,12 @@ log = logging.getLogger("controller.server.serve")
 
 #: the environ key the TLS listener fills with the client's certificate chain
 PEER_CERTS_KEY = "controller.peer_certs"
+
+
+def peer_certificates(ders: tuple[bytes, ...]) -> list[x509.Certificate]:
+    """A request's own parsed copies of its connection's chain (DER, leaf first); ValueError when one is malformed."""
+    return [x509.load_der_x509_certificate(data) for data in ders]
+
 
 MORE, DONE, CLOSE, ABORT = "more", "done", "close", "abort"  # what follows the emitted bytes
 

@@ -330,7 +330,7 @@ class Fleet:
     """N SDKs against one controller, on one asyncio loop.
 
     Args:
-        url: the controller's HTTPS address.
+        url: the controller's HTTPS address, or a cluster's members' (SDK n connects to ``url[n % len(url)]``).
         ca_pem: the CAs the SDKs trust for the controller's certificate.
         identities: one certificate (``harness.client.pki.CertKey``) per SDK, from :func:`provision`.
         schedule: polling periods and login style.
@@ -340,7 +340,7 @@ class Fleet:
 
     def __init__(
         self,
-        url: str,
+        url: str | list[str],
         ca_pem: str,
         identities: list,
         *,
@@ -349,15 +349,16 @@ class Fleet:
         enroll: bool = True,
         seed: int = 1,
     ):
-        self.url, self.ca_pem, self.identities = url, ca_pem, list(identities)
+        urls = [url] if isinstance(url, str) else list(url)
+        self.url, self.ca_pem, self.identities = urls[0], ca_pem, list(identities)
         self.schedule = schedule or Schedule()
         self.controller_pid, self.enroll = controller_pid, enroll
         self.rng = random.Random(seed)
         self._folder = Path(tempfile.mkdtemp(prefix="ziti-fleet-"))
-        loopback = urlsplit(url).hostname == "127.0.0.1"
+        loopback = all(urlsplit(one).hostname == "127.0.0.1" for one in urls)
         self.sdks = [
             Sdk(
-                url,
+                urls[number % len(urls)],
                 self._context(number, cert_key),
                 schedule=self.schedule,
                 name=f"sdk-{number}",

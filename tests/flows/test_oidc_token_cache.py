@@ -65,3 +65,15 @@ def test_a_revoked_token_is_refused_while_it_is_still_cached(ziti_app, ziti_admi
     assert raw.get(ME, headers=bearer(token)).status_code == 401
     with pytest.raises(errors.Unauthorized):
         ziti_app.controller.accounts.api_sessions.for_token(token)
+
+
+def test_the_cache_keeps_a_digest_of_each_token_not_the_token(raw, user, signer):
+    """32 bytes a live SDK instead of its 1-1.5 KB JWT; a forged copy (another signature) is not found."""
+    token = password_tokens(raw, *user)["access_token"]
+    assert raw.get(ME, headers=bearer(token)).status_code == 200
+    assert all(isinstance(key, bytes) and len(key) == 32 for key in signer._verified)
+    assert token not in signer._verified
+    assert signer.known_claims(token) is not None
+    forged = token[:-4] + ("AAAA" if not token.endswith("AAAA") else "BBBB")
+    assert signer.known_claims(forged) is None
+    assert raw.get(ME, headers=bearer(forged)).status_code == 401

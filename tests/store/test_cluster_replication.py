@@ -84,6 +84,18 @@ def test_a_write_on_any_member_is_in_every_members_own_store(members):
     assert len(indexes) == 1
 
 
+def test_a_write_that_creates_then_changes_one_record_applies_on_every_member(members):
+    """One transaction writing a record twice (CA auto-enrollment creates an identity, then updates it)."""
+    follower = next(i for i in range(3) if i != members.leader())
+    store = members.stores[follower]
+    with store.transaction():
+        store.insert("identities", "a", {"id": "a", "name": "new"})
+        store.put("identities", "a", {"id": "a", "name": "enrolled"})
+        store.insert("authenticators", "b", {"id": "b", "identity_id": "a"})
+    assert members.settle("authenticators", 1) == [1, 1, 1]
+    assert [s.get("identities", "a") for s in members.stores] == [{"id": "a", "name": "enrolled"}] * 3
+
+
 def test_concurrent_writes_of_one_record_on_two_members_apply_once(members):
     members.stores[0].insert("identities", "a", {"id": "a", "n": 0})
     members.settle("identities", 1)

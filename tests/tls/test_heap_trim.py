@@ -7,7 +7,7 @@ import threading
 import httpx
 
 from controller.pki import ControllerPKI
-from controller.server.memory import HeapTrimmer, trim_heap
+from controller.server.memory import ARENAS, HeapTrimmer, limit_arenas, trim_heap
 from controller.server.serve import Limits
 from controller.server.tls import TLSServer
 from harness.client import pki as hp
@@ -61,3 +61,17 @@ def test_the_server_trims_once_its_connections_dropped(tmp_path):
 
 def test_trimming_the_heap_works_on_this_c_library():
     assert trim_heap()
+
+
+def test_the_serving_process_limits_glibc_arenas_unless_the_environment_says_otherwise():
+    calls = []
+
+    def mallopt(option, value):
+        calls.append((option, value))
+        return 1
+
+    assert limit_arenas(environ={}, mallopt=mallopt)
+    assert calls == [(-8, ARENAS)]  # M_ARENA_MAX
+    assert not limit_arenas(environ={"MALLOC_ARENA_MAX": "4"}, mallopt=mallopt)
+    assert calls == [(-8, ARENAS)]
+    assert not limit_arenas(environ={}, mallopt=lambda option, value: 0)  # refused by the C library

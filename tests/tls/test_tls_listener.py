@@ -224,3 +224,55 @@ def test_stop_with_idle_keep_alive_connection_is_prompt(pki):
     finally:
         http.close()
         srv.stop()
+
+
+def test_each_request_gets_its_own_parsed_copy_of_the_connections_chain(pki, third_party):
+    """The connection keeps the chain as DER: what a request reads from its certificates is not kept with it."""
+    seen: list = []
+
+    def keeping_app(environ, start_response):
+        seen.append(environ[PEER_CERTS_KEY])
+        start_response("200 OK", [("Content-Length", "2")])
+        return [b"ok"]
+
+    leaf = hp.make_leaf(third_party[1], "copies")
+    with TLSServer(keeping_app, "127.0.0.1", 0, pki, threads=1) as srv:
+        ctx = hp.client_ssl_context(pki.ca_bundle_pem(), leaf)
+        with httpx.Client(verify=ctx, timeout=10) as http:
+            assert [http.get(_url(srv)).text for _ in range(2)] == ["ok", "ok"]
+    first, second = seen
+    assert (
+        [fingerprint(c) for c in first]
+        == [fingerprint(c) for c in second]
+        == [leaf.fingerprint, hp.sha1_fingerprint(third_party[1].cert)]
+    )
+    assert first[0] is not second[0] and first[1] is not second[1]
+
+
+def sized_app(environ, start_response):
+    """Answer ``/size/N`` with N bytes and the client leaf's fingerprint in a header."""
+    size = int(environ["PATH_INFO"].rsplit("/", 1)[1])
+    environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    peers = environ[PEER_CERTS_KEY]
+    headers = [("Content-Length", str(size)), ("X-Leaf", fingerprint(peers[0]) if peers else "")]
+    start_response("200 OK", headers)
+    return [b"z" * size]
+
+
+@pytest.mark.parametrize("version", [ssl.TLSVersion.TLSv1_2, ssl.TLSVersion.TLSv1_3])
+def test_keep_alive_connection_carries_on_after_large_answers_and_bodies(pki, third_party, version):
+    """Between requests the TLS memory buffers are given back; the connection's next records still flow."""
+    leaf = hp.make_leaf(third_party[1], "sizes")
+    ctx = hp.client_ssl_context(pki.ca_bundle_pem(), leaf)
+    ctx.maximum_version = version
+    with TLSServer(sized_app, "127.0.0.1", 0, pki, threads=2) as srv:
+        conn = http.client.HTTPSConnection("127.0.0.1", srv.port, context=ctx, timeout=10)
+        try:
+            for answer, body in ((300_000, 0), (10, 0), (5, 100_000), (70_000, 70_000), (1, 0)):
+                conn.request("POST", f"/size/{answer}", body=b"b" * body)
+                response = conn.getresponse()
+                assert response.read() == b"z" * answer
+                assert response.getheader("X-Leaf") == leaf.fingerprint
+            assert conn.sock.version() == ("TLSv1.3" if version == ssl.TLSVersion.TLSv1_3 else "TLSv1.2")
+        finally:
+            conn.close()
