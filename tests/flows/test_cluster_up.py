@@ -20,8 +20,9 @@ from harness.client import ZitiClient
 from harness.network import Network, NetworkError
 
 ROOT = Path(__file__).resolve().parents[2]
-#: bounded waits for real processes (three members and a router start in a few seconds here)
-DEADLINE = 60.0
+#: bounded waits for real processes: three members and a router start in a few seconds on a quiet machine, but a
+#: member joining under a full test run's load has taken most of a minute (each may take ZitiCluster's 60 s)
+DEADLINE = 180.0
 NETWORK = """\
 controllers: 3
 identities:

@@ -10,6 +10,7 @@ one test has the SDK enroll itself against the default RSA server key.
 from __future__ import annotations
 
 import subprocess
+import time
 import threading
 
 from harness.client import ZitiClient
@@ -162,9 +163,13 @@ def test_a_real_sdk_dialer_fails_over_when_its_router_goes(real_sdk, net):
         entry = net.timeline.wait("circuit", "created")[0]["path"]["nodes"][0]
         net.stop({net.id(short): short for short in "bc"}[entry])
         answer = ask("again")
-        if answer is None:
-            start_guest()
-            answer = ask("again")
+        for _ in range(2):  # bounded: a dial made before libziti saw the stopped router's channel close fails once
+            if answer is None:
+                start_guest()
+                answer = ask("again")
+            elif answer.startswith("FAILED"):
+                time.sleep(0.5)
+                answer = ask("again")
         assert answer == "ECHO host:again"
         last = net.timeline.matching("circuit", "created")[-1]["path"]["nodes"]
         assert last[0] != entry and last[-1] == net.id("a")
