@@ -10,8 +10,8 @@ one test has the SDK enroll itself against the default RSA server key.
 from __future__ import annotations
 
 import subprocess
-import time
 import threading
+import time
 
 from harness.client import ZitiClient
 from harness.dataplane.sync import echo
