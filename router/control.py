@@ -27,6 +27,7 @@ import orjson
 
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
+from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
 
@@ -130,7 +131,7 @@ def client_context(cert_pem: str, key_pem: str, ca_pem: str) -> ssl.SSLContext:
     return context
 
 
-class RemoteControllerLink:
+class RemoteControllerLink(Watchers):
     """The controller at ``address``, reached with the router's client ``cert_pem``/``key_pem``."""
 
     def __init__(
@@ -156,15 +157,10 @@ class RemoteControllerLink:
         self._ids = itertools.count(1)
         self._waiters: dict[int, asyncio.Future] = {}
         self._writer: asyncio.StreamWriter | None = None
-        self._revoked: Callable[[str, str], None] | None = None
-        self._cas_changed: Callable[[str], None] | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
-        self._peer_returned: Callable[[dict], None] | None = None
         #: ``fn(self, args)`` of a ``ctrlAddresses`` push (``router.members``): a cluster's member list
         self.members_changed: Callable[["RemoteControllerLink", dict], None] | None = None
         #: the router's whole state at a reconnect (a future of :meth:`EdgeRouter.state`) and what applies the answer
-        self._report: Callable[[], "concurrent.futures.Future"] | None = None
-        self._reconciled: Callable[[dict], None] | None = None
         self._link_url: str | None = None
         #: the edge faults the controller pushed last, and their generation (a push may come before the watch)
         self._edge_faults: tuple[int, list] = (0, [])
@@ -519,20 +515,6 @@ class RemoteControllerLink:
             self._call("offline")
         except (ControlError, RuntimeError, TimeoutError) as ex:
             log.info("router: could not report offline (%s)", ex)
-
-    def watch(self, revoked: Callable[[str, str], None]) -> None:
-        self._revoked = revoked
-
-    def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
-        self._cas_changed = changed
-
-    def watch_peers(self, returned: Callable[[dict], None]) -> None:
-        self._peer_returned = returned
-
-    def watch_state(
-        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[dict], None]
-    ) -> None:
-        self._report, self._reconciled = report, reconciled
 
     def watch_edge_faults(self, changed: Callable[[int, list], None]) -> None:
         self._faults_changed = changed

@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Protocol
 
 from protocol import Caller, Terminator
 
-__all__ = ["Caller", "ControllerLink", "Credentials", "Grant", "Terminator"]
+__all__ = ["Caller", "ControllerLink", "Credentials", "Grant", "Terminator", "Watchers"]
 
 
 @dataclass(frozen=True)
@@ -149,3 +149,28 @@ class ControllerLink(Protocol):
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:
         """That circuit ended, or its dial failed: ``{"circuit_id", "bytes_from_dialer", "bytes_from_host",
         "reason"}``; quick."""
+
+
+class Watchers:
+    """What a controller-link implementation calls back when the controller pushes something: the setters of
+    :class:`ControllerLink` that only keep the callback (each implementation calls them as its pushes arrive)."""
+
+    _revoked: Callable[[str, str], None] | None = None
+    _cas_changed: Callable[[str], None] | None = None
+    _peer_returned: Callable[[dict], None] | None = None
+    _report: Callable[[], "concurrent.futures.Future"] | None = None
+    _reconciled: Callable[[dict], None] | None = None
+
+    def watch(self, revoked: Callable[[str, str], None]) -> None:
+        self._revoked = revoked
+
+    def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
+        self._cas_changed = changed
+
+    def watch_peers(self, returned: Callable[[dict], None]) -> None:
+        self._peer_returned = returned
+
+    def watch_state(
+        self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[dict], None]
+    ) -> None:
+        self._report, self._reconciled = report, reconciled

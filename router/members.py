@@ -38,6 +38,7 @@ from typing import Any, Callable, Mapping
 
 from protocol import Caller, Terminator
 from router.control import AcceptedHellos, ControlError, RemoteControllerLink
+from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 
 log = logging.getLogger("router.members")
@@ -59,7 +60,7 @@ def load_endpoints(data: Path) -> list[str]:
     return [e for e in endpoints if isinstance(e, str)] if isinstance(endpoints, list) else []
 
 
-class ControllerMembers:
+class ControllerMembers(Watchers):
     """Control channels to ``addresses`` (and to the members they tell), as one ``ControllerLink``."""
 
     def __init__(
@@ -97,11 +98,6 @@ class ControllerMembers:
         #: shared by every member's channel: a hello accepted by any member is answered while none is reachable
         self.accepted = AcceptedHellos()
         self.local_tokens = LocalTokens()
-        self._revoked: Callable[[str, str], None] | None = None
-        self._cas_changed: Callable[[str], None] | None = None
-        self._peer_returned: Callable[[dict], None] | None = None
-        self._report: Callable[[], concurrent.futures.Future] | None = None
-        self._reconciled: Callable[[dict], None] | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
         self._faults: tuple[int, list] = (0, [])
         self._faults_from: str | None = None
@@ -415,18 +411,6 @@ class ControllerMembers:
             self._one("offline")
         except (ControlError, RuntimeError) as ex:
             log.info("router: could not report offline (%s)", ex)
-
-    def watch(self, revoked: Callable[[str, str], None]) -> None:
-        self._revoked = revoked
-
-    def watch_trusted_cas(self, changed: Callable[[str], None]) -> None:
-        self._cas_changed = changed
-
-    def watch_peers(self, returned: Callable[[dict], None]) -> None:
-        self._peer_returned = returned
-
-    def watch_state(self, report: Callable[[], concurrent.futures.Future], reconciled: Callable[[dict], None]) -> None:
-        self._report, self._reconciled = report, reconciled
 
     def watch_edge_faults(self, changed: Callable[[int, list], None]) -> None:
         self._faults_changed = changed
