@@ -552,17 +552,12 @@ async def network_scenario(folder: Path, shape: dict) -> dict:
         process.wait(30)
 
 
-async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
-    admin = ZitiClient.connect(info["url"])
-    admin.login("admin", "admin")
-    folder.mkdir(parents=True, exist_ok=True)
-    for service, encrypted in (("net-echo", True), ("net-bulk", False)):
-        admin.management.create_service(
-            body={"name": service, "encryptionRequired": encrypted, "roleAttributes": [service]}
-        )
+def host_near_far(admin, folder: Path, prefix: str) -> dict[str, Path]:
+    """Three enrolled identities: ``host`` binds and ``near`` dials through routers with role ``a``, ``far`` dials
+    through role ``b`` (across the link); each its own policies, named ``PREFIX-WHO``. Their identity files."""
     files = {}
     for who, kind, router in (("host", "Bind", "a"), ("near", "Dial", "a"), ("far", "Dial", "b")):
-        name = f"net-{who}"
+        name = f"{prefix}-{who}"
         admin.management.create_service_policy(
             body={
                 "name": name,
@@ -576,6 +571,18 @@ async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
             body={"name": name, "semantic": "AnyOf", "identityRoles": [f"#{name}"], "edgeRouterRoles": [f"#{router}"]}
         )
         files[who] = enroll_identity(admin, name, [name], folder / f"{name}.json")
+    return files
+
+
+async def _over_links(info: dict, folder: Path, shape: dict, pid: int) -> dict:
+    admin = ZitiClient.connect(info["url"])
+    admin.login("admin", "admin")
+    folder.mkdir(parents=True, exist_ok=True)
+    for service, encrypted in (("net-echo", True), ("net-bulk", False)):
+        admin.management.create_service(
+            body={"name": service, "encryptionRequired": encrypted, "roleAttributes": [service]}
+        )
+    files = host_near_far(admin, folder, "net")
     host, near, far = (DataPlane(*load_identity_file(files[who])) for who in ("host", "near", "far"))
 
     async def echo(conn):
@@ -667,27 +674,7 @@ async def _process_dials(folder: Path, shape: dict, rounds: int) -> dict:
             body={"name": "all", "semantic": "AnyOf", "serviceRoles": ["#all"], "edgeRouterRoles": ["#all"]}
         )
         admin.management.create_service(body={"name": "proc-echo", "encryptionRequired": True, "roleAttributes": []})
-        files = {}
-        for who, kind, router in (("host", "Bind", "a"), ("near", "Dial", "a"), ("far", "Dial", "b")):
-            name = f"proc-{who}"
-            admin.management.create_service_policy(
-                body={
-                    "name": name,
-                    "type": kind,
-                    "semantic": "AnyOf",
-                    "identityRoles": [f"#{name}"],
-                    "serviceRoles": ["#all"],
-                }
-            )
-            admin.management.create_edge_router_policy(
-                body={
-                    "name": name,
-                    "semantic": "AnyOf",
-                    "identityRoles": [f"#{name}"],
-                    "edgeRouterRoles": [f"#{router}"],
-                }
-            )
-            files[who] = enroll_identity(admin, name, [name], folder / f"{name}.json")
+        files = host_near_far(admin, folder, "proc")
         planes = [DataPlane(*load_identity_file(files[who])) for who in ("host", "near", "far")]
         host, near, far = planes
 
