@@ -280,12 +280,12 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
         freeze_started_heap()
         group.start()
         router = next((server for listener, server in group.servers if listener.name == "router"), None)
+        stop = threading.Event()
+        stop_on_signals(stop)  # before the banner: whoever reads it may stop the controller at once
         print(
             banner(config, group.port("HTTPS"), group.port("HTTP"), router, temporary=temporary, identities=jwts),
             flush=True,
         )
-        stop = threading.Event()
-        stop_on_signals(stop)
         if processes:
             admin = ZitiClient.in_process(app)
             admin.login(config.admin_username, config.admin_password)
@@ -304,12 +304,13 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
 def _serve_cluster(args, network, data: Path, temporary: bool) -> int:
     """``up`` for a file with ``controllers: N``: N controller processes as one cluster (each with its edge router
     unless ``--no-router``), the network applied through the first, its routers enrolled there."""
-    from controller.server.lifecycle import stop_on_signals
+    from controller.server.lifecycle import bind_problem, stop_on_signals
     from harness.network import apply
     from harness.processes.cluster import ClusterError, ZitiCluster
 
-    if args.port and not free_port_available(args.port):
-        raise CliError(f"port {args.port} is in use: give another with --port (0 picks a free one)", LOCAL)
+    problem = bind_problem("127.0.0.1", args.port) if args.port else None
+    if problem:
+        raise CliError(f"--port {args.port} {problem}: give another with --port (0 picks a free one)", LOCAL)
     options = ["--http-port", "0", "--ctrl-port", "0", "--log-level", "warning"]
     options += ["--simulation"] if args.simulation else []
     options += ["--no-router"] if args.no_router else ["--router-port", "0"]
@@ -340,9 +341,9 @@ def _serve_cluster(args, network, data: Path, temporary: bool) -> int:
         lines.append(f"  CA bundle: {cluster.ca_file}  (clients: --ca FILE)")
         lines += [f"  identity: {path}" for path in jwts]
         lines += [f"  admin login: {' / '.join(cluster.admin)}", "  Ctrl-C stops it."]
-        print("\n".join(lines), flush=True)
         stop = threading.Event()
-        stop_on_signals(stop)
+        stop_on_signals(stop)  # before the banner: whoever reads it may stop the cluster at once
+        print("\n".join(lines), flush=True)
         if network.process_routers():
             routers = _start_routers(
                 cluster.client(0), network, data / "routers", network.process_routers(), args.router_wait
@@ -359,17 +360,6 @@ def _serve_cluster(args, network, data: Path, temporary: bool) -> int:
 
 def _interrupted(*_) -> None:
     raise KeyboardInterrupt
-
-
-def free_port_available(port: int) -> bool:
-    import socket
-
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def _kept_ctrl_port(config) -> int:

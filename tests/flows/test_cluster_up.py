@@ -20,9 +20,8 @@ from harness.client import ZitiClient
 from harness.network import Network, NetworkError
 
 ROOT = Path(__file__).resolve().parents[2]
-#: bounded waits for real processes: three members and a router start in a few seconds on a quiet machine, but a
-#: member joining under a full test run's load has taken most of a minute (each may take ZitiCluster's 60 s)
-DEADLINE = 180.0
+#: bounded waits for real processes (three members and a router start in a few seconds here)
+DEADLINE = 60.0
 NETWORK = """\
 controllers: 3
 identities:
@@ -149,3 +148,27 @@ def test_a_network_built_in_python_refuses_a_controllers_value_that_is_not_a_cou
 def test_a_network_without_controllers_has_one_and_a_cluster_size_is_kept():
     assert Network.from_dict({}).controllers == 1
     assert Network.from_dict({"controllers": 5, "services": [{"name": "s"}]}).controllers == 5
+
+
+def test_a_cluster_port_in_use_is_one_line_naming_the_option_and_exit_4(tmp_path):
+    import socket
+
+    network = tmp_path / "net.yaml"
+    network.write_text("controllers: 3\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "harness.cli", "up", str(network), "--port", str(port), "--exit-after-start"],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE,
+        )
+    assert done.returncode == 4, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"error: --port {port} is in use: give another with --port (0 picks a free one)"
+    )
+    assert not (tmp_path / "data").exists()
