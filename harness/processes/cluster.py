@@ -32,6 +32,8 @@ EVENTS_FILE = "events.jsonl"
 MEMBERS_FILE = "members.json"
 CA_FILES = ("root-ca.cert.pem", "root-ca.key.pem", "intermediate-ca.cert.pem", "intermediate-ca.key.pem")
 START_TIMEOUT = 60.0
+#: starts of one member again after a port it picked was taken meanwhile by another process
+RELAUNCHES = 3
 
 
 class ClusterError(RuntimeError):
@@ -175,13 +177,20 @@ class ZitiCluster:
         member.paused = False
 
     def _wait_ready(self, member: Member, timeout: float = START_TIMEOUT) -> None:
-        deadline = time.monotonic() + timeout
+        deadline, relaunches = time.monotonic() + timeout, 0
         while not self._ready_file(member).exists():
             if not member.alive:
                 text = member.log.read_text()
-                chosen = member.index == 0 and self.first_port
-                if "is in use" in text[-400:] and not chosen and not (member.folder / "db").exists():  # taken meanwhile
-                    member.port, member.raft_port = _port_pair()
+                last = text[-400:]
+                # a free port another process took between its choice and its bind: the member's own API and raft
+                # ports can move only before it has data (its cluster knows them), the ports it picks at each start
+                # (control channel, router: "0") always can
+                fresh = "is in use" in last and ("--ctrl-port" in last or "--router-port" in last)
+                movable = not (member.index == 0 and self.first_port) and not (member.folder / "db").exists()
+                if relaunches < RELAUNCHES and (fresh or ("is in use" in last and movable)):
+                    relaunches += 1
+                    if not fresh:
+                        member.port, member.raft_port = _port_pair()
                     self._launch(member)
                     continue
                 raise ClusterError(f"{member.instance_id} exited: {text[-2000:]}", text)

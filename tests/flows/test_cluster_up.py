@@ -172,3 +172,22 @@ def test_a_cluster_port_in_use_is_one_line_naming_the_option_and_exit_4(tmp_path
         f"error: --port {port} is in use: give another with --port (0 picks a free one)"
     )
     assert not (tmp_path / "data").exists()
+
+
+def test_a_member_whose_control_port_was_taken_meanwhile_is_started_again_a_bounded_number_of_times(tmp_path):
+    """A port a member picks at each start (the control channel's ``0``) can be taken by another process between
+    its choice and its bind: the harness starts the member again, at most RELAUNCHES times, then says why."""
+    import socket
+
+    from harness.processes.cluster import RELAUNCHES, ClusterError, ZitiCluster
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        options = ("--no-router", "--http-port", "0", "--ctrl-port", str(port), "--log-level", "warning")
+        with pytest.raises(ClusterError, match="--ctrl-port"):
+            with ZitiCluster(1, root=tmp_path / "cluster", options=options):
+                pass
+    log = (tmp_path / "cluster" / "ctrl1.log").read_text()
+    assert log.count(f"control channel port {port} on 127.0.0.1 is in use") == RELAUNCHES + 1
