@@ -53,27 +53,14 @@ CHUNK = 64 * 1024
 LIMIT = 2**20
 
 
-def start_controller(folder: Path) -> tuple[subprocess.Popen, dict]:
-    ports = {name: free_port() for name in ("https", "http", "router")}
+def start_controller(folder: Path, *, router: bool = True) -> tuple[subprocess.Popen, dict]:
+    """``python -m controller`` on free ports (with its edge router and the quickstart policies unless ``router`` is
+    False: then routers run as their own processes on its control channel), returned once it serves."""
+    ports = {name: free_port() for name in ("https", "http", *(["router"] if router else []))}
+    edge = ["--router-port", str(ports["router"]), "--quickstart-policies"] if router else ["--no-router"]
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "controller",
-            "--data",
-            str(folder),
-            "--port",
-            str(ports["https"]),
-            "--http-port",
-            str(ports["http"]),
-            "--router-port",
-            str(ports["router"]),
-            "--ctrl-port",
-            "0",
-            "--quickstart-policies",
-            "--log-level",
-            "WARNING",
-        ],
+        [sys.executable, "-m", "controller", "--data", str(folder), "--port", str(ports["https"])]
+        + ["--http-port", str(ports["http"]), *edge, "--ctrl-port", "0", "--log-level", "WARNING"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -637,31 +624,7 @@ def process_dials(folder: Path, shape: dict, rounds: int = 3) -> dict:
 async def _process_dials(folder: Path, shape: dict, rounds: int) -> dict:
     from harness.processes.routers import RouterNetwork
 
-    ports = {name: free_port() for name in ("https", "http", "ctrl")}
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "controller",
-            "--data",
-            str(folder / "ctrl"),
-            "--port",
-            str(ports["https"]),
-            "--http-port",
-            str(ports["http"]),
-            "--no-router",
-            "--ctrl-port",
-            str(ports["ctrl"]),
-            "--log-level",
-            "WARNING",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    for line in process.stdout:
-        if "Ctrl-C stops it" in line:
-            break
+    process, ports = start_controller(folder / "ctrl", router=False)
     admin = ZitiClient.connect(f"http://127.0.0.1:{ports['http']}")
     admin.login("admin", "admin")
     network = RouterNetwork(admin, folder / "routers")
