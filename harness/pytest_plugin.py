@@ -100,12 +100,18 @@ def _check_admin_login(url: str, admin: str) -> None:
     username, colon, password = admin.partition(":")
     if not (username and colon):
         raise pytest.UsageError(f"--controller-admin {admin!r}: give the admin's login as USER:PASSWORD")
-    with httpx.Client(verify=False, timeout=10) as http:
-        response = http.post(
-            url.rstrip("/") + "/edge/management/v1/authenticate",
-            params={"method": "password"},
-            json={"username": username, "password": password},
-        )
+    try:
+        with httpx.Client(verify=False, timeout=10) as http:
+            response = http.post(
+                url.rstrip("/") + "/edge/management/v1/authenticate",
+                params={"method": "password"},
+                json={"username": username, "password": password},
+            )
+    except httpx.TransportError as ex:  # e.g. plain HTTP to the HTTPS port, reset instead of answered
+        raise pytest.UsageError(
+            f"--controller-url {url}: closed the connection ({str(ex).splitlines()[0] if str(ex) else type(ex).__name__}); "
+            "the HTTPS port needs https://, the plain HTTP port http://"
+        ) from None
     try:
         code = response.json()["error"]["code"] if response.status_code >= 400 else None
     except (ValueError, KeyError, TypeError):
