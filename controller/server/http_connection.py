@@ -32,6 +32,8 @@ log = logging.getLogger("controller.server.serve")
 PLAIN_HTTP_ON_TLS = b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n"
 #: the first five bytes net/http takes for plain HTTP (``tlsRecordHeaderLooksLikeHTTP``); others just fail TLS
 _PLAIN_HTTP_STARTS = (b"GET /", b"HEAD ", b"POST ", b"PUT /", b"OPTIO")
+#: after that answer, what the client still sends is read and dropped, up to this much and this long
+PLAIN_HTTP_LINGER_BYTES, PLAIN_HTTP_LINGER_SECONDS = 64 * 1024, 1.0
 
 
 class _Refused(Exception):
@@ -52,6 +54,7 @@ class Connection(asyncio.Protocol):
         self.transport = None
         self.tls = None
         self.first_bytes: bytes | None = None  # TLS: the first bytes, until five tell TLS from plain HTTP
+        self.dropping: int | None = None  # plain HTTP answered on the TLS port: bytes still to read and drop
         self.peer_ders: tuple[bytes, ...] = ()  # the TLS client chain, leaf first (``TLSLayer.peer_ders``)
         self.peer_host = peer_host  # the client address: its slot (Limits.max_per_peer) is freed on close
         self.deadline, self.phase = float("inf"), ""
@@ -98,6 +101,11 @@ class Connection(asyncio.Protocol):
         self.pending = bytearray()
 
     def data_received(self, data: bytes) -> None:
+        if self.dropping is not None:
+            self.dropping -= len(data)
+            if self.dropping < 0:
+                self.abort()
+            return
         if self.tls is not None:
             data = self._decrypt(data)
         if data:
@@ -121,8 +129,7 @@ class Connection(asyncio.Protocol):
                 return b""
             self.first_bytes = None
             if data[:5] in _PLAIN_HTTP_STARTS:  # http:// to the HTTPS port: answered as Go's server does
-                self.transport.write(PLAIN_HTTP_ON_TLS)
-                self.close()
+                self._answer_plain_http(len(data))
                 return b""
         try:
             plain = self.tls.receive(data)
@@ -146,6 +153,20 @@ class Connection(asyncio.Protocol):
         if self.tls.closed and not self.busy:
             self.close()
         return plain
+
+    def _answer_plain_http(self, received: int) -> None:
+        """Go's one-line 400, then the write side closed while the rest of the request is read and dropped.
+
+        Closing at once would reset a client whose body follows its head in a second write (httpx does): the
+        reset reaches it before it reads the answer. It closes the socket once it has read the answer, or the
+        linger deadline does.
+        """
+        self.tls = None
+        self.dropping = PLAIN_HTTP_LINGER_BYTES - received
+        self.transport.write(PLAIN_HTTP_ON_TLS)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self._arm(PLAIN_HTTP_LINGER_SECONDS, "plain HTTP linger")
 
     def _flush_tls(self) -> None:
         out = self.tls.outgoing()
