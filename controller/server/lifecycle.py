@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import errno
 import logging
+import random
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 log = logging.getLogger("controller.server.lifecycle")
@@ -155,9 +157,39 @@ class Listeners:
         return not any(thread.is_alive() for thread in threads)
 
 
+#: where ``free_port`` picks: above the well-known and common service ports, below the kernel's ephemeral range
+FREE_PORT_FLOOR = 10000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+#: its own source: tests seed the global one (Hypothesis does), and parallel workers would pick alike
+_PICK = random.SystemRandom()
+
+
+def ephemeral_ports() -> tuple[int, int]:
+    """The kernel's range for ports it picks itself (outgoing connections, bind to port 0)."""
+    try:
+        low, high = (int(part) for part in _EPHEMERAL_RANGE.read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    """A port free right now on ``host``."""
+    """A port free right now on ``host``, for a listener that binds it a little later.
+
+    Picked at random below the kernel's ephemeral range: a port the kernel handed out (bind to port 0) is
+    soon handed to an outgoing connection's local end as well, which then takes it before the listener
+    binds ("address already in use"); below the range only another explicit bind can.
+    """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    low = ephemeral_ports()[0]
+    for _ in range(50 if low > FREE_PORT_FLOOR + 1000 else 0):
+        port = _PICK.randrange(FREE_PORT_FLOOR, low)
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return probe.getsockname()[1]

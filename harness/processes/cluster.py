@@ -341,16 +341,21 @@ class ZitiCluster:
 
 
 def _port_pair(wanted: int = 0) -> tuple[int, int]:
-    """A member's API port (``wanted``, or a free one) and its raft port (the API port + 10000), free on loopback."""
+    """A member's API port (``wanted``, or a free one) and its raft port (the API port + 10000), free on loopback
+    and, when picked here, both below the kernel's ephemeral range (``free_port``)."""
     import socket
 
     from controller.cluster.member import raft_port_for
+    from controller.server.lifecycle import ephemeral_ports
 
     if wanted:
         return wanted, raft_port_for(wanted)
+    ephemeral = ephemeral_ports()[0]
     for _ in range(200):
         port = free_port()
         raft_port = raft_port_for(port)
+        if raft_port >= ephemeral:  # kept below the kernel's own range too: no outgoing connection can take it
+            continue  # before the member binds it, at this start or at a restart on the kept ports
         with socket.socket() as probe:
             try:  # as PySyncObj binds it; listen too: Linux refuses a listener beside a TIME-WAIT socket of that
                 probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # port only at listen()

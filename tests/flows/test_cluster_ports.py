@@ -25,3 +25,12 @@ def test_a_taken_raft_port_is_refused_at_start_with_the_option_to_change(tmp_pat
     assert done.returncode == 4, done.stdout + done.stderr
     assert f"raft port {raft_port} on 127.0.0.1 is in use" in done.stderr
     assert "--raft-port PORT" in done.stderr
+
+
+def test_a_members_ports_are_both_below_the_kernels_own_range():
+    """A cluster restarted on its kept ports finds them free: no outgoing connection was given one meanwhile."""
+    from controller.server.lifecycle import ephemeral_ports
+
+    low = ephemeral_ports()[0]
+    pairs = [_port_pair() for _ in range(10)]
+    assert all(port < low and raft_port < low for port, raft_port in pairs), pairs
