@@ -29,6 +29,11 @@ def no_exception_name(line: str) -> None:
         assert name not in line, line
 
 
+#: both HTTP ports of ``python -m controller`` on any free one (``controller`` adds the others): the defaults may be held by
+#: another test running at the same time, and a port in use is reported before the mistake a test makes
+ANY_PORTS = ("--port", "0", "--http-port", "0")
+
+
 def up(*args: str, **kwargs):
     return harness("up", "--port", "0", "--http-port", "0", "--no-router", "--exit-after-start", *args, **kwargs)
 
@@ -56,7 +61,7 @@ def test_data_that_is_a_file_is_a_usage_error_naming_it(command, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("not a folder")
     for data in (afile, afile / "sub"):
-        result = controller("--data", str(data), "--port", "0") if command == "controller" else up("--data", str(data))
+        result = controller("--data", str(data), *ANY_PORTS) if command == "controller" else up("--data", str(data))
         assert result.returncode == 2, result.stderr
         line = one_line(result)
         no_exception_name(line)
@@ -66,7 +71,7 @@ def test_data_that_is_a_file_is_a_usage_error_naming_it(command, tmp_path):
 @pytest.mark.parametrize("command", ["controller", "up"])
 def test_data_where_the_system_refuses_writes_is_this_machine(command):
     data = "/sys/ziti-data"  # sysfs: even root may not make a folder there
-    result = controller("--data", data, "--port", "0") if command == "controller" else up("--data", data)
+    result = controller("--data", data, *ANY_PORTS) if command == "controller" else up("--data", data)
     assert result.returncode == 4, result.stderr
     line = one_line(result)
     no_exception_name(line)
@@ -92,7 +97,7 @@ def test_a_damaged_pki_file_is_named(command, tmp_path):
     data = made_folder(tmp_path / "data")
     damaged = data / "pki" / "root-ca.cert.pem"
     damaged.write_text("-----BEGIN CERTIFICATE-----\nnot base64 !\n-----END CERTIFICATE-----\n")
-    result = controller("--data", str(data), "--port", "0") if command == "controller" else up("--data", str(data))
+    result = controller("--data", str(data), *ANY_PORTS) if command == "controller" else up("--data", str(data))
     assert result.returncode == 4, result.stderr
     line = one_line(result)
     no_exception_name(line)
@@ -127,7 +132,7 @@ def test_a_raft_snapshot_threshold_that_is_not_a_count_of_entries_is_a_usage_err
 def test_a_host_that_cannot_be_bound_names_the_host_not_the_port(tmp_path):
     for host in ("192.0.2.77", "no-such-host.invalid"):  # TEST-NET-1: on no interface of this machine
         result = controller(
-            "--data", str(tmp_path / "data"), "--host", host, "--admin-password", "Long-Pass-1", "--port", "0"
+            "--data", str(tmp_path / "data"), "--host", host, "--admin-password", "Long-Pass-1", *ANY_PORTS
         )
         assert result.returncode == 2, result.stderr
         line = one_line(result)
@@ -151,7 +156,7 @@ def test_argument_mistakes_are_one_line_on_both_command_lines():
 
 
 def test_a_weak_admin_password_is_refused_before_anything_is_written(tmp_path):
-    result = controller("--data", str(tmp_path / "data"), "--port", "0", "--admin-password", "abc")
+    result = controller("--data", str(tmp_path / "data"), *ANY_PORTS, "--admin-password", "abc")
     assert result.returncode == 2
     line = one_line(result)
     no_exception_name(line)
@@ -341,7 +346,7 @@ def test_a_second_controller_is_told_to_pick_its_own_router_port(tmp_path):
         port = taken.getsockname()[1]
         result = cli(
             "-m", "controller", "--data", str(tmp_path / "data"), "--port", str(free_port()), "--http-port", "0",
-            "--router-port", str(port),
+            "--ctrl-port", "0", "--router-port", str(port),
         )  # fmt: skip
     assert result.returncode == 4
     line = one_line(result)
