@@ -170,7 +170,7 @@ class Controller:
             core,
             identities=accounts.identities,
             authenticators=accounts.authenticators,
-            sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url, ctrl_address=config.ctrl_address),
+            sign_jwt=partial(sign_enrollment_jwt, self.pki, config.base_url, ctrl_addresses=self.ctrl_addresses),
             identity_fields=IDENTITY_ENROLLMENTS,
             duration_minutes=config.enrollment_duration_minutes,
             router_duration_minutes=config.router_enrollment_duration_minutes,
@@ -189,6 +189,15 @@ class Controller:
             pending_factors=lambda *args, **kwargs: logins.factors.pending(*args, **kwargs),
             revoke_identity_tokens=self._revoke_oidc_tokens,
         )
+
+    def ctrl_addresses(self) -> list[str]:
+        """The control channel addresses a router is given at enrollment: this controller's, then the other
+        cluster members' (as they recorded them), each once."""
+        own = [self.config.ctrl_address] if self.config.ctrl_address else []
+        if self.cluster is None:
+            return own
+        members = [member["address"] for member in self.cluster.ctrl_endpoints()["controllers"]]
+        return list(dict.fromkeys(own + members))
 
     def _revoke_oidc_tokens(self, identity_id: str) -> None:
         if self.logins.oidc is not None:

@@ -125,9 +125,9 @@ def run_command(args) -> int:
     host, port = split_address(config["advertise"])
     port = port if args.port is None else args.port
     listen = args.host or (host if _is_ip(host) else "0.0.0.0")
-    # a cluster's members, as the controllers told them last (the real router's endpoints file), else the enrolled one
+    # a cluster's members, as the controllers told them last (the real router's endpoints file), else the enrolled ones
     link = ControllerMembers(
-        load_endpoints(Path(args.data)) or [config["ctrl"]],
+        load_endpoints(Path(args.data)) or config.get("ctrls") or [config["ctrl"]],
         data=Path(args.data),
         cert_pem=pems["cert"],
         key_pem=pems["key"],

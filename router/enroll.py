@@ -156,12 +156,14 @@ def enroll(
             message = response.text[:200]
         raise EnrollError(f"the controller refused the enrollment ({response.status_code}): {message}", 1)
     certs = response.json()["data"]
-    ctrls = claims.get("ctrls") or []
+    ctrls = [address for address in claims.get("ctrls") or [] if isinstance(address, str)]
     host = urlsplit(issuer).hostname
     config = {
         "routerId": router_id,
         "controller": issuer,
         "ctrl": ctrl or (ctrls[0] if ctrls else f"tls:{host}:{DEFAULT_CTRL_PORT}"),
+        # a cluster's members, as the JWT lists them: the router dials them all at its first start
+        "ctrls": [ctrl] if ctrl else ctrls,
         "advertise": advertise,
         "linkAdvertise": link_advertise,
     }

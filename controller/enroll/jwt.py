@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 import jwt
 
 from controller.clock import parse_rfc3339
@@ -13,12 +15,15 @@ def _sign(pki: ControllerPKI, claims: dict) -> str:
     return jwt.encode(claims, key, algorithm=alg, headers={"kid": kid, "typ": "JWT"})
 
 
-def sign_enrollment_jwt(pki: ControllerPKI, issuer: str, record: dict, ctrl_address: str | None = None) -> str:
+def sign_enrollment_jwt(
+    pki: ControllerPKI, issuer: str, record: dict, ctrl_addresses: Callable[[], list[str]] | None = None
+) -> str:
     """Claims as the real controller: iss, sub, aud [""], exp, jti (= token), em, ctrls; no iat/nbf.
 
     ``issuer`` is the controller's base URL; ``pki`` signs with the TLS server certificate's key.
-    A router's JWT lists the control channel address in ``ctrls`` (``tls:host:port``, as a real
-    controller lists its ctrl endpoints), so the router knows where to connect.
+    A router's JWT lists the control channel addresses in ``ctrls`` (``tls:host:port``, as a real
+    controller lists its ctrl endpoints: this controller's, then a cluster's other members'), so the
+    router knows where to connect.
     """
     router = record.get("edge_router_id") or record.get("transit_router_id") or record.get("router_id")
     claims = {
@@ -33,7 +38,7 @@ def sign_enrollment_jwt(pki: ControllerPKI, issuer: str, record: dict, ctrl_addr
         "exp": int(parse_rfc3339(record["expires_at"]).timestamp()),
         "jti": record["token"],
         "em": record["method"],
-        "ctrls": [ctrl_address] if router and ctrl_address else None,
+        "ctrls": (ctrl_addresses() or None) if router and ctrl_addresses is not None else None,
     }
     return _sign(pki, claims)
 

@@ -38,7 +38,7 @@ def test_a_router_stays_online_and_dialable_on_the_members_left_when_the_one_it_
     ziti_cluster, tmp_path
 ):
     cluster = ziti_cluster
-    with cluster.client(0) as admin0:  # the router enrolls with member 1 (ctrl1): its JWT names only that member
+    with cluster.client(0) as admin0:  # the router enrolls with member 1 (ctrl1), which its JWT names first
         router = RouterProcess(admin0, "ha-router", tmp_path / "routers").start()
     wait_until(lambda: all(online_on(cluster, i, router.id) for i in range(3)), what="online on every member")
 
@@ -131,3 +131,22 @@ def test_each_members_embedded_router_is_online_on_every_member_and_stays_so_whe
         assert {"router-ctrl2", "router-ctrl3"} <= online(1) and {"router-ctrl2", "router-ctrl3"} <= online(2)
         time.sleep(0.25)
     wait_until(lambda: "router-ctrl1" not in online(1), what="the dead member's router offline")
+
+
+def test_a_routers_enrollment_jwt_names_every_member_and_it_starts_with_the_issuing_one_dead(ziti_cluster, tmp_path):
+    import jwt
+
+    cluster = ziti_cluster
+    with cluster.client(0) as admin0:
+        router = RouterProcess(admin0, "jwt-router", tmp_path / "routers")
+        router.create()
+        token = admin0.management.detail_edge_router(router.id)["enrollmentJwt"]
+        members = {row["id"]: row["ctrlAddress"] for row in admin0.mgmt_ok("GET", "/controllers")}
+        router.enroll()  # over member 1's API, with the control channels its JWT names
+    ctrls = jwt.decode(token, options={"verify_signature": False})["ctrls"]
+    assert sorted(ctrls) == sorted(members.values()) and len(set(ctrls)) == 3
+    assert ctrls[0] == members[cluster.members[0].instance_id]  # the issuing member first, as a single one's
+    cluster.kill(0)  # before the router's first start: it knows only what its JWT named
+    router.start()
+    wait_until(lambda: online_on(cluster, 1, router.id) and online_on(cluster, 2, router.id), what="online")
+    router.stop()
