@@ -155,7 +155,8 @@ class TokenSigner:
         self._header = _header_segment(self.alg, self.kid)
         self._header_text = self._header.decode("ascii")
         self._raw_sign = raw_signer(self.key)
-        #: refresh tokens: their own ``kid`` (not in the JWKS: nobody else checks them) and HS256 secret
+        #: refresh tokens: their own ``kid`` (not in the JWKS: nobody else checks them) and HS256 secret (a cluster
+        #: member signs them with its key instead, see ``_signed``)
         self.refresh_kid = f"{self.kid}.refresh"
         self._refresh_secret = refresh_secret(self.key)
         #: HMAC-SHA256 keyed once; a token's MAC is a copy of it (no key setup or algorithm lookup per token)
@@ -180,17 +181,22 @@ class TokenSigner:
         return self._signed(claims)[0]
 
     def _signed(self, claims: dict, *, refresh: bool = False) -> tuple[str, bytes | None]:
-        """The JWT and its JSON payload (None when PyJWT had to encode it)."""
+        """The JWT and its JSON payload (None when PyJWT had to encode it).
+
+        A refresh token is MACed, except on a cluster member: there it is signed as an access token is, so the
+        member an SDK reaches after a failover checks it with the issuer's public key.
+        """
+        mac = refresh and self.peers is None
         try:
-            payload = orjson.dumps(claims) if refresh or self._raw_sign is not None else None
+            payload = orjson.dumps(claims) if mac or self._raw_sign is not None else None
         except TypeError:  # orjson.JSONEncodeError: an integer beyond 64 bits in copied client info
             payload = None
         if payload is None:
-            if refresh:
+            if mac:
                 headers = {"kid": self.refresh_kid, "typ": "JWT"}
                 return jwt.encode(claims, self._refresh_secret, algorithm=REFRESH_ALG, headers=headers), None
             return jwt.encode(claims, self.key, algorithm=self.alg, headers={"kid": self.kid, "typ": "JWT"}), None
-        if refresh:
+        if mac:
             signing_input = self._refresh_header + _b64(payload)
             signature = self._mac(signing_input)
         else:

@@ -161,6 +161,32 @@ def test_an_oidc_token_from_one_member_is_accepted_by_every_member_and_a_revocat
                 time.sleep(0.1)
 
 
+def test_a_refresh_token_from_one_member_refreshes_at_another_and_only_once(ziti_cluster):
+    """After a failover an SDK refreshes at whichever member it reaches: the issuer's refresh token works there."""
+    from harness.client import ZitiClient
+    from harness.client.oidc import OidcError, OidcLogin
+
+    cluster = ziti_cluster
+    for style in ("c", "go"):
+        with ZitiClient.connect(cluster.members[0].url, ca=cluster.ca_file) as first:
+            first.login_oidc("password", style=style, username="admin", password="admin")
+            tokens = first.oidc
+        with ZitiClient.connect(cluster.members[1].url, ca=cluster.ca_file) as second:
+            renewed = OidcLogin(second.http, "password", style).refresh(tokens)
+            answer = second.raw.get(
+                "/edge/management/v1/identities", headers={"Authorization": f"Bearer {renewed.access_token}"}
+            )
+            assert answer.status_code == 200, answer.text
+        if style == "go":
+            continue  # a token exchange does not spend the refresh token it presents (the real one's neither)
+        with ZitiClient.connect(cluster.members[2].url, ca=cluster.ca_file) as third:
+            deadline = time.monotonic() + 10  # spent cluster-wide once member 3 applied the revocation
+            with pytest.raises(OidcError):
+                while time.monotonic() < deadline:
+                    OidcLogin(third.http, "password", style).refresh(tokens)
+                    time.sleep(0.1)
+
+
 def test_leadership_changes_are_cluster_events_in_each_members_event_file(ziti_cluster):
     import json
 
