@@ -117,6 +117,7 @@ def enroll_command(args) -> int:
 def run_command(args) -> int:
     from router.control import ControlError
     from router.enroll import load
+    from router.enroll import enrolled_controllers
     from router.members import ControllerMembers, load_endpoints
     from router.server import EdgeRouter
 
@@ -127,7 +128,7 @@ def run_command(args) -> int:
     listen = args.host or (host if _is_ip(host) else "0.0.0.0")
     # a cluster's members, as the controllers told them last (the real router's endpoints file), else the enrolled ones
     link = ControllerMembers(
-        load_endpoints(Path(args.data)) or config.get("ctrls") or [config["ctrl"]],
+        load_endpoints(Path(args.data)) or enrolled_controllers(config),
         data=Path(args.data),
         cert_pem=pems["cert"],
         key_pem=pems["key"],

@@ -207,3 +207,10 @@ def load(data: Path) -> tuple[dict, dict[str, str]]:
     except ValueError:
         raise EnrollError(f"{data / FILES['config']} is not JSON: enroll again", 2) from None
     return config, pems
+
+
+def enrolled_controllers(config: dict) -> list[str]:
+    """The control channel addresses a router dials at its first start: every member its JWT listed (``ctrls``),
+    unless ``ctrl`` was changed since to an address that list lacks (a controller moved: that one alone)."""
+    ctrls = config.get("ctrls") or []
+    return ctrls if config["ctrl"] in ctrls else [config["ctrl"]]
