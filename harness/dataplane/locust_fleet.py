@@ -16,6 +16,7 @@ This module imports Locust (which patches the standard library for gevent): load
 from __future__ import annotations
 
 import itertools
+import logging
 import secrets
 import time
 
@@ -34,6 +35,9 @@ from harness.dataplane import flows  # noqa: E402
 from harness.dataplane.fleet import SDK_BODY, provision  # noqa: E402
 
 CLIENT = "/edge/client/v1"
+
+# httpx logs each request at INFO, which Locust prints: thousands of lines a second that its statistics say better
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 @events.init_command_line_parser.add_listener

@@ -20,6 +20,7 @@ load it only in Locust processes.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 
 from locust import User, between, events, task
@@ -33,6 +34,9 @@ import httpx  # noqa: E402
 from locust.exception import StopUser  # noqa: E402
 
 from harness.dataplane.virtual import VirtualClient  # noqa: E402
+
+# httpx logs each request at INFO, which Locust prints: thousands of lines a second that its statistics say better
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
 @events.init_command_line_parser.add_listener

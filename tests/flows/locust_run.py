@@ -54,4 +54,7 @@ def locust_run(
     if runner.returncode != 0:
         raise RuntimeError(output[-2000:] + log.read_text()[-3000:])
     with open(folder / "run_stats.csv") as stats:
-        return {row["Name"]: row for row in csv.DictReader(stats)}
+        rows = {row["Name"]: row for row in csv.DictReader(stats)}
+    if not rows.keys() - {"Aggregated"}:  # say why (a worker slow to start under load, a failed login...)
+        raise RuntimeError(f"no request in {seconds} s:\n" + output[-2000:] + log.read_text()[-3000:])
+    return rows

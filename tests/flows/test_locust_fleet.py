@@ -22,3 +22,4 @@ def test_a_locust_master_and_worker_run_sdks_that_log_in_by_oidc_and_poll(ziti_q
     assert int(rows["/edge/client/v1/current-api-session/service-updates"]["Request Count"]) >= 3
     assert int(rows["/edge/client/v1/current-identity/edge-routers"]["Request Count"]) >= 1
     assert int(rows["Aggregated"]["Failure Count"]) == 0
+    assert "HTTP Request:" not in (tmp_path / "worker.log").read_text()  # the admin's httpx requests, not logged

@@ -53,6 +53,8 @@ def test_a_headless_locust_master_and_worker_drive_virtual_sdk_clients(
     assert int(rows["/edge/client/v1/services"]["Request Count"]) >= 2
     assert int(rows["Aggregated"]["Failure Count"]) == 0
     assert int(rows["/edge/client/v1/sessions"]["Request Count"]) >= 1  # dials created sessions
+    # the statistics count the requests; httpx's own line per request stays out of the worker's log
+    assert "HTTP Request:" not in (tmp_path / "worker.log").read_text()
 
 
 def readme_locust_commands() -> list[list[str]]:
