@@ -33,6 +33,7 @@ A controller cluster as processes (``harness.processes.cluster``): ``ziti_cluste
 from __future__ import annotations
 
 import itertools
+import re
 import secrets
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from controller.clock import FrozenClock
 from controller.config import Config
 from controller.embedded import EmbeddedController
 from controller.server.serve import ThreadedServer
+from harness import extra
 from harness.client import ZitiClient
 from harness.client.transport import SwappableApp
 from harness.testing.fixtures import identity_factory, service_factory, service_policy_factory
@@ -126,21 +128,26 @@ def _check_admin_login(url: str, admin: str) -> None:
         )
 
 
-#: what the ``harness`` extra installs, by module: the fixtures' network files, data plane and TOTP devices
-HARNESS_EXTRA = ("yaml", "tqdm", "nacl", "pyotp")
-
-
 def pytest_collection_modifyitems(session, config, items):
     """Stop with one line when a collected test uses the ``ziti_*`` fixtures without the ``harness`` extra."""
-    import importlib.util
-
     if not any(name.startswith("ziti") for item in items for name in getattr(item, "fixturenames", ())):
         return
-    missing = [name for name in HARNESS_EXTRA if importlib.util.find_spec(name) is None]
-    if missing:
+    if names := extra.missing():
+        pytest.exit(f"the ziti_* fixtures: {extra.needs_extra(names)}", returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal reporter files it as an error with its traceback
+def pytest_collectreport(report):
+    """Stop with the same line when a test file fails to import for want of the ``harness`` extra (its
+    ``from harness.dataplane.sync import echo`` needs PyNaCl), instead of a collection error per file."""
+    if not report.failed:
+        return
+    text = str(report.longrepr)
+    named = re.findall(r"No module named '(\w+)|import of (\w+) halted", text)
+    names = sorted({name for pair in named for name in pair if name in extra.HARNESS_EXTRA})
+    if names and "harness" in text:
         pytest.exit(
-            f"the ziti_* fixtures need the harness extra (missing: {', '.join(missing)}): "
-            'pip install "/path/to/checkout[harness]"',
+            f"{report.nodeid or 'a test file'} imports the harness: {extra.needs_extra(names)}",
             returncode=pytest.ExitCode.USAGE_ERROR,
         )
 

@@ -116,8 +116,7 @@ def enroll_command(args) -> int:
 
 def run_command(args) -> int:
     from router.control import ControlError
-    from router.enroll import load
-    from router.enroll import enrolled_controllers
+    from router.enroll import enrolled_controllers, load
     from router.members import ControllerMembers, load_endpoints
     from router.server import EdgeRouter
 

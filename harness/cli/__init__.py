@@ -43,6 +43,7 @@ from controller.console import (
     run,
     without_unused_imports,
 )
+from harness.extra import extra_errors
 
 if TYPE_CHECKING:  # httpx is imported by the commands that connect, not by --help or a usage mistake
     from harness.client import ZitiClient
@@ -630,8 +631,13 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    return run(lambda: args.func(args), debug=args.debug, translators=(harness_errors,))
+    argv = list(sys.argv[1:] if argv is None else argv)
+
+    def parse_and_run() -> int:  # building the parser imports the network package (PyYAML, the harness extra)
+        args = parser().parse_args(argv)
+        return args.func(args)
+
+    return run(parse_and_run, debug="--debug" in argv, translators=(extra_errors, harness_errors))
 
 
 def entry() -> None:

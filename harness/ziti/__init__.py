@@ -31,6 +31,7 @@ from controller.console import (
     run,
     without_unused_imports,
 )
+from harness.extra import extra_errors
 
 #: the real ``ziti`` release whose commands, outputs and controller behaviour this project matches (one constant)
 VERSION = CONTROLLER_VERSION
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     from harness.ziti.common import normalize_bools
 
     args = parser(argv).parse_args(normalize_bools(argv))
-    return run(lambda: args.func(args), debug=args.debug, translators=(_errors,))
+    return run(lambda: args.func(args), debug=args.debug, translators=(extra_errors, _errors))
 
 
 def entry() -> None:

@@ -352,3 +352,20 @@ def test_a_second_controller_is_told_to_pick_its_own_router_port(tmp_path):
     line = one_line(result)
     assert f"port {port} on 127.0.0.1 is in use" in line and "--router-port PORT" in line
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(
+    "args, module, distribution", [(["--help"], "yaml", "PyYAML"), (["generate", "small"], "yaml", "PyYAML")]
+)
+def test_without_the_harness_extra_ziti_harness_says_which_install_it_needs(args, module, distribution):
+    # the base install (``pip install .``) lacks the extra: as if its module were not installed
+    probe = f"import sys; sys.modules[{module!r}] = None; from harness.cli import entry; entry()"
+    result = subprocess.run(
+        [sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    assert result.returncode == 4, result.stderr
+    assert one_line(result) == (
+        f"error: this needs the harness extra ({distribution} not installed): "
+        'pip install "/path/to/checkout[harness]" (in a checkout: pip install -e ".[harness]")'
+    )
+    assert result.stdout == ""

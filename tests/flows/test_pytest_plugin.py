@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+INSTALL = 'pip install "/path/to/checkout[harness]" (in a checkout: pip install -e ".[harness]")'
+
 pytest_plugins = ["pytester"]
 
 
@@ -256,7 +258,28 @@ def test_without_the_harness_extra_a_run_using_the_fixtures_stops_with_one_line(
     stopped, other = runs
     assert stopped.returncode == 4, stopped.stdout + stopped.stderr
     assert "Traceback" not in stopped.stdout + stopped.stderr
-    assert 'the ziti_* fixtures need the harness extra (missing: pyotp): pip install "/path/to/checkout[harness]"' in (
+    assert f"the ziti_* fixtures: this needs the harness extra (pyotp not installed): {INSTALL}" in stopped.stdout
+    assert other.returncode == 0 and "1 passed" in other.stdout  # a run without the fixtures is left alone
+
+
+def test_a_test_file_that_cannot_import_the_harness_for_want_of_the_extra_stops_with_one_line(tmp_path):
+    (tmp_path / "test_echo.py").write_text(
+        "from harness.dataplane.sync import echo\n\n\ndef test_echo(ziti_quickstart):\n    pass\n"
+    )
+    (tmp_path / "test_own.py").write_text("import nacl\n\n\ndef test_own():\n    pass\n")
+    probe = (
+        "import sys, pytest; sys.modules['nacl'] = None;"  # as if the extra was not installed
+        "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', '-p', 'no:xdist', *sys.argv[1:]]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    stopped, own = (
+        subprocess.run([sys.executable, "-c", probe, name], cwd=tmp_path, env=env, capture_output=True, text=True)
+        for name in ("test_echo.py", "test_own.py")
+    )
+    assert stopped.returncode == 4, stopped.stdout + stopped.stderr
+    assert "Traceback" not in stopped.stdout + stopped.stderr
+    assert f"test_echo.py imports the harness: this needs the harness extra (PyNaCl not installed): {INSTALL}" in (
         stopped.stdout
     )
-    assert other.returncode == 0 and "1 passed" in other.stdout  # a run without the fixtures is left alone
+    # a file of the user's own that lacks a module is the user's collection error, not the harness's
+    assert own.returncode == 2 and "harness extra" not in own.stdout and "ModuleNotFoundError" in own.stdout
