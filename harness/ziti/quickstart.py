@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller.config import is_loopback
+from controller.console import host_name, port_number
 from harness.ziti import session
 from harness.ziti.common import bool_flag
 
@@ -244,10 +245,21 @@ def register(edge_sub) -> None:
     p.add_argument("-u", "--username", default=None, help="admin username, default: admin")
     p.add_argument("-p", "--password", default=None, help="admin password, default: admin")
     p.add_argument("--home", default=None, help="permanent directory (default: a temporary one, removed on exit)")
-    p.add_argument("--ctrl-address", default=None, help="the advertised address of the API (default 127.0.0.1)")
-    p.add_argument("--ctrl-port", type=int, default=1280, help="the port of the API (default 1280; 0 = any free)")
-    p.add_argument("--router-address", default=None, help="the advertised address of the router (default ctrl-address)")
-    p.add_argument("--router-port", type=int, default=3022, help="the port of the router (default 3022; 0 = any free)")
+    p.add_argument(
+        "--ctrl-address", type=host_name, default=None, help="the advertised address of the API (default 127.0.0.1)"
+    )
+    p.add_argument(
+        "--ctrl-port", type=port_number, default=1280, help="the port of the API (default 1280; 0 = any free)"
+    )
+    p.add_argument(
+        "--router-address",
+        type=host_name,
+        default=None,
+        help="the advertised address of the router (default ctrl-address)",
+    )
+    p.add_argument(
+        "--router-port", type=port_number, default=3022, help="the port of the router (default 3022; 0 = any free)"
+    )
     bool_flag(p, "--no-router", dest="no_router", help="specifies the quickstart should not start a router")
     bool_flag(p, "--configure-and-exit", dest="configure_and_exit", help="Configures everything and then exits")
     p.add_argument("--trust-domain", default=None, help="accepted for compatibility (always quickstart)")

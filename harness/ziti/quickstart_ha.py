@@ -14,6 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
+from controller.console import host_name, port_number
 from harness.ziti.common import bool_flag
 from harness.ziti.quickstart import RULE, Addresses, _say, serve_member
 
@@ -134,10 +135,12 @@ def register(quickstart_parser) -> None:
         p.add_argument("-u", "--username", default=None, help="admin username, default: admin")
         p.add_argument("-p", "--password", default=None, help="admin password, default: admin")
         p.add_argument("--home", default=None, help="permanent directory, shared by every member (required)")
-        p.add_argument("--ctrl-address", default=None, help="the advertised address of the API (default 127.0.0.1)")
-        p.add_argument("--ctrl-port", type=int, default=1280, help="the port of the API (default 1280)")
-        p.add_argument("--router-address", default=None, help="the advertised address of the router")
-        p.add_argument("--router-port", type=int, default=3022, help="the port of the router (default 3022)")
+        p.add_argument(
+            "--ctrl-address", type=host_name, default=None, help="the advertised address of the API (default 127.0.0.1)"
+        )
+        p.add_argument("--ctrl-port", type=port_number, default=1280, help="the port of the API (default 1280)")
+        p.add_argument("--router-address", type=host_name, default=None, help="the advertised address of the router")
+        p.add_argument("--router-port", type=port_number, default=3022, help="the port of the router (default 3022)")
         bool_flag(p, "--no-router", dest="no_router", help="specifies the quickstart should not start a router")
         bool_flag(p, "--configure-and-exit", dest="configure_and_exit", help="Configures everything and then exits")
         p.add_argument("--trust-domain", default=None, help="the specified trust domain to be used in SPIFFE ids")

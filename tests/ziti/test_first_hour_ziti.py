@@ -7,6 +7,8 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 from harness.processes.server import free_port
 from tests.ziti.conftest import ROOT, Ziti, env_for
 
@@ -39,3 +41,27 @@ def test_quickstart_makes_its_home_owner_only_whatever_the_umask(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("--ctrl-address", "::bad::", "is not an address clients can use"),
+        ("--ctrl-address", "http://x", "is not an address clients can use"),
+        ("--router-address", "127.0.0.1:99", "without a scheme or a port"),
+        ("--router-address", "a/b", "is not an address clients can use"),
+        ("--ctrl-address", "[::1]", "an IPv6 address is not supported here yet"),
+        ("--ctrl-port", "70000", "70000 is not a port number: give 0 (any free port) to 65535"),
+        ("--router-port", "-1", "-1 is not a port number"),
+    ],
+)
+@pytest.mark.parametrize("mode", [[], ["ha"]])
+def test_quickstart_refuses_an_address_or_port_it_cannot_use_before_making_anything(
+    tmp_path, mode, option, value, says
+):
+    home = tmp_path / "qs-home"
+    result = Ziti(tmp_path)("edge", "quickstart", *mode, "--home", home, "--configure-and-exit", f"{option}={value}")
+    assert result.returncode == 2, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"error: argument {option}: ") and says in line, line
+    assert not home.exists()
