@@ -618,7 +618,9 @@ def parser() -> argparse.ArgumentParser:
     )
     top = OneLineParser(
         prog="ziti-harness",
-        description=__doc__.split("\n")[0],
+        description="Test networks for the Python edge controller: start one, apply, export, diff, inspect,\n"
+        "run scenarios. Without --url, commands use the login `ziti edge login` (or `ziti edge quickstart`)\n"
+        "saved, else http://127.0.0.1:1281 as admin/admin. `ziti-harness COMMAND --help` tells more.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

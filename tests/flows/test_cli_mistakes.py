@@ -369,3 +369,11 @@ def test_without_the_harness_extra_ziti_harness_says_which_install_it_needs(args
         'pip install "/path/to/checkout[harness]" (in a checkout: pip install -e ".[harness]")'
     )
     assert result.stdout == ""
+
+
+def test_ziti_harness_help_is_prose_that_says_where_commands_connect():
+    result = harness("--help")
+    assert result.returncode == 0
+    head = result.stdout.split("positional arguments:")[0]
+    assert "``" not in head  # no reStructuredText from the module's docstring
+    assert "Without --url, commands use the login `ziti edge login`" in head and "http://127.0.0.1:1281" in head
