@@ -112,6 +112,8 @@ class Circuit:
     info: dict = field(default_factory=dict)
     #: closes the circuit if its reader makes no progress (see the module text)
     watchdog: asyncio.Task | None = None
+    #: a route the controller pushed: done with the next router's LinkDialed, or the reason the circuit closed
+    dialed: asyncio.Future | None = None
 
     def other(self, end: End) -> End:
         return self.host if end is self.dialer else self.dialer
@@ -219,6 +221,8 @@ class Circuits:
         if circuit.closed:
             return
         circuit.closed = True
+        if circuit.dialed is not None and not circuit.dialed.done():
+            circuit.dialed.set_result(reason)
         for end in circuit.ends():
             if end is not source:
                 end.outlet.paused = False
