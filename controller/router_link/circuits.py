@@ -96,10 +96,11 @@ class Circuits:
         if grant["encryption_required"] and not dialer_key:
             raise PermissionError("encryption required on service, initiator did not send public header")
         route = self.route(caller.identity_id, grant["service_id"], instance_id)
-        self.circuit_up({**route, "identity_id": caller.identity_id})
         # the dialer's name as the controller knows it (a channel the router verified alone knows only its id)
         name = identity.get("name") or ""
+        # pushed first, so the last router dials its host while the circuit is recorded (before the answer)
         pushed = headers is not None and self._push_route(route, caller.identity_id, name, headers)
+        self.circuit_up({**route, "identity_id": caller.identity_id})
         return {**grant, **route, "identity_name": name, "pushed": pushed}
 
     def _push_route(self, route: dict, identity_id: str, identity_name: str, headers: dict) -> bool:
