@@ -104,8 +104,11 @@ def test_the_next_routers_word_and_the_hosts_data_may_come_before_the_controller
     assert ingress.held.entries == {}
 
 
-def test_a_host_that_refuses_ends_the_dial_with_its_reason_and_the_circuit_goes(net, monkeypatch):
-    service, binder, dialer = linked_pair(net, "refused")
+@pytest.mark.parametrize("host_does", ["refuses", "vanishes"])
+def test_a_host_that_refuses_or_vanishes_ends_the_dial_with_the_reason_and_the_circuit_goes(
+    net, monkeypatch, host_does
+):
+    service, binder, dialer = linked_pair(net, host_does)
     answers = spy_answers(net, monkeypatch, "b")
     with raw_host(net, binder, service) as host, SyncDataPlane.from_identity_file(dialer) as guest:
         outcome: dict = {}
@@ -120,13 +123,18 @@ def test_a_host_that_refuses_ends_the_dial_with_its_reason_and_the_circuit_goes(
         dialing.start()
         request = host.recv()
         assert request.content_type == CT.DIAL
-        host.send(Message(CT.DIAL_FAILED, b"not today", {Header.REPLY_FOR: host.reply_for(request)}))
+        if host_does == "refuses":
+            host.send(Message(CT.DIAL_FAILED, b"not today", {Header.REPLY_FOR: host.reply_for(request)}))
+        else:
+            host.close()  # its whole channel, without a word
         dialing.join(30)
-    assert "dial failed: not today" in outcome["error"]
+    # the host's own reason; a host gone: its channel closed ("peer closed") or no answer came from it
+    reasons = {"refuses": ["not today"], "vanishes": ["peer closed", "no answer from the host"]}[host_does]
+    assert outcome["error"] in [f"dial failed: {reason}" for reason in reasons]
     [answer] = answers
     assert answer["pushed"] is True
     [deleted] = net.timeline.wait("circuit", "deleted", circuit_id=answer["circuit_id"])
-    assert deleted["reason"] == "dial failed: not today"
+    assert deleted["reason"] == outcome["error"]
     assert net.fabric.circuit(answer["circuit_id"]) is None
 
 
