@@ -79,8 +79,14 @@ class Held:
         return entry[1]
 
     def _expire(self, circuit_id: str) -> None:
-        if circuit_id in self.entries:
+        entry = self.entries.get(circuit_id)
+        if entry is None:
+            return
+        if entry[1][0].bool_header(Header.RESULT_SUCCESS):  # the next router holds a circuit: it closes
             self._drop(circuit_id, "the dial was not answered in time")
+        else:  # a failure for a dial this router gave up already: nothing to close
+            del self.entries[circuit_id]
+            self.size -= entry[2]
 
     def _drop(self, circuit_id: str, reason: str) -> None:
         link, _, size, timer = self.entries.pop(circuit_id)

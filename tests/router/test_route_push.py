@@ -229,3 +229,38 @@ def test_a_pushed_route_this_router_cannot_take_is_dropped_with_one_line(net, ca
     lines = [r.getMessage() for r in caplog.records if "route" in r.getMessage() or "c1" in r.getMessage()]
     assert len(lines) == 1 and line in lines[0], lines
     assert router.stats()["circuits"] == 0
+
+
+def test_a_word_for_a_circuit_the_first_router_never_makes_closes_the_hosts_connection(net, monkeypatch):
+    """Router a dialed the host and said so, but router b's answer from the controller never came (here: the dial
+    fails there after the word was held): b closes the circuit back once it held the word long enough."""
+    service, binder, dialer = linked_pair(net, "orphan")
+    held, ingress = threading.Event(), net.routers["b"].forwarder
+    monkeypatch.setattr(ingress.held, "seconds", 0.2)
+    hold = ingress.held.hold
+
+    def holding(link, message):
+        hold(link, message)
+        held.set()
+
+    monkeypatch.setattr(ingress.held, "hold", holding)
+    dial = net.links["b"].dial
+
+    def lost(*args):
+        dial(*args)
+        assert held.wait(20), "router b held nothing"
+        raise PermissionError("the answer was lost")
+
+    monkeypatch.setattr(net.links["b"], "dial", lost)
+    ended = threading.Event()
+
+    def host_side(conn):
+        if conn.recv() == b"":
+            ended.set()
+
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, host_side)
+        with pytest.raises(DialError, match="the answer was lost"):
+            guest.dial(service)
+        assert ended.wait(20), "the host's connection stayed open"
+    assert ingress.held.entries == {} and ingress.held.size == 0
