@@ -37,6 +37,11 @@ DATA_COPIES = (Header.FLAGS, Header.UUID, Header.SEQ)
 CIRCUIT_BUFFER = 4 * 2**20
 
 
+def link_close_frame(circuit_id: bytes, reason: str) -> bytes:
+    """A LinkClose frame: the circuit ended, ``reason`` is what its far end is told."""
+    return frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: circuit_id}, reason.encode())
+
+
 class End:
     """One side of a circuit on this router."""
 
@@ -89,7 +94,7 @@ class LinkEnd(End):
         return frame(CT.LINK_PAYLOAD, headers, body)
 
     def closed_frame(self, reason: str) -> bytes:
-        return frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: self._key_header}, reason.encode())
+        return link_close_frame(self._key_header, reason)
 
     def control(self, content_type: int) -> None:
         """Pause or resume: straight to the socket, ahead of queued data."""

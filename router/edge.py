@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 from protocol import encode_headers
 from router.channel import VERSION, Channel, ChannelClosed
-from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
+from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd, link_close_frame
 from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
-from router.wire import Header, Message, boolean, frame, i32, u32
+from router.wire import Header, Message, boolean, i32, u32
 
 log = logging.getLogger("router")
 INVALID_SESSION = "Invalid Session"
@@ -393,7 +393,7 @@ class Edge:
         if route.get("pushed") and route.get("links"):
             link = self.links.get(route["links"][0])
             if link is not None:
-                link.write(frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: route["circuit_id"].encode()}, reason.encode()))
+                link.write(link_close_frame(route["circuit_id"].encode(), reason))
 
     async def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected) -> Message | None:
         dial = Message(

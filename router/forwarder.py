@@ -20,10 +20,10 @@ from typing import Callable
 
 from protocol import ROUTE, InvalidArgs, check, decode_headers
 from router.channel import Channel
-from router.circuits import Circuit, Circuits, LinkEnd
+from router.circuits import Circuit, Circuits, LinkEnd, link_close_frame
 from router.edge import DIAL_COPIES, DialFailed, Edge
 from router.wire import ContentType as CT
-from router.wire import Header, Message, boolean, frame
+from router.wire import Header, Message, boolean
 
 log = logging.getLogger("router")
 #: circuits whose next router's word came before this router's own answer from the controller, at most
@@ -31,10 +31,6 @@ MAX_HELD = 10_000
 #: and for at most this long (the controller's answer takes at most its request timeout), this many frames and bytes
 #: each, this many bytes in all
 HELD_SECONDS, HELD_FRAMES, HELD_BYTES, HELD_TOTAL = 10.0, 64, 2**20, 64 * 2**20
-
-
-def close_frame(circuit_id: str, reason: str) -> bytes:
-    return frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: circuit_id.encode()}, reason.encode())
 
 
 class Held:
@@ -57,7 +53,7 @@ class Held:
                 log.warning(
                     "router: %d dials wait for the controller's answer, closing circuit %s", self.limit, circuit_id
                 )
-                return link.write(close_frame(circuit_id, "too many dials waiting on the router"))
+                return link.write(link_close_frame(circuit_id.encode(), "too many dials waiting on the router"))
             timer = asyncio.get_running_loop().call_later(self.seconds, self._expire, circuit_id)
             entry = self.entries[circuit_id] = [link, [], 0, timer]
         elif entry[0] is not link:
@@ -93,7 +89,7 @@ class Held:
         timer.cancel()
         self.size -= size
         log.info("router: circuit %s closed: %s", circuit_id, reason)
-        link.write(close_frame(circuit_id, reason))
+        link.write(link_close_frame(circuit_id.encode(), reason))
 
 
 class Forwarder:

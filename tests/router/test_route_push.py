@@ -48,6 +48,21 @@ def raw_host(net, binder, service: str) -> RawChannel:
     return host
 
 
+def dial_in_background(guest: SyncDataPlane, service: str) -> tuple[threading.Thread, dict]:
+    """A dial on its own thread (join it); ``outcome["error"]``: what the dialer was told if it failed."""
+    outcome: dict = {}
+
+    def dial():
+        try:
+            guest.dial(service)
+        except DialError as ex:
+            outcome["error"] = str(ex)
+
+    dialing = threading.Thread(target=dial)
+    dialing.start()
+    return dialing, outcome
+
+
 def test_the_last_router_gets_the_route_pushed_and_the_dial_takes_one_request(net, monkeypatch):
     service, binder, dialer = linked_pair(net, "pushed")
     pushed, egress = [], net.routers["a"].forwarder
@@ -111,16 +126,7 @@ def test_a_host_that_refuses_or_vanishes_ends_the_dial_with_the_reason_and_the_c
     service, binder, dialer = linked_pair(net, host_does)
     answers = spy_answers(net, monkeypatch, "b")
     with raw_host(net, binder, service) as host, SyncDataPlane.from_identity_file(dialer) as guest:
-        outcome: dict = {}
-
-        def dial():
-            try:
-                guest.dial(service)
-            except DialError as ex:
-                outcome["error"] = str(ex)
-
-        dialing = threading.Thread(target=dial)
-        dialing.start()
+        dialing, outcome = dial_in_background(guest, service)
         request = host.recv()
         assert request.content_type == CT.DIAL
         if host_does == "refuses":
@@ -154,16 +160,7 @@ def test_a_link_cut_while_the_host_is_dialed_ends_the_dial_with_the_reason(net, 
     release = ingress.edge.held  # called once router b made its end of the circuit and waits for router a's word
     monkeypatch.setattr(ingress.edge, "held", lambda link, circuit_id: (release(link, circuit_id), waiting.set()))
     with raw_host(net, binder, service) as host, SyncDataPlane.from_identity_file(dialer) as guest:
-        outcome: dict = {}
-
-        def dial():
-            try:
-                guest.dial(service)
-            except DialError as ex:
-                outcome["error"] = str(ex)
-
-        dialing = threading.Thread(target=dial)
-        dialing.start()
+        dialing, outcome = dial_in_background(guest, service)
         assert host.recv().content_type == CT.DIAL  # never answered: the link goes meanwhile
         assert waiting.wait(20)
         for link in list(ingress.link_channels.values()):
