@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import orjson
 
 #: 2: ``reconcile`` at every connect, the ``peerOnline`` push, ``dial`` (one request per dial) replacing ``route``
-#: and ``circuitUp``
-VERSION = 2
+#: and ``circuitUp``; 3: ``dial`` carries the dialer's ``headers`` and the controller pushes a multi-hop ``route`` to
+#: the routers after the first (``docs/control-channel.md``)
+VERSION = 3
 
 # -- framing: a 4-byte big-endian length, then that many bytes of one UTF-8 JSON object with a string type ----------
 LENGTH = struct.Struct(">I")
@@ -143,6 +144,21 @@ LINK = {"linkId": (str,), "routerId": (str,), "dialed": (bool,)}
 #: one SDK channel of a ``reconcile``: what it presented last (hello or UpdateToken)
 CHANNEL = {"token": (str,), "fingerprint": (str,)}
 
+#: the ``route`` push: a circuit's route and what the host's Dial carries (the dialer's identity, its Connect
+#: ``headers``: header id in decimal -> the value in base64, as the ``dial`` request sent them)
+ROUTE = {
+    "circuitId": (str,),
+    "serviceId": (str,),
+    "terminatorId": (str,),
+    "path": (list,),
+    "links": (list,),
+    "identityId": (str,),
+    "identityName": (str,),
+    "headers": (dict,),
+}
+#: at most this many headers in a ``dial`` (the router copies four from the dialer's Connect)
+MAX_DIAL_HEADERS = 16
+
 #: router -> controller requests: name -> argument schema
 REQUESTS: dict[str, dict[str, tuple[type, ...]]] = {
     "trustedCas": {},
@@ -168,7 +184,7 @@ REQUESTS: dict[str, dict[str, tuple[type, ...]]] = {
     "linkUp": {"linkId": (str,), "dstRouterId": (str,)},
     "linkLatency": {"linkId": (str,), "latencyNs": (int,)},
     "linkDown": {"linkId": (str,)},
-    "dial": {"caller": (dict,), "token": (str,), "instanceId": (str,), "dialerKey": (bool,)},
+    "dial": {"caller": (dict,), "token": (str,), "instanceId": (str,), "dialerKey": (bool,), "headers": (dict,)},
     "circuitDown": {"circuit": (dict,)},
     "edgeFaultHits": {"generation": (int,), "hits": (dict,)},
 }
@@ -183,7 +199,47 @@ PUSHES: dict[str, dict[str, tuple[type, ...]]] = {
     #: a cluster's members (the real ``UpdateCtrlAddresses``): ``controllers`` [{``id``, ``address``}], the raft
     #: ``index`` they are as of, whether the sender leads; an addition to version 2 (a router without it ignores it)
     "ctrlAddresses": {"controllers": (list,), "index": (int,), "isLeader": (bool,)},
+    #: a dial across links (version 3): the circuit's route, to every router of the path after the first, sent
+    #: before the answer to the first (see :func:`route_push`)
+    "route": ROUTE,
 }
+
+
+def dial_headers(headers: dict) -> dict[str, str]:
+    """The ``headers`` of a ``dial`` (header id in decimal -> base64 value), checked; :class:`InvalidArgs` if not."""
+    if len(headers) > MAX_DIAL_HEADERS:
+        raise InvalidArgs(f"dial: more than {MAX_DIAL_HEADERS} headers")
+    for key, value in headers.items():
+        if not key.isdigit() or len(key) > 10 or not isinstance(value, str):
+            raise InvalidArgs("dial: headers map header ids (decimal) to base64 strings")
+    return headers
+
+
+def encode_headers(headers: dict[int, bytes]) -> dict[str, str]:
+    """Channel headers (id -> bytes) in the form ``dial`` and ``route`` carry them."""
+    return {str(key): base64.b64encode(value).decode("ascii") for key, value in headers.items()}
+
+
+def decode_headers(headers: dict) -> dict[int, bytes]:
+    """The channel headers a ``route`` push carries; :class:`InvalidArgs` when malformed."""
+    try:
+        return {int(key): base64.b64decode(value, validate=True) for key, value in dial_headers(headers).items()}
+    except (binascii.Error, ValueError, TypeError):
+        raise InvalidArgs("route: headers are not base64") from None
+
+
+def route_push(route: dict, identity_id: str, identity_name: str, headers: dict) -> dict:
+    """The ``route`` push's arguments for a route the controller answers a ``dial`` with."""
+    return {
+        "circuitId": route["circuit_id"],
+        "serviceId": route["service_id"],
+        "terminatorId": route["terminator_id"],
+        "path": list(route["path"]),
+        "links": list(route["links"]),
+        "identityId": identity_id,
+        "identityName": identity_name,
+        "headers": dict(headers),
+    }
 
 
 def check(name: str, schema: dict[str, tuple[type, ...]], args) -> dict:

@@ -37,6 +37,11 @@ DATA_COPIES = (Header.FLAGS, Header.UUID, Header.SEQ)
 CIRCUIT_BUFFER = 4 * 2**20
 
 
+def link_close_frame(circuit_id: bytes, reason: str) -> bytes:
+    """A LinkClose frame: the circuit ended, ``reason`` is what its far end is told."""
+    return frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: circuit_id}, reason.encode())
+
+
 class End:
     """One side of a circuit on this router."""
 
@@ -89,7 +94,7 @@ class LinkEnd(End):
         return frame(CT.LINK_PAYLOAD, headers, body)
 
     def closed_frame(self, reason: str) -> bytes:
-        return frame(CT.LINK_CLOSE, {Header.CIRCUIT_ID: self._key_header}, reason.encode())
+        return link_close_frame(self._key_header, reason)
 
     def control(self, content_type: int) -> None:
         """Pause or resume: straight to the socket, ahead of queued data."""
@@ -112,6 +117,8 @@ class Circuit:
     info: dict = field(default_factory=dict)
     #: closes the circuit if its reader makes no progress (see the module text)
     watchdog: asyncio.Task | None = None
+    #: a route the controller pushed: done with the next router's LinkDialed, or the reason the circuit closed
+    dialed: asyncio.Future | None = None
 
     def other(self, end: End) -> End:
         return self.host if end is self.dialer else self.dialer
@@ -219,6 +226,8 @@ class Circuits:
         if circuit.closed:
             return
         circuit.closed = True
+        if circuit.dialed is not None and not circuit.dialed.done():
+            circuit.dialed.set_result(reason)
         for end in circuit.ends():
             if end is not source:
                 end.outlet.paused = False

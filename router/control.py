@@ -404,6 +404,10 @@ class RemoteControllerLink(Watchers):
                 {"router_id": args["routerId"], "name": str(args.get("name") or ""), "url": args["url"]}
             )
 
+    def _on_route(self, args: dict) -> None:
+        if self._routed is not None:
+            self._routed(args)
+
     def _on_ctrl_addresses(self, args: dict) -> None:
         if self.members_changed is not None and isinstance(args.get("controllers"), list):
             self.members_changed(self, args)
@@ -553,9 +557,14 @@ class RemoteControllerLink(Watchers):
     def link_down(self, link_id: str) -> None:
         self._notify("linkDown", linkId=link_id)
 
-    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> dict:
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
         return self._checked(
-            "dial", caller=caller.to_wire(), token=token, instanceId=instance_id or "", dialerKey=dialer_key
+            "dial",
+            caller=caller.to_wire(),
+            token=token,
+            instanceId=instance_id or "",
+            dialerKey=dialer_key,
+            headers=dict(headers or {}),
         )
 
     def circuit_down(self, circuit: dict) -> None:
@@ -570,6 +579,7 @@ PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
     "peerOnline": RemoteControllerLink._on_peer_online,
     "oidcKeys": RemoteControllerLink._on_oidc_keys,
     "ctrlAddresses": RemoteControllerLink._on_ctrl_addresses,
+    "route": RemoteControllerLink._on_route,
 }
 
 

@@ -89,6 +89,11 @@ class ControllerLink(Protocol):
         """From now on call ``returned({"router_id", "name", "url"})`` when another router's link listener is back
         after a reconnect (this router dials it again if no link to it is up); quick, any thread."""
 
+    def watch_routes(self, routed: Callable[[Mapping[str, Any]], None]) -> None:
+        """From now on call ``routed(route)`` with the ``route`` push's arguments (``protocol.ROUTE``) when a dial
+        entering another router crosses this one: dial onwards (the host here, or wait for the next router) and
+        tell the previous router over the link; quick, any thread."""
+
     def watch_state(
         self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[Mapping[str, Any]], None]
     ) -> None:
@@ -135,7 +140,9 @@ class ControllerLink(Protocol):
     def link_down(self, link_id: str) -> None:
         """The link closed (either end may say so; gone already is fine)."""
 
-    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> Mapping[str, Any]:
+    def dial(
+        self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers: Mapping[str, str] | None = None
+    ) -> Mapping[str, Any]:
         """One request per dial: the controller validates the Dial session ``token`` of ``caller``, picks the
         terminator by the service's ``terminatorStrategy`` among terminators on online routers it can reach
         (precedence required > default > failed, then cost) and the cheapest path of live links to it, records
@@ -144,6 +151,11 @@ class ControllerLink(Protocol):
         ``PermissionError`` (refused) or ``LookupError`` (no terminator, or no path to one) with the text the dialer
         is told. ``dialer_key``: the dialer sent a public key (a service requiring encryption refuses a dial without
         one). A dial this router then cannot complete is reported with :meth:`circuit_down`.
+
+        ``headers``: the dialer's Connect headers the host's Dial carries (``protocol.encode_headers``). With them,
+        a route across links is pushed to the routers after this one first (:meth:`watch_routes`) and the answer
+        says ``"pushed": true``: the next router tells this one over the link (LinkDialed) once its host (or the
+        router after it) accepted. Otherwise this router sends the route on (LinkRoute).
         """
 
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:
@@ -160,6 +172,7 @@ class Watchers:
     _peer_returned: Callable[[dict], None] | None = None
     _report: Callable[[], "concurrent.futures.Future"] | None = None
     _reconciled: Callable[[dict], None] | None = None
+    _routed: Callable[[dict], None] | None = None
 
     def watch(self, revoked: Callable[[str, str], None]) -> None:
         self._revoked = revoked
@@ -169,6 +182,9 @@ class Watchers:
 
     def watch_peers(self, returned: Callable[[dict], None]) -> None:
         self._peer_returned = returned
+
+    def watch_routes(self, routed: Callable[[dict], None]) -> None:
+        self._routed = routed
 
     def watch_state(
         self, report: Callable[[], "concurrent.futures.Future"], reconciled: Callable[[dict], None]

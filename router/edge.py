@@ -5,11 +5,13 @@ to one method; anything else closes the channel with one log line. All state liv
 loop (one thread), so no locks: a :class:`Binding` per hosted service and bind conn, circuits in
 :class:`~router.circuits.Circuits`.
 
-A Connect asks the controller for a route (``ControllerLink.route``): the terminator it picked by the
+A Connect asks the controller for a route (``ControllerLink.dial``): the terminator it picked by the
 service's strategy, and the path of routers and links to it. A terminator here is dialed directly; one on
-another router is reached by a LinkRoute over the path's first link (``router/peer_links.py``), and the
-circuit's data crosses that link. Host data that arrives before the dialer's StateConnected is queued, so
-the dialer never sees bytes before the connection exists.
+another router is reached over the path's first link: the controller pushed the route to the routers after
+this one, and the next tells this one with a LinkDialed once its host accepted (``router/forwarder.py``); or,
+when the controller could not push it, by a LinkRoute (``router/peer_links.py``). The circuit's data crosses
+that link. Host data that arrives before the dialer's StateConnected is queued, so the dialer never sees bytes
+before the connection exists.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import logging
 import uuid
 from dataclasses import dataclass
 
+from protocol import encode_headers
 from router.channel import VERSION, Channel, ChannelClosed
-from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd
+from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd, link_close_frame
 from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
 from router.wire import Header, Message, boolean, i32, u32
@@ -107,6 +110,9 @@ class Edge:
         self.router_id, self.spawn, self.dial_timeout = router_id, spawn, dial_timeout
         self.bindings: dict[str, Binding] = {}
         self.channels: set[Channel] = set()
+        #: ``held(link, circuit_id)``: hand on the link messages for that circuit that came before it existed (a
+        #: pushed route's LinkDialed, ``router/forwarder.py``); set by the router when it has links
+        self.held = lambda link, circuit_id: None
         self.handlers = {
             CT.DATA: self.data,
             CT.CONNECT: lambda channel, message: self.spawn(self.connect(channel, message)),
@@ -260,8 +266,11 @@ class Edge:
             return await channel.send(closed(0, "connId not set, required", message))
         caller, token = channel.caller, message.body.decode("utf-8", "replace")
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
+        dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         try:
-            route = await ask("the dial", self.link.dial, caller, token, instance, bool(dialer_key))
+            route = await ask(
+                "the dial", self.link.dial, caller, token, instance, bool(dialer_key), encode_headers(dial)
+            )
         except (PermissionError, LookupError) as ex:
             reason = str(ex).strip("'\"") or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))
@@ -278,11 +287,11 @@ class Edge:
             "links": list(route["links"]),
         }
         if channel.closed:
+            self._abandon(route, "the dialer left")
             return self.link.circuit_down({**info, "reason": "the dialer left"})
         if route.get("identity_name") and route["identity_name"] != caller.identity_name:
             # a channel this router verified alone (its controller away) learns its identity's name here
             caller = channel.caller = dataclasses.replace(caller, identity_name=route["identity_name"])
-        dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         dial[Header.DIALER_IDENTITY_ID] = caller.identity_id.encode()
         dial[Header.DIALER_IDENTITY_NAME] = caller.identity_name.encode()
         dialer = EdgeEnd(channel, conn_id)
@@ -341,6 +350,18 @@ class Edge:
             raise DialFailed(f"link {route['links'][hop]} is down")
         circuit = Circuit(route["circuit_id"], service_id, dialer, LinkEnd(next_link, route["circuit_id"]))
         self.circuits.add(circuit)
+        timeout = self.dial_timeout + len(path) - 1 - hop
+        if route.get("pushed"):
+            failure = await self._dialed(circuit, timeout, connected)
+        else:
+            failure = await self._route_on(circuit, next_link, route, headers, timeout, connected)
+        if failure is not None:
+            self.circuits.close(circuit, circuit.dialer, "dial failed")
+            raise DialFailed(failure)
+        return circuit
+
+    async def _route_on(self, circuit: Circuit, next_link: Channel, route, headers, timeout, connected) -> str | None:
+        """The route to the next router (LinkRoute) and its answer: None once it accepted, else why not."""
         request = Message(CT.LINK_ROUTE, json.dumps(route).encode(), dict(headers))
 
         def answered(reply: Message) -> None:
@@ -348,14 +369,31 @@ class Edge:
                 connected(reply.headers.get(Header.PUBLIC_KEY), circuit)
 
         try:
-            remaining = len(path) - 1 - hop
-            reply = await next_link.request(request, self.dial_timeout + remaining, on_reply=answered)
+            reply = await next_link.request(request, timeout, on_reply=answered)
         except (asyncio.TimeoutError, ChannelClosed):
-            reply = None
-        if reply is None or not reply.bool_header(Header.RESULT_SUCCESS):
-            self.circuits.close(circuit, circuit.dialer, "dial failed")
-            raise DialFailed(reply.body.decode("utf-8", "replace") if reply else "no answer over the link")
-        return circuit
+            return "no answer over the link"
+        return None if reply.bool_header(Header.RESULT_SUCCESS) else reply.body.decode("utf-8", "replace")
+
+    async def _dialed(self, circuit: Circuit, timeout: float, connected) -> str | None:
+        """A route the controller pushed to the next routers: wait for the next router's word (LinkDialed, maybe
+        come already): None once it accepted (``connected`` ran, in the read loop that got it), else why not."""
+        waiter = circuit.dialed = asyncio.get_running_loop().create_future()
+        waiter.connected = connected
+        self.held(circuit.host.channel, circuit.id)
+        try:
+            outcome = await asyncio.wait_for(waiter, timeout)
+        except asyncio.TimeoutError:
+            return "no answer over the link"
+        if isinstance(outcome, str):  # the circuit closed meanwhile (the link went, the next router closed it)
+            return outcome
+        return None if outcome.bool_header(Header.RESULT_SUCCESS) else outcome.body.decode("utf-8", "replace")
+
+    def _abandon(self, route: dict, reason: str) -> None:
+        """A dial this router answered will not go on: the next router of a pushed route closes its end."""
+        if route.get("pushed") and route.get("links"):
+            link = self.links.get(route["links"][0])
+            if link is not None:
+                link.write(link_close_frame(route["circuit_id"].encode(), reason))
 
     async def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected) -> Message | None:
         dial = Message(

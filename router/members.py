@@ -163,6 +163,7 @@ class ControllerMembers(Watchers):
         link.watch(lambda kind, revoked_id: self._revoked and self._revoked(kind, revoked_id))
         link.watch_trusted_cas(lambda pem: self._cas_changed and self._cas_changed(pem))
         link.watch_peers(self._peer_back)
+        link.watch_routes(lambda route: self._routed and self._routed(route))
         link.watch_state(self._state, lambda answer: self._reconciled and self._reconciled(answer))
         link.watch_edge_faults(lambda generation, faults, a=address: self._faults_told(a, generation, faults))
         if self._online is not None:  # it reports the router's whole state as soon as it connects
@@ -458,9 +459,14 @@ class ControllerMembers(Watchers):
     def link_down(self, link_id: str) -> None:
         self._each("linkDown", linkId=link_id)
 
-    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool) -> dict:
+    def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
         route, link = self._checked(
-            "dial", caller=caller.to_wire(), token=token, instanceId=instance_id or "", dialerKey=dialer_key
+            "dial",
+            caller=caller.to_wire(),
+            token=token,
+            instanceId=instance_id or "",
+            dialerKey=dialer_key,
+            headers=dict(headers or {}),
         )
         circuit_id = route.get("circuit_id") if isinstance(route, dict) else None
         if circuit_id:

@@ -15,7 +15,12 @@ Latency (3)        dialer -> listener every ``probe_interval``; the Result's rou
                    (``ControllerLink.link_latency``); no answer within ``probe_timeout`` closes the link
 LinkRoute (1050)   a circuit's route (JSON body: circuit id, service id, terminator id, path, links) with
                    the dialer's Connect headers; answered by a Result (success, ``PublicKey`` = host key)
-                   once the host accepted, or a failure whose body is the reason
+                   once the host accepted, or a failure whose body is the reason (a route the controller
+                   could not push, ``docs/control-channel.md``)
+LinkDialed (1051)  on a route the controller pushed, from each router to the one before it: ``CircuitId``,
+                   ``ResultSuccess``, ``PublicKey`` = host key once the host (or the next router) accepted;
+                   else a failure whose body is the reason; not a reply (it may come before the receiver
+                   has the circuit: it is then held, ``router/forwarder.py``)
 LinkPayload (1100) circuit data: ``CircuitId`` (1026), ``Flags``, ``Seq``, ``UUID`` and the body
 LinkClose (1102)   the circuit ended; the body is the reason its far end is told
 LinkPause (1104)   stop sending this circuit's data (the receiver's queue for it is full)

@@ -110,6 +110,7 @@ class EdgeRouter:
         self.link_channels: dict[str, Channel] = {}
         self.edge: Edge | None = None
         self.links: Links | None = None
+        self.forwarder: Forwarder | None = None
         #: faults on this router's edge messages, as the controller sets them (``router/faults.py``)
         self.edge_faults = EdgeFaults(self._report_fault_hits)
         #: work spawned by channels (dials, binds) and the channels' own read tasks
@@ -153,12 +154,13 @@ class EdgeRouter:
             dial_timeout=self.dial_timeout,
         )
         if link_tls is not None and self.link_port is not None:
+            self.forwarder = Forwarder(self.edge, self.circuits, router_id=self.router_id, spawn=self.spawn)
             self.links = Links(
                 self.link,
                 router_id=self.router_id,
                 server_context=link_tls[0],
                 client_context=link_tls[1],
-                handlers=Forwarder(self.edge, self.circuits, router_id=self.router_id, spawn=self.spawn).handlers,
+                handlers=self.forwarder.handlers,
                 on_closed=self._link_closed,
                 spawn=self.spawn,
                 hello_timeout=self.hello_timeout,
@@ -175,6 +177,7 @@ class EdgeRouter:
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.watch_edge_faults(self._edge_faults_changed)
         self.link.watch_peers(self._peer_returned)
+        self.link.watch_routes(self._route_pushed)
         self.link.watch_state(self._state, self._reconciled)
         self.link.online(self.url, version_info())
         if self.links is not None:
@@ -318,6 +321,11 @@ class EdgeRouter:
         """Called from a controller thread: a peer router reconnected; dial it again if no link to it is up."""
         if self.links is not None and self.loop is not None and self.loop.is_running():
             self.loop.call_soon_threadsafe(self.links.peer_returned, peer)
+
+    def _route_pushed(self, route: dict) -> None:
+        """Called from a controller thread: a dial entering another router crosses this one (``route`` push)."""
+        if self.forwarder is not None and self.loop is not None and self.loop.is_running():
+            self.loop.call_soon_threadsafe(self.forwarder.route_pushed, route)
 
     def _state(self) -> "concurrent.futures.Future":
         """From a controller thread: this router's whole state, collected in its loop (see ``watch_state``)."""

@@ -32,7 +32,7 @@ class ContentType:
     INSPECT_RESPONSE = 60805
     POSTURE_RESPONSE = 10800
     #: router-to-router link messages (this project's own, never seen by an SDK; ``router/peer_links.py``)
-    LINK_ROUTE, LINK_PAYLOAD, LINK_CLOSE, LINK_PAUSE, LINK_RESUME = 1050, 1100, 1102, 1104, 1105
+    LINK_ROUTE, LINK_DIALED, LINK_PAYLOAD, LINK_CLOSE, LINK_PAUSE, LINK_RESUME = 1050, 1051, 1100, 1102, 1104, 1105
 
 
 class Header:

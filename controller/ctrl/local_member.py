@@ -78,6 +78,9 @@ class LocalMember:
     def watch_peers(self, returned) -> None:
         self.link.watch_peers(returned)
 
+    def watch_routes(self, deliver) -> None:
+        self.link.watch_routes(deliver)
+
     def watch_state(self, report, reconciled) -> None:
         """In-process: never reconnects."""
 

@@ -130,7 +130,9 @@ HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
     "linkLatency": lambda link, a, r: link.link_latency(a["linkId"], max(0, a["latencyNs"])),
     "linkDown": lambda link, a, r: link.link_down(a["linkId"]),
     # circuits (router/edge.py): one request per dial, then the circuit's end
-    "dial": lambda link, a, r: link.dial(_caller(a["caller"]), a["token"], a["instanceId"], a["dialerKey"]),
+    "dial": lambda link, a, r: link.dial(
+        _caller(a["caller"]), a["token"], a["instanceId"], a["dialerKey"], protocol.dial_headers(a["headers"])
+    ),
     "circuitDown": lambda link, a, r: link.circuit_down(a["circuit"]),
     # faults on the router's edge messages (the edgeFaults push sets them; router/faults.py)
     "edgeFaultHits": lambda link, a, r: link.edge_fault_hits(a["generation"], _hits(a["hits"])),

@@ -75,6 +75,7 @@ class RouterSession:
                 self.link.watch_peers(
                     lambda peer: self.push("peerOnline", routerId=peer["router_id"], name=peer["name"], url=peer["url"])
                 )
+                self.link.watch_routes(lambda route: self.push("route", **route))
                 self.link.watch_edge_faults(
                     lambda generation, faults: self.push("edgeFaults", generation=generation, faults=faults)
                 )

@@ -64,6 +64,8 @@ class Fabric:
         self._listeners: dict[str, str] = {}
         #: ``returned(router_id, url)`` callbacks: a router's link listener is back after a reconnect
         self._returned: list = []
+        #: router id -> ``deliver(route)``: how a route is pushed to that router (its control channel here)
+        self._route_to: dict[str, object] = {}
 
     # -- link listeners -------------------------------------------------------------------
     def listen(self, router_id: str, url: str) -> None:
@@ -97,6 +99,24 @@ class Fabric:
                 watcher(router_id, url)
             except Exception:  # noqa: BLE001 - one router's push failing must not fail another's reconcile
                 log.exception("fabric: telling a router that %s is back failed", router_id)
+
+    # -- route pushes ---------------------------------------------------------------------
+    def watch_routes(self, router_id: str, deliver) -> "callable":
+        """``deliver(route)`` pushes a route to ``router_id`` (its newest connection here replaces the older);
+        returns the unwatch function (which leaves a newer connection's in place)."""
+        with self._lock:
+            self._route_to[router_id] = deliver
+
+        def unwatch() -> None:
+            with self._lock:
+                if self._route_to.get(router_id) is deliver:
+                    del self._route_to[router_id]
+
+        return unwatch
+
+    def route_to(self, router_id: str):
+        """How to push a route to ``router_id``, or None when it has no connection here."""
+        return self._route_to.get(router_id)
 
     # -- links --------------------------------------------------------------------------
     def link_up(self, link: Link) -> None:

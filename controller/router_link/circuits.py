@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import protocol
 from controller.fabric.routing import candidates, pick, router_costs, transit_allowed, usable
 from controller.fabric.state import Circuit, Link
 
@@ -79,18 +80,43 @@ class Circuits:
             "links": list(path.links),
         }
 
-    def dial(self, caller, token: str, instance_id: str = "", dialer_key: bool = True) -> dict:
+    def dial(
+        self, caller, token: str, instance_id: str = "", dialer_key: bool = True, headers: dict | None = None
+    ) -> dict:
         """One request per dial: validate the Dial session, pick the terminator and the path, record the circuit
         (in the fabric, with its ``created`` event), then answer. ``PermissionError`` (a refusal) or ``LookupError``
         (no terminator, no path) carry the text the dialer is told; a dial the router then cannot complete is
-        reported with ``circuit_down``."""
+        reported with ``circuit_down``.
+
+        Across links, with the dialer's Connect ``headers`` (what the host's Dial carries): the route is pushed
+        first to every router of the path after this one (:meth:`_push_route`), so the last dials its host while
+        this router is being answered; the answer says ``pushed``. Without them, or when one of those routers has
+        no connection here (a cluster member it is not connected to), this router sends the route hop by hop."""
         grant, identity = self._session(caller, token, "Dial")
         if grant["encryption_required"] and not dialer_key:
             raise PermissionError("encryption required on service, initiator did not send public header")
         route = self.route(caller.identity_id, grant["service_id"], instance_id)
-        self.circuit_up({**route, "identity_id": caller.identity_id})
         # the dialer's name as the controller knows it (a channel the router verified alone knows only its id)
-        return {**grant, **route, "identity_name": identity.get("name") or ""}
+        name = identity.get("name") or ""
+        # pushed first, so the last router dials its host while the circuit is recorded (before the answer)
+        pushed = headers is not None and self._push_route(route, caller.identity_id, name, headers)
+        self.circuit_up({**route, "identity_id": caller.identity_id})
+        return {**grant, **route, "identity_name": name, "pushed": pushed}
+
+    def _push_route(self, route: dict, identity_id: str, identity_name: str, headers: dict) -> bool:
+        """Push ``route`` to each router of its path after the first; False (nothing pushed) for a one-hop path
+        or when one of them cannot be reached from here."""
+        deliver = [self.fabric.route_to(router_id) for router_id in route["path"][1:]]
+        if not deliver or None in deliver:
+            return False
+        push = protocol.route_push(route, identity_id, identity_name, headers)
+        for one in reversed(deliver):  # the last router first: it has the most to do (dial its host)
+            one(push)
+        return True
+
+    def watch_routes(self, deliver) -> None:
+        """From now on ``deliver(route)`` (the ``route`` push's arguments) pushes a route to this router."""
+        self._unwatch.append(self.fabric.watch_routes(self.router_id, deliver))
 
     def _circuit_id(self) -> str:
         return "%032x" % self.random.getrandbits(128)

@@ -80,3 +80,27 @@ def test_a_real_sdk_on_the_process_router_reaches_a_real_sdk_bound_on_the_embedd
     finally:
         host.kill()
         host.communicate(timeout=10)
+
+
+def test_a_dial_entering_the_embedded_router_reaches_a_host_on_the_process_router_by_a_pushed_route(
+    network, admin, make_router, tmp_path, ziti_unique
+):
+    """The controller pushes the route to the process router over its control channel (``route``) while it answers
+    the embedded one, which then waits for the process router's word over the link: the dial completes only so."""
+    process, embedded = make_router(), embedded_router(admin)
+    wait_until(lambda: linked(admin, process.id, embedded["id"]), what="a link between the two routers")
+    stem = ziti_unique("pushhop")
+    qs = new_quickstart(admin, tmp_path, stem, controller_url=network.local.https_url, router_url=process.ready["url"])
+    split_routers(admin, stem, binder_router=process.id, dialer_router=embedded["id"])
+
+    with SyncDataPlane.from_identity_file(qs.binder) as host, SyncDataPlane.from_identity_file(qs.dialer) as guest:
+        host.bind(qs.service, echo)
+        wait_until(lambda: terminators_on(admin, process.id), what="a terminator on the process router")
+        for round in range(3):
+            with guest.dial(qs.service) as conn:
+                conn.sendall(b"pushed %d" % round)
+                assert conn.recv_exactly(8) == b"pushed %d" % round
+
+    [service] = admin.mgmt_ok("GET", "/services", params={"filter": f'name = "{qs.service}"'})
+    created = network.controller.events.query("circuit", event_type="created", service_id=service["id"])
+    assert [c["path"]["nodes"] for c in created] == [[embedded["id"], process.id]] * 3

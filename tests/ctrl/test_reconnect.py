@@ -78,6 +78,7 @@ def test_a_controller_restart_keeps_the_link_between_process_routers_and_dials_c
             admin = relogin(network, controller)
             wait_until(lambda: frozenset((a.id, b.id)) in linked_pairs(admin), BACK, "the link listed again")
             wait_until(lambda: terminators_on(admin, a.id), BACK, "the binder's terminator again")
+            b.wait_online(BACK)  # the link may be listed from a's reconcile before b's: its SDK listener then
             with SyncDataPlane.from_identity_file(qs.dialer) as guest:
                 assert echoes(guest, qs.service, b"across the link after a restart")
     finally:

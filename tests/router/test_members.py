@@ -40,6 +40,9 @@ class FakeChannel:
     def watch_peers(self, _returned):
         pass
 
+    def watch_routes(self, _routed):
+        pass
+
     def watch_state(self, _report, _reconciled):
         pass
 
