@@ -228,6 +228,17 @@ def decode_headers(headers: dict) -> dict[int, bytes]:
         raise InvalidArgs("route: headers are not base64") from None
 
 
+def dial_args(caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
+    """The ``dial`` request's arguments (both of the router's controller links send them)."""
+    return {
+        "caller": caller.to_wire(),
+        "token": token,
+        "instanceId": instance_id or "",
+        "dialerKey": dialer_key,
+        "headers": dict(headers or {}),
+    }
+
+
 def route_push(route: dict, identity_id: str, identity_name: str, headers: dict) -> dict:
     """The ``route`` push's arguments for a route the controller answers a ``dial`` with."""
     return {

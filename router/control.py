@@ -558,14 +558,7 @@ class RemoteControllerLink(Watchers):
         self._notify("linkDown", linkId=link_id)
 
     def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
-        return self._checked(
-            "dial",
-            caller=caller.to_wire(),
-            token=token,
-            instanceId=instance_id or "",
-            dialerKey=dialer_key,
-            headers=dict(headers or {}),
-        )
+        return self._checked("dial", **protocol.dial_args(caller, token, instance_id, dialer_key, headers))
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))

@@ -36,7 +36,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from protocol import Caller, Terminator
+from protocol import Caller, Terminator, dial_args
 from router.control import AcceptedHellos, ControlError, RemoteControllerLink
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
@@ -460,14 +460,7 @@ class ControllerMembers(Watchers):
         self._each("linkDown", linkId=link_id)
 
     def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
-        route, link = self._checked(
-            "dial",
-            caller=caller.to_wire(),
-            token=token,
-            instanceId=instance_id or "",
-            dialerKey=dialer_key,
-            headers=dict(headers or {}),
-        )
+        route, link = self._checked("dial", **dial_args(caller, token, instance_id, dialer_key, headers))
         circuit_id = route.get("circuit_id") if isinstance(route, dict) else None
         if circuit_id:
             with self._lock:
