@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import dataclass, field
 from typing import Callable
 
 from protocol import ROUTE, InvalidArgs, check, decode_headers
@@ -33,13 +34,23 @@ MAX_HELD = 10_000
 HELD_SECONDS, HELD_FRAMES, HELD_BYTES, HELD_TOTAL = 10.0, 64, 2**20, 64 * 2**20
 
 
+@dataclass
+class HeldEntry:
+    """What one circuit's link sent before the circuit existed here."""
+
+    link: Channel
+    expiry: asyncio.TimerHandle
+    messages: list[Message] = field(default_factory=list)
+    size: int = 0
+
+
 class Held:
     """Link messages for circuits this router does not have yet: a LinkDialed and what followed it on that link."""
 
     def __init__(self, *, limit: int = MAX_HELD, seconds: float = HELD_SECONDS):
         self.limit, self.seconds = limit, seconds
-        #: circuit id -> (link, messages, bytes, expiry timer)
-        self.entries: dict[str, list] = {}
+        self.entries: dict[str, HeldEntry] = {}
+        #: bytes held in all
         self.size = 0
 
     def hold(self, link: Channel, message: Message) -> None:
@@ -54,42 +65,43 @@ class Held:
                     "router: %d dials wait for the controller's answer, closing circuit %s", self.limit, circuit_id
                 )
                 return link.write(link_close_frame(circuit_id.encode(), "too many dials waiting on the router"))
-            timer = asyncio.get_running_loop().call_later(self.seconds, self._expire, circuit_id)
-            entry = self.entries[circuit_id] = [link, [], 0, timer]
-        elif entry[0] is not link:
+            expiry = asyncio.get_running_loop().call_later(self.seconds, self._expire, circuit_id)
+            entry = self.entries[circuit_id] = HeldEntry(link, expiry)
+        elif entry.link is not link:
             return
-        entry[1].append(message)
-        entry[2] += len(message.body)
+        entry.messages.append(message)
+        entry.size += len(message.body)
         self.size += len(message.body)
-        if len(entry[1]) > HELD_FRAMES or entry[2] > HELD_BYTES or self.size > HELD_TOTAL:
+        if len(entry.messages) > HELD_FRAMES or entry.size > HELD_BYTES or self.size > HELD_TOTAL:
             self._drop(circuit_id, "too much data before the dial was answered")
 
     def take(self, link: Channel, circuit_id: str) -> list[Message]:
         """What was held for ``circuit_id`` on ``link``, in order (no longer held)."""
         entry = self.entries.get(circuit_id)
-        if entry is None or entry[0] is not link:
+        if entry is None or entry.link is not link:
             return []
-        del self.entries[circuit_id]
-        entry[3].cancel()
-        self.size -= entry[2]
-        return entry[1]
+        self._remove(circuit_id)
+        return entry.messages
 
     def _expire(self, circuit_id: str) -> None:
         entry = self.entries.get(circuit_id)
         if entry is None:
             return
-        if entry[1][0].bool_header(Header.RESULT_SUCCESS):  # the next router holds a circuit: it closes
+        if entry.messages[0].bool_header(Header.RESULT_SUCCESS):  # the next router holds a circuit: it closes
             self._drop(circuit_id, "the dial was not answered in time")
         else:  # a failure for a dial this router gave up already: nothing to close
-            del self.entries[circuit_id]
-            self.size -= entry[2]
+            self._remove(circuit_id)
+
+    def _remove(self, circuit_id: str) -> HeldEntry:
+        entry = self.entries.pop(circuit_id)
+        entry.expiry.cancel()
+        self.size -= entry.size
+        return entry
 
     def _drop(self, circuit_id: str, reason: str) -> None:
-        link, _, size, timer = self.entries.pop(circuit_id)
-        timer.cancel()
-        self.size -= size
+        entry = self._remove(circuit_id)
         log.info("router: circuit %s closed: %s", circuit_id, reason)
-        link.write(link_close_frame(circuit_id.encode(), reason))
+        entry.link.write(link_close_frame(circuit_id.encode(), reason))
 
 
 class Forwarder:
