@@ -63,17 +63,22 @@ def dial_in_background(guest: SyncDataPlane, service: str) -> tuple[threading.Th
     return dialing, outcome
 
 
+def echo_across(binder, dialer, service: str, payload: bytes) -> bytes:
+    """``payload`` through an echo the binder hosts, as the dialer reads it back."""
+    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        host.bind(service, echo)
+        with guest.dial(service) as conn:
+            conn.sendall(payload)
+            return conn.recv_exactly(len(payload))
+
+
 def test_the_last_router_gets_the_route_pushed_and_the_dial_takes_one_request(net, monkeypatch):
     service, binder, dialer = linked_pair(net, "pushed")
     pushed, egress = [], net.routers["a"].forwarder
     take = egress.route_pushed
     monkeypatch.setattr(egress, "route_pushed", lambda route: (pushed.append(route), take(route)))
     answers = spy_answers(net, monkeypatch, "b")
-    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
-        host.bind(service, echo)
-        with guest.dial(service) as conn:
-            conn.sendall(b"across")
-            assert conn.recv_exactly(6) == b"across"
+    assert echo_across(binder, dialer, service, b"across") == b"across"
     [answer] = answers  # one request to the controller for the whole dial
     link = net.link_between("a", "b")
     assert answer["pushed"] is True and answer["path"] == [net.id("b"), net.id("a")]
@@ -184,11 +189,7 @@ def test_a_router_of_the_path_the_controller_cannot_push_to_gets_the_route_over_
     pushed, egress = [], net.routers["a"].forwarder
     monkeypatch.setattr(egress, "route_pushed", pushed.append)
     answers = spy_answers(net, monkeypatch, "b")
-    with SyncDataPlane.from_identity_file(binder) as host, SyncDataPlane.from_identity_file(dialer) as guest:
-        host.bind(service, echo)
-        with guest.dial(service) as conn:
-            conn.sendall(b"hop by hop")
-            assert conn.recv_exactly(10) == b"hop by hop"
+    assert echo_across(binder, dialer, service, b"hop by hop") == b"hop by hop"
     assert [answer["pushed"] for answer in answers] == [False] and pushed == []
 
 
