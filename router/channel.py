@@ -226,13 +226,23 @@ class Channel:
         ``on_reply(reply)`` runs in the read loop before the next frame is read,
         for state that must change before the peer's following messages arrive.
         """
+        reply = self.send_request(message, on_reply)
+        await self.drain()
+        return await self.reply_to(message, reply, timeout)
+
+    def send_request(self, message: Message, on_reply=None) -> asyncio.Future:
+        """Send ``message`` now; the future of its reply, for :meth:`reply_to` (``on_reply`` as for :meth:`request`)."""
         message.seq = self.next_seq()
         future = asyncio.get_running_loop().create_future()
         future.on_reply = on_reply
         self._waiters[message.seq] = future
+        self.send_nowait(message)
+        return future
+
+    async def reply_to(self, message: Message, reply: asyncio.Future, timeout: float) -> Message:
+        """The reply :meth:`send_request` gave the future of, within ``timeout`` seconds."""
         try:
-            await self.send(message)
-            return await asyncio.wait_for(future, timeout)
+            return await asyncio.wait_for(reply, timeout)
         finally:
             self._waiters.pop(message.seq, None)
 

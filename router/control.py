@@ -3,8 +3,10 @@
 A router running as its own process reaches the controller only here: one mutual-TLS connection
 (the router's enrolled client certificate; the controller's certificate checked against the CA
 bundle enrollment stored) carrying length-prefixed JSON frames (``docs/control-channel.md``).
-The connection lives in its own thread and event loop; the interface's synchronous calls wait for
-their reply there, the quick notifications (``connection_changed``, ``emit``) do not wait.
+The connection lives in an event loop of its own thread, or in the one it is lent (``loop=``: a router process
+runs its control channels and its edge in one loop, so a push is handled where it arrives); the interface's
+synchronous calls wait for their reply there from other threads, the quick notifications (``connection_changed``,
+``emit``) do not wait.
 
 The controller pings; a controller silent for three heartbeats, or a dropped connection, makes
 the link reconnect with backoff and, once back, report the router online again and re-create the
@@ -143,7 +145,9 @@ class RemoteControllerLink(Watchers):
         server_cert_pem: str,
         ca_pem: str,
         request_timeout: float = 10.0,
+        loop: asyncio.AbstractEventLoop | None = None,
     ):
+        """``loop``: a running event loop to live in (its owner stops it), instead of a thread and loop of its own."""
         self.host, self.port = parse_address(address)
         self.address = address
         self.server_cert_pem, self.key_pem, self.request_timeout = server_cert_pem, key_pem, request_timeout
@@ -171,9 +175,12 @@ class RemoteControllerLink(Watchers):
         #: through another member, so a reconcile never judges a terminator added meanwhile stale)
         self.state_lock: threading.Lock | None = None
         self._closing = False
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop: asyncio.AbstractEventLoop | None = loop
+        self._owns_loop = loop is None
         self._thread: threading.Thread | None = None
-        self._maintainer: asyncio.Future | None = None
+        self._maintainer: concurrent.futures.Future | None = None
+        #: this channel's serving task (its reader), cancelled at close when the loop is lent
+        self._serving: asyncio.Future | None = None
         #: what the controller accepted at SDK hellos, so a hello while it is away is still answered
         self.accepted = AcceptedHellos()
         #: OIDC access tokens verified here while the controller is away (keys and revocations it pushed)
@@ -182,14 +189,20 @@ class RemoteControllerLink(Watchers):
         self.connected = threading.Event()
 
     # -- lifecycle ------------------------------------------------------------------
+    def _start_loop(self) -> None:
+        if self._owns_loop:
+            self.loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
+            self._thread.start()
+
     def connect(self, timeout: float = 10.0) -> "RemoteControllerLink":
         """Open the control channel (hello included); ``ControlError`` when that fails."""
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
-        self._thread.start()
+        self._start_loop()
+        opening = asyncio.run_coroutine_threadsafe(self._open(), self.loop)
         try:
-            asyncio.run_coroutine_threadsafe(self._open(), self.loop).result(timeout)
+            opening.result(timeout)
         except BaseException as ex:
+            opening.cancel()
             self._stop_loop()
             if isinstance(ex, ControlError):
                 raise
@@ -203,9 +216,7 @@ class RemoteControllerLink(Watchers):
         """Connect in the background (with backoff, until :meth:`close`), then serve as :meth:`connect` does;
         once connected, report the router's whole state (``reconcile``) if it is online already. How a router
         reaches the other members of a cluster (``router.members``)."""
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
-        self._thread.start()
+        self._start_loop()
         self._maintainer = asyncio.run_coroutine_threadsafe(self._connect_and_maintain(), self.loop)
         return self
 
@@ -237,9 +248,16 @@ class RemoteControllerLink(Watchers):
         self._stop_loop()
 
     def _stop_loop(self) -> None:
+        """Its own loop stops; in a lent loop, this channel's tasks end (and what waits on a reply is told)."""
+        if not self._owns_loop:
+            if self._maintainer is not None:
+                self._maintainer.cancel()
+            if self.loop is not None and self.loop.is_running():
+                self.loop.call_soon_threadsafe(self._end_tasks)
+            return
         if self.loop is not None and self.loop.is_running():
             try:  # end the reader and the reconnect loop first: no "Task was destroyed but it is pending" at exit
-                asyncio.run_coroutine_threadsafe(_cancel_other_tasks(), self.loop).result(5)
+                asyncio.run_coroutine_threadsafe(cancel_other_tasks(), self.loop).result(5)
             except (TimeoutError, RuntimeError):
                 pass
             self.loop.call_soon_threadsafe(self.loop.stop)
@@ -248,6 +266,18 @@ class RemoteControllerLink(Watchers):
     def _abort(self) -> None:
         if self._writer is not None:
             self._writer.transport.abort()
+
+    def _end_tasks(self) -> None:
+        self._abort()
+        if self._serving is not None:
+            self._serving.cancel()
+        self._fail_waiters()
+
+    def _fail_waiters(self) -> None:
+        for waiter in self._waiters.values():
+            if not waiter.done():
+                waiter.set_exception(ControlError("the control channel closed"))
+        self._waiters.clear()
 
     async def _open(self) -> None:
         try:
@@ -277,7 +307,7 @@ class RemoteControllerLink(Watchers):
         """Serve the connection; when it drops, reconnect and re-sync until closed (``resync``: at once too;
         ``first``: this is the channel's first connection)."""
         while not self._closing:
-            serving = asyncio.ensure_future(self._serve())
+            serving = self._serving = asyncio.ensure_future(self._serve())
             if resync:  # replies are read by _serve meanwhile
                 try:
                     await self._resync()
@@ -292,10 +322,7 @@ class RemoteControllerLink(Watchers):
                 self._edge_faults = (0, [])
                 if self._faults_changed is not None:
                     self._faults_changed(*self._edge_faults)
-            for waiter in self._waiters.values():
-                if not waiter.done():
-                    waiter.set_exception(ControlError("the control channel closed"))
-            self._waiters.clear()
+            self._fail_waiters()
             if self._closing:
                 return
             log.warning("router: the control channel to %s closed, reconnecting", self.address)
@@ -374,8 +401,13 @@ class RemoteControllerLink(Watchers):
 
     def _push(self, name: str, args: dict) -> None:
         handler = PUSHES.get(name)
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             handler(self, args)
+        except Exception as ex:  # noqa: BLE001 - a push the router cannot take never stops the channel
+            log.warning("router: the controller's %s push failed here: %s: %s", name, type(ex).__name__, ex)
+            log.debug("router: the %s push failed", name, exc_info=ex)
 
     def _on_revoked(self, args: dict) -> None:
         if args.get("kind") == "apiSession":
@@ -576,7 +608,8 @@ PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
 }
 
 
-async def _cancel_other_tasks() -> None:
+async def cancel_other_tasks() -> None:
+    """Every task of the running loop but this one, cancelled and ended (before a loop stops)."""
     tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
     for task in tasks:
         task.cancel()

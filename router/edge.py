@@ -22,6 +22,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
+from typing import Awaitable
 
 from protocol import encode_headers
 from router.channel import VERSION, Channel, ChannelClosed
@@ -327,8 +328,10 @@ class Edge:
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
         return None
 
-    async def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Circuit:
-        """Reach the route's terminator from here: its host on this router, or the next router over a link.
+    def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Awaitable[Circuit]:
+        """Reach the route's terminator from here: its host on this router, or the next router over a link. The
+        host's Dial (or the LinkRoute) leaves before this returns; await what it returns for the circuit.
+        ``DialFailed``, from the call or the await, when it was not reached.
 
         ``connected(host_key, circuit)`` runs in the read loop that received the answer, before any data.
         """
@@ -340,11 +343,7 @@ class Edge:
             host = binding.channel
             circuit = Circuit(route["circuit_id"], service_id, dialer, EdgeEnd(host, host.next_conn_id()))
             self.circuits.add(circuit)
-            reply = await self._dial_host(circuit, binding, headers, connected)
-            if reply is None or reply.content_type != CT.DIAL_SUCCESS:
-                self.circuits.forget(circuit)
-                raise DialFailed(reply.body.decode("utf-8", "replace") if reply else "no answer from the host")
-            return circuit
+            return self._hosted(circuit, *self._dial_host(circuit, binding, headers, connected))
         next_link = self.links.get(route["links"][hop])
         if next_link is None or next_link.closed:
             raise DialFailed(f"link {route['links'][hop]} is down")
@@ -352,41 +351,44 @@ class Edge:
         self.circuits.add(circuit)
         timeout = self.dial_timeout + len(path) - 1 - hop
         if route.get("pushed"):
-            failure = await self._dialed(circuit, timeout, connected)
-        else:
-            failure = await self._route_on(circuit, next_link, route, headers, timeout, connected)
+            return self._onwards(circuit, self._dialed(circuit, timeout, connected))
+        return self._onwards(circuit, self._route_on(circuit, next_link, route, headers, timeout, connected))
+
+    async def _hosted(self, circuit: Circuit, host: Channel, dial: Message, reply: asyncio.Future) -> Circuit:
+        try:
+            answer = await host.reply_to(dial, reply, self.dial_timeout)
+        except (asyncio.TimeoutError, ChannelClosed):
+            answer = None
+        if answer is None or answer.content_type != CT.DIAL_SUCCESS:
+            self.circuits.forget(circuit)
+            raise DialFailed(answer.body.decode("utf-8", "replace") if answer else "no answer from the host")
+        return circuit
+
+    async def _onwards(self, circuit: Circuit, outcome: Awaitable[str | None]) -> Circuit:
+        failure = await outcome
         if failure is not None:
             self.circuits.close(circuit, circuit.dialer, "dial failed")
             raise DialFailed(failure)
         return circuit
 
-    async def _route_on(self, circuit: Circuit, next_link: Channel, route, headers, timeout, connected) -> str | None:
-        """The route to the next router (LinkRoute) and its answer: None once it accepted, else why not."""
+    def _route_on(self, circuit: Circuit, next_link: Channel, route, headers, timeout, connected):
+        """The route to the next router (LinkRoute), sent now; await its answer: None once it accepted, else why
+        not."""
         request = Message(CT.LINK_ROUTE, json.dumps(route).encode(), dict(headers))
 
         def answered(reply: Message) -> None:
             if reply.bool_header(Header.RESULT_SUCCESS) and not circuit.closed:
                 connected(reply.headers.get(Header.PUBLIC_KEY), circuit)
 
-        try:
-            reply = await next_link.request(request, timeout, on_reply=answered)
-        except (asyncio.TimeoutError, ChannelClosed):
-            return "no answer over the link"
-        return None if reply.bool_header(Header.RESULT_SUCCESS) else reply.body.decode("utf-8", "replace")
+        return _link_answer(next_link, request, next_link.send_request(request, on_reply=answered), timeout)
 
-    async def _dialed(self, circuit: Circuit, timeout: float, connected) -> str | None:
-        """A route the controller pushed to the next routers: wait for the next router's word (LinkDialed, maybe
-        come already): None once it accepted (``connected`` ran, in the read loop that got it), else why not."""
+    def _dialed(self, circuit: Circuit, timeout: float, connected):
+        """A route the controller pushed to the next routers: await the next router's word (LinkDialed, maybe come
+        already): None once it accepted (``connected`` ran, in the read loop that got it), else why not."""
         waiter = circuit.dialed = asyncio.get_running_loop().create_future()
         waiter.connected = connected
         self.held(circuit.host.channel, circuit.id)
-        try:
-            outcome = await asyncio.wait_for(waiter, timeout)
-        except asyncio.TimeoutError:
-            return "no answer over the link"
-        if isinstance(outcome, str):  # the circuit closed meanwhile (the link went, the next router closed it)
-            return outcome
-        return None if outcome.bool_header(Header.RESULT_SUCCESS) else outcome.body.decode("utf-8", "replace")
+        return _word(waiter, timeout)
 
     def _abandon(self, route: dict, reason: str) -> None:
         """A dial this router answered will not go on: the next router of a pushed route closes its end."""
@@ -395,7 +397,8 @@ class Edge:
             if link is not None:
                 link.write(link_close_frame(route["circuit_id"].encode(), reason))
 
-    async def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected) -> Message | None:
+    def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected):
+        """The host's Dial, sent now: ``(host channel, the Dial, the future of its answer)``."""
         dial = Message(
             CT.DIAL,
             binding.token,
@@ -413,10 +416,7 @@ class Edge:
                 self._host_conn_id(circuit, reply)
                 connected(binding.terminator.host_public_key, circuit)
 
-        try:
-            return await binding.channel.request(dial, self.dial_timeout, on_reply=answered)
-        except (asyncio.TimeoutError, ChannelClosed):
-            return None
+        return binding.channel, dial, binding.channel.send_request(dial, on_reply=answered)
 
     def _host_conn_id(self, circuit: Circuit, reply: Message) -> None:
         """Older SDKs ignore the router-provided id and name their own in DialSuccess: use theirs."""
@@ -482,6 +482,27 @@ class Edge:
         if channel in self.channels:
             self.channels.discard(channel)
             self.link.connection_changed(channel.caller.identity_id, False)
+
+
+async def _link_answer(link: Channel, request: Message, reply: asyncio.Future, timeout: float) -> str | None:
+    """The next router's answer to a LinkRoute: None once it accepted, else why not."""
+    try:
+        answer = await link.reply_to(request, reply, timeout)
+    except (asyncio.TimeoutError, ChannelClosed):
+        return "no answer over the link"
+    return None if answer.bool_header(Header.RESULT_SUCCESS) else answer.body.decode("utf-8", "replace")
+
+
+async def _word(waiter: asyncio.Future, timeout: float) -> str | None:
+    """The next router's LinkDialed on a pushed route (or why the circuit closed meanwhile): None once it accepted,
+    else why not."""
+    try:
+        outcome = await asyncio.wait_for(waiter, timeout)
+    except asyncio.TimeoutError:
+        return "no answer over the link"
+    if isinstance(outcome, str):  # the circuit closed meanwhile (the link went, the next router closed it)
+        return outcome
+    return None if outcome.bool_header(Header.RESULT_SUCCESS) else outcome.body.decode("utf-8", "replace")
 
 
 def ignore(channel: Channel, message: Message) -> None:

@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Awaitable, Callable
 
 from protocol import ROUTE, InvalidArgs, check, decode_headers
 from router.channel import Channel
@@ -139,7 +139,9 @@ class Forwarder:
                 out.headers[Header.PUBLIC_KEY] = host_key
             link.send_nowait(out)
 
-        await self._onwards(link, route, headers, answer)
+        rest = self._onwards(link, route, headers, answer)
+        if rest is not None:
+            await rest
 
     def route_pushed(self, args: dict) -> None:
         """The controller pushed a route through this router (``route``; in the loop): dial onwards as for a
@@ -183,13 +185,15 @@ class Forwarder:
                 word.headers[Header.PUBLIC_KEY] = host_key
             link.send_nowait(word)
 
-        self.spawn(self._onwards(link, route, headers, answer))
+        rest = self._onwards(link, route, headers, answer)  # the host's Dial leaves now, not a loop turn later
+        if rest is not None:
+            self.spawn(rest)
 
-    async def _onwards(
+    def _onwards(
         self, link: Channel, route: dict, headers: dict, answer: Callable[[bytes | None, str | None], None]
-    ) -> None:
-        """Dial onwards from the circuit's end on ``link``; ``answer(host_key, None)`` once the host (or the next
-        router) accepted, ``answer(None, reason)`` if not."""
+    ) -> Awaitable[None] | None:
+        """Dial onwards from the circuit's end on ``link`` now; ``answer(host_key, None)`` once the host (or the next
+        router) accepted, ``answer(None, reason)`` if not. What to await for the answer, None when it was given."""
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
             answer(host_key, None)
@@ -199,9 +203,11 @@ class Forwarder:
             if self.router_id not in route.get("path", []):
                 raise DialFailed("this router is not on the route")
             end = LinkEnd(link, route["circuit_id"])
-            await self.edge.dial(route, route["service_id"], end, headers, connected)
+            dialing = self.edge.dial(route, route["service_id"], end, headers, connected)
         except DialFailed as ex:
             answer(None, str(ex))
+            return None
+        return _answer_failure(dialing, answer)
 
     def link_dialed(self, link: Channel, message: Message) -> None:
         """The next router's word on a pushed route: its host (or the router after it) accepted, or why not. Held
@@ -236,3 +242,10 @@ class Forwarder:
             self.circuits.close(circuit, source, message.body.decode("utf-8", "replace") or "closed")
         elif self.held.entries:
             self.held.hold(link, message)
+
+
+async def _answer_failure(dialing: Awaitable, answer: Callable[[bytes | None, str | None], None]) -> None:
+    try:
+        await dialing
+    except DialFailed as ex:
+        answer(None, str(ex))

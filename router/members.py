@@ -7,7 +7,8 @@ member's leadership change; the router keeps the list in its data folder (``endp
 router's endpoints file, read instead of the enrolled address at the next start) and holds a channel to every
 member (``router.control.RemoteControllerLink`` each, reconnecting on its own). A newer list replaces the
 older one (by raft index); a list from a member that does not lead only adds members, as the real router
-treats it.
+treats it. Every channel lives in one event loop on one thread (:attr:`ControllerMembers.loop`), which the
+router's edge runs in too (``router/server.py``): a push is handled in the loop it arrives in.
 
 Where each call goes:
 
@@ -26,6 +27,7 @@ Where each call goes:
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import json
 import logging
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from protocol import Caller, Terminator, dial_args
-from router.control import AcceptedHellos, ControlError, RemoteControllerLink
+from router.control import AcceptedHellos, ControlError, RemoteControllerLink, cancel_other_tasks
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 
@@ -104,6 +106,10 @@ class ControllerMembers(Watchers):
         self._online: tuple[str, dict] | None = None
         self._link_url: str | None = None
         self._terminators: dict[str, Terminator] = {}
+        #: the one event loop of every member's channel (and of the router's edge), on its own thread, from the first
+        #: channel on
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._local = local
         if local is not None:
             self._addresses = list(dict.fromkeys([local.address, *self._addresses]))
@@ -150,9 +156,22 @@ class ControllerMembers(Watchers):
             closer.start()
         for closer in closers:
             closer.join(10)
+        if self.loop is not None and self.loop.is_running():
+            try:  # what the channels left (requests on their way out) ends before the loop stops
+                asyncio.run_coroutine_threadsafe(cancel_other_tasks(), self.loop).result(5)
+            except (TimeoutError, RuntimeError):
+                pass
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(5)
 
     def _new_link(self, address: str) -> RemoteControllerLink:
-        return self._wire(RemoteControllerLink(address, request_timeout=self.request_timeout, **self._pems))
+        with self._lock:
+            if self.loop is None:
+                self.loop = asyncio.new_event_loop()
+                self._thread = threading.Thread(target=self.loop.run_forever, name="router-loop", daemon=True)
+                self._thread.start()
+        link = RemoteControllerLink(address, request_timeout=self.request_timeout, loop=self.loop, **self._pems)
+        return self._wire(link)
 
     def _wire(self, link):
         """``link`` (a member's channel) shares this router's caches and reports to it."""

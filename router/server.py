@@ -168,11 +168,16 @@ class EdgeRouter:
                 probe_timeout=self.probe_timeout,
             )
             self.link_channels = self.edge.links = self.links.by_id
-        self._thread = threading.Thread(target=self._run, args=(context,), name="edge-router", daemon=True)
-        self._thread.start()
-        self._ready.wait(30)
-        if self.error is not None:
-            raise self.error
+        lent = getattr(self.link, "loop", None)
+        if lent is not None and lent.is_running():  # the control channel's loop: its pushes are handled on arrival
+            self.loop = lent
+            asyncio.run_coroutine_threadsafe(self._listen_in_loop(context), lent).result(30)
+        else:
+            self._thread = threading.Thread(target=self._run, args=(context,), name="edge-router", daemon=True)
+            self._thread.start()
+            self._ready.wait(30)
+            if self.error is not None:
+                raise self.error
         self.link.watch(self._revoked)
         self.link.watch_trusted_cas(self._trusted_cas_changed)
         self.link.watch_edge_faults(self._edge_faults_changed)
@@ -186,10 +191,10 @@ class EdgeRouter:
         log.info("router: listening at %s", self.url)
         return self
 
-    def _run(self, context: ssl.SSLContext) -> None:
-        self.loop = asyncio.new_event_loop()
+    def _listen(self, context: ssl.SSLContext) -> None:
+        """Bind the edge (and link) listeners, in the loop's thread; ``OSError`` saying which port to change."""
+        self._context = context
         try:
-            self._context = context
             self._server = tls_transport.listen(
                 self.loop, self.host, self.port, self._accept, max_per_address=EDGE_MAX_PER_ADDRESS
             )
@@ -198,14 +203,21 @@ class EdgeRouter:
                 self._link_server = tls_transport.listen(self.loop, self.host, self.link_port, self._accept_link)
                 self.link_port = self._link_server.sockets[0].getsockname()[1]
         except OSError as ex:
-            self.error = OSError(
+            if self._server is not None:
+                self._server.close()
+            raise OSError(
                 ex.errno,
                 f"the edge router cannot listen on {self.host}:{self.port}: {ex.strerror}"
                 " (choose another --router-port, or --no-router)",
-            )
-            self._ready.set()
-            self.loop.close()
-            return
+            ) from None
+
+    async def _listen_in_loop(self, context: ssl.SSLContext) -> None:
+        self._listen(context)
+
+    def _run(self, context: ssl.SSLContext) -> None:
+        self.loop = asyncio.new_event_loop()
+        try:
+            self._listen(context)
         except BaseException as ex:  # noqa: BLE001 - surfaced by start()
             self.error = ex
             self._ready.set()
@@ -216,17 +228,20 @@ class EdgeRouter:
         self.loop.close()
 
     def stop(self) -> None:
-        if self.loop is None or self._thread is None:
+        if self.loop is None:
             return
         if self.loop.is_running():
             asyncio.run_coroutine_threadsafe(self._shutdown(), self.loop).result(15)
-            self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(15)
+            if self._thread is not None:  # a lent loop goes on: its owner, the control channel, stops it
+                self.loop.call_soon_threadsafe(self.loop.stop)
+        if self._thread is not None:
+            self._thread.join(15)
         self.link.offline()
 
     async def _shutdown(self) -> None:
         """Close every channel and link and let each clean up (terminators go), then cancel what is left."""
-        self._server.close()
+        if self._server is not None:
+            self._server.close()
         if self._link_server is not None:
             self._link_server.close()
         if self.links is not None:
@@ -307,25 +322,37 @@ class EdgeRouter:
             log.warning("router: TLS handshake with %s:%s failed (%s), closing", peer[0], peer[1], reason)
             return None
 
-    def _revoked(self, kind: str, revoked_id: str) -> None:
-        """Called from a controller thread: hand over to the loop."""
-        if self.loop is None or not self.loop.is_running():
+    # -- what the controller tells (from its channel's thread, or from this loop when the channel lives in it) --------
+    def _in_loop(self, fn, *args) -> None:
+        """``fn(*args)`` in the router's loop: at once when called there, else handed over to it."""
+        loop = self.loop
+        if loop is None or not loop.is_running():
             return
+        try:
+            here = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            here = False
+        if here:
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
+
+    def _revoked(self, kind: str, revoked_id: str) -> None:
         if kind == "router":
             if self.links is not None and revoked_id != self.router_id:
-                self.loop.call_soon_threadsafe(self.links.router_gone, revoked_id)
+                self._in_loop(self.links.router_gone, revoked_id)
         else:
-            self.loop.call_soon_threadsafe(self.edge.revoke, kind, revoked_id)
+            self._in_loop(self.edge.revoke, kind, revoked_id)
 
     def _peer_returned(self, peer: dict) -> None:
-        """Called from a controller thread: a peer router reconnected; dial it again if no link to it is up."""
-        if self.links is not None and self.loop is not None and self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.links.peer_returned, peer)
+        """A peer router reconnected; dial it again if no link to it is up."""
+        if self.links is not None:
+            self._in_loop(self.links.peer_returned, peer)
 
     def _route_pushed(self, route: dict) -> None:
-        """Called from a controller thread: a dial entering another router crosses this one (``route`` push)."""
-        if self.forwarder is not None and self.loop is not None and self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.forwarder.route_pushed, route)
+        """A dial entering another router crosses this one (``route`` push)."""
+        if self.forwarder is not None:
+            self._in_loop(self.forwarder.route_pushed, route)
 
     def _state(self) -> "concurrent.futures.Future":
         """From a controller thread: this router's whole state, collected in its loop (see ``watch_state``)."""
@@ -341,9 +368,8 @@ class EdgeRouter:
         }
 
     def _reconciled(self, answer: dict) -> None:
-        """From a controller thread: drop what the controller refused at a reconcile."""
-        if self.loop is not None and self.loop.is_running():
-            self.loop.call_soon_threadsafe(self._apply_reconcile, answer)
+        """Drop what the controller refused at a reconcile."""
+        self._in_loop(self._apply_reconcile, answer)
 
     def _apply_reconcile(self, answer: dict) -> None:
         self.edge.drop_terminators(answer.get("drop_terminators") or ())
@@ -358,17 +384,15 @@ class EdgeRouter:
         self._reported_channels = []
 
     def _edge_faults_changed(self, generation: int, faults: list) -> None:
-        """Called from a controller thread with this router's whole set of edge faults: hand over to the loop."""
-        if self.loop is not None and self.loop.is_running():
-            self.loop.call_soon_threadsafe(self.edge_faults.replace, generation, list(faults))
+        """This router's whole set of edge faults."""
+        self._in_loop(self.edge_faults.replace, generation, list(faults))
 
     def _report_fault_hits(self, generation: int, hits: dict[str, int]) -> None:
         self.link.edge_fault_hits(generation, hits)
 
     def _trusted_cas_changed(self, pem: str) -> None:
-        """Called from a controller thread: the next handshakes verify against ``pem``."""
-        if self.loop is not None and self.loop.is_running():
-            self.loop.call_soon_threadsafe(self._reload_cas, pem)
+        """The next handshakes verify against ``pem``."""
+        self._in_loop(self._reload_cas, pem)
 
     def _reload_cas(self, pem: str) -> None:
         try:
