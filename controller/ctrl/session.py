@@ -15,11 +15,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
+import threading
 
 from controller.ctrl.frames import FrameError, encode, read_frame
 from controller.ctrl.messages import MESSAGES, VERSION, InvalidArgs
 
 log = logging.getLogger("controller.ctrl")
+#: seconds the worker answering a dial waits for its ``route`` push to be written (the loop is quick; bounded anyway)
+ROUTE_WRITE_WAIT = 1.0
 
 
 class Hostile(Exception):
@@ -55,6 +58,28 @@ class RouterSession:
         if not self.closed:
             self.loop.call_soon_threadsafe(self.send, {"type": "push", "name": name, "args": args})
 
+    def push_route(self, route: dict) -> None:
+        """From the worker answering a dial: the ``route`` push, written before this returns. Left to the loop
+        alone, it would wait while the worker records the circuit (the worker keeps the interpreter meanwhile),
+        and the route is what the dial waits on, not the answer."""
+        if self.closed:
+            return
+        message = {"type": "push", "name": "route", "args": route}
+        try:
+            here = asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            here = False
+        if here:
+            return self.send(message)
+        written = threading.Event()
+
+        def write() -> None:
+            self.send(message)
+            written.set()
+
+        self.loop.call_soon_threadsafe(write)
+        written.wait(ROUTE_WRITE_WAIT)
+
     def close(self, abort: bool = False) -> None:
         if self.closed:
             return
@@ -75,7 +100,7 @@ class RouterSession:
                 self.link.watch_peers(
                     lambda peer: self.push("peerOnline", routerId=peer["router_id"], name=peer["name"], url=peer["url"])
                 )
-                self.link.watch_routes(lambda route: self.push("route", **route))
+                self.link.watch_routes(self.push_route)
                 self.link.watch_edge_faults(
                     lambda generation, faults: self.push("edgeFaults", generation=generation, faults=faults)
                 )
