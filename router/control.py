@@ -472,22 +472,30 @@ class RemoteControllerLink(Watchers):
             raise ControlError("not connected to the controller")
         return asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop).result(self.request_timeout + 1)
 
-    def _notify(self, name: str, **args) -> "concurrent.futures.Future | None":
+    def _notify(self, name: str, **args) -> "concurrent.futures.Future | asyncio.Task | None":
         """Send without waiting (from the router's event loop too); a failure is logged. The reply's future."""
         if self.loop is None or not self.loop.is_running():
             return None
-        future = asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop)
+        if self.here():
+            future = self.loop.create_task(self._request(name, args))
+        else:
+            future = asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop)
         future.add_done_callback(lambda done: _log_failure(name, done))
         return future
+
+    def here(self) -> bool:
+        """Called in this channel's loop (the router's own, when it lent it)."""
+        try:
+            return asyncio.get_running_loop() is self.loop
+        except RuntimeError:
+            return False
 
     def _checked(self, name: str, **args) -> Any:
         """A call whose refusal the SDK is told; an unreachable controller is a refusal too."""
         try:
             return self._call(name, **args)
-        except (ControlError, TimeoutError) as ex:
-            raise PermissionError(f"the controller is unreachable ({ex})") from None
-        except RuntimeError as ex:  # the controller failed that request: the SDK is told why, nothing hangs
-            raise PermissionError(f"the controller failed: {ex}") from None
+        except (ControlError, TimeoutError, RuntimeError) as ex:
+            raise refusal(ex) from None
 
     # -- ControllerLink ---------------------------------------------------------------------
     def credentials(self) -> dict:
@@ -592,6 +600,15 @@ class RemoteControllerLink(Watchers):
     def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
         return self._checked("dial", **protocol.dial_args(caller, token, instance_id, dialer_key, headers))
 
+    async def dial_async(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
+        """:meth:`dial`, awaited in this channel's loop (the router's: no worker thread); elsewhere on a worker."""
+        if not self.here():
+            return await asyncio.to_thread(self.dial, caller, token, instance_id, dialer_key, headers)
+        try:
+            return await self._request("dial", protocol.dial_args(caller, token, instance_id, dialer_key, headers))
+        except (ControlError, RuntimeError) as ex:
+            raise refusal(ex) from None
+
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))
 
@@ -614,6 +631,14 @@ async def cancel_other_tasks() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def refusal(ex: Exception) -> PermissionError:
+    """What the SDK is told when the controller could not answer a call (``ControlError``, ``TimeoutError``) or
+    failed it (``RuntimeError``): nothing hangs."""
+    if isinstance(ex, RuntimeError):
+        return PermissionError(f"the controller failed: {ex}")
+    return PermissionError(f"the controller is unreachable ({ex})")
 
 
 def _log_failure(name: str, done) -> None:

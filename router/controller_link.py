@@ -156,6 +156,9 @@ class ControllerLink(Protocol):
         a route across links is pushed to the routers after this one first (:meth:`watch_routes`) and the answer
         says ``"pushed": true``: the next router tells this one over the link (LinkDialed) once its host (or the
         router after it) accepted. Otherwise this router sends the route on (LinkRoute).
+
+        A link whose control channel lives in the router's event loop (``router.control``, ``router.members``) also
+        offers ``dial_async``, the same call awaited in that loop: a dial then passes no worker thread.
         """
 
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:

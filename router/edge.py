@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import inspect
 import json
 import logging
 import uuid
@@ -71,10 +72,13 @@ class DialFailed(Exception):
 
 
 async def ask(what: str, call, *args):
-    """``call(*args)`` (a request to the controller) on a worker thread. A refusal (``PermissionError``) or no route
-    (``LookupError``) passes; any other failure of the request becomes a refusal the SDK is told, logged in one line,
-    so an SDK is answered instead of waiting for its own timeout."""
+    """``call(*args)`` (a request to the controller): awaited when it is a coroutine function (a controller link living
+    in the router's loop), else on a worker thread. A refusal (``PermissionError``) or no route (``LookupError``)
+    passes; any other failure of the request becomes a refusal the SDK is told, logged in one line, so an SDK is
+    answered instead of waiting for its own timeout."""
     try:
+        if inspect.iscoroutinefunction(call):
+            return await call(*args)
         return await asyncio.to_thread(call, *args)
     except (PermissionError, LookupError) as ex:
         if not isinstance(ex, KeyError):
@@ -269,9 +273,8 @@ class Edge:
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         try:
-            route = await ask(
-                "the dial", self.link.dial, caller, token, instance, bool(dialer_key), encode_headers(dial)
-            )
+            dial_call = getattr(self.link, "dial_async", None) or self.link.dial
+            route = await ask("the dial", dial_call, caller, token, instance, bool(dialer_key), encode_headers(dial))
         except (PermissionError, LookupError) as ex:
             reason = str(ex).strip("'\"") or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))

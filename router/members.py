@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from protocol import Caller, Terminator, dial_args
-from router.control import AcceptedHellos, ControlError, RemoteControllerLink, cancel_other_tasks
+from router.control import AcceptedHellos, ControlError, RemoteControllerLink, cancel_other_tasks, refusal
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 
@@ -297,10 +297,8 @@ class ControllerMembers(Watchers):
         """A call whose refusal the SDK is told; no member reachable is a refusal too."""
         try:
             return self._one(name, **args)
-        except ControlError as ex:
-            raise PermissionError(f"the controller is unreachable ({ex})") from None
-        except RuntimeError as ex:
-            raise PermissionError(f"the controller failed: {ex}") from None
+        except (ControlError, RuntimeError) as ex:
+            raise refusal(ex) from None
 
     def _each(self, name: str, **args) -> None:
         """Tell every connected member, without waiting."""
@@ -480,6 +478,28 @@ class ControllerMembers(Watchers):
 
     def dial(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
         route, link = self._checked("dial", **dial_args(caller, token, instance_id, dialer_key, headers))
+        return self._dialed(route, link)
+
+    async def dial_async(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
+        """:meth:`dial` in the router's loop: asked of the first member there (no worker thread); when that member
+        cannot answer (or is the in-process one), every member in turn as :meth:`dial` does, on a worker thread."""
+        candidates = self._candidates()
+        first = candidates[0] if candidates else None
+        if isinstance(first, RemoteControllerLink) and first.here():
+            try:
+                route = await first._request("dial", dial_args(caller, token, instance_id, dialer_key, headers))
+            except RuntimeError as ex:
+                raise refusal(ex) from None
+            except ControlError:
+                pass
+            else:
+                with self._lock:
+                    self._last = first.address
+                return self._dialed(route, first)
+        return await asyncio.to_thread(self.dial, caller, token, instance_id, dialer_key, headers)
+
+    def _dialed(self, route, link) -> dict:
+        """The answering member is remembered for the circuit's ``circuitDown``."""
         circuit_id = route.get("circuit_id") if isinstance(route, dict) else None
         if circuit_id:
             with self._lock:
