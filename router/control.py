@@ -29,6 +29,7 @@ import orjson
 
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
+from router import tls_transport
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
@@ -281,11 +282,13 @@ class RemoteControllerLink(Watchers):
 
     async def _open(self) -> None:
         try:
-            reader, writer = await asyncio.open_connection(
-                self.host, self.port, ssl=self._context, server_hostname=self.host, ssl_handshake_timeout=10
+            reader, writer = await tls_transport.connect(
+                self.host, self.port, self._context, server_hostname=self.host, timeout=10
             )
         except ssl.SSLError as ex:
             raise ControlError(f"TLS with the controller at {self.address} failed: {ex.reason or ex}") from None
+        except TimeoutError:
+            raise ControlError(f"the controller at {self.address} did not finish the TLS handshake in 10 s") from None
         except OSError as ex:
             raise ControlError(f"cannot reach the controller at {self.address}: {ex.strerror or ex}") from None
         writer.write(encode({"type": "hello", "version": VERSION}))
