@@ -1,7 +1,7 @@
 """The control channel between routers and the controller, declared once: both sides import this module (and the
 router nothing else of the controller). ``docs/control-channel.md`` is its prose.
 
-* :data:`VERSION`, the framing (:func:`encode`, :func:`read_frame`);
+* :data:`VERSION`, the framing (:func:`encode`, :func:`read_frame`, :class:`FrameParser`);
 * the records both sides pass: :class:`Caller`, :class:`Terminator` (and their wire forms);
 * :data:`REQUESTS`: every request a router may send, name -> argument schema (field -> allowed types; every
   field required, nothing else accepted); :data:`PUSHES`: every push the controller sends, name -> its fields.
@@ -43,9 +43,38 @@ def encode(message: dict) -> bytes:
 async def read_frame(reader: asyncio.StreamReader) -> dict:
     """The next message; ``asyncio.IncompleteReadError`` at end of stream, :class:`FrameError` when malformed."""
     (length,) = LENGTH.unpack(await reader.readexactly(LENGTH.size))
+    _check_length(length)
+    return _message(await reader.readexactly(length))
+
+
+class FrameParser:
+    """Frames as the bytes arrive (in a protocol's ``data_received``, no task per frame): :meth:`feed` returns the
+    messages complete so far, in order; :class:`FrameError` as :func:`read_frame` raises it."""
+
+    def __init__(self, leftover: bytes = b""):
+        self.buffer = bytearray(leftover)
+
+    def feed(self, data: bytes) -> list[dict]:
+        buffer, offset, messages = self.buffer, 0, []
+        buffer += data
+        while len(buffer) - offset >= LENGTH.size:
+            (length,) = LENGTH.unpack_from(buffer, offset)
+            _check_length(length)
+            end = offset + LENGTH.size + length
+            if len(buffer) < end:
+                break
+            messages.append(_message(bytes(buffer[offset + LENGTH.size : end])))
+            offset = end
+        del buffer[:offset]
+        return messages
+
+
+def _check_length(length: int) -> None:
     if not 0 < length <= MAX_FRAME:
         raise FrameError(f"frame length {length} outside 1..{MAX_FRAME}")
-    body = await reader.readexactly(length)
+
+
+def _message(body: bytes) -> dict:
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:

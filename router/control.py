@@ -341,17 +341,25 @@ class RemoteControllerLink(Watchers):
                     log.debug("router: reconnecting to %s: %s", self.address, ex)
 
     async def _serve(self) -> None:
-        reader, writer = self._reader, self._writer
+        """Frames are handled as TLS delivers them (:class:`ControlFrames`) until the connection ends or the
+        controller is silent for three heartbeats."""
+        reader, writer, loop = self._reader, self._writer, asyncio.get_running_loop()
+        frames = ControlFrames(self._dispatch, bytes(reader._buffer))  # what came with the hello's answer
+        reader._buffer.clear()
+        writer.transport.set_protocol(frames)
+        if reader.at_eof() or reader.exception() is not None:  # it ended before the frames were handed over
+            frames.connection_lost(reader.exception())
         silence = 3 * self.heartbeat_seconds + 1
         try:
-            while True:
-                message = await asyncio.wait_for(read_frame(reader), silence)
-                self._dispatch(message)
-        except asyncio.TimeoutError:
-            log.warning("router: the controller sent nothing for %.1f s", silence)
-        except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
-            pass
-        writer.transport.abort()
+            frames.parse()
+            while not frames.done.done():
+                idle = loop.time() - frames.last_seen
+                if idle >= silence:
+                    log.warning("router: the controller sent nothing for %.1f s", silence)
+                    break
+                await asyncio.wait([frames.done], timeout=silence - idle)
+        finally:
+            writer.transport.abort()
 
     async def _resync(self) -> None:
         """After a reconnect: the router's whole state in one ``reconcile`` (the controller takes what it lacks and
@@ -634,6 +642,47 @@ async def cancel_other_tasks() -> None:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class ControlFrames(asyncio.Protocol):
+    """The control channel's frames, each handed to ``on_frame`` in ``data_received`` as TLS delivers it: no task and
+    no loop turn per frame. A malformed frame ends the connection (it reconnects)."""
+
+    def __init__(self, on_frame: Callable[[dict], None], leftover: bytes = b""):
+        self.on_frame, self.parser = on_frame, protocol.FrameParser()
+        self.leftover = leftover
+        loop = asyncio.get_running_loop()
+        self.done, self.last_seen = loop.create_future(), loop.time()
+
+    def parse(self, data: bytes = b"") -> None:
+        """Take ``data`` (or what came before this protocol was set) and hand on every complete frame."""
+        if self.leftover:
+            data, self.leftover = self.leftover + data, b""
+        try:
+            messages = self.parser.feed(data)
+        except protocol.FrameError as ex:
+            log.warning("router: the controller sent a malformed frame (%s), reconnecting", ex)
+            return self._finish()
+        for message in messages:
+            try:
+                self.on_frame(message)
+            except Exception as ex:  # noqa: BLE001 - one frame the router cannot take never ends the channel
+                log.warning("router: a control frame failed here: %s: %s", type(ex).__name__, ex)
+
+    def data_received(self, data: bytes) -> None:
+        self.last_seen = asyncio.get_running_loop().time()
+        self.parse(data)
+
+    def eof_received(self) -> bool:
+        self._finish()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
 
 
 def refusal(ex: Exception) -> PermissionError:

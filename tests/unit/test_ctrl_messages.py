@@ -85,6 +85,51 @@ def test_frames_round_trip_and_oversized_ones_are_refused_before_reading_them():
         read(struct.pack(">I", MAX_FRAME + 1))
 
 
+def parse_in_chunks(data: bytes, cuts: list[int]) -> list[dict]:
+    """``protocol.FrameParser`` fed ``data`` cut at ``cuts``: every message complete by the end."""
+    parser, messages, start = protocol.FrameParser(), [], 0
+    for cut in sorted({min(c, len(data)) for c in cuts}) + [len(data)]:
+        messages += parser.feed(data[start:cut])
+        start = cut
+    return messages
+
+
+wire_values = st.recursive(  # what orjson encodes: integers within 64 bits
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+frames = st.lists(
+    st.fixed_dictionaries({"type": st.text(max_size=6)}, optional={"args": wire_values, "id": st.integers(0, 2**31)}),
+    max_size=5,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(messages=frames, cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=6))
+def test_frames_parsed_as_the_bytes_come_are_the_frames_sent_however_they_are_cut(messages, cuts):
+    data = b"".join(encode(message) for message in messages)
+    assert parse_in_chunks(data, cuts) == messages
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=64), cuts=st.lists(st.integers(min_value=0, max_value=64), max_size=3))
+def test_the_parser_refuses_what_read_frame_refuses(data, cuts):
+    try:
+        expected = [read(data)]
+    except FrameError:
+        with pytest.raises(FrameError):
+            parse_in_chunks(data, cuts)
+        return
+    except asyncio.IncompleteReadError:  # not a whole frame: nothing yet, or a frame error in a later one
+        expected = []
+    try:
+        parsed = parse_in_chunks(data, cuts)
+    except FrameError:
+        return  # a malformed frame after the first whole one
+    assert parsed[: len(expected)] == expected
+
+
 def test_a_hit_report_counts_non_negative_integers_only():
     link = Recorder()
     entry = MESSAGES["edgeFaultHits"]
