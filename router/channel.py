@@ -242,7 +242,7 @@ class Channel:
     async def reply_to(self, message: Message, reply: asyncio.Future, timeout: float) -> Message:
         """The reply :meth:`send_request` gave the future of, within ``timeout`` seconds."""
         try:
-            return await asyncio.wait_for(reply, timeout)
+            return await within(reply, timeout)
         finally:
             self._waiters.pop(message.seq, None)
 
@@ -419,6 +419,21 @@ class Channel:
         self.writer.close()
         if self._frames is not None:
             self._frames.finish()
+
+
+async def within(future: asyncio.Future, timeout: float):
+    """``future``'s result, or ``asyncio.TimeoutError`` (set on it) after ``timeout`` seconds. For a future this side
+    completes (a reply, a word): one timer, where ``asyncio.wait_for`` adds a future and two callbacks per call."""
+    timer = asyncio.get_running_loop().call_later(timeout, _time_out, future)
+    try:
+        return await future
+    finally:
+        timer.cancel()
+
+
+def _time_out(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_exception(asyncio.TimeoutError())
 
 
 class _Frames(asyncio.Protocol):

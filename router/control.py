@@ -30,6 +30,7 @@ import orjson
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
 from router import tls_transport
+from router.channel import within
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
@@ -464,7 +465,7 @@ class RemoteControllerLink(Watchers):
         self._waiters[request_id] = waiter
         try:
             self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
-            reply = await asyncio.wait_for(waiter, self.request_timeout)
+            reply = await within(waiter, self.request_timeout)
         except asyncio.TimeoutError:
             raise ControlError(f"the controller did not answer {name} within {self.request_timeout:g} s") from None
         finally:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Awaitable
 
 from protocol import encode_headers
-from router.channel import VERSION, Channel, ChannelClosed
+from router.channel import VERSION, Channel, ChannelClosed, within
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd, link_close_frame
 from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
@@ -500,7 +500,7 @@ async def _word(waiter: asyncio.Future, timeout: float) -> str | None:
     """The next router's LinkDialed on a pushed route (or why the circuit closed meanwhile): None once it accepted,
     else why not."""
     try:
-        outcome = await asyncio.wait_for(waiter, timeout)
+        outcome = await within(waiter, timeout)
     except asyncio.TimeoutError:
         return "no answer over the link"
     if isinstance(outcome, str):  # the circuit closed meanwhile (the link went, the next router closed it)
