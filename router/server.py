@@ -100,8 +100,12 @@ class EdgeRouter:
         stall_timeout: float = 5.0,
         probe_interval: float = 5.0,
         probe_timeout: float = 10.0,
+        loop: asyncio.AbstractEventLoop | None = None,
     ):
+        """``loop``: a running event loop to serve in (its owner stops it: routers of one process may share one);
+        else the one the controller link lends (its control channel's), else one of its own on a thread."""
         self.link, self.host, self.port = link, host, port
+        self._lent_loop = loop
         self.advertise = advertise
         self.hello_timeout, self.dial_timeout = hello_timeout, dial_timeout
         self.link_port, self.link_advertise = link_port, link_advertise
@@ -168,7 +172,7 @@ class EdgeRouter:
                 probe_timeout=self.probe_timeout,
             )
             self.link_channels = self.edge.links = self.links.by_id
-        lent = getattr(self.link, "loop", None)
+        lent = self._lent_loop or getattr(self.link, "loop", None)
         if lent is not None and lent.is_running():  # the control channel's loop: its pushes are handled on arrival
             self.loop = lent
             asyncio.run_coroutine_threadsafe(self._listen_in_loop(context), lent).result(30)
