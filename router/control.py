@@ -348,11 +348,11 @@ class RemoteControllerLink(Watchers):
         frames = ControlFrames(self._dispatch, bytes(reader._buffer))  # what came with the hello's answer
         reader._buffer.clear()
         writer.transport.set_protocol(frames)
-        if reader.at_eof() or reader.exception() is not None:  # it ended before the frames were handed over
-            frames.connection_lost(reader.exception())
         silence = 3 * self.heartbeat_seconds + 1
         try:
             frames.parse()
+            if reader.at_eof() or reader.exception() is not None:  # it ended before the frames were handed over
+                frames.connection_lost(reader.exception())
             while not frames.done.done():
                 idle = loop.time() - frames.last_seen
                 if idle >= silence:
@@ -650,15 +650,14 @@ class ControlFrames(asyncio.Protocol):
     no loop turn per frame. A malformed frame ends the connection (it reconnects)."""
 
     def __init__(self, on_frame: Callable[[dict], None], leftover: bytes = b""):
-        self.on_frame, self.parser = on_frame, protocol.FrameParser()
-        self.leftover = leftover
+        self.on_frame, self.parser = on_frame, protocol.FrameParser(leftover)
         loop = asyncio.get_running_loop()
         self.done, self.last_seen = loop.create_future(), loop.time()
 
     def parse(self, data: bytes = b"") -> None:
-        """Take ``data`` (or what came before this protocol was set) and hand on every complete frame."""
-        if self.leftover:
-            data, self.leftover = self.leftover + data, b""
+        """Take ``data`` (none: what came before this protocol was set) and hand on every complete frame."""
+        if self.done.done():  # ended (a malformed frame): what still arrives is dropped with the connection
+            return
         try:
             messages = self.parser.feed(data)
         except protocol.FrameError as ex:

@@ -94,8 +94,12 @@ def parse_in_chunks(data: bytes, cuts: list[int]) -> list[dict]:
     return messages
 
 
-wire_values = st.recursive(  # what orjson encodes: integers within 64 bits
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+wire_values = st.recursive(  # what JSON carries as itself: integers within 64 bits, finite floats
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=8,
 )
@@ -128,6 +132,27 @@ def test_the_parser_refuses_what_read_frame_refuses(data, cuts):
     except FrameError:
         return  # a malformed frame after the first whole one
     assert parsed[: len(expected)] == expected
+
+
+def test_the_routers_control_frames_are_handled_as_they_arrive_and_a_malformed_one_ends_the_channel(caplog):
+    from router.control import ControlFrames
+
+    async def run():
+        seen: list[dict] = []
+        first, second = encode({"type": "reply", "id": 1}), encode({"type": "push", "name": "route"})
+        frames = ControlFrames(seen.append, leftover=first[:3])  # part of a frame came with the hello's answer
+        frames.parse()
+        assert seen == [] and not frames.done.done()
+        frames.data_received(first[3:] + second[:-1])
+        assert seen == [{"type": "reply", "id": 1}]
+        frames.data_received(second[-1:])
+        assert seen[-1] == {"type": "push", "name": "route"}
+        frames.data_received(struct.pack(">I", MAX_FRAME + 1))
+        assert frames.done.done() and "malformed frame" in caplog.text
+        frames.data_received(encode({"type": "ping"}))  # the connection is ending: nothing more is handled
+        assert len(seen) == 2
+
+    asyncio.run(run())
 
 
 def test_a_hit_report_counts_non_negative_integers_only():
