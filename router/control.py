@@ -38,6 +38,8 @@ from router.tls_policy import new_context
 log = logging.getLogger("router.control")
 #: what this router reports of itself at every reconcile
 BACKOFF = (0.1, 0.2, 0.5, 1.0, 2.0)
+#: notifications whose answer is awaited at most (the oldest are forgotten past it)
+MAX_NOTES = 10_000
 
 
 class ControlError(ConnectionError):
@@ -162,6 +164,8 @@ class RemoteControllerLink(Watchers):
         self.heartbeat_seconds = 1.0
         self._ids = itertools.count(1)
         self._waiters: dict[int, asyncio.Future] = {}
+        #: notifications written and not answered yet: request id -> name (the answer is only checked for an error)
+        self._notes: dict[int, str] = {}
         self._writer: asyncio.StreamWriter | None = None
         self._faults_changed: Callable[[int, list], None] | None = None
         #: ``fn(self, args)`` of a ``ctrlAddresses`` push (``router.members``): a cluster's member list
@@ -280,6 +284,9 @@ class RemoteControllerLink(Watchers):
             if not waiter.done():
                 waiter.set_exception(ControlError("the control channel closed"))
         self._waiters.clear()
+        if self._notes:
+            log.info("router: %d notifications not answered before the control channel closed", len(self._notes))
+            self._notes.clear()
 
     async def _open(self) -> None:
         try:
@@ -404,6 +411,13 @@ class RemoteControllerLink(Watchers):
             waiter = self._waiters.pop(message.get("id"), None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(message)
+            elif waiter is None and (name := self._notes.pop(message.get("id"), None)) and message.get("error"):
+                error = message["error"]
+                log.info(
+                    "router: the controller failed %s (%s)",
+                    name,
+                    error.get("message") if isinstance(error, dict) else error,
+                )
         elif kind == "ping":
             self._writer.write(encode({"type": "pong"}))
         elif kind == "push":
@@ -484,16 +498,25 @@ class RemoteControllerLink(Watchers):
             raise ControlError("not connected to the controller")
         return asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop).result(self.request_timeout + 1)
 
-    def _notify(self, name: str, **args) -> "concurrent.futures.Future | asyncio.Task | None":
-        """Send without waiting (from the router's event loop too); a failure is logged. The reply's future."""
+    def _notify(self, name: str, **args) -> None:
+        """Send without waiting for the answer (from any thread); one line at info when it is not delivered or the
+        controller failed it. In the channel's loop the frame is written at once: no task, no timer."""
         if self.loop is None or not self.loop.is_running():
-            return None
+            return
         if self.here():
-            future = self.loop.create_task(self._request(name, args))
+            self._notify_here(name, args)
         else:
-            future = asyncio.run_coroutine_threadsafe(self._request(name, args), self.loop)
-        future.add_done_callback(lambda done: _log_failure(name, done))
-        return future
+            self.loop.call_soon_threadsafe(self._notify_here, name, args)
+
+    def _notify_here(self, name: str, args: dict) -> None:
+        if self._writer is None or not self.connected.is_set():
+            log.info("router: %s not delivered to the controller (not connected)", name)
+            return
+        request_id = next(self._ids)
+        self._notes[request_id] = name
+        if len(self._notes) > MAX_NOTES:  # a controller that stopped answering: the oldest are forgotten
+            del self._notes[next(iter(self._notes))]
+        self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
 
     def here(self) -> bool:
         """Called in this channel's loop (the router's own, when it lent it)."""
@@ -691,8 +714,3 @@ def refusal(ex: Exception) -> PermissionError:
     if isinstance(ex, RuntimeError):
         return PermissionError(f"the controller failed: {ex}")
     return PermissionError(f"the controller is unreachable ({ex})")
-
-
-def _log_failure(name: str, done) -> None:
-    if not done.cancelled() and done.exception() is not None:
-        log.info("router: %s not delivered to the controller (%s)", name, done.exception())
