@@ -421,6 +421,14 @@ class Channel:
             self._frames.finish()
 
 
+def running_in(loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Called in ``loop``'s own thread, by what it runs."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 async def within(future: asyncio.Future, timeout: float):
     """``future``'s result, or ``asyncio.TimeoutError`` (set on it) after ``timeout`` seconds. For a future this side
     completes (a reply, a word): one timer, where ``asyncio.wait_for`` adds a future and two callbacks per call."""

@@ -30,7 +30,7 @@ import orjson
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
 from router import tls_transport
-from router.channel import within
+from router.channel import running_in, within
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
@@ -520,10 +520,7 @@ class RemoteControllerLink(Watchers):
 
     def here(self) -> bool:
         """Called in this channel's loop (the router's own, when it lent it)."""
-        try:
-            return asyncio.get_running_loop() is self.loop
-        except RuntimeError:
-            return False
+        return running_in(self.loop)
 
     def _checked(self, name: str, **args) -> Any:
         """A call whose refusal the SDK is told; an unreachable controller is a refusal too."""

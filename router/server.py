@@ -22,7 +22,7 @@ from pathlib import Path
 
 from router import peer_links as links_tls
 from router import tls_transport
-from router.channel import Channel
+from router.channel import Channel, running_in
 from router.circuits import CIRCUIT_BUFFER, Circuit, Circuits
 from router.controller_link import ControllerLink, Credentials
 from router.edge import Edge
@@ -332,11 +332,7 @@ class EdgeRouter:
         loop = self.loop
         if loop is None or not loop.is_running():
             return
-        try:
-            here = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            here = False
-        if here:
+        if running_in(loop):
             fn(*args)
         else:
             loop.call_soon_threadsafe(fn, *args)
