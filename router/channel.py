@@ -227,7 +227,11 @@ class Channel:
         for state that must change before the peer's following messages arrive.
         """
         reply = self.send_request(message, on_reply)
-        await self.drain()
+        try:
+            await self.drain()
+        except BaseException:  # cancelled while the peer was slow to read: no reply is awaited any more
+            self._waiters.pop(message.seq, None)
+            raise
         return await self.reply_to(message, reply, timeout)
 
     def send_request(self, message: Message, on_reply=None) -> asyncio.Future:
