@@ -63,7 +63,7 @@ class FrameParser:
             end = offset + LENGTH.size + length
             if len(buffer) < end:
                 break
-            messages.append(_message(bytes(buffer[offset + LENGTH.size : end])))
+            messages.append(_message(buffer[offset + LENGTH.size : end]))  # orjson reads a bytearray: one copy
             offset = end
         del buffer[:offset]
         return messages
@@ -74,7 +74,7 @@ def _check_length(length: int) -> None:
         raise FrameError(f"frame length {length} outside 1..{MAX_FRAME}")
 
 
-def _message(body: bytes) -> dict:
+def _message(body: bytes | bytearray) -> dict:
     try:
         message = orjson.loads(body)
     except orjson.JSONDecodeError:

@@ -471,14 +471,20 @@ class RemoteControllerLink(Watchers):
             self.members_changed(self, args)
 
     # -- requests -------------------------------------------------------------------------
-    async def _request(self, name: str, args: dict) -> Any:
+    def _write_request(self, name: str, args: dict) -> int | None:
+        """The request's frame, written now (in the channel's loop); its id, or None when not connected."""
         if self._writer is None or not self.connected.is_set():
-            raise ControlError("not connected to the controller")
+            return None
         request_id = next(self._ids)
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters[request_id] = waiter
+        self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
+        return request_id
+
+    async def _request(self, name: str, args: dict) -> Any:
+        request_id = self._write_request(name, args)
+        if request_id is None:
+            raise ControlError("not connected to the controller")
+        waiter = self._waiters[request_id] = asyncio.get_running_loop().create_future()
         try:
-            self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
             reply = await within(waiter, self.request_timeout)
         except asyncio.TimeoutError:
             raise ControlError(f"the controller did not answer {name} within {self.request_timeout:g} s") from None
@@ -509,14 +515,13 @@ class RemoteControllerLink(Watchers):
             self.loop.call_soon_threadsafe(self._notify_here, name, args)
 
     def _notify_here(self, name: str, args: dict) -> None:
-        if self._writer is None or not self.connected.is_set():
+        request_id = self._write_request(name, args)
+        if request_id is None:
             log.info("router: %s not delivered to the controller (not connected)", name)
             return
-        request_id = next(self._ids)
         self._notes[request_id] = name
         if len(self._notes) > MAX_NOTES:  # a controller that stopped answering: the oldest are forgotten
             del self._notes[next(iter(self._notes))]
-        self._writer.write(encode({"type": "request", "id": request_id, "name": name, "args": args}))
 
     def here(self) -> bool:
         """Called in this channel's loop (the router's own, when it lent it)."""
