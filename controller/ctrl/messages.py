@@ -33,6 +33,8 @@ class Entry:
     name: str
     args: dict[str, tuple[type, ...]]
     call: Callable[[Any, dict, str], Any]
+    #: answered in the control channel's loop when it can be (:data:`QUICK`)
+    quick: bool = False
 
     def check(self, args: Any) -> dict:
         return protocol.check(self.name, self.args, args)
@@ -138,6 +140,13 @@ HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
     "edgeFaultHits": lambda link, a, r: link.edge_fault_hits(a["generation"], _hits(a["hits"])),
 }
 
+#: the requests of every dial and circuit, which read and take microseconds: answered in the control channel's
+#: loop while the store is free (``RouterLink.now``; no worker thread out and back, a third of a dial's time
+#: here); when it is not, or the request would write (a session found stale), on a worker like the rest
+QUICK = frozenset({"session", "dial", "circuitDown", "linkLatency"})
+
 MESSAGES: dict[str, Entry] = {
-    name: Entry(name, schema, HANDLERS[name]) for name, schema in protocol.REQUESTS.items() if name in HANDLERS
+    name: Entry(name, schema, HANDLERS[name], name in QUICK)
+    for name, schema in protocol.REQUESTS.items()
+    if name in HANDLERS
 }

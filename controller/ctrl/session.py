@@ -4,7 +4,8 @@ The listener has already verified the router's client certificate and found the 
 fingerprint. Here the first frame must be a hello naming :data:`~controller.ctrl.messages.VERSION`;
 then each request is checked against the message table and runs on a worker thread (the
 ``RouterLink`` is synchronous and takes the store lock), so a slow request never stalls the
-heartbeats. Anything hostile (a malformed frame, an unknown type or message, bad arguments)
+heartbeats; the quick ones of every dial (``messages.QUICK``) are answered in the loop while
+the store is free and they only read. Anything hostile (a malformed frame, an unknown type or message, bad arguments)
 answers an ``error`` frame where it can, logs one line and closes this connection only.
 When the connection ends, the router goes offline (unless a newer connection of the same
 router has replaced this one).
@@ -16,9 +17,11 @@ import asyncio
 import logging
 import ssl
 import threading
+from functools import partial
 
 from controller.ctrl.frames import FrameError, encode, read_frame
 from controller.ctrl.messages import MESSAGES, VERSION, InvalidArgs
+from controller.store.db import NotNow
 
 log = logging.getLogger("controller.ctrl")
 #: seconds the worker answering a dial waits for its ``route`` push to be written (the loop is quick; bounded anyway)
@@ -59,9 +62,9 @@ class RouterSession:
             self.loop.call_soon_threadsafe(self.send, {"type": "push", "name": name, "args": args})
 
     def push_route(self, route: dict) -> None:
-        """From the worker answering a dial: the ``route`` push, written before this returns. Left to the loop
-        alone, it would wait while the worker records the circuit (the worker keeps the interpreter meanwhile),
-        and the route is what the dial waits on, not the answer."""
+        """From whoever answers a dial (the loop, or a worker): the ``route`` push, written before this returns.
+        Left to the loop alone, it would wait while a worker records the circuit (the worker keeps the
+        interpreter meanwhile), and the route is what the dial waits on, not the answer."""
         if self.closed:
             return
         message = {"type": "push", "name": "route", "args": route}
@@ -172,32 +175,52 @@ class RouterSession:
             args = entry.check(message.get("args", {}))
         except InvalidArgs as ex:
             raise Hostile("INVALID_ARGS", str(ex), request_id) from None
+        if entry.quick and self._answer_now(entry, args, request_id):
+            return
         task = self.loop.create_task(self._run(entry, args, request_id))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _run(self, entry, args: dict, request_id: int) -> None:
-        reply: dict = {"type": "reply", "id": request_id}
+    def _answer_now(self, entry, args: dict, request_id: int) -> bool:
+        """A quick request answered here in the loop (``RouterLink.now``); False when the store is busy or the
+        request would write: nothing was done, a worker answers it."""
         try:
-            reply["result"] = await asyncio.to_thread(entry.call, self.link, args, self.router_id)
-            if entry.name == "offline":
-                self.went_offline = True
-        except PermissionError as ex:
-            reply["error"] = {"code": "REFUSED", "message": str(ex)}
-        except InvalidArgs as ex:
+            result = self.link.now(partial(entry.call, self.link, args, self.router_id))
+        except NotNow:
+            return False
+        except Exception as ex:  # noqa: BLE001 - as on a worker: the request fails, nothing else
+            self._failed(entry, request_id, ex)
+        else:
+            self.send({"type": "reply", "id": request_id, "result": result})
+        return True
+
+    async def _run(self, entry, args: dict, request_id: int) -> None:
+        try:
+            result = await asyncio.to_thread(entry.call, self.link, args, self.router_id)
+        except Exception as ex:  # noqa: BLE001 - e.g. the service went meanwhile: that request fails, nothing else
+            return self._failed(entry, request_id, ex)
+        if entry.name == "offline":
+            self.went_offline = True
+        self.send({"type": "reply", "id": request_id, "result": result})
+
+    def _failed(self, entry, request_id: int, ex: Exception) -> None:
+        """A request's failure: the router is told why (a refusal, no route) or that the controller failed; bad
+        arguments found late close the channel."""
+        if isinstance(ex, InvalidArgs):
             log.warning("ctrl: %s: %s, closing", self.label, ex)
             self.send({"type": "error", "id": request_id, "code": "INVALID_ARGS", "message": str(ex)})
             return self.close()
-        except LookupError as ex:
-            if not isinstance(ex, KeyError):  # the dialer is told why (no terminator, no path); a KeyError is a bug
-                reply["error"] = {"code": "NO_ROUTE", "message": str(ex)}
-            else:
-                log.warning("ctrl: %s: %s failed: %r", self.label, entry.name, ex)
-                reply["error"] = {"code": "FAILED", "message": "the controller failed"}
-        except Exception as ex:  # noqa: BLE001 - e.g. the service went meanwhile: that request fails, nothing else
+        if isinstance(ex, PermissionError):
+            error = {"code": "REFUSED", "message": str(ex)}
+        elif isinstance(ex, LookupError) and not isinstance(ex, KeyError):
+            error = {"code": "NO_ROUTE", "message": str(ex)}  # the dialer is told why (no terminator, no path)
+        elif isinstance(ex, KeyError):  # a bug: logged, the router told only that the controller failed
+            log.warning("ctrl: %s: %s failed: %r", self.label, entry.name, ex)
+            error = {"code": "FAILED", "message": "the controller failed"}
+        else:
             log.warning("ctrl: %s: %s failed: %s", self.label, entry.name, ex)
-            reply["error"] = {"code": "FAILED", "message": str(ex) or type(ex).__name__}
-        self.send(reply)
+            error = {"code": "FAILED", "message": str(ex) or type(ex).__name__}
+        self.send({"type": "reply", "id": request_id, "error": error})
 
     def _tell_ctrl_endpoints(self) -> None:
         """In a cluster: push every member's control channel address (``ctrlAddresses``), read off the loop (it

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from datetime import datetime, timezone
+from typing import Callable, TypeVar
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -32,6 +33,7 @@ from controller.router_link.terminators import Terminators
 
 __all__ = ["DEFAULT_NAME", "INVALID_SESSION", "RouterLink"]
 DEFAULT_NAME = "quickstart-router"
+T = TypeVar("T")
 
 
 def _csr(common_name: str, key, names: tuple[str, ...] = ()) -> x509.CertificateSigningRequest:
@@ -111,6 +113,12 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         #: the latest token (and certificate) each API session's hello or UpdateToken presented, so a
         #: dial re-checks the API session exactly as HTTP would: legacy or OIDC, expiry, revocation
         self._presented: dict[str, tuple[str, str]] = {}
+
+    def now(self, call: Callable[[], T]) -> T:
+        """``call()`` on this thread, which must not wait (the control channel's loop): ``NotNow`` when another
+        thread holds the store, or when ``call`` would write (before it changed anything)."""
+        with self.store.reading_now():
+            return call()
 
     def credentials(self) -> dict:
         """Create the edge router if missing, then issue and record its certificates (verified)."""

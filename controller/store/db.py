@@ -32,11 +32,25 @@ from controller.store.tables import Change, KeyedTable, KeyedTinyDB, LiveStorage
 if TYPE_CHECKING:
     from controller.cluster.replication import Replicator
 
-__all__ = ["Change", "ChangeContext", "Store", "StoreCorruptError", "StoreError", "StoreFormatError", "StoreInUseError"]
+__all__ = [
+    "Change",
+    "ChangeContext",
+    "NotNow",
+    "Store",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreFormatError",
+    "StoreInUseError",
+]
 
 log = logging.getLogger(__name__)
 _NO_RECORDS: Mapping[str, dict] = MappingProxyType({})  # stands in for a missing table
 Listener = Callable[[list[Change]], None]
+
+
+class NotNow(Exception):
+    """From :meth:`Store.reading_now`: another thread holds the lock, or the call opened a transaction (before it
+    changed anything). Nothing was written; run the call where it may wait and write."""
 
 
 class Store:
@@ -71,6 +85,7 @@ class Store:
         #: a cluster's raft log (``controller.cluster``): every commit goes through it; None writes locally
         self.replicator: Replicator | None = None
         self._applying = False  # a replicated entry is being applied (by the raft thread, under the lock)
+        self._reading_now = False  # the lock's holder is in ``reading_now``: a transaction raises NotNow
         #: in a cluster, what the open transaction read: ``{(table, key): record}`` and unique-index
         #: probes ``{(slot, value): holder}``, the entry's preconditions beside those of its changes
         self._reads: dict | None = None
@@ -88,6 +103,19 @@ class Store:
             self._compact_on_open()
 
     # -- reads ---------------------------------------------------------------
+
+    @contextmanager
+    def reading_now(self) -> Iterator[None]:
+        """Hold the lock for a caller that must not wait for it or for a disk (an event loop): ``NotNow`` at once
+        when another thread holds it, and from any ``transaction`` opened inside, before it changes anything."""
+        if not self.lock.acquire(blocking=False):
+            raise NotNow("the store is busy")
+        outer, self._reading_now = self._reading_now, True
+        try:
+            yield
+        finally:
+            self._reading_now = outer
+            self.lock.release()
 
     def get(self, table: str, key: str) -> dict | None:
         """The stored record (never mutate it), or None."""
@@ -180,6 +208,8 @@ class Store:
         with self.lock:
             if self._closed:
                 raise Unavailable(message="The data store is closed")
+            if self._reading_now:
+                raise NotNow("a write")
             mark, outer = len(self._pending), self._context
             if self._depth == 0 and self.replicator is not None and not self._applying:
                 self._reads, self._probes = {}, {}

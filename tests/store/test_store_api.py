@@ -8,7 +8,7 @@ import pytest
 from tinydb import Query
 
 from controller.errors import Unavailable
-from controller.store.db import Change, ChangeContext, Store
+from controller.store.db import Change, ChangeContext, NotNow, Store
 
 
 @pytest.fixture(params=["memory", "folder"])
@@ -266,3 +266,45 @@ def test_fsyncs_counts_journal_syncs_a_lone_commit_waiting_for_its_own(tmp_path)
         unsynced.put("things", "k", {})
         assert unsynced.fsyncs == 0
     assert Store(None).fsyncs == 0
+
+
+def test_reading_now_refuses_at_once_while_another_thread_holds_the_lock(store):
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with pytest.raises(NotNow, match="busy"):
+            with store.reading_now():
+                pytest.fail("reading_now went in while another thread held the lock")
+    finally:
+        release.set()
+        holder.join(10)
+    with store.reading_now():  # free again: in, and reads as ever
+        assert store.get("identities", "none") is None
+
+
+def test_a_write_under_reading_now_raises_not_now_and_writes_nothing(store):
+    store.insert("identities", "id1", {"name": "alice"})
+    seen: list = []
+    store.add_listener(seen.append)
+
+    for write in (
+        lambda: store.put("identities", "id1", {"name": "bob"}),
+        lambda: store.insert("identities", "id2", {"name": "carol"}),
+        lambda: store.delete("identities", "id1"),
+    ):
+        with pytest.raises(NotNow, match="a write"):
+            with store.reading_now():
+                write()
+
+    assert store.all("identities") == [{"name": "alice"}]
+    assert seen == []
+    store.put("identities", "id1", {"name": "bob"})  # outside it, writes go on as ever
+    assert store.get("identities", "id1") == {"name": "bob"}
