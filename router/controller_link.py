@@ -158,7 +158,9 @@ class ControllerLink(Protocol):
         router after it) accepted. Otherwise this router sends the route on (LinkRoute).
 
         A link whose control channel lives in the router's event loop (``router.control``, ``router.members``) also
-        offers ``dial_async``, the same call awaited in that loop: a dial then passes no worker thread.
+        offers ``dial_async``, the same call awaited in that loop: a dial then passes no worker thread. The
+        controller's own adapter (in-process) offers ``dial_now``, the same call answered on the calling thread
+        when it waits for nothing (else None, and ``dial`` goes to a worker).
         """
 
     def circuit_down(self, circuit: Mapping[str, Any]) -> None:

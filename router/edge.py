@@ -71,12 +71,15 @@ class DialFailed(Exception):
     """A dial did not reach its host; ``str()`` is what the dialer is told."""
 
 
-async def ask(what: str, call, *args):
+async def ask(what: str, call, *args, now=None):
     """``call(*args)`` (a request to the controller): awaited when it is a coroutine function (a controller link living
-    in the router's loop), else on a worker thread. A refusal (``PermissionError``) or no route (``LookupError``)
-    passes; any other failure of the request becomes a refusal the SDK is told, logged in one line, so an SDK is
-    answered instead of waiting for its own timeout."""
+    in the router's loop), else on a worker thread; first ``now(*args)`` if given, the same request answered here
+    unless it would wait (None then). A refusal (``PermissionError``) or no route (``LookupError``) passes; any other
+    failure of the request becomes a refusal the SDK is told, logged in one line, so an SDK is answered instead of
+    waiting for its own timeout."""
     try:
+        if now is not None and (answer := now(*args)) is not None:
+            return answer
         if inspect.iscoroutinefunction(call):
             return await call(*args)
         return await asyncio.to_thread(call, *args)
@@ -273,8 +276,12 @@ class Edge:
         instance = message.str_header(Header.TERMINATOR_IDENTITY) or ""
         dial = {key: message.headers[key] for key in DIAL_COPIES if key in message.headers}
         try:
-            dial_call = getattr(self.link, "dial_async", None) or self.link.dial
-            route = await ask("the dial", dial_call, caller, token, instance, bool(dialer_key), encode_headers(dial))
+            route = await ask(
+                "the dial",
+                getattr(self.link, "dial_async", None) or self.link.dial,
+                *(caller, token, instance, bool(dialer_key), encode_headers(dial)),
+                now=getattr(self.link, "dial_now", None),
+            )
         except (PermissionError, LookupError) as ex:
             reason = str(ex).strip("'\"") or INVALID_SESSION
             await channel.send(closed(conn_id, reason, message))

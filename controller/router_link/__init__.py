@@ -17,6 +17,7 @@ from __future__ import annotations
 import ipaddress
 import random
 from datetime import datetime, timezone
+from functools import partial
 from typing import Callable, TypeVar
 
 from cryptography import x509
@@ -30,6 +31,7 @@ from controller.router_link.circuits import Circuits
 from controller.router_link.presence import Presence
 from controller.router_link.sessions import INVALID_SESSION, Sessions
 from controller.router_link.terminators import Terminators
+from controller.store.db import NotNow
 
 __all__ = ["DEFAULT_NAME", "INVALID_SESSION", "RouterLink"]
 DEFAULT_NAME = "quickstart-router"
@@ -119,6 +121,14 @@ class RouterLink(Sessions, Terminators, Presence, Circuits):
         thread holds the store, or when ``call`` would write (before it changed anything)."""
         with self.store.reading_now():
             return call()
+
+    def dial_now(self, *args) -> dict | None:
+        """:meth:`dial` on the calling thread (an in-process router's loop) when it waits for nothing; None when
+        it would (the store busy, or a write due), and nothing was done."""
+        try:
+            return self.now(partial(self.dial, *args))
+        except NotNow:
+            return None
 
     def credentials(self) -> dict:
         """Create the edge router if missing, then issue and record its certificates (verified)."""
