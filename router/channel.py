@@ -250,6 +250,16 @@ class Channel:
         finally:
             self._waiters.pop(message.seq, None)
 
+    def when_replied(self, message: Message, reply: asyncio.Future, timeout: float, then) -> None:
+        """:meth:`reply_to` as a callback: ``then(reply)`` once the reply came, the channel closed or ``timeout``
+        passed (``asyncio.TimeoutError`` on it); no task."""
+
+        def done(future: asyncio.Future) -> None:
+            self._waiters.pop(message.seq, None)
+            then(future)
+
+        when_done(reply, timeout, done)
+
     # -- per-circuit queues ----------------------------------------------------------
     def schedule(self, outlet: Outlet) -> None:
         if self._queued is None:
@@ -441,6 +451,25 @@ async def within(future: asyncio.Future, timeout: float):
         return await future
     finally:
         timer.cancel()
+
+
+def when_done(future: asyncio.Future, timeout: float, then) -> None:
+    """:func:`within` as a callback: ``then(future)`` once it is done, ``asyncio.TimeoutError`` set on it after
+    ``timeout`` seconds; no task."""
+    timer = asyncio.get_running_loop().call_later(timeout, _time_out, future)
+
+    def done(future: asyncio.Future) -> None:
+        timer.cancel()
+        then(future)
+
+    future.add_done_callback(done)
+
+
+def outcome(future: asyncio.Future):
+    """A done future's result; None when it failed (a timeout, a closed channel) or was cancelled."""
+    if future.cancelled() or future.exception() is not None:
+        return None
+    return future.result()
 
 
 def _time_out(future: asyncio.Future) -> None:

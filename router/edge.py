@@ -23,10 +23,10 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Awaitable
+from typing import Callable
 
 from protocol import encode_headers
-from router.channel import VERSION, Channel, ChannelClosed, within
+from router.channel import VERSION, Channel, outcome, when_done
 from router.circuits import Circuit, Circuits, EdgeEnd, LinkEnd, link_close_frame
 from router.controller_link import Caller, ControllerLink, Grant, Terminator
 from router.wire import ContentType as CT
@@ -338,10 +338,10 @@ class Edge:
             return self.circuits.close(circuit, circuit.dialer, "peer closed")
         return None
 
-    def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> Awaitable[Circuit]:
+    def dial(self, route: dict, service_id: str, dialer, headers: dict, connected) -> asyncio.Future[Circuit]:
         """Reach the route's terminator from here: its host on this router, or the next router over a link. The
-        host's Dial (or the LinkRoute) leaves before this returns; await what it returns for the circuit.
-        ``DialFailed``, from the call or the await, when it was not reached.
+        host's Dial (or the LinkRoute) leaves before this returns; the future returned, settled by the answer's
+        callbacks (no task), is the circuit's. ``DialFailed``, from the call or the future, when it was not reached.
 
         ``connected(host_key, circuit)`` runs in the read loop that received the answer, before any data.
         """
@@ -353,52 +353,41 @@ class Edge:
             host = binding.channel
             circuit = Circuit(route["circuit_id"], service_id, dialer, EdgeEnd(host, host.next_conn_id()))
             self.circuits.add(circuit)
-            return self._hosted(circuit, *self._dial_host(circuit, binding, headers, connected))
+            dialing = _Dialing(circuit, self.circuits.forget)
+            dial, reply = self._dial_host(circuit, binding, headers, connected)
+            host.when_replied(dial, reply, self.dial_timeout, dialing.host_answered)
+            return dialing.future
         next_link = self.links.get(route["links"][hop])
         if next_link is None or next_link.closed:
             raise DialFailed(f"link {route['links'][hop]} is down")
         circuit = Circuit(route["circuit_id"], service_id, dialer, LinkEnd(next_link, route["circuit_id"]))
         self.circuits.add(circuit)
+        dialing = _Dialing(circuit, lambda circuit: self.circuits.close(circuit, circuit.dialer, "dial failed"))
         timeout = self.dial_timeout + len(path) - 1 - hop
         if route.get("pushed"):
-            return self._onwards(circuit, self._dialed(circuit, timeout, connected))
-        return self._onwards(circuit, self._route_on(circuit, next_link, route, headers, timeout, connected))
+            self._dialed(circuit, timeout, connected, dialing)
+        else:
+            self._route_on(circuit, next_link, route, headers, timeout, connected, dialing)
+        return dialing.future
 
-    async def _hosted(self, circuit: Circuit, host: Channel, dial: Message, reply: asyncio.Future) -> Circuit:
-        try:
-            answer = await host.reply_to(dial, reply, self.dial_timeout)
-        except (asyncio.TimeoutError, ChannelClosed):
-            answer = None
-        if answer is None or answer.content_type != CT.DIAL_SUCCESS:
-            self.circuits.forget(circuit)
-            raise DialFailed(answer.body.decode("utf-8", "replace") if answer else "no answer from the host")
-        return circuit
-
-    async def _onwards(self, circuit: Circuit, outcome: Awaitable[str | None]) -> Circuit:
-        failure = await outcome
-        if failure is not None:
-            self.circuits.close(circuit, circuit.dialer, "dial failed")
-            raise DialFailed(failure)
-        return circuit
-
-    def _route_on(self, circuit: Circuit, next_link: Channel, route, headers, timeout, connected):
-        """The route to the next router (LinkRoute), sent now; await its answer: None once it accepted, else why
-        not."""
+    def _route_on(self, circuit: Circuit, next_link: Channel, route, headers, timeout, connected, dialing) -> None:
+        """The route to the next router (LinkRoute), sent now; its answer settles ``dialing``."""
         request = Message(CT.LINK_ROUTE, json.dumps(route).encode(), dict(headers))
 
         def answered(reply: Message) -> None:
             if reply.bool_header(Header.RESULT_SUCCESS) and not circuit.closed:
                 connected(reply.headers.get(Header.PUBLIC_KEY), circuit)
 
-        return _link_answer(next_link, request, next_link.send_request(request, on_reply=answered), timeout)
+        reply = next_link.send_request(request, on_reply=answered)
+        next_link.when_replied(request, reply, timeout, dialing.next_answered)
 
-    def _dialed(self, circuit: Circuit, timeout: float, connected):
-        """A route the controller pushed to the next routers: await the next router's word (LinkDialed, maybe come
-        already): None once it accepted (``connected`` ran, in the read loop that got it), else why not."""
+    def _dialed(self, circuit: Circuit, timeout: float, connected, dialing) -> None:
+        """A route the controller pushed to the next routers: the next router's word (LinkDialed, maybe come
+        already; ``connected`` runs in the read loop that got it) settles ``dialing``."""
         waiter = circuit.dialed = asyncio.get_running_loop().create_future()
         waiter.connected = connected
+        when_done(waiter, timeout, dialing.next_answered)
         self.held(circuit.host.channel, circuit.id)
-        return _word(waiter, timeout)
 
     def _abandon(self, route: dict, reason: str) -> None:
         """A dial this router answered will not go on: the next router of a pushed route closes its end."""
@@ -408,7 +397,7 @@ class Edge:
                 link.write(link_close_frame(route["circuit_id"].encode(), reason))
 
     def _dial_host(self, circuit: Circuit, binding: Binding, headers: dict, connected):
-        """The host's Dial, sent now: ``(host channel, the Dial, the future of its answer)``."""
+        """The host's Dial, sent now: ``(the Dial, the future of its answer)``."""
         dial = Message(
             CT.DIAL,
             binding.token,
@@ -426,7 +415,7 @@ class Edge:
                 self._host_conn_id(circuit, reply)
                 connected(binding.terminator.host_public_key, circuit)
 
-        return binding.channel, dial, binding.channel.send_request(dial, on_reply=answered)
+        return dial, binding.channel.send_request(dial, on_reply=answered)
 
     def _host_conn_id(self, circuit: Circuit, reply: Message) -> None:
         """Older SDKs ignore the router-provided id and name their own in DialSuccess: use theirs."""
@@ -494,25 +483,42 @@ class Edge:
             self.link.connection_changed(channel.caller.identity_id, False)
 
 
-async def _link_answer(link: Channel, request: Message, reply: asyncio.Future, timeout: float) -> str | None:
-    """The next router's answer to a LinkRoute: None once it accepted, else why not."""
-    try:
-        answer = await link.reply_to(request, reply, timeout)
-    except (asyncio.TimeoutError, ChannelClosed):
-        return "no answer over the link"
-    return None if answer.bool_header(Header.RESULT_SUCCESS) else answer.body.decode("utf-8", "replace")
+class _Dialing:
+    """One dial's future (:meth:`Edge.dial`), settled by the callback of the answer it waits on: the circuit once
+    reached, else ``DialFailed`` after ``give_up(circuit)``. Nothing is settled once the future was cancelled."""
 
+    __slots__ = ("circuit", "give_up", "future")
 
-async def _word(waiter: asyncio.Future, timeout: float) -> str | None:
-    """The next router's LinkDialed on a pushed route (or why the circuit closed meanwhile): None once it accepted,
-    else why not."""
-    try:
-        outcome = await within(waiter, timeout)
-    except asyncio.TimeoutError:
-        return "no answer over the link"
-    if isinstance(outcome, str):  # the circuit closed meanwhile (the link went, the next router closed it)
-        return outcome
-    return None if outcome.bool_header(Header.RESULT_SUCCESS) else outcome.body.decode("utf-8", "replace")
+    def __init__(self, circuit: Circuit, give_up: Callable[[Circuit], None]):
+        self.circuit, self.give_up = circuit, give_up
+        self.future: asyncio.Future[Circuit] = asyncio.get_running_loop().create_future()
+
+    def host_answered(self, reply: asyncio.Future) -> None:
+        """The host's answer to its Dial (None: none came, or its channel closed)."""
+        answer = outcome(reply)
+        if answer is None:
+            return self._settle("no answer from the host")
+        return self._settle(None if answer.content_type == CT.DIAL_SUCCESS else answer.body.decode("utf-8", "replace"))
+
+    def next_answered(self, reply: asyncio.Future) -> None:
+        """The next router's answer to a LinkRoute, or its LinkDialed on a pushed route (a reason: the circuit closed
+        meanwhile, the link went or the next router closed it)."""
+        answer = outcome(reply)
+        if answer is None:
+            return self._settle("no answer over the link")
+        if isinstance(answer, str):
+            return self._settle(answer)
+        accepted = answer.bool_header(Header.RESULT_SUCCESS)
+        return self._settle(None if accepted else answer.body.decode("utf-8", "replace"))
+
+    def _settle(self, failure: str | None) -> None:
+        if self.future.done():
+            return
+        if failure is None:
+            self.future.set_result(self.circuit)
+        else:
+            self.give_up(self.circuit)
+            self.future.set_exception(DialFailed(failure))
 
 
 def ignore(channel: Channel, message: Message) -> None:

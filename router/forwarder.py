@@ -17,7 +17,7 @@ import asyncio
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
+from typing import Callable
 
 from protocol import ROUTE, InvalidArgs, check, decode_headers
 from router.channel import Channel
@@ -107,12 +107,12 @@ class Held:
 class Forwarder:
     """The link side of this router's circuits; ``handlers`` is the link channels' dispatch table."""
 
-    def __init__(self, edge: Edge, circuits: Circuits, *, router_id: str, spawn):
-        self.edge, self.circuits, self.router_id, self.spawn = edge, circuits, router_id, spawn
+    def __init__(self, edge: Edge, circuits: Circuits, *, router_id: str):
+        self.edge, self.circuits, self.router_id = edge, circuits, router_id
         self.held = Held()
         edge.held = self.release
         self.handlers = {
-            CT.LINK_ROUTE: lambda channel, message: self.spawn(self.route_in(channel, message)),
+            CT.LINK_ROUTE: self.route_in,
             CT.LINK_DIALED: self.link_dialed,
             CT.LINK_PAYLOAD: self.link_payload,
             CT.LINK_CLOSE: self.link_close,
@@ -120,7 +120,7 @@ class Forwarder:
             CT.LINK_RESUME: circuits.resume,
         }
 
-    async def route_in(self, link: Channel, message: Message) -> None:
+    def route_in(self, link: Channel, message: Message) -> None:
         """A LinkRoute from the previous router: dial onwards (host here, or the next link), then answer."""
         try:
             route = json.loads(message.body)
@@ -139,9 +139,7 @@ class Forwarder:
                 out.headers[Header.PUBLIC_KEY] = host_key
             link.send_nowait(out)
 
-        rest = self._onwards(link, route, headers, answer)
-        if rest is not None:
-            await rest
+        self._onwards(link, route, headers, answer)
 
     def route_pushed(self, args: dict) -> None:
         """The controller pushed a route through this router (``route``; in the loop): dial onwards as for a
@@ -185,29 +183,29 @@ class Forwarder:
                 word.headers[Header.PUBLIC_KEY] = host_key
             link.send_nowait(word)
 
-        rest = self._onwards(link, route, headers, answer)  # the host's Dial leaves now, not a loop turn later
-        if rest is not None:
-            self.spawn(rest)
+        self._onwards(link, route, headers, answer)  # the host's Dial leaves now, not a loop turn later
 
     def _onwards(
         self, link: Channel, route: dict, headers: dict, answer: Callable[[bytes | None, str | None], None]
-    ) -> Awaitable[None] | None:
+    ) -> None:
         """Dial onwards from the circuit's end on ``link`` now; ``answer(host_key, None)`` once the host (or the next
-        router) accepted, ``answer(None, reason)`` if not. What to await for the answer, None when it was given."""
+        router) accepted, ``answer(None, reason)`` if not: by callbacks, no task."""
 
         def connected(host_key: bytes | None, circuit: Circuit) -> None:
             answer(host_key, None)
             self.circuits.start(circuit)
 
+        def settled(dialing: asyncio.Future) -> None:
+            if not dialing.cancelled() and isinstance(dialing.exception(), DialFailed):
+                answer(None, str(dialing.exception()))
+
         try:
             if self.router_id not in route.get("path", []):
                 raise DialFailed("this router is not on the route")
             end = LinkEnd(link, route["circuit_id"])
-            dialing = self.edge.dial(route, route["service_id"], end, headers, connected)
+            self.edge.dial(route, route["service_id"], end, headers, connected).add_done_callback(settled)
         except DialFailed as ex:
             answer(None, str(ex))
-            return None
-        return _answer_failure(dialing, answer)
 
     def link_dialed(self, link: Channel, message: Message) -> None:
         """The next router's word on a pushed route: its host (or the router after it) accepted, or why not. Held
@@ -242,10 +240,3 @@ class Forwarder:
             self.circuits.close(circuit, source, message.body.decode("utf-8", "replace") or "closed")
         elif self.held.entries:
             self.held.hold(link, message)
-
-
-async def _answer_failure(dialing: Awaitable, answer: Callable[[bytes | None, str | None], None]) -> None:
-    try:
-        await dialing
-    except DialFailed as ex:
-        answer(None, str(ex))

@@ -158,7 +158,7 @@ class EdgeRouter:
             dial_timeout=self.dial_timeout,
         )
         if link_tls is not None and self.link_port is not None:
-            self.forwarder = Forwarder(self.edge, self.circuits, router_id=self.router_id, spawn=self.spawn)
+            self.forwarder = Forwarder(self.edge, self.circuits, router_id=self.router_id)
             self.links = Links(
                 self.link,
                 router_id=self.router_id,

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 import pytest
@@ -264,3 +265,33 @@ def test_a_word_for_a_circuit_the_first_router_never_makes_closes_the_hosts_conn
             guest.dial(service)
         assert ended.wait(20), "the host's connection stayed open"
     assert ingress.held.entries == {} and ingress.held.size == 0
+
+
+def test_a_dial_waiting_for_its_host_holds_no_task_on_the_router_that_dialed_it(net):
+    """The host's answer settles a dial by callbacks: while the host has not answered, the router that dialed it
+    (on a route the controller pushed) holds no task more than before the dial (it used to keep one per dial),
+    the dialer's router only the Connect's own."""
+    service, binder, dialer = linked_pair(net, "notask")
+
+    def tasks(short: str) -> int:
+        async def count() -> int:
+            return len(asyncio.all_tasks())
+
+        return asyncio.run_coroutine_threadsafe(count(), net.routers[short].loop).result(10)
+
+    def dial_and_count() -> dict[str, int]:
+        dialing, outcome = dial_in_background(guest, service)
+        request = host.recv()
+        assert request.content_type == CT.DIAL
+        counted = {short: tasks(short) for short in "ab"}
+        accepted = {Header.REPLY_FOR: host.reply_for(request), Header.CONN_ID: request.headers[Header.CONN_ID]}
+        host.send(Message(CT.DIAL_SUCCESS, b"", accepted))
+        dialing.join(30)
+        assert "error" not in outcome
+        return counted
+
+    with raw_host(net, binder, service) as host, SyncDataPlane.from_identity_file(dialer) as guest:
+        dial_and_count()  # the dialer's channel and sessions, made once
+        before = {short: tasks(short) for short in "ab"}
+        waiting = dial_and_count()
+    assert waiting == {"a": before["a"], "b": before["b"] + 1}
