@@ -258,3 +258,26 @@ def recv_exactly(sock: socket.socket, size: int) -> bytes | None:
             return None
         data += chunk
     return data
+
+
+@contextmanager
+def store_held(store, seconds: float) -> Iterator[list[float]]:
+    """Another thread takes ``store``'s lock and holds it ``seconds``; inside, it is held. Yields the list the
+    release time (``time.monotonic``) is put in; the holder has let go when this ends."""
+    import time
+
+    held, released = threading.Event(), []
+
+    def hold() -> None:
+        with store.lock:
+            held.set()
+            time.sleep(seconds)
+            released.append(time.monotonic())
+
+    holder = threading.Thread(target=hold, name="store-holder")
+    holder.start()
+    try:
+        assert held.wait(10), "the holder never took the store's lock"
+        yield released
+    finally:
+        holder.join(seconds + 10)

@@ -4,7 +4,6 @@ flush) is answered on a worker instead, exactly as before, and its write is made
 
 from __future__ import annotations
 
-import threading
 import time
 from datetime import timedelta
 
@@ -12,6 +11,7 @@ import controller.model.api_session
 from harness.dataplane.sync import SyncDataPlane, echo
 from harness.processes.quickstart import new_quickstart
 from tests.ctrl.support import restrict_to, terminators_on, wait_until
+from tests.support import store_held
 
 
 def stored_activity(network, identity_id: str) -> list[str]:
@@ -57,22 +57,9 @@ def test_a_dial_while_another_thread_holds_the_store_waits_for_it_on_a_worker(
         host.bind(qs.service, echo)
         wait_until(lambda: terminators_on(admin, router.id), what="the binder's terminator")
         guest.dial(qs.service).close()  # sessions and channels made before the store is held
-        held, released = threading.Event(), []
-
-        def hold() -> None:
-            with network.controller.store.lock:
-                held.set()
-                time.sleep(1.0)
-                released.append(time.monotonic())
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            assert held.wait(10)
+        with store_held(network.controller.store, 1.0) as released:
             with guest.dial(qs.service) as conn:
                 connected = time.monotonic()
                 conn.sendall(b"waited")
                 assert conn.recv_exactly(6) == b"waited"
-        finally:
-            holder.join(10)
     assert released and connected >= released[0]  # answered once the store was free, not in the loop meanwhile

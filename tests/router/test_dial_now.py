@@ -4,11 +4,11 @@ waits for it on a worker instead, never in the loop (which keeps serving meanwhi
 
 from __future__ import annotations
 
-import threading
 import time
 
 from harness.dataplane.sync import SyncDataPlane, echo
 from router.channel import running_in
+from tests.support import store_held
 
 
 def answered_where(net, monkeypatch, short: str) -> list[str]:
@@ -36,23 +36,10 @@ def test_a_dial_is_answered_in_the_routers_loop_and_on_a_worker_while_the_store_
             assert conn.recv_exactly(11) == b"in the loop"
         assert where == ["loop"]
 
-        held, released = threading.Event(), []
-
-        def hold() -> None:
-            with net.ctl.store.lock:
-                held.set()
-                time.sleep(0.5)
-                released.append(time.monotonic())
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            assert held.wait(10)
+        with store_held(net.ctl.store, 0.5) as released:
             with guest.dial(service) as conn:
                 connected = time.monotonic()
                 conn.sendall(b"on a worker")
                 assert conn.recv_exactly(11) == b"on a worker"
-        finally:
-            holder.join(10)
     assert where == ["loop", "worker"]
     assert released and connected >= released[0]
