@@ -141,8 +141,8 @@ HANDLERS: dict[str, Callable[[Any, dict, str], Any]] = {
 }
 
 #: the requests of every dial and circuit, which read and take microseconds: answered in the control channel's
-#: loop while the store is free (``RouterLink.now``; no worker thread out and back, a third of a dial's time
-#: here); when it is not, or the request would write (a session found stale), on a worker like the rest
+#: loop while the store is free (``RouterLink.now``: a worker thread out and back cost a dial about 300 µs here);
+#: when it is not, or the request would write (an activity stamp due, a session found stale), on a worker
 QUICK = frozenset({"session", "dial", "circuitDown", "linkLatency"})
 
 MESSAGES: dict[str, Entry] = {

@@ -5,8 +5,9 @@ fingerprint. Here the first frame must be a hello naming :data:`~controller.ctrl
 then each request is checked against the message table and runs on a worker thread (the
 ``RouterLink`` is synchronous and takes the store lock), so a slow request never stalls the
 heartbeats; the quick ones of every dial (``messages.QUICK``) are answered in the loop while
-the store is free and they only read. Anything hostile (a malformed frame, an unknown type or message, bad arguments)
-answers an ``error`` frame where it can, logs one line and closes this connection only.
+the store is free and they only read. Anything hostile (a malformed frame, an unknown type or
+message, bad arguments) answers an ``error`` frame where it can, logs one line and closes this
+connection only.
 When the connection ends, the router goes offline (unless a newer connection of the same
 router has replaced this one).
 """
