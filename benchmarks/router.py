@@ -46,6 +46,7 @@ from harness.dataplane.sync import load_identity_file
 from harness.processes.quickstart import enroll_identity, new_quickstart
 from harness.processes.server import free_port
 from router import tls_transport
+from router.channel import loop_on_thread
 from router.wire import ContentType, Header, Message, i32, read_message, u32
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,7 +153,6 @@ def run_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
 def run_thread_relay(port: int, target: int, files: tuple[str, str], ready) -> None:
     """The same relay with blocking sockets and a thread per direction: no event loop between read and write
     (the shortest path a Python process can give a frame)."""
-    import threading
 
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(*files)
@@ -515,8 +515,7 @@ def serve_network() -> None:
             )
             for name in ("a", "b"):
                 admin.management.create_edge_router(body={"name": f"bench-{name}", "roleAttributes": [name]})
-        loop = asyncio.new_event_loop()  # both routers in one event loop, as a router process runs its edge and control
-        threading.Thread(target=loop.run_forever, name="routers", daemon=True).start()
+        loop, _ = loop_on_thread("routers")  # both routers in one loop, as a router process runs its edge and control
         routers = [
             EdgeRouter(router_link(local.controller, name=f"bench-{n}"), "127.0.0.1", 0, loop=loop).start()
             for n in "ab"

@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import logging
 import ssl
+import threading
 from collections import OrderedDict, deque
 from typing import Awaitable, Callable, Mapping
 
@@ -229,13 +230,13 @@ class Channel:
         reply = self.send_request(message, on_reply)
         try:
             await self.drain()
-        except BaseException:  # cancelled while the peer was slow to read: no reply is awaited any more
+            return await within(reply, timeout)
+        finally:  # answered, timed out, or cancelled while the peer was slow to read: no reply is awaited any more
             self._waiters.pop(message.seq, None)
-            raise
-        return await self.reply_to(message, reply, timeout)
 
     def send_request(self, message: Message, on_reply=None) -> asyncio.Future:
-        """Send ``message`` now; the future of its reply, for :meth:`reply_to` (``on_reply`` as for :meth:`request`)."""
+        """Send ``message`` now; the future of its reply, for :meth:`when_replied` (``on_reply`` as for
+        :meth:`request`)."""
         message.seq = self.next_seq()
         future = asyncio.get_running_loop().create_future()
         future.on_reply = on_reply
@@ -243,16 +244,9 @@ class Channel:
         self.send_nowait(message)
         return future
 
-    async def reply_to(self, message: Message, reply: asyncio.Future, timeout: float) -> Message:
-        """The reply :meth:`send_request` gave the future of, within ``timeout`` seconds."""
-        try:
-            return await within(reply, timeout)
-        finally:
-            self._waiters.pop(message.seq, None)
-
     def when_replied(self, message: Message, reply: asyncio.Future, timeout: float, then) -> None:
-        """:meth:`reply_to` as a callback: ``then(reply)`` once the reply came, the channel closed or ``timeout``
-        passed (``asyncio.TimeoutError`` on it); no task."""
+        """``then(reply)`` once the reply :meth:`send_request` gave the future of came, the channel closed or
+        ``timeout`` passed (``asyncio.TimeoutError`` on it); no task."""
 
         def done(future: asyncio.Future) -> None:
             self._waiters.pop(message.seq, None)
@@ -433,6 +427,35 @@ class Channel:
         self.writer.close()
         if self._frames is not None:
             self._frames.finish()
+
+
+def loop_on_thread(name: str) -> tuple[asyncio.AbstractEventLoop, threading.Thread]:
+    """A new event loop running on a daemon thread of its own, called ``name``."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name=name, daemon=True)
+    thread.start()
+    return loop, thread
+
+
+def stop_loop_thread(loop: asyncio.AbstractEventLoop | None, thread: threading.Thread | None, timeout: float = 5.0):
+    """Every task of ``loop`` (made by :func:`loop_on_thread`) cancelled and ended, so none is destroyed pending at
+    exit; then the loop stops and its thread is joined."""
+    if loop is None or not loop.is_running():
+        return
+    try:
+        asyncio.run_coroutine_threadsafe(_cancel_other_tasks(), loop).result(timeout)
+    except (TimeoutError, RuntimeError):
+        pass
+    loop.call_soon_threadsafe(loop.stop)
+    if thread is not None:
+        thread.join(timeout)
+
+
+async def _cancel_other_tasks() -> None:
+    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def running_in(loop: asyncio.AbstractEventLoop | None) -> bool:

@@ -30,7 +30,7 @@ import orjson
 import protocol
 from protocol import VERSION, Caller, Terminator, encode
 from router import tls_transport
-from router.channel import running_in, within
+from router.channel import loop_on_thread, running_in, stop_loop_thread, within
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 from router.tls_policy import new_context
@@ -197,9 +197,7 @@ class RemoteControllerLink(Watchers):
     # -- lifecycle ------------------------------------------------------------------
     def _start_loop(self) -> None:
         if self._owns_loop:
-            self.loop = asyncio.new_event_loop()
-            self._thread = threading.Thread(target=self.loop.run_forever, name="router-ctrl", daemon=True)
-            self._thread.start()
+            self.loop, self._thread = loop_on_thread("router-ctrl")
 
     def connect(self, timeout: float = 10.0) -> "RemoteControllerLink":
         """Open the control channel (hello included); ``ControlError`` when that fails."""
@@ -261,13 +259,7 @@ class RemoteControllerLink(Watchers):
             if self.loop is not None and self.loop.is_running():
                 self.loop.call_soon_threadsafe(self._end_tasks)
             return
-        if self.loop is not None and self.loop.is_running():
-            try:  # end the reader and the reconnect loop first: no "Task was destroyed but it is pending" at exit
-                asyncio.run_coroutine_threadsafe(cancel_other_tasks(), self.loop).result(5)
-            except (TimeoutError, RuntimeError):
-                pass
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(5)
+        stop_loop_thread(self.loop, self._thread)  # the reader and the reconnect loop end first
 
     def _abort(self) -> None:
         if self._writer is not None:
@@ -427,13 +419,8 @@ class RemoteControllerLink(Watchers):
 
     def _push(self, name: str, args: dict) -> None:
         handler = PUSHES.get(name)
-        if handler is None:
-            return
-        try:
-            handler(self, args)
-        except Exception as ex:  # noqa: BLE001 - a push the router cannot take never stops the channel
-            log.warning("router: the controller's %s push failed here: %s: %s", name, type(ex).__name__, ex)
-            log.debug("router: the %s push failed", name, exc_info=ex)
+        if handler is not None:
+            handler(self, args)  # a failure is one line (ControlFrames), never the channel's end
 
     def _on_revoked(self, args: dict) -> None:
         if args.get("kind") == "apiSession":
@@ -662,14 +649,6 @@ PUSHES: dict[str, Callable[[RemoteControllerLink, dict], None]] = {
 }
 
 
-async def cancel_other_tasks() -> None:
-    """Every task of the running loop but this one, cancelled and ended (before a loop stops)."""
-    tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    for task in tasks:
-        task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-
-
 class ControlFrames(asyncio.Protocol):
     """The control channel's frames, each handed to ``on_frame`` in ``data_received`` as TLS delivers it: no task and
     no loop turn per frame. A malformed frame ends the connection (it reconnects)."""
@@ -692,7 +671,9 @@ class ControlFrames(asyncio.Protocol):
             try:
                 self.on_frame(message)
             except Exception as ex:  # noqa: BLE001 - one frame the router cannot take never ends the channel
-                log.warning("router: a control frame failed here: %s: %s", type(ex).__name__, ex)
+                what = message.get("name") or message.get("type")
+                log.warning("router: the controller's %s failed here: %s: %s", what, type(ex).__name__, ex)
+                log.debug("router: the %s frame failed", what, exc_info=ex)
 
     def data_received(self, data: bytes) -> None:
         self.last_seen = asyncio.get_running_loop().time()

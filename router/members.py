@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from protocol import Caller, Terminator, dial_args
-from router.control import AcceptedHellos, ControlError, RemoteControllerLink, cancel_other_tasks, refusal
+from router.channel import loop_on_thread, stop_loop_thread
+from router.control import AcceptedHellos, ControlError, RemoteControllerLink, refusal
 from router.controller_link import Watchers
 from router.local_tokens import LocalTokens
 
@@ -156,20 +157,12 @@ class ControllerMembers(Watchers):
             closer.start()
         for closer in closers:
             closer.join(10)
-        if self.loop is not None and self.loop.is_running():
-            try:  # what the channels left (requests on their way out) ends before the loop stops
-                asyncio.run_coroutine_threadsafe(cancel_other_tasks(), self.loop).result(5)
-            except (TimeoutError, RuntimeError):
-                pass
-            self.loop.call_soon_threadsafe(self.loop.stop)
-            self._thread.join(5)
+        stop_loop_thread(self.loop, self._thread)  # what the channels left (requests on their way out) ends first
 
     def _new_link(self, address: str) -> RemoteControllerLink:
         with self._lock:
             if self.loop is None:
-                self.loop = asyncio.new_event_loop()
-                self._thread = threading.Thread(target=self.loop.run_forever, name="router-loop", daemon=True)
-                self._thread.start()
+                self.loop, self._thread = loop_on_thread("router-loop")
         link = RemoteControllerLink(address, request_timeout=self.request_timeout, loop=self.loop, **self._pems)
         return self._wire(link)
 
