@@ -629,9 +629,14 @@ class RemoteControllerLink(Watchers):
         if not self.here():
             return await asyncio.to_thread(self.dial, caller, token, instance_id, dialer_key, headers)
         try:
-            return await self._request("dial", protocol.dial_args(caller, token, instance_id, dialer_key, headers))
+            return await self.dial_request(caller, token, instance_id, dialer_key, headers)
         except (ControlError, RuntimeError) as ex:
             raise refusal(ex) from None
+
+    async def dial_request(self, caller: Caller, token: str, instance_id: str, dialer_key: bool, headers=None) -> dict:
+        """The ``dial`` request, in this channel's loop: ``ControlError`` when it was not answered (another member
+        may be asked), ``RuntimeError`` when the controller failed it."""
+        return await self._request("dial", protocol.dial_args(caller, token, instance_id, dialer_key, headers))
 
     def circuit_down(self, circuit: dict) -> None:
         self._notify("circuitDown", circuit=dict(circuit))

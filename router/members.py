@@ -480,7 +480,7 @@ class ControllerMembers(Watchers):
         first = candidates[0] if candidates else None
         if isinstance(first, RemoteControllerLink) and first.here():
             try:
-                route = await first._request("dial", dial_args(caller, token, instance_id, dialer_key, headers))
+                route = await first.dial_request(caller, token, instance_id, dialer_key, headers)
             except RuntimeError as ex:
                 raise refusal(ex) from None
             except ControlError:
