@@ -12,12 +12,12 @@ import ipaddress
 import json
 import logging
 import os
-import signal
 import sys
 import threading
 import time
 from pathlib import Path
 
+from router.stopping import stop_on_signals, wait_for_stop
 from router.version import VERSION
 
 EXIT_CODES = (
@@ -147,8 +147,7 @@ def run_command(args) -> int:
                 print(f"waiting up to {args.wait:g} s for the controller: {ex}", flush=True)
             time.sleep(0.05)
     stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop_on_signals(stop)
     link_host, link_port = split_address(config["linkAdvertise"]) if config.get("linkAdvertise") else (host, 0)
     router = EdgeRouter(link, listen, port, advertise=host, link_port=link_port, link_advertise=link_host)
     try:
@@ -164,7 +163,7 @@ def run_command(args) -> int:
             f"in {time.perf_counter() - started:.2f} s (control channel {config['ctrl']})",
             flush=True,
         )
-        wait_for_signal(stop)
+        wait_for_stop(stop)
     finally:
         _stop_within(router, STOP_SECONDS)
         link.close()
@@ -173,13 +172,6 @@ def run_command(args) -> int:
 
 #: how long a stopping router waits for its channels to close and the controller to hear it went offline
 STOP_SECONDS = 5.0
-
-
-def wait_for_signal(stop: threading.Event) -> None:
-    """Return once ``stop`` is set; wakes every 0.1 s, because a SIGTERM the kernel hands to another thread
-    does not interrupt the main thread's wait, and Python runs the handler (setting ``stop``) only once it wakes."""
-    while not stop.wait(0.1):
-        pass
 
 
 def _stop_within(router, seconds: float) -> None:

@@ -200,25 +200,3 @@ def _stop_quietly(listener: Listener, server) -> None:
         server.stop()
     except Exception as ex:  # noqa: BLE001 - stopping the others matters more
         log.warning("stopping the %s listener: %s", listener.name, ex)
-
-
-#: how often a main thread waiting for ``stop`` wakes: a signal the kernel hands to another thread does not
-#: interrupt the main thread's wait, and Python runs the handler (which sets ``stop``) only once it wakes
-SIGNAL_CHECK = 0.1
-
-
-def wait_for_stop(stop: threading.Event, tick: Callable[[], None], every: float = 5.0) -> None:
-    """Run ``tick`` every ``every`` seconds until ``stop`` is set (a SIGINT or SIGTERM is seen within 0.1 s)."""
-    due = time.monotonic() + every
-    while not stop.wait(SIGNAL_CHECK):
-        if time.monotonic() >= due:
-            tick()
-            due = time.monotonic() + every
-
-
-def stop_on_signals(stop: threading.Event) -> None:
-    """SIGINT and SIGTERM set ``stop`` (the main thread then stops the listeners)."""
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
