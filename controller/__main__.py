@@ -256,7 +256,7 @@ def check_admin_password(password: str) -> None:
 
 def serve(args) -> int:
     from controller.embedded import serve as run_server
-    from router.stopping import stop_on_signals
+    from controller.server.lifecycle import stop_on_signals
 
     config = build_config(args, None)  # every option is checked before anything is written
     check_host(args.host)

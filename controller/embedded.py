@@ -93,11 +93,10 @@ def serve(
     """
     from controller.gc_pause import gc_paused
     from controller.heap import SurvivorFreezer, freeze_started_heap
-    from controller.server.lifecycle import Listeners
+    from controller.server.lifecycle import Listeners, wait_for_stop
     from controller.server.memory import limit_arenas
     from controller.server.readiness import announce_ready
     from controller.server.serve import banner, check_raft_port, listeners, raise_open_files
-    from router.stopping import wait_for_stop
 
     limit_arenas()  # before the listeners' threads (controller.server.memory)
     built: list = []

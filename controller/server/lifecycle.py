@@ -200,3 +200,40 @@ def _stop_quietly(listener: Listener, server) -> None:
         server.stop()
     except Exception as ex:  # noqa: BLE001 - stopping the others matters more
         log.warning("stopping the %s listener: %s", listener.name, ex)
+
+
+#: how often the main thread waiting for ``stop`` wakes (a signal is acted on within this)
+SIGNAL_CHECK = 0.1
+
+
+def stop_on_signals(stop: threading.Event) -> None:
+    """From now on SIGINT and SIGTERM end :func:`wait_for_stop` on ``stop`` (and set it).
+
+    Python runs a signal handler in the main thread between two bytecodes, so possibly while that thread is inside
+    ``stop.wait`` and holds the event's lock: a handler that called ``stop.set()`` there waited for that lock, held
+    by its own thread, for ever (``python -m controller`` once never exited on SIGTERM). So the handler only marks
+    the signal (an attribute store takes no lock) and the main thread's :func:`wait_for_stop` sets ``stop``. The
+    router process does the same (``router/stopping.py``: the router imports nothing of the controller, and the
+    controller imports the router only where it composes one)."""
+    import signal
+
+    def seen(*_) -> None:
+        stop.signalled = True
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, seen)
+
+
+def wait_for_stop(stop: threading.Event, tick: Callable[[], None] | None = None, every: float = 5.0) -> None:
+    """Return once ``stop`` is set, or a signal :func:`stop_on_signals` watches came (``stop`` is set then);
+    meanwhile ``tick()`` every ``every`` seconds. Wakes every :data:`SIGNAL_CHECK` seconds: a signal the kernel
+    hands to another thread does not interrupt the main thread's wait, and Python runs the handler only once that
+    thread wakes."""
+    due = time.monotonic() + every
+    while not stop.wait(SIGNAL_CHECK):
+        if getattr(stop, "signalled", False):
+            stop.set()
+            return
+        if tick is not None and time.monotonic() >= due:
+            tick()
+            due = time.monotonic() + every

@@ -238,11 +238,10 @@ def cmd_up(args) -> int:
 def _serve_up(args, config, network, https_port: int, http_port: int, temporary: bool) -> int:
     from controller.embedded import EmbeddedController
     from controller.heap import freeze_started_heap
-    from controller.server.lifecycle import Listeners
+    from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import banner, free_port, listeners
     from harness.client import ZitiClient
     from harness.network import apply
-    from router.stopping import stop_on_signals, wait_for_stop
 
     built: list = []
     router_port = None if args.no_router else args.router_port
@@ -306,10 +305,9 @@ def _serve_up(args, config, network, https_port: int, http_port: int, temporary:
 def _serve_cluster(args, network, data: Path, temporary: bool) -> int:
     """``up`` for a file with ``controllers: N``: N controller processes as one cluster (each with its edge router
     unless ``--no-router``), the network applied through the first, its routers enrolled there."""
-    from controller.server.lifecycle import bind_problem
+    from controller.server.lifecycle import bind_problem, stop_on_signals, wait_for_stop
     from harness.network import apply
     from harness.processes.cluster import ClusterError, ZitiCluster
-    from router.stopping import stop_on_signals, wait_for_stop
 
     problem = bind_problem("127.0.0.1", args.port) if args.port else None
     if problem:

@@ -151,9 +151,8 @@ def serve_member(args, home: Path, at: Addresses, config, *, ca_file: Path, save
     made, the controller built, ``prepare()`` run, the command logged in (``saved(path)`` says so), the real
     ready lines printed (``ready(group)`` adds its own before them, ``banner`` lines after them)."""
     from controller.embedded import EmbeddedController
-    from controller.server.lifecycle import Listeners
+    from controller.server.lifecycle import Listeners, stop_on_signals, wait_for_stop
     from controller.server.serve import listeners
-    from router.stopping import stop_on_signals, wait_for_stop
 
     built: list = []
     served = listeners(
