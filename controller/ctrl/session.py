@@ -213,11 +213,11 @@ class RouterSession:
             return self.close()
         if isinstance(ex, PermissionError):
             error = {"code": "REFUSED", "message": str(ex)}
-        elif isinstance(ex, LookupError) and not isinstance(ex, KeyError):
-            error = {"code": "NO_ROUTE", "message": str(ex)}  # the dialer is told why (no terminator, no path)
         elif isinstance(ex, KeyError):  # a bug: logged, the router told only that the controller failed
             log.warning("ctrl: %s: %s failed: %r", self.label, entry.name, ex)
             error = {"code": "FAILED", "message": "the controller failed"}
+        elif isinstance(ex, LookupError):
+            error = {"code": "NO_ROUTE", "message": str(ex)}  # the dialer is told why (no terminator, no path)
         else:
             log.warning("ctrl: %s: %s failed: %s", self.label, entry.name, ex)
             error = {"code": "FAILED", "message": str(ex) or type(ex).__name__}
