@@ -12,7 +12,8 @@ fsyncs). Dry runs never come here.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -128,32 +129,39 @@ def _answer_of(send: Callable[[], Any]) -> tuple[Any, KeyboardInterrupt | None]:
 
     The import is one all-or-nothing transaction on the controller: once sent, it
     is applied whether or not this process waits. So a first Ctrl-C waits for the
-    answer (to report what the controller did); a second stops waiting.
+    answer (to report what the controller did); a second stops waiting. ``send``
+    runs on a thread of its own, started inside the ``try``: a Ctrl-C that lands
+    while it starts (it may be sending already) waits too, unless ``send`` had not
+    begun, which it then never does.
     """
     import sys
 
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="import")
-    future = pool.submit(send)
-    pool.shutdown(wait=False)
-    first = None
+    future: Future = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():  # False: a Ctrl-C cancelled it before it began
+            try:
+                future.set_result(send())
+            except BaseException as ex:  # noqa: BLE001 - handed to the waiting thread, as an executor does
+                future.set_exception(ex)
+
     try:
-        try:
-            return future.result(), None
-        except KeyboardInterrupt as ex:
-            first = ex
-        try:  # a Ctrl-C from here on, even while the line below is printed, is the second
-            print(
-                "interrupted: waiting for the controller's answer to the import it is applying (Ctrl-C again to "
-                "stop waiting)",
-                file=sys.stderr,
-                flush=True,
-            )
-            return future.result(), first
-        except KeyboardInterrupt:
-            raise ImportUnanswered() from first
-    finally:
-        if future.done():  # it has answered: let its worker end before the process does (else it is left to finish)
-            pool.shutdown(wait=True)
+        threading.Thread(target=run, name="import").start()
+        return future.result(), None
+    except KeyboardInterrupt as ex:
+        if future.cancel():  # not begun: nothing was sent
+            raise
+        first = ex
+    try:  # a Ctrl-C from here on, even while the line below is printed, is the second
+        print(
+            "interrupted: waiting for the controller's answer to the import it is applying (Ctrl-C again to "
+            "stop waiting)",
+            file=sys.stderr,
+            flush=True,
+        )
+        return future.result(), first
+    except KeyboardInterrupt:
+        raise ImportUnanswered() from first
 
 
 class ImportUnanswered(KeyboardInterrupt):

@@ -302,6 +302,37 @@ def test_ctrl_c_while_the_controller_imports_reports_what_it_applied(served, tmp
         assert len(list(admin.management.iterate("listIdentities", filter='name contains "sigint-"'))) == 6
 
 
+#: ``apply``'s import interrupted the moment it is on its way: ``send`` (the request) Ctrl-Cs the main thread itself,
+#: and the long switch interval keeps the interpreter on it until it sleeps, so the signal lands while the main
+#: thread is still starting the request's thread
+INTERRUPTED_AS_IT_LEAVES = """
+import signal, sys, threading, time
+from harness.network.apply_fast import _answer_of
+
+sys.setswitchinterval(1.0)
+main = threading.get_ident()
+
+def send():
+    signal.pthread_kill(main, signal.SIGINT)
+    time.sleep(0.3)
+    return "applied"
+
+answer, interrupted = _answer_of(send)
+print(answer, type(interrupted).__name__)
+"""
+
+
+def test_a_ctrl_c_as_the_import_leaves_still_waits_for_its_answer():
+    """``ziti-harness apply`` once said "0 of 6 entities applied, then interrupted" for an import the controller
+    applied: the Ctrl-C landed after the request left and before the wait for its answer began."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_AS_IT_LEAVES], capture_output=True, text=True, timeout=TIMEOUT, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["applied", "KeyboardInterrupt"]
+    assert "waiting for the controller's answer" in done.stderr
+
+
 def test_a_second_ctrl_c_stops_waiting_for_the_import_and_says_how_to_see_where_it_is(served, tmp_path):
     url, app = served
     proc = applying_in_background(url, app, tmp_path, [f"twice-{i}" for i in range(3)], latency_ms=20_000)
