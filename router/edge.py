@@ -123,11 +123,11 @@ class Edge:
         self.held = lambda link, circuit_id: None
         self.handlers = {
             CT.DATA: self.data,
-            CT.CONNECT: lambda channel, message: self.spawn(self.connect(channel, message)),
-            CT.BIND: lambda channel, message: self.spawn(self.bind(channel, message)),
+            CT.CONNECT: lambda channel, message: self.spawn(self.connect(channel, message), now=True),
+            CT.BIND: lambda channel, message: self.spawn(self.bind(channel, message), now=True),
             CT.STATE_CLOSED: self.state_closed,
             CT.UNBIND: self.unbind,
-            CT.UPDATE_TOKEN: lambda channel, message: self.spawn(self.update_token(channel, message)),
+            CT.UPDATE_TOKEN: lambda channel, message: self.spawn(self.update_token(channel, message), now=True),
             **{content_type: ignore for content_type in IGNORED},
         }
 

@@ -18,6 +18,7 @@ import socket
 import ssl
 import tempfile
 import threading
+import types
 from pathlib import Path
 
 from router import peer_links as links_tls
@@ -75,6 +76,29 @@ def _peername(sock: socket.socket) -> tuple:
         return sock.getpeername()
     except OSError:
         return ("?", 0)  # the peer went already
+
+
+def _failed(name: str, ex: BaseException) -> None:
+    log.error("router: %s failed: %s: %s", name, type(ex).__name__, str(ex).replace("\n", " ") or "-")
+    log.debug("router: %s failed", name, exc_info=ex)
+
+
+@types.coroutine
+def _carry_on(coro, waiting):
+    """The rest of ``coro``, whose first step yielded ``waiting``: what a task sends or throws goes on to it."""
+    while True:
+        try:
+            sent = yield waiting
+        except BaseException as ex:  # noqa: BLE001 - a cancellation (or a close) is the coroutine's to handle
+            try:
+                waiting = coro.throw(ex)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value
 
 
 class EdgeRouter:
@@ -268,8 +292,23 @@ class EdgeRouter:
     def __exit__(self, *exc):
         self.stop()
 
-    def spawn(self, coro) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def spawn(self, coro, *, now: bool = False) -> None:
+        """Run ``coro`` as one of the router's tasks: a stop cancels it, a failure is logged in one line.
+
+        ``now``: its first step runs here, before this returns, and a task carries it on only if it waits (as
+        Python 3.12's eager tasks): an SDK's request reaches the controller, and a dial its host, before this loop
+        turns instead of behind whatever else the loop holds (a circuit closing, another channel's frames). That
+        first step runs outside any task: it must not need one (``asyncio.timeout``) before it first waits."""
+        name = coro.__qualname__
+        if now:
+            try:
+                waiting = coro.send(None)
+            except (StopIteration, asyncio.CancelledError):
+                return
+            except Exception as ex:  # noqa: BLE001 - logged as a task's failure is
+                return _failed(name, ex)
+            coro = _carry_on(coro, waiting)
+        task = asyncio.get_running_loop().create_task(coro, name=name)
         self.tasks.add(task)
         task.add_done_callback(self._task_done)
 
@@ -277,9 +316,7 @@ class EdgeRouter:
         """No task dies silently: an unexpected failure is logged in one line (its traceback at debug level)."""
         self.tasks.discard(task)
         if not task.cancelled() and (ex := task.exception()) is not None:
-            name = task.get_coro().__qualname__
-            log.error("router: %s failed: %s: %s", name, type(ex).__name__, str(ex).replace("\n", " ") or "-")
-            log.debug("router: %s failed", name, exc_info=ex)
+            _failed(task.get_name(), ex)
 
     # -- channels -------------------------------------------------------------------
     async def _accept(self, sock: socket.socket) -> None:
