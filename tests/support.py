@@ -11,6 +11,7 @@ import logging
 import socket
 import ssl
 import threading
+import time
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Iterator
@@ -264,8 +265,6 @@ def recv_exactly(sock: socket.socket, size: int) -> bytes | None:
 def store_held(store, seconds: float) -> Iterator[list[float]]:
     """Another thread takes ``store``'s lock and holds it ``seconds``; inside, it is held. Yields the list the
     release time (``time.monotonic``) is put in; the holder has let go when this ends."""
-    import time
-
     held, released = threading.Event(), []
 
     def hold() -> None:

@@ -86,18 +86,21 @@ class Net:
         self.admin.management.create_service(body=body)
         return name
 
-    def identity(self, who: str, service: str, kind: str, routers: list[str]) -> Path:
-        """An enrolled identity that may ``kind`` (Bind/Dial) ``service``, only through ``routers``."""
+    def identity(self, who: str, service: str, kind: str | tuple[str, ...], routers: list[str]) -> Path:
+        """An enrolled identity that may ``kind`` (Bind/Dial, or both as a tuple) ``service``, only through
+        ``routers``."""
         name = self.name(who)
-        self.admin.management.create_service_policy(
-            body={
-                "name": name,
-                "type": kind,
-                "semantic": "AnyOf",
-                "identityRoles": [f"#{name}"],
-                "serviceRoles": [f"#{service}"],
-            }
-        )
+        kinds = (kind,) if isinstance(kind, str) else kind
+        for each in kinds:
+            self.admin.management.create_service_policy(
+                body={
+                    "name": name if len(kinds) == 1 else f"{name}-{each.lower()}",
+                    "type": each,
+                    "semantic": "AnyOf",
+                    "identityRoles": [f"#{name}"],
+                    "serviceRoles": [f"#{service}"],
+                }
+            )
         self.admin.management.create_edge_router_policy(
             body={
                 "name": name,

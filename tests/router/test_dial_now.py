@@ -60,17 +60,7 @@ def test_a_connect_reaches_the_host_before_the_frames_read_behind_it(net, monkey
     answer; as a task started on the loop's next turn it came behind it."""
     net.start("a")
     service = net.service("eager", encrypted=False)
-    both = net.identity("eager-both", service, "Bind", ["a"])
-    role = f"#{net.name('eager-both')}"
-    net.admin.management.create_service_policy(
-        body={
-            "name": f"{role[1:]}-dial",
-            "type": "Dial",
-            "semantic": "AnyOf",
-            "identityRoles": [role],
-            "serviceRoles": [f"#{service}"],
-        }
-    )
+    both = net.identity("eager-both", service, ("Bind", "Dial"), ["a"])
     where = answered_where(net, monkeypatch, "a")
     with RawChannel(net.routers["a"].url, both) as channel:
         channel.hello()
