@@ -128,11 +128,11 @@ class FilterIndex(Index):
             if lhs.name == "id":
                 return {v for v in values if isinstance(v, str)}
             index = self._index(lhs.name, "value", _value_keys(field.get))
-            return set().union(*(index.get(v) for v in values))
+            return set().union(*(index.live(v) for v in values))
         if op == "contains" and vtype == "string" and len(operand) >= _TRIGRAM:
             index = self._index(lhs.name, "trigram", _trigram_keys(field.get))
             grams = {operand[i : i + _TRIGRAM] for i in range(len(operand) - _TRIGRAM + 1)}
-            return _intersect(sorted((index.get(g) for g in grams), key=len))
+            return _intersect(sorted((index.live(g) for g in grams), key=len))
         return None
 
     def _set_leaf(self, lhs: SetFn, node, op: str) -> set[str] | None:
@@ -145,7 +145,7 @@ class FilterIndex(Index):
         _vtype, op, operand = _spec("string", node, target.name)
         index = self._index(target.name, "element", _element_keys(field.get))
         values = operand if op == "in" else (operand,)
-        return set().union(*(index.get(v) for v in values))
+        return set().union(*(index.live(v) for v in values))
 
     def _index(self, name: str, kind: str, keys_of: KeysOf) -> MultiIndex:
         index = self._indexes.get((name, kind))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable
 
 KeyFn = Callable[[dict], Hashable | None]
+_NONE: frozenset[str] = frozenset()
 
 
 class Index:
@@ -111,11 +112,18 @@ class MultiIndex(Index):
             for record in store.values(table):
                 self._add(record)
 
-    def get(self, key: Hashable) -> set[str]:
-        return self._map.get(key, set())
+    def get(self, key: Hashable) -> frozenset[str]:
+        """The record keys with ``key``, as of now: a copy (made in one step), so a caller may iterate it without the
+        store lock while another thread commits (iterating the index's own set then failed: "Set changed size")."""
+        ids = self._map.get(key)
+        return frozenset(ids) if ids else _NONE
+
+    def live(self, key: Hashable) -> set[str] | frozenset[str]:
+        """:meth:`get` without the copy, for a caller that holds the store lock (no commit changes it meanwhile)."""
+        return self._map.get(key) or _NONE
 
     def keys(self) -> list[Any]:
-        return [key for key, ids in self._map.items() if ids]
+        return [key for key, ids in list(self._map.items()) if ids]  # the items copied in one step, as ``get``
 
     def _keys_of(self, record: dict) -> Iterable[Hashable]:
         value = self.key_fn(record)
